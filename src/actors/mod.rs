@@ -1,0 +1,12 @@
+//! The actors of the bridge. Each concern owns its state and is reached only through
+//! the typed messages declared next to it.
+
+pub mod activity_log;
+#[cfg(feature = "fault-injection")]
+pub mod fault;
+pub mod outbound;
+pub mod rate_limit;
+pub mod registry;
+pub mod session;
+pub mod supervise;
+pub mod transport;

@@ -1,0 +1,461 @@
+//! The session registry: the table of agent sessions, admission (max sessions,
+//! reattach within the grace period), and the debounced `tools/list_changed` fan-out.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use serde::Serialize;
+
+use super::activity_log::{ActivityLog, LifecycleEvent, RecordLifecycle};
+use super::session::{
+    Describe, Evict, NotifyListChanged, PeerJoined, Session, SessionInfo, Shutdown,
+};
+use super::supervise::{guard, ActorFault};
+use crate::metrics::Metrics;
+
+/// Actor name used in logs, metrics and faults.
+pub const NAME: &str = "registry";
+
+/// Debounce of `notifications/tools/list_changed`.
+pub const LIST_CHANGED_DEBOUNCE: Duration = Duration::from_secs(2);
+
+struct Slot {
+    addr: Addr<Session>,
+    anchor: Option<String>,
+    grace_since: Option<Instant>,
+    initialized: bool,
+}
+
+/// Ask to admit a new connection. `candidate` is a fresh session used unless the
+/// anchor matches an existing one.
+#[derive(Message)]
+#[rtype(result = "Result<Admission, AdmitError>")]
+pub struct Admit {
+    /// The session to register if no existing one matches.
+    pub candidate: Addr<Session>,
+    /// The candidate's id.
+    pub candidate_id: String,
+    /// `X-Claude-Code-Session-Id` header value, if sent.
+    pub anchor: Option<String>,
+}
+
+/// Where an admitted connection goes.
+pub struct Admission {
+    /// The session to attach the connection to.
+    pub session: Addr<Session>,
+    /// Its id.
+    pub session_id: String,
+    /// True when an existing session was reattached.
+    pub reattached: bool,
+}
+
+/// Why a connection was refused.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum AdmitError {
+    /// Every slot holds a connected agent.
+    #[error("Too many sessions: this bridge allows {max} concurrent agent sessions and all are connected")]
+    TooManySessions {
+        /// The configured maximum.
+        max: usize,
+    },
+    /// The registry could not answer.
+    #[error(transparent)]
+    Fault(#[from] ActorFault),
+}
+
+/// A session's connection closed; it waits in its grace period.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct SessionDetached {
+    /// Session id.
+    pub session_id: String,
+}
+
+/// A session has a connection again.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct SessionAttached {
+    /// Session id.
+    pub session_id: String,
+}
+
+/// A session completed the MCP handshake (`notifications/initialized`).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct SessionInitialized {
+    /// Session id.
+    pub session_id: String,
+}
+
+/// A session ended (grace expired) and must be forgotten.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct SessionEnded {
+    /// Session id.
+    pub session_id: String,
+}
+
+/// The tool set changed; tell agents (debounced unless `immediate`).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct ToolsChanged {
+    /// Skip the debounce (editor connect).
+    pub immediate: bool,
+}
+
+/// Describe every session.
+#[derive(Message)]
+#[rtype(result = "Result<RegistrySnapshot, ActorFault>")]
+pub struct Snapshot;
+
+/// Close every agent connection (graceful shutdown).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct CloseAll;
+
+/// What the registry knows, for `/status`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RegistrySnapshot {
+    /// Every session.
+    pub sessions: Vec<SessionInfo>,
+    /// Configured maximum.
+    pub max_sessions: usize,
+    /// Connections admitted as new sessions.
+    pub connections: u64,
+    /// Reattachments within the grace period.
+    pub reconnects: u64,
+    /// Connections refused for lack of a slot.
+    pub refused: u64,
+    /// Sessions evicted to make room.
+    pub evicted: u64,
+    /// ISO time of the latest agent connection.
+    pub last_connect_at: Option<String>,
+    /// ISO time of the latest agent disconnection.
+    pub last_disconnect_at: Option<String>,
+    /// A list_changed is waiting for a listening agent.
+    pub pending_list_changed: bool,
+}
+
+/// The SessionRegistry actor.
+pub struct SessionRegistry {
+    slots: BTreeMap<String, Slot>,
+    max_sessions: usize,
+    activity: Addr<ActivityLog>,
+    metrics: Arc<Metrics>,
+    list_changed_timer: Option<SpawnHandle>,
+    pending_list_changed: bool,
+    connections: u64,
+    reconnects: u64,
+    refused: u64,
+    evicted: u64,
+    last_connect_at: Option<String>,
+    last_disconnect_at: Option<String>,
+}
+
+impl SessionRegistry {
+    /// A registry admitting `max_sessions` sessions.
+    pub fn new(max_sessions: usize, activity: Addr<ActivityLog>, metrics: Arc<Metrics>) -> Self {
+        Self {
+            slots: BTreeMap::new(),
+            max_sessions,
+            activity,
+            metrics,
+            list_changed_timer: None,
+            pending_list_changed: false,
+            connections: 0,
+            reconnects: 0,
+            refused: 0,
+            evicted: 0,
+            last_connect_at: None,
+            last_disconnect_at: None,
+        }
+    }
+
+    fn lifecycle(&self, event: LifecycleEvent, session_id: Option<&str>, detail: String) {
+        self.activity.do_send(RecordLifecycle {
+            event,
+            session_id: session_id.map(str::to_string),
+            detail,
+        });
+    }
+
+    fn update_gauge(&self) {
+        self.metrics.active_sessions.set(self.slots.len() as i64);
+    }
+
+    fn admit(&mut self, msg: Admit) -> Result<Admission, AdmitError> {
+        self.last_connect_at = Some(iso_now());
+        if let Some(anchor) = msg.anchor.as_deref() {
+            let found = self
+                .slots
+                .iter()
+                .find(|(id, slot)| slot.anchor.as_deref() == Some(anchor) || id.as_str() == anchor)
+                .map(|(id, slot)| (id.clone(), slot.addr.clone()));
+            if let Some((id, addr)) = found {
+                if addr.connected() {
+                    self.reconnects += 1;
+                    if let Some(slot) = self.slots.get_mut(&id) {
+                        slot.grace_since = None;
+                        slot.initialized = false;
+                    }
+                    return Ok(Admission {
+                        session: addr,
+                        session_id: id,
+                        reattached: true,
+                    });
+                }
+                self.slots.remove(&id);
+            }
+        }
+        if self.slots.len() >= self.max_sessions {
+            self.evict_oldest_in_grace()?;
+        }
+        self.connections += 1;
+        for slot in self.slots.values() {
+            slot.addr.do_send(PeerJoined {
+                session_id: msg.candidate_id.clone(),
+                active: self.slots.len() + 1,
+            });
+        }
+        self.slots.insert(
+            msg.candidate_id.clone(),
+            Slot {
+                addr: msg.candidate.clone(),
+                anchor: msg.anchor,
+                grace_since: None,
+                initialized: false,
+            },
+        );
+        self.update_gauge();
+        Ok(Admission {
+            session: msg.candidate,
+            session_id: msg.candidate_id,
+            reattached: false,
+        })
+    }
+
+    fn evict_oldest_in_grace(&mut self) -> Result<(), AdmitError> {
+        let oldest = self
+            .slots
+            .iter()
+            .filter_map(|(id, slot)| slot.grace_since.map(|since| (since, id.clone())))
+            .min();
+        let Some((_, id)) = oldest else {
+            self.refused += 1;
+            self.metrics.rejected_connections.inc();
+            self.lifecycle(
+                LifecycleEvent::ConnectionRefused,
+                None,
+                format!("max sessions ({}) reached", self.max_sessions),
+            );
+            return Err(AdmitError::TooManySessions {
+                max: self.max_sessions,
+            });
+        };
+        if let Some(slot) = self.slots.remove(&id) {
+            slot.addr.do_send(Evict {
+                reason: "evicted to make room for a new agent".into(),
+            });
+        }
+        self.evicted += 1;
+        self.lifecycle(
+            LifecycleEvent::SessionEvicted,
+            Some(&id),
+            "oldest session in its grace period, evicted for a new agent".into(),
+        );
+        Ok(())
+    }
+
+    fn schedule_list_changed(&mut self, immediate: bool, ctx: &mut Context<Self>) {
+        if immediate {
+            if let Some(handle) = self.list_changed_timer.take() {
+                ctx.cancel_future(handle);
+            }
+            self.fire_list_changed(ctx);
+        } else if self.list_changed_timer.is_none() {
+            self.list_changed_timer = Some(ctx.run_later(LIST_CHANGED_DEBOUNCE, |act, ctx| {
+                act.list_changed_timer = None;
+                act.fire_list_changed(ctx);
+            }));
+        }
+    }
+
+    fn fire_list_changed(&mut self, ctx: &mut Context<Self>) {
+        let targets: Vec<Addr<Session>> = self
+            .slots
+            .values()
+            .filter(|s| s.initialized && s.grace_since.is_none())
+            .map(|s| s.addr.clone())
+            .collect();
+        if targets.is_empty() {
+            self.pending_list_changed = true;
+            return;
+        }
+        let sends =
+            futures_util::future::join_all(targets.into_iter().map(|a| a.send(NotifyListChanged)));
+        ctx.spawn(sends.into_actor(self).map(|results, act, _| {
+            let delivered = results.into_iter().any(|r| matches!(r, Ok(true)));
+            if !delivered {
+                act.pending_list_changed = true;
+            }
+        }));
+    }
+}
+
+/// The current time as an RFC 3339 string.
+pub fn iso_now() -> String {
+    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
+}
+
+impl Actor for SessionRegistry {
+    type Context = Context<Self>;
+}
+
+impl Supervised for SessionRegistry {
+    fn restarting(&mut self, ctx: &mut Context<Self>) {
+        self.metrics.record_restart(NAME);
+        tracing::warn!(
+            actor = NAME,
+            "restarted after a fault; rebuilding the session table"
+        );
+        // The table survives in memory; drop sessions that stopped meanwhile and re-arm
+        // the debounce timer that the stop cancelled.
+        self.slots.retain(|_, slot| slot.addr.connected());
+        self.update_gauge();
+        if self.list_changed_timer.take().is_some() {
+            self.schedule_list_changed(false, ctx);
+        }
+        self.lifecycle(LifecycleEvent::ActorRestarted, None, NAME.to_string());
+    }
+}
+
+impl Handler<Admit> for SessionRegistry {
+    type Result = Result<Admission, AdmitError>;
+    fn handle(&mut self, msg: Admit, ctx: &mut Context<Self>) -> Self::Result {
+        guard(NAME, self, ctx, |act, _| act.admit(msg))?
+    }
+}
+
+impl Handler<SessionDetached> for SessionRegistry {
+    type Result = ();
+    fn handle(&mut self, msg: SessionDetached, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, _| {
+            act.last_disconnect_at = Some(iso_now());
+            if let Some(slot) = act.slots.get_mut(&msg.session_id) {
+                slot.grace_since = Some(Instant::now());
+                slot.initialized = false;
+            }
+        });
+    }
+}
+
+impl Handler<SessionAttached> for SessionRegistry {
+    type Result = ();
+    fn handle(&mut self, msg: SessionAttached, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, _| {
+            if let Some(slot) = act.slots.get_mut(&msg.session_id) {
+                slot.grace_since = None;
+            }
+        });
+    }
+}
+
+impl Handler<SessionInitialized> for SessionRegistry {
+    type Result = ();
+    fn handle(&mut self, msg: SessionInitialized, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, _| {
+            let Some(slot) = act.slots.get_mut(&msg.session_id) else {
+                return;
+            };
+            slot.initialized = true;
+            if std::mem::take(&mut act.pending_list_changed) {
+                slot.addr.do_send(NotifyListChanged);
+            }
+        });
+    }
+}
+
+impl Handler<SessionEnded> for SessionRegistry {
+    type Result = ();
+    fn handle(&mut self, msg: SessionEnded, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, _| {
+            act.slots.remove(&msg.session_id);
+            act.update_gauge();
+        });
+    }
+}
+
+impl Handler<ToolsChanged> for SessionRegistry {
+    type Result = ();
+    fn handle(&mut self, msg: ToolsChanged, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, ctx| {
+            act.schedule_list_changed(msg.immediate, ctx)
+        });
+    }
+}
+
+impl Handler<Snapshot> for SessionRegistry {
+    type Result = ResponseActFuture<Self, Result<RegistrySnapshot, ActorFault>>;
+    fn handle(&mut self, _: Snapshot, _: &mut Context<Self>) -> Self::Result {
+        let asks = self.slots.iter().map(|(id, slot)| {
+            let id = id.clone();
+            let ask = slot.addr.send(Describe);
+            async move {
+                match actix::clock::timeout(Duration::from_secs(1), ask).await {
+                    Ok(Ok(info)) => info,
+                    _ => SessionInfo::unresponsive(id),
+                }
+            }
+        });
+        let all = futures_util::future::join_all(asks.collect::<Vec<_>>());
+        Box::pin(all.into_actor(self).map(|sessions, act, _| {
+            Ok(RegistrySnapshot {
+                sessions,
+                max_sessions: act.max_sessions,
+                connections: act.connections,
+                reconnects: act.reconnects,
+                refused: act.refused,
+                evicted: act.evicted,
+                last_connect_at: act.last_connect_at.clone(),
+                last_disconnect_at: act.last_disconnect_at.clone(),
+                pending_list_changed: act.pending_list_changed,
+            })
+        }))
+    }
+}
+
+impl Handler<CloseAll> for SessionRegistry {
+    type Result = ();
+    fn handle(&mut self, _: CloseAll, _: &mut Context<Self>) {
+        for slot in self.slots.values() {
+            slot.addr.do_send(Shutdown);
+        }
+    }
+}
+
+#[cfg(feature = "fault-injection")]
+mod faults {
+    use super::*;
+    use crate::actors::fault::{Crash, Stall};
+
+    impl Handler<Crash> for SessionRegistry {
+        type Result = Result<(), ActorFault>;
+        fn handle(&mut self, _: Crash, ctx: &mut Context<Self>) -> Self::Result {
+            guard(NAME, self, ctx, |_, _| panic!("injected fault in {NAME}"))
+        }
+    }
+
+    impl Handler<Stall> for SessionRegistry {
+        type Result = ResponseActFuture<Self, Result<(), ActorFault>>;
+        fn handle(&mut self, msg: Stall, _: &mut Context<Self>) -> Self::Result {
+            Box::pin(
+                actix::clock::sleep(msg.0)
+                    .into_actor(self)
+                    .map(|_, _, _| Ok(())),
+            )
+        }
+    }
+}

@@ -1,0 +1,223 @@
+//! Transport actor: one per WebSocket connection. Owns framing, JSON classification,
+//! the per-connection rate limits and the ping/pong heartbeat, and hands classified
+//! messages to its session.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use actix_ws::{AggregatedMessage, CloseCode, ProtocolError};
+
+use super::outbound::{spawn_writer, Frame, Outbound};
+use super::rate_limit::SlidingWindow;
+use super::session::{Attach, Detach, FromClient, Session};
+use crate::metrics::Metrics;
+use crate::protocol::jsonrpc::{self, classify, Incoming, RpcError, RATE_LIMITED};
+use crate::services::Services;
+
+static NEXT_GENERATION: AtomicU64 = AtomicU64::new(1);
+
+/// How often a burst of dropped notifications is logged.
+const DROP_LOG_INTERVAL: Duration = Duration::from_secs(10);
+
+/// The Transport actor.
+pub struct Transport {
+    generation: u64,
+    session: Addr<Session>,
+    outbound: Outbound,
+    requests: SlidingWindow,
+    notifications: SlidingWindow,
+    request_limit: usize,
+    window: Duration,
+    max_message_bytes: usize,
+    ping_interval: Duration,
+    pong_timeout: Duration,
+    last_seen: Instant,
+    last_tick: Instant,
+    dropped_notifications: u64,
+    last_drop_log: Option<Instant>,
+    metrics: Arc<Metrics>,
+}
+
+impl Transport {
+    /// Starts a transport for an upgraded connection and attaches it to `session`.
+    pub fn start(
+        session: Addr<Session>,
+        ws: actix_ws::Session,
+        stream: actix_ws::MessageStream,
+        services: &Services,
+    ) -> Addr<Transport> {
+        let settings = &services.settings;
+        let max = settings.server.max_message_bytes;
+        let stream = stream
+            .max_frame_size(max)
+            .aggregate_continuations()
+            .max_continuation_size(max);
+        let outbound = spawn_writer(ws);
+        let window = Duration::from_millis(settings.rate_limit.window_ms);
+        let now = Instant::now();
+        let transport = Transport {
+            generation: NEXT_GENERATION.fetch_add(1, Ordering::Relaxed),
+            session,
+            outbound,
+            requests: SlidingWindow::new(settings.rate_limit.requests, window),
+            notifications: SlidingWindow::new(settings.rate_limit.notifications, window),
+            request_limit: settings.rate_limit.requests,
+            window,
+            max_message_bytes: max,
+            ping_interval: Duration::from_millis(settings.server.ping_interval_ms),
+            pong_timeout: Duration::from_millis(settings.server.pong_timeout_ms),
+            last_seen: now,
+            last_tick: now,
+            dropped_notifications: 0,
+            last_drop_log: None,
+            metrics: Arc::clone(&services.metrics),
+        };
+        Transport::create(move |ctx| {
+            ctx.add_stream(stream);
+            transport
+        })
+    }
+
+    fn close(&self, ctx: &mut Context<Self>, code: CloseCode, reason: impl Into<String>) {
+        self.outbound.close(code, reason);
+        ctx.stop();
+    }
+
+    fn on_text(&mut self, text: &str) {
+        let now = Instant::now();
+        match classify(text) {
+            Incoming::Request(req) => {
+                if !self.requests.try_acquire(now) {
+                    self.metrics.rate_limit_rejections.inc();
+                    let err = RpcError::new(
+                        RATE_LIMITED,
+                        format!(
+                            "Rate limit exceeded: at most {} requests per {} s on one connection; back off and retry",
+                            self.request_limit,
+                            self.window.as_secs()
+                        ),
+                    );
+                    self.outbound
+                        .send_text(jsonrpc::error_response(Some(&req.id), &err));
+                    return;
+                }
+                self.forward(Incoming::Request(req));
+            }
+            Incoming::Notification { method, params } => {
+                if !self.notifications.try_acquire(now) {
+                    self.drop_notification(&method, now);
+                    return;
+                }
+                self.forward(Incoming::Notification { method, params });
+            }
+            Incoming::Invalid { id, error } => {
+                self.outbound
+                    .send_text(jsonrpc::error_response(id.as_ref(), &error));
+            }
+            response @ Incoming::Response { .. } => self.forward(response),
+        }
+    }
+
+    fn forward(&self, message: Incoming) {
+        self.session.do_send(FromClient {
+            generation: self.generation,
+            message,
+        });
+    }
+
+    fn drop_notification(&mut self, method: &str, now: Instant) {
+        self.metrics.dropped_notifications.inc();
+        self.dropped_notifications += 1;
+        if self
+            .last_drop_log
+            .is_none_or(|at| now.duration_since(at) >= DROP_LOG_INTERVAL)
+        {
+            tracing::warn!(
+                method,
+                dropped = self.dropped_notifications,
+                "client notifications over the rate limit are being dropped"
+            );
+            self.last_drop_log = Some(now);
+        }
+    }
+
+    fn heartbeat(&mut self, ctx: &mut Context<Self>) {
+        let now = Instant::now();
+        let since_tick = now.duration_since(self.last_tick);
+        self.last_tick = now;
+        if since_tick > self.ping_interval * 2 {
+            // The timer fired far too late: the machine slept. The peer had no chance
+            // to answer, so restart its deadline instead of dropping it.
+            tracing::info!(
+                late_ms = since_tick.as_millis() as u64,
+                "heartbeat fired late (sleep/wake?); resetting the pong deadline"
+            );
+            self.last_seen = now;
+        }
+        if now.duration_since(self.last_seen) > self.pong_timeout {
+            tracing::info!("no traffic or pong within the pong timeout; closing the connection");
+            self.close(ctx, CloseCode::Away, "pong timeout");
+            return;
+        }
+        self.outbound.send(Frame::Ping);
+    }
+}
+
+impl Actor for Transport {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        self.session.do_send(Attach {
+            generation: self.generation,
+            outbound: self.outbound.clone(),
+        });
+        ctx.run_interval(self.ping_interval, |act, ctx| act.heartbeat(ctx));
+    }
+
+    fn stopped(&mut self, _: &mut Context<Self>) {
+        self.session.do_send(Detach {
+            generation: self.generation,
+        });
+    }
+}
+
+impl StreamHandler<Result<AggregatedMessage, ProtocolError>> for Transport {
+    fn handle(&mut self, item: Result<AggregatedMessage, ProtocolError>, ctx: &mut Context<Self>) {
+        self.last_seen = Instant::now();
+        match item {
+            Ok(AggregatedMessage::Text(text)) => self.on_text(&text),
+            Ok(AggregatedMessage::Binary(_)) => {
+                let err = RpcError::invalid_request(
+                    "Binary frames are not supported: send one JSON-RPC message per text frame",
+                );
+                self.outbound.send_text(jsonrpc::error_response(None, &err));
+            }
+            Ok(AggregatedMessage::Ping(data)) => {
+                self.outbound.send(Frame::Pong(data));
+            }
+            Ok(AggregatedMessage::Pong(_)) => {}
+            Ok(AggregatedMessage::Close(reason)) => {
+                tracing::debug!(?reason, "client closed the connection");
+                self.close(ctx, CloseCode::Normal, "");
+            }
+            Err(ProtocolError::Overflow) => {
+                let reason = format!(
+                    "message exceeds the {} byte limit (server.max_message_bytes)",
+                    self.max_message_bytes
+                );
+                tracing::warn!(%reason, "closing connection");
+                self.close(ctx, CloseCode::Policy, reason);
+            }
+            Err(err) => {
+                tracing::debug!(%err, "websocket protocol error");
+                self.close(ctx, CloseCode::Protocol, "protocol error");
+            }
+        }
+    }
+
+    fn finished(&mut self, ctx: &mut Context<Self>) {
+        ctx.stop();
+    }
+}

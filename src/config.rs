@@ -1,0 +1,427 @@
+//! Configuration: built-in defaults < `config/default.toml` (embedded) < `--config FILE`
+//! < `IDE_BRIDGE_*` environment < command-line flags. Unknown keys and out-of-range
+//! values stop start-up with a message naming the key and the allowed range.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use config::{Config, Environment, File, FileFormat};
+use serde::{Deserialize, Serialize};
+
+/// The shipped defaults, embedded so the binary works from any directory.
+pub const DEFAULT_TOML: &str = include_str!("../config/default.toml");
+
+/// Prefix of environment overrides, e.g. `IDE_BRIDGE_SESSIONS__MAX_SESSIONS=3`.
+pub const ENV_PREFIX: &str = "IDE_BRIDGE";
+
+/// Why configuration could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A source could not be read or a key is unknown / mistyped.
+    #[error("configuration error: {0}")]
+    Load(#[from] config::ConfigError),
+    /// A value is outside its allowed range.
+    #[error("invalid configuration: `{key}` = {value} (allowed: {allowed})")]
+    Invalid {
+        /// Dotted key, e.g. `sessions.max_sessions`.
+        key: &'static str,
+        /// The offending value.
+        value: String,
+        /// What is allowed.
+        allowed: String,
+    },
+}
+
+/// All settings of a bridge instance.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Settings {
+    /// Workspace root; unset means the current directory.
+    pub workspace: Option<PathBuf>,
+    /// Name shown by the CLI's `/ide` list.
+    pub ide_name: String,
+    /// Listening socket and WebSocket framing.
+    pub server: ServerSettings,
+    /// Agent sessions.
+    pub sessions: SessionSettings,
+    /// Tool execution limits.
+    pub tools: ToolSettings,
+    /// Per-connection rate limits.
+    pub rate_limit: RateLimitSettings,
+    /// Logging.
+    pub log: LogSettings,
+    /// Activity log.
+    pub activity: ActivitySettings,
+}
+
+/// `[server]`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerSettings {
+    /// Bind address; loopback unless you know why not.
+    pub bind: String,
+    /// Port; 0 lets the OS choose.
+    pub port: u16,
+    /// HTTP worker threads.
+    pub workers: usize,
+    /// Largest WebSocket message accepted, in bytes.
+    pub max_message_bytes: usize,
+    /// Interval between server pings.
+    pub ping_interval_ms: u64,
+    /// A connection silent for this long is closed.
+    pub pong_timeout_ms: u64,
+    /// `Origin` values accepted on WebSocket upgrades (browsers always send one).
+    pub allowed_origins: Vec<String>,
+}
+
+/// `[sessions]`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SessionSettings {
+    /// Maximum agent sessions (connected or in grace).
+    pub max_sessions: usize,
+    /// How long a disconnected agent's session waits for it to reconnect.
+    pub grace_period_ms: u64,
+}
+
+/// `[tools]`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ToolSettings {
+    /// Default per-call timeout.
+    pub timeout_ms: u64,
+    /// Concurrent tool calls allowed per session.
+    pub max_concurrent_per_session: usize,
+    /// Largest `arguments` object accepted, in bytes of JSON as sent.
+    pub max_argument_bytes: usize,
+}
+
+/// `[rate_limit]`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RateLimitSettings {
+    /// Requests allowed per window and connection; more get -32004.
+    pub requests: usize,
+    /// Notifications allowed per window and connection; more are dropped and logged.
+    pub notifications: usize,
+    /// Sliding window length.
+    pub window_ms: u64,
+}
+
+/// `[log]`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LogSettings {
+    /// trace, debug, info, warn or error (`RUST_LOG` wins when set).
+    pub level: String,
+    /// text or json.
+    pub format: String,
+}
+
+/// `[activity]`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ActivitySettings {
+    /// Entries kept in memory per kind (tool calls, lifecycle).
+    pub max_entries: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            workspace: None,
+            ide_name: "ide-bridge".into(),
+            server: ServerSettings::default(),
+            sessions: SessionSettings::default(),
+            tools: ToolSettings::default(),
+            rate_limit: RateLimitSettings::default(),
+            log: LogSettings::default(),
+            activity: ActivitySettings::default(),
+        }
+    }
+}
+
+impl Default for ServerSettings {
+    fn default() -> Self {
+        Self {
+            bind: "127.0.0.1".into(),
+            port: 0,
+            workers: 1,
+            max_message_bytes: 16 * 1024 * 1024,
+            ping_interval_ms: 30_000,
+            pong_timeout_ms: 90_000,
+            allowed_origins: Vec::new(),
+        }
+    }
+}
+
+impl Default for SessionSettings {
+    fn default() -> Self {
+        Self {
+            max_sessions: 5,
+            grace_period_ms: 120_000,
+        }
+    }
+}
+
+impl Default for ToolSettings {
+    fn default() -> Self {
+        Self {
+            timeout_ms: 60_000,
+            max_concurrent_per_session: 10,
+            max_argument_bytes: 1024 * 1024,
+        }
+    }
+}
+
+impl Default for RateLimitSettings {
+    fn default() -> Self {
+        Self {
+            requests: 200,
+            notifications: 500,
+            window_ms: 60_000,
+        }
+    }
+}
+
+impl Default for LogSettings {
+    fn default() -> Self {
+        Self {
+            level: "info".into(),
+            format: "text".into(),
+        }
+    }
+}
+
+impl Default for ActivitySettings {
+    fn default() -> Self {
+        Self { max_entries: 500 }
+    }
+}
+
+/// Overrides coming from the command line, applied last.
+#[derive(Debug, Default, Clone)]
+pub struct Overrides {
+    /// `--config FILE`.
+    pub config_file: Option<PathBuf>,
+    /// `(dotted key, value)` pairs from flags and `--set`.
+    pub values: Vec<(String, String)>,
+}
+
+impl Settings {
+    /// Loads and validates the layered configuration.
+    pub fn load(overrides: &Overrides) -> Result<Self, ConfigError> {
+        let mut builder =
+            Config::builder().add_source(File::from_str(DEFAULT_TOML, FileFormat::Toml));
+        if let Some(path) = &overrides.config_file {
+            builder = builder.add_source(File::from(path.as_path()).required(true));
+        }
+        builder = builder.add_source(
+            Environment::with_prefix(ENV_PREFIX)
+                .prefix_separator("_")
+                .separator("__")
+                .try_parsing(true)
+                .list_separator(",")
+                .with_list_parse_key("server.allowed_origins"),
+        );
+        for (key, value) in &overrides.values {
+            builder = builder.set_override(key.as_str(), value.as_str())?;
+        }
+        let settings: Settings = builder.build()?.try_deserialize()?;
+        settings.validate()?;
+        Ok(settings)
+    }
+
+    /// Checks every range; the error names the key and what is allowed.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        const MIB: usize = 1024 * 1024;
+        let s = &self.server;
+        if s.bind.parse::<IpAddr>().is_err() {
+            return Err(invalid(
+                "server.bind",
+                &s.bind,
+                "an IP address such as 127.0.0.1",
+            ));
+        }
+        range("server.workers", s.workers, 1, 64)?;
+        range(
+            "server.max_message_bytes",
+            s.max_message_bytes,
+            2 * MIB,
+            256 * MIB,
+        )?;
+        range(
+            "server.ping_interval_ms",
+            s.ping_interval_ms,
+            1_000,
+            600_000,
+        )?;
+        range(
+            "server.pong_timeout_ms",
+            s.pong_timeout_ms,
+            s.ping_interval_ms,
+            3_600_000,
+        )?;
+        range("sessions.max_sessions", self.sessions.max_sessions, 1, 100)?;
+        range(
+            "sessions.grace_period_ms",
+            self.sessions.grace_period_ms,
+            0,
+            86_400_000,
+        )?;
+        range("tools.timeout_ms", self.tools.timeout_ms, 100, 3_600_000)?;
+        range(
+            "tools.max_concurrent_per_session",
+            self.tools.max_concurrent_per_session,
+            1,
+            1_000,
+        )?;
+        range(
+            "tools.max_argument_bytes",
+            self.tools.max_argument_bytes,
+            1024,
+            s.max_message_bytes / 2,
+        )?;
+        range("rate_limit.requests", self.rate_limit.requests, 1, 100_000)?;
+        range(
+            "rate_limit.notifications",
+            self.rate_limit.notifications,
+            1,
+            100_000,
+        )?;
+        range(
+            "rate_limit.window_ms",
+            self.rate_limit.window_ms,
+            1_000,
+            3_600_000,
+        )?;
+        range(
+            "activity.max_entries",
+            self.activity.max_entries,
+            10,
+            100_000,
+        )?;
+        if !matches!(
+            self.log.level.as_str(),
+            "trace" | "debug" | "info" | "warn" | "error"
+        ) {
+            return Err(invalid(
+                "log.level",
+                &self.log.level,
+                "trace, debug, info, warn, error",
+            ));
+        }
+        if !matches!(self.log.format.as_str(), "text" | "json") {
+            return Err(invalid("log.format", &self.log.format, "text, json"));
+        }
+        if self.ide_name.trim().is_empty() || self.ide_name.len() > 100 {
+            return Err(invalid("ide_name", &self.ide_name, "1 to 100 characters"));
+        }
+        Ok(())
+    }
+
+    /// True when the bind address is not a loopback address.
+    pub fn binds_beyond_loopback(&self) -> bool {
+        self.server
+            .bind
+            .parse::<IpAddr>()
+            .map(|ip| !ip.is_loopback())
+            .unwrap_or(true)
+    }
+
+    /// Grace period as a duration.
+    pub fn grace_period(&self) -> Duration {
+        Duration::from_millis(self.sessions.grace_period_ms)
+    }
+
+    /// Default tool timeout as a duration.
+    pub fn tool_timeout(&self) -> Duration {
+        Duration::from_millis(self.tools.timeout_ms)
+    }
+}
+
+fn invalid(key: &'static str, value: impl std::fmt::Display, allowed: &str) -> ConfigError {
+    ConfigError::Invalid {
+        key,
+        value: value.to_string(),
+        allowed: allowed.to_string(),
+    }
+}
+
+fn range<T>(key: &'static str, value: T, min: T, max: T) -> Result<(), ConfigError>
+where
+    T: PartialOrd + std::fmt::Display + Copy,
+{
+    if value < min || value > max {
+        return Err(invalid(key, value, &format!("{min}..={max}")));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with(values: &[(&str, &str)]) -> Result<Settings, ConfigError> {
+        Settings::load(&Overrides {
+            config_file: None,
+            values: values
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        })
+    }
+
+    #[test]
+    fn shipped_default_toml_matches_built_in_defaults() {
+        let from_file: Settings = Config::builder()
+            .add_source(File::from_str(DEFAULT_TOML, FileFormat::Toml))
+            .build()
+            .unwrap()
+            .try_deserialize()
+            .unwrap();
+        assert_eq!(from_file, Settings::default());
+    }
+
+    #[test]
+    fn overrides_apply_and_are_validated() {
+        let s = with(&[("sessions.max_sessions", "3")]).unwrap();
+        assert_eq!(s.sessions.max_sessions, 3);
+        let err = with(&[("sessions.max_sessions", "0")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("sessions.max_sessions") && err.contains("1..=100"),
+            "{err}"
+        );
+        let err = with(&[("tools.timeout_ms", "99")]).unwrap_err().to_string();
+        assert!(
+            err.contains("tools.timeout_ms") && err.contains("100..="),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn unknown_keys_are_named() {
+        let err = with(&[("sessions.max_session", "3")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("max_session"), "{err}");
+        let err = with(&[("bogus", "1")]).unwrap_err().to_string();
+        assert!(err.contains("bogus"), "{err}");
+    }
+
+    #[test]
+    fn bad_enumerations_list_what_is_allowed() {
+        let err = with(&[("log.format", "xml")]).unwrap_err().to_string();
+        assert!(
+            err.contains("log.format") && err.contains("text, json"),
+            "{err}"
+        );
+        let err = with(&[("server.bind", "localhost:80")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("server.bind"), "{err}");
+    }
+}

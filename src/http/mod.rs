@@ -1,0 +1,22 @@
+//! actix-web routes on the bridge's port: the WebSocket upgrade at `/`, and
+//! `/health`, `/status`, `/metrics`.
+
+pub mod guard;
+mod routes;
+mod upgrade;
+
+use actix_web::web;
+
+/// Header carrying the token on agent (Claude Code) connections.
+pub const AGENT_AUTH_HEADER: &str = "x-claude-code-ide-authorization";
+/// Header an agent sends to reattach to its session.
+pub const SESSION_ANCHOR_HEADER: &str = "x-claude-code-session-id";
+
+/// Registers every route.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/", web::get().to(upgrade::upgrade))
+        .route("/health", web::get().to(routes::health))
+        .route("/status", web::get().to(routes::status))
+        .route("/metrics", web::get().to(routes::metrics))
+        .default_service(web::to(routes::not_found));
+}

@@ -1,0 +1,19 @@
+//! ide-bridge: a daemon that connects AI coding agents (the Claude Code CLI and any MCP
+//! client) to a developer's editor and workspace. See docs/architecture.md.
+
+pub mod actors;
+pub mod app;
+pub mod cli;
+pub mod config;
+pub mod http;
+pub mod http_client;
+pub mod lockfile;
+pub mod logging;
+pub mod metrics;
+pub mod prompts;
+pub mod protocol;
+pub mod services;
+pub mod status;
+pub mod status_command;
+pub mod tools;
+pub mod workspace;

@@ -1,0 +1,231 @@
+//! Discovery lock file (protocol spec §1): `<config dir>/ide/<port>.lock`.
+
+use std::fs::{self, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// The lock file body. Field names are what the Claude Code CLI reads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LockFile {
+    /// A process that lives as long as the server.
+    pub pid: u32,
+    /// Absolute workspace paths.
+    pub workspace_folders: Vec<String>,
+    /// Shown by the CLI.
+    pub ide_name: String,
+    /// Always `ws`.
+    pub transport: String,
+    /// Sent back by clients in `x-claude-code-ide-authorization`.
+    pub auth_token: String,
+    /// Marks a bridge (as opposed to an IDE-owned lock).
+    #[serde(default)]
+    pub is_bridge: bool,
+    /// Unix milliseconds at start-up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<u64>,
+}
+
+/// `$CLAUDE_CONFIG_DIR` when set, else `~/.claude`.
+pub fn config_dir() -> PathBuf {
+    match std::env::var_os("CLAUDE_CONFIG_DIR") {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => home_dir().join(".claude"),
+    }
+}
+
+fn home_dir() -> PathBuf {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/"))
+}
+
+/// `<config dir>/ide`.
+pub fn ide_dir() -> PathBuf {
+    config_dir().join("ide")
+}
+
+/// Creates `dir` with mode 0700 (and tightens an existing one we own).
+pub fn ensure_private_dir(dir: &Path) -> io::Result<()> {
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    let meta = fs::metadata(dir)?;
+    if meta.permissions().mode() & 0o077 != 0 {
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
+/// Writes `bytes` to `path` atomically: a 0600 temp file in the same directory,
+/// fsync, rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let result = (|| {
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        fs::rename(&tmp, path)?;
+        if let Ok(d) = fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Path of the lock file for `port` in `dir`.
+pub fn lock_path(dir: &Path, port: u16) -> PathBuf {
+    dir.join(format!("{port}.lock"))
+}
+
+/// Writes the lock file for `port` atomically with mode 0600.
+pub fn write(dir: &Path, port: u16, lock: &LockFile) -> io::Result<PathBuf> {
+    ensure_private_dir(dir)?;
+    let path = lock_path(dir, port);
+    let body = serde_json::to_vec_pretty(lock).map_err(io::Error::other)?;
+    write_atomic(&path, &body)?;
+    Ok(path)
+}
+
+/// True when a process with `pid` exists (signal 0; EPERM means it exists).
+pub fn pid_alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: kill with signal 0 sends nothing; it only checks the pid.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// Lock files in `dir` with their parsed bodies and ports. Unparseable files are skipped.
+pub fn list(dir: &Path) -> Vec<(u16, PathBuf, LockFile)> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Some(port) = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_suffix(".lock"))
+            .and_then(|p| p.parse::<u16>().ok())
+        else {
+            continue;
+        };
+        let Ok(text) = fs::read_to_string(&path) else {
+            continue;
+        };
+        if let Ok(lock) = serde_json::from_str::<LockFile>(&text) {
+            out.push((port, path, lock));
+        }
+    }
+    out.sort_by_key(|(port, _, _)| *port);
+    out
+}
+
+/// Removes lock files whose pid is dead (cleanStale). Returns what was removed.
+pub fn clean_stale(dir: &Path) -> Vec<PathBuf> {
+    let mut removed = Vec::new();
+    for (_, path, lock) in list(dir) {
+        if !pid_alive(lock.pid) && fs::remove_file(&path).is_ok() {
+            removed.push(path);
+        }
+    }
+    removed
+}
+
+/// The live bridge lock whose workspace contains `dir` (deepest workspace wins).
+pub fn find_bridge_for(ide_dir: &Path, dir: &Path) -> Option<(u16, LockFile)> {
+    list(ide_dir)
+        .into_iter()
+        .filter(|(_, _, lock)| lock.is_bridge && pid_alive(lock.pid))
+        .filter_map(|(port, _, lock)| {
+            let depth = lock
+                .workspace_folders
+                .iter()
+                .filter(|w| dir.starts_with(w))
+                .map(|w| w.len())
+                .max()?;
+            Some((depth, port, lock))
+        })
+        .max_by_key(|(depth, _, _)| *depth)
+        .map(|(_, port, lock)| (port, lock))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(pid: u32, ws: &str) -> LockFile {
+        LockFile {
+            pid,
+            workspace_folders: vec![ws.into()],
+            ide_name: "t".into(),
+            transport: "ws".into(),
+            auth_token: "tok".into(),
+            is_bridge: true,
+            started_at: Some(1),
+        }
+    }
+
+    #[test]
+    fn writes_private_files_and_cleans_dead_pids() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("ide");
+        let path = write(&dir, 4242, &sample(std::process::id(), "/w")).unwrap();
+        assert_eq!(
+            fs::metadata(&dir).unwrap().permissions().mode() & 0o777,
+            0o700
+        );
+        assert_eq!(
+            fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        write(&dir, 4243, &sample(i32::MAX as u32, "/w")).unwrap();
+        fs::write(dir.join("4244.lock"), "not json").unwrap();
+        let removed = clean_stale(&dir);
+        assert_eq!(removed, vec![lock_path(&dir, 4243)]);
+        assert!(path.exists());
+        assert!(
+            dir.join("4244.lock").exists(),
+            "unparseable locks are left alone"
+        );
+    }
+
+    #[test]
+    fn finds_the_deepest_workspace_for_a_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let me = std::process::id();
+        write(tmp.path(), 1, &sample(me, "/a")).unwrap();
+        write(tmp.path(), 2, &sample(me, "/a/b")).unwrap();
+        assert_eq!(
+            find_bridge_for(tmp.path(), Path::new("/a/b/c")).unwrap().0,
+            2
+        );
+        assert_eq!(find_bridge_for(tmp.path(), Path::new("/a/x")).unwrap().0, 1);
+        assert!(find_bridge_for(tmp.path(), Path::new("/z")).is_none());
+    }
+}

@@ -1,0 +1,25 @@
+//! tracing subscriber set-up (stderr, text or JSON) and a panic hook that logs.
+
+use tracing_subscriber::EnvFilter;
+
+use crate::config::LogSettings;
+
+/// Installs the global subscriber. `RUST_LOG` wins over the configured level.
+pub fn init(settings: &LogSettings) {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        EnvFilter::new(format!("ide_bridge={0},actix_web=warn,{0}", settings.level))
+    });
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false);
+    let _ = if settings.format == "json" {
+        builder.json().try_init()
+    } else {
+        builder.try_init()
+    };
+    std::panic::set_hook(Box::new(|info| {
+        let thread = std::thread::current();
+        tracing::error!(thread = thread.name().unwrap_or("?"), "panic: {info}");
+    }));
+}

@@ -1,0 +1,157 @@
+//! Prometheus metrics. Counters are lock-free atomics owned by this registry; actors
+//! only increment them (see docs/decisions.md).
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::Registry;
+
+/// Labels of a tool call.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ToolLabels {
+    /// Tool name.
+    pub tool: String,
+    /// success, error, timeout, cancelled or rejected.
+    pub status: String,
+}
+
+/// Labels naming a tool.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ToolNameLabel {
+    /// Tool name.
+    pub tool: String,
+}
+
+/// Labels naming an actor.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ActorLabel {
+    /// Actor name.
+    pub actor: String,
+}
+
+fn duration_histogram() -> Histogram {
+    // 50 µs … ~105 s
+    Histogram::new(exponential_buckets(0.000_05, 4.0, 12))
+}
+
+/// Every metric the bridge exports.
+pub struct Metrics {
+    registry: Registry,
+    /// Tool calls by tool and status.
+    pub tool_calls: Family<ToolLabels, Counter>,
+    /// Tool call duration by tool.
+    pub tool_duration: Family<ToolNameLabel, Histogram, fn() -> Histogram>,
+    /// Agent sessions (connected or in grace).
+    pub active_sessions: Gauge,
+    /// Requests refused with -32004.
+    pub rate_limit_rejections: Counter,
+    /// Notifications dropped by the notification rate limit.
+    pub dropped_notifications: Counter,
+    /// Singleton actor restarts by actor.
+    pub actor_restarts: Family<ActorLabel, Counter>,
+    /// WebSocket upgrades refused (401/403/max sessions).
+    pub rejected_connections: Counter,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    /// Creates and registers every metric.
+    pub fn new() -> Self {
+        let mut registry = Registry::with_prefix("ide_bridge");
+        let tool_calls = Family::<ToolLabels, Counter>::default();
+        let tool_duration =
+            Family::<ToolNameLabel, Histogram, fn() -> Histogram>::new_with_constructor(
+                duration_histogram,
+            );
+        let active_sessions = Gauge::default();
+        let rate_limit_rejections = Counter::default();
+        let dropped_notifications = Counter::default();
+        let actor_restarts = Family::<ActorLabel, Counter>::default();
+        let rejected_connections = Counter::default();
+        registry.register(
+            "tool_calls",
+            "Tool calls by tool and status",
+            tool_calls.clone(),
+        );
+        registry.register(
+            "tool_call_duration_seconds",
+            "Tool call duration",
+            tool_duration.clone(),
+        );
+        registry.register(
+            "active_sessions",
+            "Agent sessions, connected or in their grace period",
+            active_sessions.clone(),
+        );
+        registry.register(
+            "rate_limit_rejections",
+            "Requests refused by the per-connection rate limit",
+            rate_limit_rejections.clone(),
+        );
+        registry.register(
+            "dropped_notifications",
+            "Client notifications dropped by the notification rate limit",
+            dropped_notifications.clone(),
+        );
+        registry.register(
+            "actor_restarts",
+            "Supervised actor restarts",
+            actor_restarts.clone(),
+        );
+        registry.register(
+            "rejected_connections",
+            "WebSocket connections refused",
+            rejected_connections.clone(),
+        );
+        Self {
+            registry,
+            tool_calls,
+            tool_duration,
+            active_sessions,
+            rate_limit_rejections,
+            dropped_notifications,
+            actor_restarts,
+            rejected_connections,
+        }
+    }
+
+    /// Records one finished tool call.
+    pub fn record_tool_call(&self, tool: &str, status: &str, seconds: f64) {
+        self.tool_calls
+            .get_or_create(&ToolLabels {
+                tool: tool.to_string(),
+                status: status.to_string(),
+            })
+            .inc();
+        self.tool_duration
+            .get_or_create(&ToolNameLabel {
+                tool: tool.to_string(),
+            })
+            .observe(seconds);
+    }
+
+    /// Records a restart of `actor`.
+    pub fn record_restart(&self, actor: &str) {
+        self.actor_restarts
+            .get_or_create(&ActorLabel {
+                actor: actor.to_string(),
+            })
+            .inc();
+    }
+
+    /// Prometheus text exposition.
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        if let Err(err) = prometheus_client::encoding::text::encode(&mut out, &self.registry) {
+            tracing::error!(%err, "failed to encode metrics");
+        }
+        out
+    }
+}

@@ -1,0 +1,41 @@
+//! Read-only context shared by the HTTP layer, sessions and tools: configuration and
+//! the addresses of the singleton actors. Nothing in it is mutable.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use actix::Addr;
+
+use crate::actors::activity_log::ActivityLog;
+use crate::actors::registry::SessionRegistry;
+use crate::config::Settings;
+use crate::metrics::Metrics;
+use crate::prompts::PromptRegistry;
+use crate::tools::ToolRegistry;
+use crate::workspace::Workspace;
+
+/// Everything a request handler may need to reach.
+pub struct Services {
+    /// Validated configuration.
+    pub settings: Settings,
+    /// The workspace root.
+    pub workspace: Workspace,
+    /// The tool catalogue.
+    pub tools: ToolRegistry,
+    /// The prompt catalogue.
+    pub prompts: PromptRegistry,
+    /// The session registry actor.
+    pub registry: Addr<SessionRegistry>,
+    /// The activity log actor.
+    pub activity: Addr<ActivityLog>,
+    /// Prometheus metrics.
+    pub metrics: Arc<Metrics>,
+    /// The lock file's token.
+    pub auth_token: String,
+    /// The port actually bound.
+    pub port: u16,
+    /// Monotonic start time.
+    pub started: Instant,
+    /// Unix milliseconds at start.
+    pub started_at_ms: u64,
+}

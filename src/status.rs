@@ -1,0 +1,87 @@
+//! The bridge status shown by `/status`, `getBridgeStatus` and `ide-bridge status`.
+
+use serde::Serialize;
+
+use crate::actors::activity_log::{Entry, GetTotals, Query, Totals};
+use crate::actors::registry::{RegistrySnapshot, Snapshot};
+use crate::actors::supervise::ActorFault;
+use crate::actors::{activity_log, registry};
+use crate::services::Services;
+
+/// Timeline entries shown in the status.
+pub const RECENT_ENTRIES: usize = 50;
+
+/// The status document.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BridgeStatus {
+    /// Bridge version.
+    pub version: &'static str,
+    /// Process id.
+    pub pid: u32,
+    /// Listening port.
+    pub port: u16,
+    /// Workspace root.
+    pub workspace: String,
+    /// `ideName` from the lock file.
+    pub ide_name: String,
+    /// Seconds since start.
+    pub uptime_seconds: u64,
+    /// Unix milliseconds at start.
+    pub started_at: u64,
+    /// Sessions and connection counters.
+    #[serde(flatten)]
+    pub registry: RegistrySnapshot,
+    /// Editor extension state.
+    pub extension: ExtensionStatus,
+    /// Tool-call totals.
+    pub activity: Totals,
+    /// Requests refused by the rate limit.
+    pub rate_limit_rejections: u64,
+    /// The last timeline entries, oldest first.
+    pub recent_activity: Vec<Entry>,
+}
+
+/// Editor extension state.
+#[derive(Debug, Serialize)]
+pub struct ExtensionStatus {
+    /// An editor is connected.
+    pub connected: bool,
+}
+
+/// Gathers the status from the actors.
+pub async fn collect(services: &Services) -> Result<BridgeStatus, ActorFault> {
+    let registry = services
+        .registry
+        .send(Snapshot)
+        .await
+        .map_err(|e| ActorFault::mailbox(registry::NAME, e))??;
+    let activity = services
+        .activity
+        .send(GetTotals)
+        .await
+        .map_err(|e| ActorFault::mailbox(activity_log::NAME, e))??;
+    let recent_activity = services
+        .activity
+        .send(Query {
+            include_lifecycle: true,
+            limit: RECENT_ENTRIES,
+            ..Query::default()
+        })
+        .await
+        .map_err(|e| ActorFault::mailbox(activity_log::NAME, e))??;
+    Ok(BridgeStatus {
+        version: env!("CARGO_PKG_VERSION"),
+        pid: std::process::id(),
+        port: services.port,
+        workspace: services.workspace.root().display().to_string(),
+        ide_name: services.settings.ide_name.clone(),
+        uptime_seconds: services.started.elapsed().as_secs(),
+        started_at: services.started_at_ms,
+        registry,
+        extension: ExtensionStatus { connected: false },
+        activity,
+        rate_limit_rejections: services.metrics.rate_limit_rejections.get(),
+        recent_activity,
+    })
+}

@@ -1,0 +1,3 @@
+//! Tools about the bridge itself.
+
+pub mod get_bridge_status;

@@ -1,0 +1,79 @@
+//! What a running tool can reach: its session, the shared services, and a progress
+//! channel when the client asked for progress.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use actix::Addr;
+
+use crate::actors::outbound::Outbound;
+use crate::actors::session::{OpenedFiles, RecordOpened, Session};
+use crate::protocol::jsonrpc;
+use crate::protocol::mcp::{ProgressParams, ProgressToken};
+use crate::services::Services;
+
+/// Progress notifications are skipped while this many frames wait to be written.
+const PROGRESS_BACKLOG_LIMIT: usize = 64;
+
+/// Sends `notifications/progress` for one request.
+pub struct ProgressReporter {
+    token: ProgressToken,
+    outbound: Outbound,
+}
+
+impl ProgressReporter {
+    /// A reporter for `token` on `outbound`.
+    pub fn new(token: ProgressToken, outbound: Outbound) -> Self {
+        Self { token, outbound }
+    }
+
+    /// Best effort: skipped under backpressure, never retried.
+    pub fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if self.outbound.backlog() > PROGRESS_BACKLOG_LIMIT {
+            tracing::debug!("progress notification skipped: connection backlog");
+            return;
+        }
+        self.outbound.send_text(jsonrpc::notification(
+            "notifications/progress",
+            &ProgressParams {
+                progress_token: &self.token,
+                progress,
+                total,
+                message,
+            },
+        ));
+    }
+}
+
+/// Context handed to a tool handler.
+pub struct ToolContext {
+    /// Calling session's id.
+    pub session_id: Arc<str>,
+    /// Prefix for terminals this session creates.
+    pub terminal_prefix: Arc<str>,
+    /// The calling session.
+    pub session: Addr<Session>,
+    /// Shared services.
+    pub services: Arc<Services>,
+    /// Present when the request carried a progress token.
+    pub progress: Option<ProgressReporter>,
+}
+
+impl ToolContext {
+    /// Reports progress if the client asked for it.
+    pub fn report_progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if let Some(p) = &self.progress {
+            p.report(progress, total, message);
+        }
+    }
+
+    /// Files this session has opened, oldest first.
+    pub async fn opened_files(&self) -> Vec<PathBuf> {
+        self.session.send(OpenedFiles).await.unwrap_or_default()
+    }
+
+    /// Records `path` as opened by this session.
+    pub fn record_opened(&self, path: PathBuf) {
+        self.session.do_send(RecordOpened(path));
+    }
+}

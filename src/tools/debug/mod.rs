@@ -1,0 +1,214 @@
+//! Test-only tools (feature `fault-injection`): slow calls with progress, panics in
+//! tools and in actors, stalled actor requests, and a list_changed trigger.
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::time::Duration;
+
+use super::registry::{CatalogError, ToolRegistry};
+use super::{Tool, ToolContext};
+use crate::actors::fault::{Crash, Stall};
+use crate::actors::registry::ToolsChanged;
+use crate::actors::supervise::ActorFault;
+use crate::actors::{activity_log, registry};
+use crate::protocol::mcp::CallToolResult;
+
+/// Registers every debug tool.
+pub fn register(r: &mut ToolRegistry) -> Result<(), CatalogError> {
+    r.register::<DebugSleep>()?;
+    r.register::<DebugPanic>()?;
+    r.register::<DebugCrashActor>()?;
+    r.register::<DebugStallActor>()?;
+    r.register::<DebugListChanged>()?;
+    Ok(())
+}
+
+/// Sleeps, reporting progress.
+pub struct DebugSleep;
+
+/// Arguments of `debug_sleep`.
+#[derive(Deserialize)]
+pub struct SleepArgs {
+    ms: u64,
+    #[serde(default)]
+    steps: u32,
+}
+
+impl Tool for DebugSleep {
+    type Args = SleepArgs;
+    const NAME: &'static str = "debug_sleep";
+    const DESCRIPTION: &'static str = "Test only: sleep for ms, reporting progress in steps.";
+
+    fn schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "ms": { "type": "integer", "minimum": 0, "maximum": 600000 },
+                "steps": { "type": "integer", "minimum": 0, "maximum": 100 }
+            },
+            "required": ["ms"],
+            "additionalProperties": false
+        })
+    }
+
+    async fn call(ctx: ToolContext, args: SleepArgs) -> CallToolResult {
+        let steps = args.steps.max(1);
+        let each = Duration::from_millis(args.ms) / steps;
+        for i in 0..steps {
+            actix::clock::sleep(each).await;
+            if args.steps > 0 {
+                ctx.report_progress(f64::from(i + 1), Some(f64::from(steps)), Some("sleeping"));
+            }
+        }
+        CallToolResult::text(format!("slept {} ms", args.ms))
+    }
+}
+
+/// Panics inside the tool future.
+pub struct DebugPanic;
+
+/// No arguments.
+#[derive(Deserialize)]
+pub struct NoArgs {}
+
+impl Tool for DebugPanic {
+    type Args = NoArgs;
+    const NAME: &'static str = "debug_panic";
+    const DESCRIPTION: &'static str = "Test only: panic inside the tool handler.";
+
+    fn schema() -> Value {
+        json!({ "type": "object", "properties": {} })
+    }
+
+    async fn call(_ctx: ToolContext, _args: NoArgs) -> CallToolResult {
+        panic!("injected tool panic")
+    }
+}
+
+/// Which singleton actor to fault.
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+pub enum Target {
+    /// The session registry.
+    Registry,
+    /// The activity log.
+    ActivityLog,
+}
+
+/// Arguments naming an actor.
+#[derive(Deserialize)]
+pub struct ActorArgs {
+    actor: Target,
+    #[serde(default)]
+    ms: u64,
+}
+
+fn actor_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "actor": { "enum": ["registry", "activity_log"] },
+            "ms": { "type": "integer", "minimum": 0, "maximum": 600000 }
+        },
+        "required": ["actor"]
+    })
+}
+
+fn outcome(result: Result<(), ActorFault>) -> CallToolResult {
+    match result {
+        Ok(()) => CallToolResult::text("ok"),
+        Err(fault) => CallToolResult::error(fault.to_string()),
+    }
+}
+
+/// Makes a singleton actor panic in a handler.
+pub struct DebugCrashActor;
+
+impl Tool for DebugCrashActor {
+    type Args = ActorArgs;
+    const NAME: &'static str = "debug_crash_actor";
+    const DESCRIPTION: &'static str = "Test only: make a singleton actor panic in a handler.";
+
+    fn schema() -> Value {
+        actor_schema()
+    }
+
+    async fn call(ctx: ToolContext, args: ActorArgs) -> CallToolResult {
+        let s = &ctx.services;
+        outcome(match args.actor {
+            Target::Registry => s
+                .registry
+                .send(Crash)
+                .await
+                .map_err(|e| ActorFault::mailbox(registry::NAME, e))
+                .and_then(|r| r),
+            Target::ActivityLog => s
+                .activity
+                .send(Crash)
+                .await
+                .map_err(|e| ActorFault::mailbox(activity_log::NAME, e))
+                .and_then(|r| r),
+        })
+    }
+}
+
+/// Holds a request in flight inside a singleton actor.
+pub struct DebugStallActor;
+
+impl Tool for DebugStallActor {
+    type Args = ActorArgs;
+    const NAME: &'static str = "debug_stall_actor";
+    const DESCRIPTION: &'static str =
+        "Test only: keep a request in flight inside a singleton actor for ms.";
+
+    fn schema() -> Value {
+        actor_schema()
+    }
+
+    async fn call(ctx: ToolContext, args: ActorArgs) -> CallToolResult {
+        let s = &ctx.services;
+        let stall = Stall(Duration::from_millis(args.ms));
+        outcome(match args.actor {
+            Target::Registry => s
+                .registry
+                .send(stall)
+                .await
+                .map_err(|e| ActorFault::mailbox(registry::NAME, e))
+                .and_then(|r| r),
+            Target::ActivityLog => s
+                .activity
+                .send(stall)
+                .await
+                .map_err(|e| ActorFault::mailbox(activity_log::NAME, e))
+                .and_then(|r| r),
+        })
+    }
+}
+
+/// Tells the registry that the tool set changed.
+pub struct DebugListChanged;
+
+/// Arguments of `debug_list_changed`.
+#[derive(Deserialize)]
+pub struct ListChangedArgs {
+    #[serde(default)]
+    immediate: bool,
+}
+
+impl Tool for DebugListChanged {
+    type Args = ListChangedArgs;
+    const NAME: &'static str = "debug_list_changed";
+    const DESCRIPTION: &'static str =
+        "Test only: signal a tool-set change (debounced unless immediate).";
+
+    fn schema() -> Value {
+        json!({ "type": "object", "properties": { "immediate": { "type": "boolean" } } })
+    }
+
+    async fn call(ctx: ToolContext, args: ListChangedArgs) -> CallToolResult {
+        ctx.services.registry.do_send(ToolsChanged {
+            immediate: args.immediate,
+        });
+        CallToolResult::text("signalled")
+    }
+}

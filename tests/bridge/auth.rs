@@ -1,0 +1,163 @@
+//! Token, Host and Origin checks on the upgrade and the HTTP endpoints.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+
+use tokio_tungstenite::tungstenite::Error as WsError;
+
+use crate::harness::*;
+
+fn http_status(err: WsError) -> u16 {
+    match err {
+        WsError::Http(resp) => resp.status().as_u16(),
+        other => panic!("expected an HTTP rejection, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn missing_or_wrong_token_is_401_before_the_upgrade() {
+    let bridge = Bridge::start();
+    let err = Agent::connect_raw(bridge.port, &[("sec-websocket-protocol", "mcp")])
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(http_status(err), 401);
+    let wrong = format!("{}x", &bridge.token[..bridge.token.len() - 1]);
+    let err = Agent::connect_raw(bridge.port, &[("x-claude-code-ide-authorization", &wrong)])
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(http_status(err), 401);
+    let err = Agent::connect_raw(bridge.port, &[("x-claude-code-ide-authorization", "")])
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(http_status(err), 401);
+    // Rejected attempts are counted.
+    let metrics = bridge.get("/metrics").1;
+    assert!(
+        metrics.contains("ide_bridge_rejected_connections_total 3"),
+        "{metrics}"
+    );
+}
+
+#[test]
+fn token_header_name_is_case_insensitive() {
+    let bridge = Bridge::start();
+    let mut s = TcpStream::connect(("127.0.0.1", bridge.port)).unwrap();
+    s.set_read_timeout(Some(DEADLINE)).unwrap();
+    write!(
+        s,
+        "GET / HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+         Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\
+         Sec-WebSocket-Protocol: mcp\r\nX-Claude-Code-IDE-Authorization: {}\r\n\r\n",
+        bridge.port, bridge.token
+    )
+    .unwrap();
+    let mut buf = [0u8; 512];
+    let n = s.read(&mut buf).unwrap();
+    let head = String::from_utf8_lossy(&buf[..n]);
+    assert!(head.starts_with("HTTP/1.1 101"), "{head}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("sec-websocket-protocol: mcp"),
+        "{head}"
+    );
+}
+
+#[tokio::test]
+async fn foreign_host_and_web_origins_are_403() {
+    let bridge = Bridge::start();
+    let token = bridge.token.clone();
+    for host in [
+        "evil.example",
+        "evil.example:80",
+        "10.0.0.5",
+        "localhost.evil.example",
+    ] {
+        let err = Agent::connect(&bridge, &[("host", host)])
+            .await
+            .err()
+            .unwrap();
+        assert_eq!(http_status(err), 403, "{host}");
+    }
+    for origin in ["http://evil.example", "https://localhost:3000", "null"] {
+        let err = Agent::connect(&bridge, &[("origin", origin)])
+            .await
+            .err()
+            .unwrap();
+        assert_eq!(http_status(err), 403, "{origin}");
+    }
+    // Loopback spellings are fine.
+    for host in ["localhost", &format!("localhost:{}", bridge.port), "[::1]"] {
+        let agent = Agent::connect(&bridge, &[("host", host)]).await;
+        assert!(agent.is_ok(), "{host}");
+    }
+    assert_eq!(
+        http_get(
+            bridge.port,
+            "/status",
+            &[
+                ("Host", "evil.example"),
+                ("Authorization", &format!("Bearer {token}"))
+            ]
+        )
+        .0,
+        403
+    );
+    assert_eq!(
+        http_get(bridge.port, "/health", &[("Origin", "http://evil.example")]).0,
+        403
+    );
+}
+
+#[test]
+fn allowed_origins_can_be_configured() {
+    let mut opts = Options::default();
+    opts.env.push((
+        "IDE_BRIDGE_SERVER__ALLOWED_ORIGINS".into(),
+        "vscode-file://vscode-app,app://x".into(),
+    ));
+    let bridge = Bridge::start_with(opts);
+    let ok = http_get(
+        bridge.port,
+        "/health",
+        &[("Origin", "vscode-file://vscode-app")],
+    );
+    assert_eq!(ok.0, 200, "{}", ok.1);
+    assert_eq!(
+        http_get(bridge.port, "/health", &[("Origin", "http://evil.example")]).0,
+        403
+    );
+}
+
+#[test]
+fn health_is_open_status_and_metrics_need_the_bearer_token() {
+    let bridge = Bridge::start();
+    let (code, body) = http_get(bridge.port, "/health", &[]);
+    assert_eq!(code, 200);
+    let health: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(health["status"], "ok");
+    assert_eq!(health["version"], env!("CARGO_PKG_VERSION"));
+    assert!(health["uptimeSeconds"].is_u64());
+
+    for path in ["/status", "/metrics"] {
+        assert_eq!(
+            http_get(bridge.port, path, &[]).0,
+            401,
+            "{path} without token"
+        );
+        assert_eq!(
+            http_get(bridge.port, path, &[("Authorization", "Bearer nope")]).0,
+            401,
+            "{path} wrong token"
+        );
+        assert_eq!(
+            http_get(bridge.port, path, &[("Authorization", &bridge.token)]).0,
+            401,
+            "{path} not bearer"
+        );
+        assert_eq!(bridge.get(path).0, 200, "{path} with token");
+    }
+    assert_eq!(http_get(bridge.port, "/nope", &[]).0, 404);
+}

@@ -1,0 +1,144 @@
+//! Configuration layers and start-up errors, through the binary.
+
+use crate::harness::*;
+
+fn run(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut cmd = command(tmp.path());
+    cmd.args(args)
+        .envs(env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    cmd.output().unwrap()
+}
+
+#[test]
+fn help_documents_every_flag() {
+    let out = run(&["--help"], &[]);
+    let help = String::from_utf8_lossy(&out.stdout);
+    for flag in [
+        "--workspace",
+        "--config",
+        "--bind",
+        "--port",
+        "--ide-name",
+        "--max-sessions",
+        "--grace-period-ms",
+        "--tool-timeout-ms",
+        "--log-level",
+        "--log-format",
+        "--set",
+        "status",
+        "config",
+    ] {
+        assert!(help.contains(flag), "--help lacks {flag}:\n{help}");
+    }
+}
+
+#[test]
+fn unknown_keys_and_bad_values_stop_start_up_naming_the_key() {
+    type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a [&'a str]);
+    let cases: &[Case] = &[
+        (&["--set", "sessions.max_session=3"], &[], &["max_session"]),
+        (
+            &["--max-sessions", "0"],
+            &[],
+            &["sessions.max_sessions", "1..=100"],
+        ),
+        (
+            &["--tool-timeout-ms", "5"],
+            &[],
+            &["tools.timeout_ms", "100..="],
+        ),
+        (&["--log-format", "xml"], &[], &["log.format", "text, json"]),
+        (&["--bind", "not-an-ip"], &[], &["server.bind"]),
+        (&[], &[("IDE_BRIDGE_NONSENSE", "1")], &["nonsense"]),
+        (
+            &[],
+            &[("IDE_BRIDGE_RATE_LIMIT__REQUESTS", "zero")],
+            &["requests"],
+        ),
+        (&["--set", "oops"], &[], &["KEY=VALUE"]),
+    ];
+    for (args, env, needles) in cases {
+        let out = run(args, env);
+        assert_eq!(out.status.code(), Some(2), "{args:?} {env:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        for needle in *needles {
+            assert!(err.contains(needle), "{args:?} {env:?}: {err}");
+        }
+    }
+}
+
+#[test]
+fn layers_apply_in_order_file_env_flag() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("bridge.toml");
+    std::fs::write(
+        &file,
+        "ide_name = \"from-file\"\n[sessions]\nmax_sessions = 7\n[tools]\ntimeout_ms = 1234\n",
+    )
+    .unwrap();
+    let f = file.to_str().unwrap();
+    let effective = |args: &[&str], env: &[(&str, &str)]| -> serde_json::Value {
+        let mut all = vec!["--config", f, "config"];
+        all.extend_from_slice(args);
+        let out = run(&all, env);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let c = effective(&[], &[]);
+    assert_eq!(
+        (
+            c["ide_name"].as_str(),
+            c["sessions"]["max_sessions"].as_u64()
+        ),
+        (Some("from-file"), Some(7))
+    );
+    assert_eq!(c["server"]["bind"], "127.0.0.1", "defaults fill the rest");
+    let c = effective(
+        &[],
+        &[
+            ("IDE_BRIDGE_IDE_NAME", "from-env"),
+            ("IDE_BRIDGE_SESSIONS__MAX_SESSIONS", "3"),
+        ],
+    );
+    assert_eq!(
+        (
+            c["ide_name"].as_str(),
+            c["sessions"]["max_sessions"].as_u64()
+        ),
+        (Some("from-env"), Some(3))
+    );
+    assert_eq!(c["tools"]["timeout_ms"], 1234);
+    let c = effective(
+        &["--ide-name", "from-flag"],
+        &[("IDE_BRIDGE_IDE_NAME", "from-env")],
+    );
+    assert_eq!(c["ide_name"], "from-flag");
+}
+
+#[test]
+fn a_missing_workspace_is_a_clear_error() {
+    let out = run(&["--workspace", "/definitely/not/here"], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/definitely/not/here"));
+}
+
+#[test]
+fn ide_name_from_config_reaches_the_lock_file() {
+    let bridge = Bridge::start_with(Options::default().arg("--ide-name").arg("Team Bridge"));
+    assert_eq!(bridge.lock["ideName"], "Team Bridge");
+}
+
+#[test]
+fn non_loopback_bind_warns_loudly() {
+    let bridge = Bridge::start_with(Options::default().arg("--bind").arg("0.0.0.0"));
+    assert!(
+        bridge.log().contains("LISTENING BEYOND LOOPBACK"),
+        "{}",
+        bridge.log()
+    );
+}

@@ -1,0 +1,541 @@
+//! Test harness: starts the real `ide-bridge` binary with a temporary
+//! `CLAUDE_CONFIG_DIR`, workspace and port 0, and talks to it over real sockets.
+
+#![allow(dead_code)]
+
+use std::collections::VecDeque;
+use std::io::{Read, Write};
+use std::net::TcpStream as StdTcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tempfile::TempDir;
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::{HeaderName, HeaderValue, Response};
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+/// Default wait for anything the bridge should do promptly.
+pub const DEADLINE: Duration = Duration::from_secs(10);
+
+/// Polls `f` until it returns Some or the deadline passes.
+pub fn wait_for<T>(what: &str, deadline: Duration, mut f: impl FnMut() -> Option<T>) -> T {
+    let end = Instant::now() + deadline;
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < end, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Async variant of [`wait_for`].
+pub async fn wait_for_async<T, F, Fut>(what: &str, deadline: Duration, mut f: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let end = Instant::now() + deadline;
+    loop {
+        if let Some(v) = f().await {
+            return v;
+        }
+        assert!(Instant::now() < end, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Options for starting a bridge.
+#[derive(Default)]
+pub struct Options {
+    /// Extra command-line arguments.
+    pub args: Vec<String>,
+    /// Extra environment variables.
+    pub env: Vec<(String, String)>,
+    /// Use this config dir instead of a fresh one.
+    pub config_dir: Option<PathBuf>,
+}
+
+impl Options {
+    /// Adds `--set key=value`.
+    pub fn set(mut self, key: &str, value: impl ToString) -> Self {
+        self.args.push("--set".into());
+        self.args.push(format!("{key}={}", value.to_string()));
+        self
+    }
+    /// Adds raw arguments.
+    pub fn arg(mut self, a: &str) -> Self {
+        self.args.push(a.into());
+        self
+    }
+}
+
+/// A running bridge process.
+pub struct Bridge {
+    child: Child,
+    pub port: u16,
+    pub token: String,
+    pub lock_path: PathBuf,
+    pub lock: Value,
+    pub config_dir: PathBuf,
+    pub workspace: PathBuf,
+    pub log_path: PathBuf,
+    _tmp: TempDir,
+}
+
+/// Path of the binary under test.
+pub fn binary() -> &'static str {
+    env!("CARGO_BIN_EXE_ide-bridge")
+}
+
+/// A command for the binary with a clean environment for configuration.
+pub fn command(config_dir: &Path) -> Command {
+    let mut cmd = Command::new(binary());
+    for (key, _) in std::env::vars() {
+        if key.starts_with("IDE_BRIDGE_") {
+            cmd.env_remove(key);
+        }
+    }
+    cmd.env("CLAUDE_CONFIG_DIR", config_dir)
+        .env_remove("RUST_LOG");
+    cmd
+}
+
+impl Bridge {
+    /// Starts a bridge with defaults.
+    pub fn start() -> Bridge {
+        Self::start_with(Options::default())
+    }
+
+    /// Starts a bridge with options and waits for its lock file.
+    pub fn start_with(opts: Options) -> Bridge {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let workspace = tmp.path().join("workspace");
+        std::fs::create_dir_all(workspace.join("src")).unwrap();
+        std::fs::write(
+            workspace.join("src/main.rs"),
+            "fn main() {\n    println!(\"hi\");\n}\n",
+        )
+        .unwrap();
+        std::fs::write(workspace.join("README.md"), "# fixture\n").unwrap();
+        let workspace = workspace.canonicalize().unwrap();
+        let config_dir = opts
+            .config_dir
+            .clone()
+            .unwrap_or_else(|| tmp.path().join("claude"));
+        let log_path = tmp.path().join("bridge.log");
+        let log = std::fs::File::create(&log_path).unwrap();
+        let mut cmd = command(&config_dir);
+        cmd.arg("--workspace")
+            .arg(&workspace)
+            .arg("--log-level")
+            .arg("debug")
+            .args(&opts.args)
+            .envs(opts.env.iter().cloned())
+            .stdout(Stdio::null())
+            .stderr(log);
+        let mut child = cmd.spawn().expect("spawn ide-bridge");
+        let pid = child.id();
+        let ide_dir = config_dir.join("ide");
+        let found = {
+            let end = Instant::now() + DEADLINE;
+            loop {
+                if let Some(found) = find_lock(&ide_dir, pid) {
+                    break found;
+                }
+                if let Ok(Some(status)) = child.try_wait() {
+                    panic!(
+                        "ide-bridge exited with {status} before writing its lock file:\n{}",
+                        std::fs::read_to_string(&log_path).unwrap_or_default()
+                    );
+                }
+                assert!(Instant::now() < end, "no lock file for pid {pid}");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        };
+        let (port, lock_path, lock) = found;
+        Bridge {
+            child,
+            port,
+            token: lock["authToken"].as_str().unwrap().to_string(),
+            lock_path,
+            lock,
+            config_dir,
+            workspace,
+            log_path,
+            _tmp: tmp,
+        }
+    }
+
+    /// `ws://127.0.0.1:<port>/`.
+    pub fn url(&self) -> String {
+        format!("ws://127.0.0.1:{}/", self.port)
+    }
+
+    /// Process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends a signal to the bridge.
+    pub fn signal(&self, sig: &str) {
+        let status = Command::new("kill")
+            .arg(format!("-{sig}"))
+            .arg(self.child.id().to_string())
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// Waits for the process to exit.
+    pub fn wait_exit(&mut self, deadline: Duration) -> ExitStatus {
+        let child = &mut self.child;
+        wait_for("bridge exit", deadline, || child.try_wait().ok().flatten())
+    }
+
+    /// The bridge's stderr so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log_path).unwrap_or_default()
+    }
+
+    /// Connects an agent with the right token.
+    pub async fn agent(&self) -> Agent {
+        Agent::connect(self, &[]).await.expect("agent connects")
+    }
+
+    /// Connects and completes the MCP handshake.
+    pub async fn ready_agent(&self) -> Agent {
+        let mut agent = self.agent().await;
+        agent.initialize().await;
+        agent
+    }
+
+    /// GET with the bearer token.
+    pub fn get(&self, path: &str) -> (u16, String) {
+        http_get(
+            self.port,
+            path,
+            &[("Authorization", &format!("Bearer {}", self.token))],
+        )
+    }
+
+    /// GET and parse JSON.
+    pub fn get_json(&self, path: &str) -> Value {
+        let (status, body) = self.get(path);
+        assert_eq!(status, 200, "{path}: {body}");
+        serde_json::from_str(&body).unwrap()
+    }
+}
+
+impl Drop for Bridge {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Finds the lock file written by `pid`.
+pub fn find_lock(ide_dir: &Path, pid: u32) -> Option<(u16, PathBuf, Value)> {
+    for entry in std::fs::read_dir(ide_dir).ok()?.flatten() {
+        let path = entry.path();
+        let name = path.file_name()?.to_str()?.to_string();
+        let Some(port) = name
+            .strip_suffix(".lock")
+            .and_then(|p| p.parse::<u16>().ok())
+        else {
+            continue;
+        };
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let Ok(lock) = serde_json::from_str::<Value>(&text) else {
+            continue;
+        };
+        if lock["pid"].as_u64() == Some(u64::from(pid)) {
+            return Some((port, path, lock));
+        }
+    }
+    None
+}
+
+/// A raw HTTP/1.1 GET with arbitrary headers (a `Host` header is added unless given).
+pub fn http_get(port: u16, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
+    let mut s = StdTcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(DEADLINE)).unwrap();
+    let mut req = format!("GET {path} HTTP/1.1\r\nConnection: close\r\n");
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        req.push_str(&format!("Host: 127.0.0.1:{port}\r\n"));
+    }
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    s.write_all(req.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw);
+    let text = String::from_utf8_lossy(&raw).to_string();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        dechunk(body)
+    } else {
+        body.to_string()
+    };
+    (status, body)
+}
+
+fn dechunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        out.push_str(&rest[..n.min(rest.len())]);
+        body = rest.get(n + 2..).unwrap_or("");
+    }
+    out
+}
+
+type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+/// An MCP client over a real WebSocket.
+pub struct Agent {
+    ws: Ws,
+    next_id: i64,
+    /// Messages received while waiting for something else.
+    pub inbox: VecDeque<Value>,
+    /// The upgrade response.
+    pub response: Response<Option<Vec<u8>>>,
+}
+
+impl Agent {
+    /// Connects with the bridge's token, the `mcp` subprotocol and extra headers.
+    pub async fn connect(
+        bridge: &Bridge,
+        extra: &[(&str, &str)],
+    ) -> Result<Agent, tokio_tungstenite::tungstenite::Error> {
+        let mut headers: Vec<(&str, &str)> = vec![
+            ("x-claude-code-ide-authorization", bridge.token.as_str()),
+            ("sec-websocket-protocol", "mcp"),
+        ];
+        headers.extend_from_slice(extra);
+        Self::connect_raw(bridge.port, &headers).await
+    }
+
+    /// Connects with exactly these headers.
+    pub async fn connect_raw(
+        port: u16,
+        headers: &[(&str, &str)],
+    ) -> Result<Agent, tokio_tungstenite::tungstenite::Error> {
+        let mut req = format!("ws://127.0.0.1:{port}/").into_client_request()?;
+        for (k, v) in headers {
+            req.headers_mut().insert(
+                HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                HeaderValue::from_str(v).unwrap(),
+            );
+        }
+        let (ws, response) = tokio_tungstenite::connect_async(req).await?;
+        Ok(Agent {
+            ws,
+            next_id: 0,
+            inbox: VecDeque::new(),
+            response,
+        })
+    }
+
+    /// Sends a raw text frame.
+    pub async fn send_text(&mut self, text: impl Into<String>) {
+        self.ws
+            .send(Message::text(text.into()))
+            .await
+            .expect("send");
+    }
+
+    /// Sends a binary frame.
+    pub async fn send_binary(&mut self, data: Vec<u8>) {
+        self.ws.send(Message::binary(data)).await.expect("send");
+    }
+
+    /// Sends a JSON message.
+    pub async fn send(&mut self, v: &Value) {
+        self.send_text(v.to_string()).await;
+    }
+
+    /// Next JSON message (or panics after the deadline / on close).
+    pub async fn recv(&mut self) -> Value {
+        self.try_recv(DEADLINE)
+            .await
+            .expect("a message before the deadline")
+    }
+
+    /// Next JSON message within `wait`, None on timeout or close.
+    pub async fn try_recv(&mut self, wait: Duration) -> Option<Value> {
+        if let Some(v) = self.inbox.pop_front() {
+            return Some(v);
+        }
+        self.recv_wire(wait).await
+    }
+
+    async fn recv_wire(&mut self, wait: Duration) -> Option<Value> {
+        let end = Instant::now() + wait;
+        loop {
+            let left = end.checked_duration_since(Instant::now())?;
+            match tokio::time::timeout(left, self.ws.next()).await {
+                Err(_) => return None,
+                Ok(None) => return None,
+                Ok(Some(Err(_))) => return None,
+                Ok(Some(Ok(Message::Text(t)))) => {
+                    return Some(serde_json::from_str(t.as_str()).expect("bridge sends JSON"))
+                }
+                Ok(Some(Ok(Message::Close(_)))) => return None,
+                Ok(Some(Ok(_))) => continue,
+            }
+        }
+    }
+
+    /// Waits for the response with `id`, keeping other messages in the inbox.
+    pub async fn response_to(&mut self, id: &Value) -> Value {
+        if let Some(pos) = self
+            .inbox
+            .iter()
+            .position(|m| &m["id"] == id && m.get("method").is_none())
+        {
+            return self.inbox.remove(pos).unwrap();
+        }
+        loop {
+            let msg = self
+                .recv_wire(DEADLINE)
+                .await
+                .unwrap_or_else(|| panic!("no response to id {id}"));
+            if &msg["id"] == id && msg.get("method").is_none() {
+                return msg;
+            }
+            self.inbox.push_back(msg);
+        }
+    }
+
+    /// Waits up to `wait` for a notification with `method`, keeping other messages.
+    pub async fn notification(&mut self, method: &str, wait: Duration) -> Option<Value> {
+        if let Some(pos) = self.inbox.iter().position(|m| m["method"] == method) {
+            return self.inbox.remove(pos);
+        }
+        let end = Instant::now() + wait;
+        loop {
+            let left = end.checked_duration_since(Instant::now())?;
+            let msg = self.recv_wire(left).await?;
+            if msg["method"] == method {
+                return Some(msg);
+            }
+            self.inbox.push_back(msg);
+        }
+    }
+
+    /// Allocates an id.
+    pub fn id(&mut self) -> i64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    /// Sends a request and returns the whole response message.
+    pub async fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.id();
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        self.response_to(&json!(id)).await
+    }
+
+    /// Sends a notification.
+    pub async fn notify(&mut self, method: &str, params: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}))
+            .await;
+    }
+
+    /// initialize + notifications/initialized, like the Claude Code CLI.
+    pub async fn initialize(&mut self) -> Value {
+        let resp = self
+            .request(
+                "initialize",
+                json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {"roots": {}, "elicitation": {}},
+                    "clientInfo": {"name": "claude-code", "version": "2.1.0"}
+                }),
+            )
+            .await;
+        assert!(resp.get("result").is_some(), "initialize failed: {resp}");
+        self.notify("notifications/initialized", json!({})).await;
+        resp
+    }
+
+    /// Calls a tool and returns the `result` (panics on a protocol error).
+    pub async fn call(&mut self, name: &str, args: Value) -> Value {
+        let resp = self.call_raw(name, args).await;
+        resp.get("result")
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} failed: {resp}"))
+    }
+
+    /// Calls a tool and returns the whole response message.
+    pub async fn call_raw(&mut self, name: &str, args: Value) -> Value {
+        self.request("tools/call", json!({"name": name, "arguments": args}))
+            .await
+    }
+
+    /// Waits for the server to close the socket; returns the close frame if any.
+    pub async fn closed(&mut self, wait: Duration) -> Option<CloseFrame> {
+        let end = Instant::now() + wait;
+        loop {
+            let left = end.checked_duration_since(Instant::now())?;
+            match tokio::time::timeout(left, self.ws.next()).await {
+                Err(_) => panic!("socket still open after {wait:?}"),
+                Ok(None) | Ok(Some(Err(_))) => return None,
+                Ok(Some(Ok(Message::Close(frame)))) => return frame,
+                Ok(Some(Ok(_))) => continue,
+            }
+        }
+    }
+
+    /// Closes the socket.
+    pub async fn close(mut self) {
+        let _ = self.ws.close(None).await;
+    }
+}
+
+/// The first text item of a tool result.
+pub fn text(result: &Value) -> &str {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text in {result}"))
+}
+
+/// The first text item parsed as JSON.
+pub fn json_text(result: &Value) -> Value {
+    serde_json::from_str(text(result)).unwrap_or_else(|e| panic!("not JSON ({e}): {result}"))
+}
+
+/// True when the result is a tool error.
+pub fn is_error(result: &Value) -> bool {
+    result["isError"] == json!(true)
+}
+
+/// The JSON-RPC error code of a response.
+pub fn error_code(resp: &Value) -> i64 {
+    resp["error"]["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("not an error: {resp}"))
+}

@@ -1,0 +1,246 @@
+//! Limits at and just past their edges: rate limit, max sessions, message size,
+//! notification flood, concurrency cap, timeout, cancellation and progress.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::harness::*;
+
+#[tokio::test]
+async fn rate_limit_admits_200_requests_and_refuses_the_201st() {
+    let bridge = Bridge::start();
+    let mut agent = bridge.agent().await;
+    for id in 0..201 {
+        agent
+            .send(&json!({"jsonrpc": "2.0", "id": id, "method": "ping"}))
+            .await;
+    }
+    for id in 0..200 {
+        let resp = agent.response_to(&json!(id)).await;
+        assert_eq!(resp["result"], json!({}), "request {id}: {resp}");
+    }
+    let resp = agent.response_to(&json!(200)).await;
+    assert_eq!(error_code(&resp), -32004);
+    assert!(resp["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("200 requests per 60 s"));
+    // The limit is per connection: a second connection is unaffected.
+    let mut other = bridge.agent().await;
+    assert_eq!(other.request("ping", json!({})).await["result"], json!({}));
+    let metrics = bridge.get("/metrics").1;
+    assert!(
+        metrics.contains("ide_bridge_rate_limit_rejections_total 1"),
+        "{metrics}"
+    );
+}
+
+#[tokio::test]
+async fn notification_flood_is_dropped_and_counted_not_fatal() {
+    let bridge = Bridge::start_with(Options::default().set("rate_limit.notifications", 5));
+    let mut agent = bridge.ready_agent().await; // notifications/initialized is 1 of 5
+    for _ in 0..10 {
+        agent
+            .notify("notifications/roots/list_changed", json!({}))
+            .await;
+    }
+    let resp = agent.request("ping", json!({})).await;
+    assert_eq!(resp["result"], json!({}));
+    wait_for("dropped notifications counted", DEADLINE, || {
+        bridge
+            .get("/metrics")
+            .1
+            .contains("ide_bridge_dropped_notifications_total 6")
+            .then_some(())
+    });
+    assert!(
+        bridge.log().contains("dropped"),
+        "a log line says notifications are dropped"
+    );
+}
+
+#[tokio::test]
+async fn max_sessions_refuses_with_a_reason_and_evicts_sessions_in_grace() {
+    let bridge = Bridge::start_with(Options::default().set("sessions.max_sessions", 2));
+    let first = bridge.ready_agent().await;
+    let mut second = bridge.ready_agent().await;
+    let mut third = bridge.agent().await;
+    let frame = third.closed(DEADLINE).await.expect("a close frame");
+    assert_eq!(u16::from(frame.code), 1008);
+    assert!(
+        frame.reason.contains("Too many sessions"),
+        "{}",
+        frame.reason
+    );
+    assert_eq!(
+        bridge.get_json("/status")["sessions"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+
+    // A session waiting in its grace period makes room for a new agent.
+    first.close().await;
+    wait_for("first session in grace", DEADLINE, || {
+        let s = bridge.get_json("/status");
+        s["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x["inGrace"] == true)
+            .then_some(())
+    });
+    let mut fourth = bridge.ready_agent().await;
+    assert_eq!(fourth.request("ping", json!({})).await["result"], json!({}));
+    assert_eq!(second.request("ping", json!({})).await["result"], json!({}));
+    let status = bridge.get_json("/status");
+    let sessions = status["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 2);
+    assert!(sessions.iter().all(|s| s["connected"] == true), "{status}");
+    assert_eq!(status["evicted"], 1);
+    assert_eq!(status["refused"], 1);
+}
+
+#[tokio::test]
+async fn oversized_messages_close_the_connection_with_1008() {
+    let bridge =
+        Bridge::start_with(Options::default().set("server.max_message_bytes", 2 * 1024 * 1024));
+    let mut agent = bridge.ready_agent().await;
+    let big = json!({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "x".repeat(2 * 1024 * 1024)}});
+    agent.send(&big).await;
+    let frame = agent.closed(DEADLINE).await.expect("close frame");
+    assert_eq!(u16::from(frame.code), 1008);
+    assert!(
+        frame.reason.contains("max_message_bytes"),
+        "{}",
+        frame.reason
+    );
+    // The bridge itself is fine.
+    let mut fresh = bridge.ready_agent().await;
+    assert_eq!(fresh.request("ping", json!({})).await["result"], json!({}));
+}
+
+#[cfg(feature = "fault-injection")]
+#[tokio::test]
+async fn the_eleventh_concurrent_call_is_refused() {
+    let bridge = Bridge::start();
+    let mut agent = bridge.ready_agent().await;
+    for id in 100..110 {
+        agent
+            .send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                           "params": {"name": "debug_sleep", "arguments": {"ms": 1500}}}))
+            .await;
+    }
+    let result = agent.call("getWorkspaceFolders", json!({})).await;
+    assert!(is_error(&result));
+    assert_eq!(text(&result), "Too many concurrent tool calls (max 10)");
+    for id in 100..110 {
+        let resp = agent.response_to(&json!(id)).await;
+        assert_eq!(text(&resp["result"]), "slept 1500 ms");
+    }
+    // Slots are free again.
+    let result = agent.call("getWorkspaceFolders", json!({})).await;
+    assert!(!is_error(&result));
+}
+
+#[cfg(feature = "fault-injection")]
+#[tokio::test]
+async fn tool_timeout_answers_a_tool_error_and_logs_a_warning() {
+    let bridge = Bridge::start_with(Options::default().arg("--tool-timeout-ms").arg("300"));
+    let mut agent = bridge.ready_agent().await;
+    let result = agent.call("debug_sleep", json!({"ms": 5000})).await;
+    assert!(is_error(&result));
+    assert_eq!(text(&result), "Tool \"debug_sleep\" timed out after 300ms");
+    let log = agent
+        .notification("notifications/message", DEADLINE)
+        .await
+        .expect("warning log");
+    assert_eq!(log["params"]["level"], "warning");
+    let timeline = bridge.get_json("/status")["recentActivity"].clone();
+    assert!(
+        timeline
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["status"] == "timeout"),
+        "{timeline}"
+    );
+}
+
+#[cfg(feature = "fault-injection")]
+#[tokio::test]
+async fn cancelled_calls_stop_send_no_response_and_free_their_id() {
+    let bridge = Bridge::start();
+    let mut agent = bridge.ready_agent().await;
+    agent
+        .send(&json!({"jsonrpc": "2.0", "id": 77, "method": "tools/call",
+                       "params": {"name": "debug_sleep", "arguments": {"ms": 30000}}}))
+        .await;
+    // While it runs, the same id is a duplicate.
+    agent
+        .send(&json!({"jsonrpc": "2.0", "id": 77, "method": "tools/call",
+                       "params": {"name": "close_tab", "arguments": {"tab_name": "t"}}}))
+        .await;
+    let dup = agent.response_to(&json!(77)).await;
+    assert_eq!(error_code(&dup), -32600);
+    assert!(dup["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("Duplicate"));
+
+    agent
+        .notify(
+            "notifications/cancelled",
+            json!({"requestId": 77, "reason": "user"}),
+        )
+        .await;
+    let resp = agent.request("ping", json!({})).await;
+    assert_eq!(resp["result"], json!({}));
+    assert!(
+        agent.try_recv(Duration::from_millis(300)).await.is_none(),
+        "no response for a cancelled call"
+    );
+    let status = bridge.get_json("/status");
+    assert_eq!(status["sessions"][0]["activeToolCalls"], 0);
+    let timeline = status["recentActivity"].as_array().unwrap();
+    assert!(timeline
+        .iter()
+        .any(|e| e["tool"] == "debug_sleep" && e["status"] == "cancelled"));
+    // The id can be used again.
+    let again = agent
+        .request(
+            "tools/call",
+            json!({"name": "close_tab", "arguments": {"tab_name": "t"}}),
+        )
+        .await;
+    assert_eq!(text(&again["result"]), "TAB_CLOSED");
+}
+
+#[cfg(feature = "fault-injection")]
+#[tokio::test]
+async fn progress_notifications_carry_the_token() {
+    let bridge = Bridge::start();
+    let mut agent = bridge.ready_agent().await;
+    let id = agent.id();
+    agent
+        .send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                       "params": {"name": "debug_sleep", "arguments": {"ms": 60, "steps": 3},
+                                  "_meta": {"progressToken": "tok-1"}}}))
+        .await;
+    let resp = agent.response_to(&json!(id)).await;
+    assert_eq!(text(&resp["result"]), "slept 60 ms");
+    let progress: Vec<_> = agent
+        .inbox
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .cloned()
+        .collect();
+    assert_eq!(progress.len(), 3, "{progress:?}");
+    for (i, p) in progress.iter().enumerate() {
+        assert_eq!(p["params"]["progressToken"], "tok-1");
+        assert_eq!(p["params"]["progress"], json!((i + 1) as f64));
+        assert_eq!(p["params"]["total"], json!(3.0));
+    }
+}

@@ -1,0 +1,14 @@
+//! Integration tests: the real `ide-bridge` binary driven over real sockets.
+
+mod harness;
+
+mod auth;
+mod config;
+mod errors;
+mod handshake;
+mod lifecycle;
+mod limits;
+mod sessions;
+#[cfg(feature = "fault-injection")]
+mod supervision;
+mod tools;

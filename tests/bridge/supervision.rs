@@ -1,0 +1,123 @@
+//! Fault injection: a panic in a singleton actor restarts that actor and nothing else;
+//! requests in flight get an error instead of hanging.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::harness::*;
+
+async fn crash_with_request_in_flight(actor: &str) {
+    let bridge = Bridge::start();
+    let mut victim = bridge.ready_agent().await;
+    let mut bystander = bridge.ready_agent().await;
+    bystander
+        .call("openFile", json!({"filePath": "src/main.rs"}))
+        .await;
+
+    // A request held in flight inside the actor for a minute…
+    let id = victim.id();
+    victim
+        .send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                       "params": {"name": "debug_stall_actor", "arguments": {"actor": actor, "ms": 60000}}}))
+        .await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // …when the actor panics in a handler.
+    let crash = bystander
+        .call("debug_crash_actor", json!({"actor": actor}))
+        .await;
+    assert!(is_error(&crash));
+    assert!(text(&crash).contains("restarting"), "{crash}");
+
+    let started = Instant::now();
+    let stalled = victim.response_to(&json!(id)).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "in-flight request answered promptly"
+    );
+    assert!(is_error(&stalled["result"]), "{stalled}");
+    assert!(text(&stalled["result"]).contains(actor), "{stalled}");
+
+    // Both agents stay connected and the actor serves again within a second.
+    assert_eq!(victim.request("ping", json!({})).await["result"], json!({}));
+    let deadline = Instant::now() + Duration::from_secs(1);
+    let status = loop {
+        let result = bystander.call("getBridgeStatus", json!({})).await;
+        if !is_error(&result) {
+            break json_text(&result);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "actor not back within a second: {result}"
+        );
+    };
+    assert_eq!(
+        status["sessions"].as_array().unwrap().len(),
+        2,
+        "session table survived"
+    );
+    assert!(
+        status["activity"]["actorRestarts"].as_u64().unwrap() >= 1,
+        "{status}"
+    );
+    let tabs = json_text(&bystander.call("getOpenEditors", json!({})).await);
+    assert_eq!(
+        tabs["tabs"].as_array().unwrap().len(),
+        1,
+        "session state untouched"
+    );
+    let metrics = bridge.get("/metrics").1;
+    assert!(
+        metrics.contains(&format!(
+            "ide_bridge_actor_restarts_total{{actor=\"{actor}\"}} 1"
+        )),
+        "{metrics}"
+    );
+}
+
+#[tokio::test]
+async fn registry_panic_restarts_only_the_registry() {
+    crash_with_request_in_flight("registry").await;
+}
+
+#[tokio::test]
+async fn activity_log_panic_restarts_only_the_activity_log() {
+    crash_with_request_in_flight("activity_log").await;
+}
+
+#[tokio::test]
+async fn a_panicking_tool_is_a_tool_error_and_the_session_lives_on() {
+    let bridge = Bridge::start();
+    let mut agent = bridge.ready_agent().await;
+    let mut other = bridge.ready_agent().await;
+    let result = agent.call("debug_panic", json!({})).await;
+    assert!(is_error(&result));
+    assert!(text(&result).contains("internal error"), "{result}");
+    assert_eq!(
+        text(&agent.call("close_tab", json!({"tab_name": "t"})).await),
+        "TAB_CLOSED"
+    );
+    assert_eq!(
+        text(&other.call("close_tab", json!({"tab_name": "t"})).await),
+        "TAB_CLOSED"
+    );
+}
+
+#[tokio::test]
+async fn repeated_crashes_keep_being_recovered() {
+    let bridge = Bridge::start();
+    let mut agent = bridge.ready_agent().await;
+    for _ in 0..5 {
+        let crash = agent
+            .call("debug_crash_actor", json!({"actor": "registry"}))
+            .await;
+        assert!(is_error(&crash));
+        let status = agent.call("getBridgeStatus", json!({})).await;
+        assert!(!is_error(&status), "{status}");
+    }
+    let metrics = bridge.get("/metrics").1;
+    assert!(
+        metrics.contains("ide_bridge_actor_restarts_total{actor=\"registry\"} 5"),
+        "{metrics}"
+    );
+}

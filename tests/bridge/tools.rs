@@ -1,0 +1,276 @@
+//! The Claude Code IDE tools without an editor: exact result shapes (spec §4), one
+//! happy path and one bad-argument case each.
+
+use serde_json::json;
+
+use crate::harness::*;
+
+#[tokio::test]
+async fn open_file_records_the_file_and_answers_both_shapes() {
+    let bridge = Bridge::start();
+    let mut agent = bridge.ready_agent().await;
+    let main = bridge.workspace.join("src/main.rs");
+    let result = agent
+        .call("openFile", json!({"filePath": "src/main.rs"}))
+        .await;
+    assert_eq!(text(&result), format!("Opened file: {}", main.display()));
+    let result = agent
+        .call(
+            "openFile",
+            json!({"filePath": main, "makeFrontmost": false}),
+        )
+        .await;
+    let body = json_text(&result);
+    assert_eq!(
+        body,
+        json!({"success": true, "filePath": main, "languageId": "rust", "lineCount": 3})
+    );
+
+    let missing = agent.call("openFile", json!({"filePath": "nope.rs"})).await;
+    assert!(is_error(&missing));
+    assert_eq!(text(&missing), "File not found: nope.rs");
+    let escape = agent
+        .call("openFile", json!({"filePath": "../../etc/passwd"}))
+        .await;
+    assert!(is_error(&escape));
+    assert!(
+        text(&escape).starts_with("Path escapes workspace"),
+        "{escape}"
+    );
+    let bad = agent
+        .call_raw("openFile", json!({"filePath": "a", "makeFrontmost": "yes"}))
+        .await;
+    assert_eq!(error_code(&bad), -32602);
+}
+
+#[tokio::test]
+async fn get_open_editors_lists_this_sessions_files() {
+    let bridge = Bridge::start();
+    let mut agent = bridge.ready_agent().await;
+    let empty = json_text(&agent.call("getOpenEditors", json!({})).await);
+    assert_eq!(empty, json!({"tabs": []}));
+    agent
+        .call("openFile", json!({"filePath": "src/main.rs"}))
+        .await;
+    agent
+        .call("openFile", json!({"filePath": "README.md"}))
+        .await;
+    let tabs = json_text(&agent.call("getOpenEditors", json!({})).await);
+    let tabs = tabs["tabs"].as_array().unwrap();
+    assert_eq!(tabs.len(), 2);
+    assert_eq!(
+        tabs[0]["uri"],
+        format!("file://{}", bridge.workspace.join("src/main.rs").display())
+    );
+    assert_eq!(tabs[0]["languageId"], "rust");
+    assert_eq!(
+        (tabs[0]["isActive"].clone(), tabs[1]["isActive"].clone()),
+        (json!(false), json!(true))
+    );
+    assert_eq!(tabs[1]["label"], "README.md");
+    assert_eq!(tabs[1]["isDirty"], false);
+    let bad = agent
+        .request(
+            "tools/call",
+            json!({"name": "getOpenEditors", "arguments": 3}),
+        )
+        .await;
+    assert_eq!(error_code(&bad), -32602);
+}
+
+#[tokio::test]
+async fn get_workspace_folders() {
+    let bridge = Bridge::start();
+    let mut agent = bridge.ready_agent().await;
+    let body = json_text(&agent.call("getWorkspaceFolders", json!({})).await);
+    let root = bridge.workspace.display().to_string();
+    assert_eq!(body["success"], true);
+    assert_eq!(body["rootPath"], root);
+    assert_eq!(body["folders"][0]["path"], root);
+    assert_eq!(body["folders"][0]["name"], "workspace");
+    assert_eq!(body["folders"][0]["uri"], format!("file://{root}"));
+    let bad = agent
+        .request(
+            "tools/call",
+            json!({"name": "getWorkspaceFolders", "arguments": []}),
+        )
+        .await;
+    assert_eq!(error_code(&bad), -32602);
+}
+
+#[tokio::test]
+async fn get_diagnostics_is_an_empty_array_while_nothing_is_known() {
+    let bridge = Bridge::start();
+    let mut agent = bridge.ready_agent().await;
+    assert_eq!(text(&agent.call("getDiagnostics", json!({})).await), "[]");
+    let uri = format!("file://{}", bridge.workspace.join("src/main.rs").display());
+    assert_eq!(
+        text(&agent.call("getDiagnostics", json!({"uri": uri})).await),
+        "[]"
+    );
+    let bad = agent.call_raw("getDiagnostics", json!({"uri": 5})).await;
+    assert_eq!(error_code(&bad), -32602);
+}
+
+#[tokio::test]
+async fn dirty_and_save_answer_document_not_open_until_opened() {
+    let bridge = Bridge::start();
+    let mut agent = bridge.ready_agent().await;
+    for tool in ["checkDocumentDirty", "saveDocument"] {
+        let body = json_text(&agent.call(tool, json!({"filePath": "src/main.rs"})).await);
+        assert_eq!(
+            body,
+            json!({"success": false, "message": "Document not open: src/main.rs"}),
+            "{tool}"
+        );
+        let bad = agent.call_raw(tool, json!({})).await;
+        assert_eq!(error_code(&bad), -32602, "{tool}");
+    }
+    agent
+        .call("openFile", json!({"filePath": "src/main.rs"}))
+        .await;
+    let main = bridge.workspace.join("src/main.rs").display().to_string();
+    let dirty = json_text(
+        &agent
+            .call("checkDocumentDirty", json!({"filePath": "src/main.rs"}))
+            .await,
+    );
+    assert_eq!(
+        dirty,
+        json!({"success": true, "filePath": main, "isDirty": false, "isUntitled": false})
+    );
+    let saved = json_text(&agent.call("saveDocument", json!({"filePath": main})).await);
+    assert_eq!(
+        (saved["success"].clone(), saved["saved"].clone()),
+        (json!(true), json!(true))
+    );
+}
+
+#[tokio::test]
+async fn selections_without_an_editor() {
+    let bridge = Bridge::start();
+    let mut agent = bridge.ready_agent().await;
+    let cur = json_text(&agent.call("getCurrentSelection", json!({})).await);
+    assert_eq!(
+        cur,
+        json!({"success": false, "message": "No active editor found"})
+    );
+    let latest = json_text(&agent.call("getLatestSelection", json!({})).await);
+    assert_eq!(
+        latest,
+        json!({"success": false, "message": "No selection available"})
+    );
+    for tool in ["getCurrentSelection", "getLatestSelection"] {
+        let bad = agent
+            .request("tools/call", json!({"name": tool, "arguments": "x"}))
+            .await;
+        assert_eq!(error_code(&bad), -32602, "{tool}");
+    }
+}
+
+#[tokio::test]
+async fn tabs_and_diffs_without_an_editor() {
+    let bridge = Bridge::start();
+    let mut agent = bridge.ready_agent().await;
+    assert_eq!(
+        text(&agent.call("close_tab", json!({"tab_name": "x"})).await),
+        "TAB_CLOSED"
+    );
+    assert_eq!(
+        text(&agent.call("closeAllDiffTabs", json!({})).await),
+        "CLOSED_0_DIFF_TABS"
+    );
+    let main = bridge.workspace.join("src/main.rs");
+    let diff = agent
+        .call("openDiff", json!({"old_file_path": main, "new_file_path": main,
+                                 "new_file_contents": "fn main() {}\n", "tab_name": "✻ [Claude Code] main.rs"}))
+        .await;
+    assert!(is_error(&diff));
+    assert!(text(&diff).contains("No editor is connected"), "{diff}");
+    assert_eq!(
+        error_code(&agent.call_raw("close_tab", json!({})).await),
+        -32602
+    );
+    assert_eq!(
+        error_code(
+            &agent
+                .request(
+                    "tools/call",
+                    json!({"name": "closeAllDiffTabs", "arguments": [1]})
+                )
+                .await
+        ),
+        -32602
+    );
+    assert_eq!(
+        error_code(&agent.call_raw("openDiff", json!({"tab_name": "t"})).await),
+        -32602
+    );
+}
+
+#[tokio::test]
+async fn get_bridge_status_matches_http_status() {
+    let bridge = Bridge::start();
+    let mut agent = bridge.ready_agent().await;
+    agent
+        .call("openFile", json!({"filePath": "src/main.rs"}))
+        .await;
+    let status = json_text(&agent.call("getBridgeStatus", json!({})).await);
+    assert_eq!(status["port"], bridge.port);
+    assert_eq!(status["extension"]["connected"], false);
+    assert_eq!(status["sessions"][0]["id"], status["yourSessionId"]);
+    assert_eq!(status["sessions"][0]["openedFiles"], 1);
+    assert!(status["activity"]["toolCalls"].as_u64().unwrap() >= 1);
+    let bad = agent
+        .request(
+            "tools/call",
+            json!({"name": "getBridgeStatus", "arguments": "x"}),
+        )
+        .await;
+    assert_eq!(error_code(&bad), -32602);
+    // Every call is in the activity timeline with its session.
+    let http = bridge.get_json("/status");
+    let calls: Vec<_> = http["recentActivity"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "toolCall")
+        .collect();
+    assert!(calls.iter().any(|e| e["tool"] == "openFile"
+        && e["status"] == "success"
+        && e["sessionId"] == status["yourSessionId"]));
+    assert!(calls
+        .iter()
+        .all(|e| e["durationMs"].is_u64() && e["timestamp"].is_u64()));
+}
+
+#[test]
+fn metrics_count_tool_calls_by_tool_and_status() {
+    let bridge = Bridge::start();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut agent = bridge.ready_agent().await;
+        agent.call("close_tab", json!({"tab_name": "a"})).await;
+        agent.call("openFile", json!({"filePath": "missing"})).await;
+    });
+    let metrics = bridge.get("/metrics").1;
+    assert!(
+        metrics.contains(r#"ide_bridge_tool_calls_total{tool="close_tab",status="success"} 1"#),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(r#"ide_bridge_tool_calls_total{tool="openFile",status="error"} 1"#),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("ide_bridge_tool_call_duration_seconds_bucket"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("ide_bridge_active_sessions 1"),
+        "{metrics}"
+    );
+}
