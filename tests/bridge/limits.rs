@@ -1,6 +1,7 @@
 //! Limits at and just past their edges: rate limit, max sessions, message size,
 //! notification flood, concurrency cap, timeout, cancellation and progress.
 
+#[cfg(feature = "fault-injection")]
 use std::time::Duration;
 
 use serde_json::json;

@@ -1,5 +1,6 @@
 //! Sessions: isolation, reattach within the grace period, expiry, list_changed.
 
+#[cfg(feature = "fault-injection")]
 use std::time::Duration;
 
 use serde_json::json;
