@@ -413,6 +413,24 @@ mod tests {
     }
 
     #[test]
+    fn every_key_is_documented() {
+        let docs = include_str!("../docs/configuration.md");
+        let value = serde_json::to_value(Settings::default()).unwrap();
+        let mut keys = Vec::new();
+        for (k, v) in value.as_object().unwrap() {
+            match v.as_object() {
+                Some(section) => keys.extend(section.keys().map(|s| format!("{k}.{s}"))),
+                None => keys.push(k.clone()),
+            }
+        }
+        for key in keys {
+            assert!(docs.contains(&format!("`{key}`")), "docs/configuration.md lacks `{key}`");
+            let leaf = key.rsplit('.').next().unwrap();
+            assert!(DEFAULT_TOML.contains(leaf), "config/default.toml lacks {key}");
+        }
+    }
+
+    #[test]
     fn bad_enumerations_list_what_is_allowed() {
         let err = with(&[("log.format", "xml")]).unwrap_err().to_string();
         assert!(

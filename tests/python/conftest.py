@@ -1,0 +1,66 @@
+"""Starts the real ide-bridge binary for the interop tests.
+
+The binary path comes from BRIDGE_BIN (set by scripts/test.sh). Every bridge gets
+its own temporary CLAUDE_CONFIG_DIR, workspace and OS-assigned port.
+"""
+
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import tempfile
+import time
+from contextlib import contextmanager
+
+import pytest
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+@contextmanager
+def running_bridge(*extra_args):
+    binary = os.environ.get("BRIDGE_BIN", "target/debug/ide-bridge")
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = pathlib.Path(tmp)
+        workspace = tmp / "workspace"
+        (workspace / "src").mkdir(parents=True)
+        (workspace / "src" / "main.rs").write_text("fn main() {}\n")
+        config_dir = tmp / "claude"
+        env = {k: v for k, v in os.environ.items() if not k.startswith("IDE_BRIDGE_")}
+        env["CLAUDE_CONFIG_DIR"] = str(config_dir)
+        log = open(tmp / "bridge.log", "wb")
+        proc = subprocess.Popen(
+            [binary, "--workspace", str(workspace), *extra_args],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
+        try:
+            deadline = time.monotonic() + 10
+            lock = None
+            while lock is None:
+                assert proc.poll() is None, (tmp / "bridge.log").read_text()
+                assert time.monotonic() < deadline, "no lock file"
+                for path in (config_dir / "ide").glob("*.lock"):
+                    data = json.loads(path.read_text())
+                    if data.get("pid") == proc.pid:
+                        lock = (int(path.stem), data)
+                time.sleep(0.02)
+            yield {"port": lock[0], "token": lock[1]["authToken"], "workspace": workspace.resolve()}
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+            log.close()
+
+
+@pytest.fixture
+def bridge():
+    with running_bridge() as b:
+        yield b
