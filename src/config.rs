@@ -424,9 +424,15 @@ mod tests {
             }
         }
         for key in keys {
-            assert!(docs.contains(&format!("`{key}`")), "docs/configuration.md lacks `{key}`");
+            assert!(
+                docs.contains(&format!("`{key}`")),
+                "docs/configuration.md lacks `{key}`"
+            );
             let leaf = key.rsplit('.').next().unwrap();
-            assert!(DEFAULT_TOML.contains(leaf), "config/default.toml lacks {key}");
+            assert!(
+                DEFAULT_TOML.contains(leaf),
+                "config/default.toml lacks {key}"
+            );
         }
     }
 

@@ -12,16 +12,16 @@ use prometheus_client::registry::Registry;
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ToolLabels {
     /// Tool name.
-    pub tool: String,
+    pub tool: &'static str,
     /// success, error, timeout, cancelled or rejected.
-    pub status: String,
+    pub status: &'static str,
 }
 
 /// Labels naming a tool.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ToolNameLabel {
     /// Tool name.
-    pub tool: String,
+    pub tool: &'static str,
 }
 
 /// Labels naming an actor.
@@ -123,17 +123,12 @@ impl Metrics {
     }
 
     /// Records one finished tool call.
-    pub fn record_tool_call(&self, tool: &str, status: &str, seconds: f64) {
+    pub fn record_tool_call(&self, tool: &'static str, status: &'static str, seconds: f64) {
         self.tool_calls
-            .get_or_create(&ToolLabels {
-                tool: tool.to_string(),
-                status: status.to_string(),
-            })
+            .get_or_create(&ToolLabels { tool, status })
             .inc();
         self.tool_duration
-            .get_or_create(&ToolNameLabel {
-                tool: tool.to_string(),
-            })
+            .get_or_create(&ToolNameLabel { tool })
             .observe(seconds);
     }
 

@@ -283,24 +283,39 @@ impl Session {
         });
     }
 
-    fn record_call(&self, flight: &InFlight, status: CallStatus) {
-        let elapsed = flight.started.elapsed();
+    fn record_call(
+        &self,
+        tool: &'static str,
+        started: Instant,
+        summary: String,
+        status: CallStatus,
+    ) {
+        let elapsed = started.elapsed();
         self.services
             .metrics
-            .record_tool_call(flight.tool, status.as_str(), elapsed.as_secs_f64());
+            .record_tool_call(tool, status.as_str(), elapsed.as_secs_f64());
         self.services.activity.do_send(RecordToolCall {
-            tool: flight.tool.to_string(),
+            tool: tool.to_string(),
             session_id: self.id.to_string(),
             status,
             duration_ms: elapsed.as_millis() as u64,
-            summary: flight.summary.clone(),
+            summary,
         });
+    }
+
+    fn cancel(&mut self, flight: InFlight, ctx: &mut Context<Self>) {
+        ctx.cancel_future(flight.handle);
+        self.record_call(
+            flight.tool,
+            flight.started,
+            flight.summary,
+            CallStatus::Cancelled,
+        );
     }
 
     fn cancel_all(&mut self, ctx: &mut Context<Self>) {
         for (_, flight) in std::mem::take(&mut self.in_flight) {
-            ctx.cancel_future(flight.handle);
-            self.record_call(&flight, CallStatus::Cancelled);
+            self.cancel(flight, ctx);
         }
     }
 
@@ -487,8 +502,7 @@ impl Session {
             "notifications/cancelled" => match parse_params::<CancelledParams>(params) {
                 Ok(p) => {
                     if let Some(flight) = self.in_flight.remove(&p.request_id) {
-                        ctx.cancel_future(flight.handle);
-                        self.record_call(&flight, CallStatus::Cancelled);
+                        self.cancel(flight, ctx);
                         tracing::debug!(session = %self.id, id = %p.request_id, reason = ?p.reason, "tool call cancelled by the client");
                     }
                 }
@@ -537,13 +551,7 @@ impl Session {
         let summary = summary::summarize(&args);
         let max = services.settings.tools.max_concurrent_per_session;
         if self.in_flight.len() >= max {
-            let refused = InFlight {
-                handle: SpawnHandle::default(),
-                tool: name,
-                started: Instant::now(),
-                summary,
-            };
-            self.record_call(&refused, CallStatus::Rejected);
+            self.record_call(name, Instant::now(), summary, CallStatus::Rejected);
             self.respond(
                 &id,
                 &CallToolResult::error(format!("Too many concurrent tool calls (max {max})")),
@@ -636,7 +644,7 @@ impl Session {
             }
         };
         self.respond(&id, &result);
-        self.record_call(&flight, status);
+        self.record_call(flight.tool, flight.started, flight.summary, status);
     }
 
     fn describe(&self) -> SessionInfo {

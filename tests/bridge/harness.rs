@@ -60,6 +60,8 @@ pub struct Options {
     pub env: Vec<(String, String)>,
     /// Use this config dir instead of a fresh one.
     pub config_dir: Option<PathBuf>,
+    /// `--log-level` (default debug).
+    pub log_level: Option<&'static str>,
 }
 
 impl Options {
@@ -135,7 +137,7 @@ impl Bridge {
         cmd.arg("--workspace")
             .arg(&workspace)
             .arg("--log-level")
-            .arg("debug")
+            .arg(opts.log_level.unwrap_or("debug"))
             .args(&opts.args)
             .envs(opts.env.iter().cloned())
             .stdout(Stdio::null())

@@ -1,0 +1,207 @@
+//! Tool-call round trip through the real bridge binary versus a raw WebSocket echo
+//! (actix-ws, the same stack) measured in the same run, at 1 and 5 concurrent agents,
+//! plus the bridge's resident memory idle and with 5 sessions.
+//!
+//! Run: `cargo bench --bench roundtrip` (optionally `-- --requests 5000`).
+
+#[path = "../tests/bridge/harness.rs"]
+mod harness;
+
+use std::net::TcpListener;
+use std::time::{Duration, Instant};
+
+use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
+use actix_ws::AggregatedMessage;
+use futures_util::StreamExt;
+use harness::{Agent, Bridge, Options};
+use serde_json::json;
+
+const TOOL: &str = "getWorkspaceFolders";
+
+fn main() {
+    let requests: usize = std::env::args()
+        .skip_while(|a| a != "--requests")
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(5000);
+    let echo_port = start_echo_server();
+    let bridge = Bridge::start_with(
+        Options {
+            log_level: Some("warn"),
+            ..Options::default()
+        }
+        .set("rate_limit.requests", 100_000),
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let idle_rss = wait_idle_rss(bridge.pid());
+
+    println!("| scenario | p50 µs | p99 µs | throughput req/s |");
+    println!("|---|---:|---:|---:|");
+    rt.block_on(async {
+        for agents in [1usize, 5] {
+            let per_agent = requests / agents;
+            let echo = run_clients(agents, per_agent, || connect_echo(echo_port)).await;
+            let tool = run_clients(agents, per_agent, || connect_bridge(&bridge)).await;
+            print_row(&format!("raw WebSocket echo, {agents} client(s)"), &echo);
+            print_row(&format!("tools/call {TOOL}, {agents} agent(s)"), &tool);
+            println!(
+                "| ratio p50 tools/call ÷ echo, {agents} | {:.2}× | {:.2}× | |",
+                tool.p50() / echo.p50(),
+                tool.p99() / echo.p99()
+            );
+        }
+        let mut five = Vec::new();
+        for _ in 0..5 {
+            five.push(connect_bridge(&bridge).await);
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let busy_rss = rss_kib(bridge.pid());
+        println!();
+        println!("| memory | RSS |");
+        println!("|---|---:|");
+        println!("| idle | {:.1} MiB |", idle_rss as f64 / 1024.0);
+        println!(
+            "| 5 sessions connected and initialized | {:.1} MiB |",
+            busy_rss as f64 / 1024.0
+        );
+    });
+}
+
+/// Round-trip samples of one scenario.
+struct Run {
+    samples: Vec<Duration>,
+    wall: Duration,
+}
+
+impl Run {
+    fn pct(&self, p: usize) -> f64 {
+        let i = (self.samples.len() * p / 100).min(self.samples.len() - 1);
+        self.samples[i].as_secs_f64() * 1e6
+    }
+    fn p50(&self) -> f64 {
+        self.pct(50)
+    }
+    fn p99(&self) -> f64 {
+        self.pct(99)
+    }
+}
+
+fn print_row(name: &str, run: &Run) {
+    println!(
+        "| {name} | {:.0} | {:.0} | {:.0} |",
+        run.p50(),
+        run.p99(),
+        run.samples.len() as f64 / run.wall.as_secs_f64()
+    );
+}
+
+/// A client that sends the same tools/call text and waits for one reply per request.
+struct Client {
+    agent: Agent,
+}
+
+impl Client {
+    async fn round_trip(&mut self, id: usize) {
+        self.agent
+            .send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                           "params": {"name": TOOL, "arguments": {}}}))
+            .await;
+        let reply = self.agent.recv().await;
+        assert_eq!(reply["id"], json!(id), "{reply}");
+    }
+}
+
+async fn connect_bridge(bridge: &Bridge) -> Client {
+    Client {
+        agent: bridge.ready_agent().await,
+    }
+}
+
+async fn connect_echo(port: u16) -> Client {
+    Client {
+        agent: Agent::connect_raw(port, &[]).await.expect("echo server"),
+    }
+}
+
+async fn run_clients<F, Fut>(n: usize, per_client: usize, connect: F) -> Run
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Client>,
+{
+    let mut clients = Vec::new();
+    for _ in 0..n {
+        let mut c = connect().await;
+        for i in 0..300 {
+            c.round_trip(1_000_000 + i).await; // warm-up
+        }
+        clients.push(c);
+    }
+    let start = Instant::now();
+    let runs = futures_util::future::join_all(clients.into_iter().map(|mut c| async move {
+        let mut samples = Vec::with_capacity(per_client);
+        for i in 0..per_client {
+            let t = Instant::now();
+            c.round_trip(i).await;
+            samples.push(t.elapsed());
+        }
+        samples
+    }))
+    .await;
+    let wall = start.elapsed();
+    let mut samples: Vec<Duration> = runs.into_iter().flatten().collect();
+    samples.sort();
+    Run { samples, wall }
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+fn wait_idle_rss(pid: u32) -> u64 {
+    std::thread::sleep(Duration::from_millis(500));
+    rss_kib(pid)
+}
+
+fn start_echo_server() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        actix_rt::System::new().block_on(async move {
+            HttpServer::new(|| App::new().route("/", web::get().to(echo)))
+                .workers(1)
+                .listen(listener)
+                .unwrap()
+                .run()
+                .await
+        })
+    });
+    port
+}
+
+async fn echo(req: HttpRequest, body: web::Payload) -> actix_web::Result<HttpResponse> {
+    let (response, mut session, stream) = actix_ws::handle(&req, body)?;
+    let mut stream = stream.max_frame_size(16 << 20).aggregate_continuations();
+    actix_rt::spawn(async move {
+        while let Some(Ok(msg)) = stream.next().await {
+            let ok = match msg {
+                AggregatedMessage::Text(text) => session.text(text).await.is_ok(),
+                AggregatedMessage::Ping(data) => session.pong(&data).await.is_ok(),
+                AggregatedMessage::Close(_) => false,
+                _ => true,
+            };
+            if !ok {
+                break;
+            }
+        }
+    });
+    Ok(response)
+}
