@@ -17,6 +17,8 @@ use harness::{Agent, Bridge, Options};
 use serde_json::json;
 
 const TOOL: &str = "getWorkspaceFolders";
+/// Alternating echo / tool-call batches per scenario.
+const ROUNDS: usize = 10;
 
 fn main() {
     let requests: usize = std::env::args()
@@ -42,9 +44,17 @@ fn main() {
     println!("|---|---:|---:|---:|");
     rt.block_on(async {
         for agents in [1usize, 5] {
-            let per_agent = requests / agents;
-            let echo = run_clients(agents, per_agent, || connect_echo(echo_port)).await;
-            let tool = run_clients(agents, per_agent, || connect_bridge(&bridge)).await;
+            // Interleave echo and tool-call batches so that machine noise hits both alike.
+            let per_batch = requests / agents / ROUNDS;
+            let mut echo_clients = connect_all(agents, || connect_echo(echo_port)).await;
+            let mut tool_clients = connect_all(agents, || connect_bridge(&bridge)).await;
+            let (mut echo, mut tool) = (Run::default(), Run::default());
+            for _ in 0..ROUNDS {
+                echo.add(run_batch(&mut echo_clients, per_batch).await);
+                tool.add(run_batch(&mut tool_clients, per_batch).await);
+            }
+            echo.samples.sort();
+            tool.samples.sort();
             print_row(&format!("raw WebSocket echo, {agents} client(s)"), &echo);
             print_row(&format!("tools/call {TOOL}, {agents} agent(s)"), &tool);
             println!(
@@ -71,12 +81,17 @@ fn main() {
 }
 
 /// Round-trip samples of one scenario.
+#[derive(Default)]
 struct Run {
     samples: Vec<Duration>,
     wall: Duration,
 }
 
 impl Run {
+    fn add(&mut self, other: Run) {
+        self.samples.extend(other.samples);
+        self.wall += other.wall;
+    }
     fn pct(&self, p: usize) -> f64 {
         let i = (self.samples.len() * p / 100).min(self.samples.len() - 1);
         self.samples[i].as_secs_f64() * 1e6
@@ -126,7 +141,7 @@ async fn connect_echo(port: u16) -> Client {
     }
 }
 
-async fn run_clients<F, Fut>(n: usize, per_client: usize, connect: F) -> Run
+async fn connect_all<F, Fut>(n: usize, connect: F) -> Vec<Client>
 where
     F: Fn() -> Fut,
     Fut: std::future::Future<Output = Client>,
@@ -139,8 +154,13 @@ where
         }
         clients.push(c);
     }
+    clients
+}
+
+/// Every client does `per_client` sequential round trips, all clients concurrently.
+async fn run_batch(clients: &mut [Client], per_client: usize) -> Run {
     let start = Instant::now();
-    let runs = futures_util::future::join_all(clients.into_iter().map(|mut c| async move {
+    let runs = futures_util::future::join_all(clients.iter_mut().map(|c| async move {
         let mut samples = Vec::with_capacity(per_client);
         for i in 0..per_client {
             let t = Instant::now();
@@ -150,10 +170,10 @@ where
         samples
     }))
     .await;
-    let wall = start.elapsed();
-    let mut samples: Vec<Duration> = runs.into_iter().flatten().collect();
-    samples.sort();
-    Run { samples, wall }
+    Run {
+        samples: runs.into_iter().flatten().collect(),
+        wall: start.elapsed(),
+    }
 }
 
 fn rss_kib(pid: u32) -> u64 {

@@ -4,6 +4,7 @@
 pub mod activity_log;
 #[cfg(feature = "fault-injection")]
 pub mod fault;
+pub mod heartbeat;
 pub mod outbound;
 pub mod rate_limit;
 pub mod registry;

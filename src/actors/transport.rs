@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 use actix_ws::{AggregatedMessage, CloseCode, ProtocolError};
 
+use super::heartbeat::{Heartbeat, Tick};
 use super::outbound::{spawn_writer, Frame, Outbound};
 use super::rate_limit::SlidingWindow;
 use super::session::{Attach, Detach, FromClient, Session};
@@ -31,10 +32,7 @@ pub struct Transport {
     request_limit: usize,
     window: Duration,
     max_message_bytes: usize,
-    ping_interval: Duration,
-    pong_timeout: Duration,
-    last_seen: Instant,
-    last_tick: Instant,
+    heartbeat: Heartbeat,
     dropped_notifications: u64,
     last_drop_log: Option<Instant>,
     metrics: Arc<Metrics>,
@@ -56,7 +54,6 @@ impl Transport {
             .max_continuation_size(max);
         let outbound = spawn_writer(ws);
         let window = Duration::from_millis(settings.rate_limit.window_ms);
-        let now = Instant::now();
         let transport = Transport {
             generation: NEXT_GENERATION.fetch_add(1, Ordering::Relaxed),
             session,
@@ -66,10 +63,11 @@ impl Transport {
             request_limit: settings.rate_limit.requests,
             window,
             max_message_bytes: max,
-            ping_interval: Duration::from_millis(settings.server.ping_interval_ms),
-            pong_timeout: Duration::from_millis(settings.server.pong_timeout_ms),
-            last_seen: now,
-            last_tick: now,
+            heartbeat: Heartbeat::new(
+                Duration::from_millis(settings.server.ping_interval_ms),
+                Duration::from_millis(settings.server.pong_timeout_ms),
+                Instant::now(),
+            ),
             dropped_notifications: 0,
             last_drop_log: None,
             metrics: Arc::clone(&services.metrics),
@@ -144,24 +142,21 @@ impl Transport {
     }
 
     fn heartbeat(&mut self, ctx: &mut Context<Self>) {
-        let now = Instant::now();
-        let since_tick = now.duration_since(self.last_tick);
-        self.last_tick = now;
-        if since_tick > self.ping_interval * 2 {
-            // The timer fired far too late: the machine slept. The peer had no chance
-            // to answer, so restart its deadline instead of dropping it.
-            tracing::info!(
-                late_ms = since_tick.as_millis() as u64,
-                "heartbeat fired late (sleep/wake?); resetting the pong deadline"
-            );
-            self.last_seen = now;
+        match self.heartbeat.tick(Instant::now()) {
+            Tick::Ping => {
+                self.outbound.send(Frame::Ping);
+            }
+            Tick::Slept => {
+                tracing::info!(
+                    "heartbeat fired late (sleep/wake?); giving the peer a fresh pong deadline"
+                );
+                self.outbound.send(Frame::Ping);
+            }
+            Tick::TimedOut => {
+                tracing::info!("nothing heard within the pong timeout; closing the connection");
+                self.close(ctx, CloseCode::Away, "pong timeout");
+            }
         }
-        if now.duration_since(self.last_seen) > self.pong_timeout {
-            tracing::info!("no traffic or pong within the pong timeout; closing the connection");
-            self.close(ctx, CloseCode::Away, "pong timeout");
-            return;
-        }
-        self.outbound.send(Frame::Ping);
     }
 }
 
@@ -173,7 +168,7 @@ impl Actor for Transport {
             generation: self.generation,
             outbound: self.outbound.clone(),
         });
-        ctx.run_interval(self.ping_interval, |act, ctx| act.heartbeat(ctx));
+        ctx.run_interval(self.heartbeat.interval(), |act, ctx| act.heartbeat(ctx));
     }
 
     fn stopped(&mut self, _: &mut Context<Self>) {
@@ -185,7 +180,7 @@ impl Actor for Transport {
 
 impl StreamHandler<Result<AggregatedMessage, ProtocolError>> for Transport {
     fn handle(&mut self, item: Result<AggregatedMessage, ProtocolError>, ctx: &mut Context<Self>) {
-        self.last_seen = Instant::now();
+        self.heartbeat.seen(Instant::now());
         match item {
             Ok(AggregatedMessage::Text(text)) => self.on_text(&text),
             Ok(AggregatedMessage::Binary(_)) => {

@@ -245,3 +245,27 @@ async fn progress_notifications_carry_the_token() {
         assert_eq!(p["params"]["total"], json!(3.0));
     }
 }
+
+#[tokio::test]
+async fn a_silent_peer_is_dropped_and_a_listening_one_is_kept() {
+    let bridge = Bridge::start_with(
+        Options::default()
+            .set("server.ping_interval_ms", 1000)
+            .set("server.pong_timeout_ms", 1500),
+    );
+    let mut listening = bridge.ready_agent().await;
+    let mut silent = bridge.ready_agent().await;
+    // `listening` keeps reading (its client answers the server's pings); `silent` reads
+    // nothing, so it never answers.
+    assert!(listening
+        .try_recv(std::time::Duration::from_millis(3500))
+        .await
+        .is_none());
+    let frame = silent.closed(DEADLINE).await.expect("close frame");
+    assert_eq!(u16::from(frame.code), 1001);
+    assert_eq!(frame.reason.as_str(), "pong timeout");
+    assert_eq!(
+        listening.request("ping", json!({})).await["result"],
+        json!({})
+    );
+}
