@@ -2,7 +2,7 @@
 //! (actix-ws, the same stack) measured in the same run, at 1 and 5 concurrent agents,
 //! plus the bridge's resident memory idle and with 5 sessions.
 //!
-//! Run: `cargo bench --bench roundtrip` (optionally `-- --requests 5000`).
+//! Run: `cargo bench --bench roundtrip` (optionally `-- --requests 20000`).
 
 #[path = "../tests/bridge/harness.rs"]
 mod harness;
@@ -19,14 +19,21 @@ use serde_json::json;
 const TOOL: &str = "getWorkspaceFolders";
 /// Alternating echo / tool-call batches per scenario.
 const ROUNDS: usize = 10;
+/// Default round trips per scenario (all agents together).
+const DEFAULT_REQUESTS: usize = 20_000;
 
 fn main() {
+    if std::env::args().any(|a| a == "--serve-echo") {
+        serve_echo();
+        return;
+    }
     let requests: usize = std::env::args()
         .skip_while(|a| a != "--requests")
         .nth(1)
         .and_then(|n| n.parse().ok())
-        .unwrap_or(5000);
-    let echo_port = start_echo_server();
+        .unwrap_or(DEFAULT_REQUESTS);
+    let (echo_proc, echo_port) = spawn_echo_process();
+    let echo_pid = echo_proc.0.id();
     let bridge = Bridge::start_with(
         Options {
             log_level: Some("warn"),
@@ -40,8 +47,8 @@ fn main() {
         .unwrap();
     let idle_rss = wait_idle_rss(bridge.pid());
 
-    println!("| scenario | p50 µs | p99 µs | throughput req/s |");
-    println!("|---|---:|---:|---:|");
+    println!("| scenario | p50 µs | p99 µs | throughput req/s | server CPU µs/req |");
+    println!("|---|---:|---:|---:|---:|");
     rt.block_on(async {
         for agents in [1usize, 5] {
             // Interleave echo and tool-call batches so that machine noise hits both alike.
@@ -50,17 +57,18 @@ fn main() {
             let mut tool_clients = connect_all(agents, || connect_bridge(&bridge)).await;
             let (mut echo, mut tool) = (Run::default(), Run::default());
             for _ in 0..ROUNDS {
-                echo.add(run_batch(&mut echo_clients, per_batch).await);
-                tool.add(run_batch(&mut tool_clients, per_batch).await);
+                echo.add(run_batch(&mut echo_clients, per_batch, echo_pid).await);
+                tool.add(run_batch(&mut tool_clients, per_batch, bridge.pid()).await);
             }
             echo.samples.sort();
             tool.samples.sort();
             print_row(&format!("raw WebSocket echo, {agents} client(s)"), &echo);
             print_row(&format!("tools/call {TOOL}, {agents} agent(s)"), &tool);
             println!(
-                "| ratio p50 tools/call ÷ echo, {agents} | {:.2}× | {:.2}× | |",
+                "| ratio tools/call ÷ echo, {agents} | {:.2}× | {:.2}× | | {:.2}× |",
                 tool.p50() / echo.p50(),
-                tool.p99() / echo.p99()
+                tool.p99() / echo.p99(),
+                tool.cpu_per_request() / echo.cpu_per_request()
             );
         }
         let mut five = Vec::new();
@@ -85,12 +93,18 @@ fn main() {
 struct Run {
     samples: Vec<Duration>,
     wall: Duration,
+    /// CPU time the server process spent during the batches.
+    server_cpu: Duration,
 }
 
 impl Run {
     fn add(&mut self, other: Run) {
         self.samples.extend(other.samples);
         self.wall += other.wall;
+        self.server_cpu += other.server_cpu;
+    }
+    fn cpu_per_request(&self) -> f64 {
+        self.server_cpu.as_secs_f64() * 1e6 / self.samples.len() as f64
     }
     fn pct(&self, p: usize) -> f64 {
         let i = (self.samples.len() * p / 100).min(self.samples.len() - 1);
@@ -106,10 +120,11 @@ impl Run {
 
 fn print_row(name: &str, run: &Run) {
     println!(
-        "| {name} | {:.0} | {:.0} | {:.0} |",
+        "| {name} | {:.0} | {:.0} | {:.0} | {:.1} |",
         run.p50(),
         run.p99(),
-        run.samples.len() as f64 / run.wall.as_secs_f64()
+        run.samples.len() as f64 / run.wall.as_secs_f64(),
+        run.cpu_per_request()
     );
 }
 
@@ -158,7 +173,8 @@ where
 }
 
 /// Every client does `per_client` sequential round trips, all clients concurrently.
-async fn run_batch(clients: &mut [Client], per_client: usize) -> Run {
+async fn run_batch(clients: &mut [Client], per_client: usize, server_pid: u32) -> Run {
+    let cpu_before = cpu_time(server_pid);
     let start = Instant::now();
     let runs = futures_util::future::join_all(clients.iter_mut().map(|c| async move {
         let mut samples = Vec::with_capacity(per_client);
@@ -170,10 +186,26 @@ async fn run_batch(clients: &mut [Client], per_client: usize) -> Run {
         samples
     }))
     .await;
+    let wall = start.elapsed();
     Run {
         samples: runs.into_iter().flatten().collect(),
-        wall: start.elapsed(),
+        wall,
+        server_cpu: cpu_time(server_pid).saturating_sub(cpu_before),
     }
+}
+
+/// User + system CPU time of a process (all threads), from /proc/<pid>/stat.
+fn cpu_time(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // After the parenthesised command name come fields 3 (state), 4, …; utime and
+    // stime are fields 14 and 15, i.e. indices 11 and 12 here.
+    let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("");
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let field = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
+    let ticks = field(11) + field(12);
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    Duration::from_micros(ticks * 1_000_000 / hz)
 }
 
 fn rss_kib(pid: u32) -> u64 {
@@ -191,20 +223,45 @@ fn wait_idle_rss(pid: u32) -> u64 {
     rss_kib(pid)
 }
 
-fn start_echo_server() -> u16 {
+/// The echo server runs in its own process, like the bridge, so both baselines pay
+/// the same scheduling costs.
+fn spawn_echo_process() -> (KillOnDrop, u16) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .arg("--serve-echo")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line.trim().parse().expect("echo server prints its port");
+    (KillOnDrop(child), port)
+}
+
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn serve_echo() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        actix_rt::System::new().block_on(async move {
-            HttpServer::new(|| App::new().route("/", web::get().to(echo)))
-                .workers(1)
-                .listen(listener)
-                .unwrap()
-                .run()
-                .await
-        })
+    println!("{}", listener.local_addr().unwrap().port());
+    actix_rt::System::new().block_on(async move {
+        HttpServer::new(|| App::new().route("/", web::get().to(echo)))
+            .workers(1)
+            .tcp_nodelay(true)
+            .listen(listener)
+            .unwrap()
+            .run()
+            .await
+            .unwrap();
     });
-    port
 }
 
 async fn echo(req: HttpRequest, body: web::Payload) -> actix_web::Result<HttpResponse> {

@@ -2,7 +2,7 @@
 
 use std::net::{IpAddr, TcpListener};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use actix::Supervisor;
@@ -54,6 +54,58 @@ pub enum AppError {
     Server(#[from] std::io::Error),
 }
 
+/// What the first worker needs to build [`Services`].
+struct Seed {
+    settings: Settings,
+    workspace: Workspace,
+    tools: crate::tools::ToolRegistry,
+    prompts: PromptRegistry,
+    metrics: Arc<Metrics>,
+    auth_token: String,
+    port: u16,
+}
+
+impl Seed {
+    /// Starts the supervised singletons on the current arbiter and builds the services.
+    fn start(self) -> Arc<Services> {
+        let activity = {
+            let (max, m) = (self.settings.activity.max_entries, Arc::clone(&self.metrics));
+            Supervisor::start(move |_| ActivityLog::new(max, m))
+        };
+        let registry = {
+            let max = self.settings.sessions.max_sessions;
+            let (a, m) = (activity.clone(), Arc::clone(&self.metrics));
+            Supervisor::start(move |_| SessionRegistry::new(max, a, m))
+        };
+        Arc::new(Services {
+            settings: self.settings,
+            workspace: self.workspace,
+            tools: self.tools,
+            prompts: self.prompts,
+            registry,
+            activity,
+            metrics: self.metrics,
+            auth_token: self.auth_token,
+            port: self.port,
+            started: Instant::now(),
+            started_at_ms: now_ms(),
+        })
+    }
+}
+
+/// Waits for the first worker to build the services (it does so as it starts).
+async fn wait_for_services(cell: &OnceLock<Arc<Services>>) -> Result<Arc<Services>, AppError> {
+    for _ in 0..1000 {
+        if let Some(services) = cell.get() {
+            return Ok(Arc::clone(services));
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    Err(AppError::Server(std::io::Error::other(
+        "the HTTP worker did not start within 10 s",
+    )))
+}
+
 /// Runs the bridge until SIGINT or SIGTERM.
 pub fn run(settings: Settings) -> Result<(), AppError> {
     actix_rt::System::new().block_on(serve(settings))
@@ -98,53 +150,56 @@ async fn serve(settings: Settings) -> Result<(), AppError> {
         tracing::info!(path = %stale.display(), "removed a stale lock file (its process is gone)");
     }
 
-    let metrics = Arc::new(Metrics::new());
-    let activity = {
-        let (max, m) = (settings.activity.max_entries, Arc::clone(&metrics));
-        Supervisor::start(move |_| ActivityLog::new(max, m))
-    };
-    let registry = {
-        let (max, a, m) = (
-            settings.sessions.max_sessions,
-            activity.clone(),
-            Arc::clone(&metrics),
-        );
-        Supervisor::start(move |_| SessionRegistry::new(max, a, m))
-    };
-    let auth_token = uuid::Uuid::new_v4().to_string();
-    let services = Arc::new(Services {
+    let seed = Seed {
         tools: catalog::build()?,
         prompts: PromptRegistry::default(),
         workspace,
-        registry: registry.clone(),
-        activity: activity.clone(),
-        metrics,
-        auth_token: auth_token.clone(),
+        metrics: Arc::new(Metrics::new()),
+        auth_token: uuid::Uuid::new_v4().to_string(),
         port,
-        started: Instant::now(),
-        started_at_ms: now_ms(),
         settings,
-    });
-    let data = web::Data::from(Arc::clone(&services));
-    let server = HttpServer::new(move || {
-        App::new()
-            .app_data(data.clone())
-            .configure(crate::http::configure)
+    };
+    let workers = seed.settings.server.workers;
+    // The singleton actors start inside the first worker's app factory, so they share
+    // its arbiter with the sessions and transports that worker accepts: the tool-call
+    // path never wakes another thread. The seed is handed over exactly once.
+    let seed = Arc::new(Mutex::new(Some(seed)));
+    let cell: Arc<OnceLock<Arc<Services>>> = Arc::new(OnceLock::new());
+    let server = HttpServer::new({
+        let (seed, cell) = (Arc::clone(&seed), Arc::clone(&cell));
+        move || {
+            let services = cell.get_or_init(|| {
+                seed.lock()
+                    .ok()
+                    .and_then(|mut s| s.take())
+                    .map(Seed::start)
+                    .expect("services are built once, by the first worker")
+            });
+            App::new()
+                .app_data(web::Data::from(Arc::clone(services)))
+                .configure(crate::http::configure)
+        }
     })
-    .workers(services.settings.server.workers)
+    .workers(workers)
+    .tcp_nodelay(true)
     .disable_signals()
     .shutdown_timeout(2)
     .listen(listener)?
     .run();
     let handle = server.handle();
     let server_task = actix_rt::spawn(server);
+    let services = wait_for_services(&cell).await?;
+    let (registry, activity) = (services.registry.clone(), services.activity.clone());
+    // Handlers first: a signal after the lock exists must always remove it.
+    let mut sigterm = signal(SignalKind::terminate())?;
+    let mut sigint = signal(SignalKind::interrupt())?;
 
     let lock = LockFile {
         pid: std::process::id(),
         workspace_folders: vec![services.workspace.root().display().to_string()],
         ide_name: services.settings.ide_name.clone(),
         transport: "ws".into(),
-        auth_token,
+        auth_token: services.auth_token.clone(),
         is_bridge: true,
         started_at: Some(services.started_at_ms),
     };
@@ -166,8 +221,6 @@ async fn serve(settings: Settings) -> Result<(), AppError> {
         "ide-bridge is listening; run `claude --ide` in the workspace to connect"
     );
 
-    let mut sigterm = signal(SignalKind::terminate())?;
-    let mut sigint = signal(SignalKind::interrupt())?;
     let outcome = tokio::select! {
         _ = sigterm.recv() => { tracing::info!("SIGTERM received; shutting down"); Ok(()) }
         _ = sigint.recv() => { tracing::info!("SIGINT received; shutting down"); Ok(()) }
