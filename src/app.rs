@@ -69,7 +69,10 @@ impl Seed {
     /// Starts the supervised singletons on the current arbiter and builds the services.
     fn start(self) -> Arc<Services> {
         let activity = {
-            let (max, m) = (self.settings.activity.max_entries, Arc::clone(&self.metrics));
+            let (max, m) = (
+                self.settings.activity.max_entries,
+                Arc::clone(&self.metrics),
+            );
             Supervisor::start(move |_| ActivityLog::new(max, m))
         };
         let registry = {
