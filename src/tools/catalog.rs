@@ -3,8 +3,18 @@
 use super::registry::{CatalogError, ToolRegistry};
 use super::{bridge, ide};
 
-/// Builds the registry with every tool.
+/// Builds the registry with every tool (plus the test-only tools when the
+/// `fault-injection` feature is on).
 pub fn build() -> Result<ToolRegistry, CatalogError> {
+    #[allow(unused_mut)]
+    let mut r = production()?;
+    #[cfg(feature = "fault-injection")]
+    super::debug::register(&mut r)?;
+    Ok(r)
+}
+
+/// The tools a release build offers.
+pub fn production() -> Result<ToolRegistry, CatalogError> {
     let mut r = ToolRegistry::default();
     r.register::<ide::open_file::OpenFile>()?;
     r.register::<ide::open_diff::OpenDiff>()?;
@@ -18,13 +28,68 @@ pub fn build() -> Result<ToolRegistry, CatalogError> {
     r.register::<ide::check_document_dirty::CheckDocumentDirty>()?;
     r.register::<ide::save_document::SaveDocument>()?;
     r.register::<bridge::get_bridge_status::GetBridgeStatus>()?;
-    #[cfg(feature = "fault-injection")]
-    super::debug::register(&mut r)?;
     Ok(r)
+}
+
+/// docs/tools.md, generated from the registry.
+pub fn render_markdown(registry: &ToolRegistry) -> String {
+    let mut out = String::from(
+        "# Tools\n\nGenerated from the tool registry (`src/tools/catalog.rs`); a test fails when \
+         this file is stale. Regenerate with `UPDATE_DOCS=1 cargo test --lib docs_tools_md`.\n\n\
+         | tool | needs an editor | arguments | what it does |\n|---|---|---|---|\n",
+    );
+    for tool in registry.tools() {
+        let schema = &tool.info.input_schema;
+        let required: Vec<&str> = schema["required"]
+            .as_array()
+            .map(|r| r.iter().filter_map(|v| v.as_str()).collect())
+            .unwrap_or_default();
+        let args: Vec<String> = schema["properties"]
+            .as_object()
+            .map(|props| {
+                props
+                    .keys()
+                    .map(|k| {
+                        if required.contains(&k.as_str()) {
+                            format!("`{k}`")
+                        } else {
+                            format!("`{k}`?")
+                        }
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} |\n",
+            tool.info.name,
+            tool.editor.describe(),
+            if args.is_empty() {
+                "—".to_string()
+            } else {
+                args.join(", ")
+            },
+            tool.info.description.replace('|', "\\|"),
+        ));
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn docs_tools_md_is_current() {
+        let expected = super::render_markdown(&super::production().unwrap());
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/tools.md");
+        if std::env::var_os("UPDATE_DOCS").is_some() {
+            std::fs::write(path, &expected).unwrap();
+        }
+        let actual = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            actual == expected,
+            "docs/tools.md is stale: run UPDATE_DOCS=1 cargo test --lib docs_tools_md"
+        );
+    }
+
     #[test]
     fn every_schema_compiles_and_names_are_unique() {
         let registry = super::build().expect("catalogue builds");

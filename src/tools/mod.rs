@@ -12,4 +12,6 @@ mod registry;
 pub mod summary;
 
 pub use context::{ProgressReporter, ToolContext};
-pub use registry::{CatalogError, RegisteredTool, Tool, ToolRegistry, ToolTimeout, PAGE_SIZE};
+pub use registry::{
+    CatalogError, EditorUse, RegisteredTool, Tool, ToolRegistry, ToolTimeout, PAGE_SIZE,
+};

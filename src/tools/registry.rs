@@ -25,6 +25,28 @@ pub enum ToolTimeout {
     Fixed(Duration),
 }
 
+/// How a tool relates to the editor extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EditorUse {
+    /// Works from the workspace alone.
+    None,
+    /// Uses the editor when one is connected and falls back without it.
+    Optional,
+    /// Needs an editor; answers with a tool error while none is connected.
+    Required,
+}
+
+impl EditorUse {
+    /// Wording for docs/tools.md.
+    pub fn describe(self) -> &'static str {
+        match self {
+            EditorUse::None => "no",
+            EditorUse::Optional => "optional (falls back without one)",
+            EditorUse::Required => "required",
+        }
+    }
+}
+
 /// A tool: its wire name, description, schema and handler.
 pub trait Tool: 'static {
     /// Typed arguments, deserialised after schema validation.
@@ -35,6 +57,8 @@ pub trait Tool: 'static {
     const DESCRIPTION: &'static str;
     /// Timeout policy.
     const TIMEOUT: ToolTimeout = ToolTimeout::Default;
+    /// Whether it needs the editor.
+    const EDITOR: EditorUse = EditorUse::None;
     /// JSON Schema of the arguments.
     fn schema() -> Value;
     /// Runs the tool. Failures are results with `isError: true`.
@@ -49,6 +73,8 @@ pub struct RegisteredTool {
     pub info: ToolInfo,
     /// Timeout policy.
     pub timeout: ToolTimeout,
+    /// Whether it needs the editor.
+    pub editor: EditorUse,
     validator: jsonschema::Validator,
     invoke: Invoker,
 }
@@ -155,6 +181,7 @@ impl ToolRegistry {
         self.tools.push(RegisteredTool {
             info,
             timeout: T::TIMEOUT,
+            editor: T::EDITOR,
             validator,
             invoke: invoke::<T>,
         });
@@ -164,6 +191,11 @@ impl ToolRegistry {
     /// The tool named `name`.
     pub fn get(&self, name: &str) -> Option<&RegisteredTool> {
         self.index.get(name).map(|i| &self.tools[*i])
+    }
+
+    /// Every registered tool, in registration order.
+    pub fn tools(&self) -> &[RegisteredTool] {
+        &self.tools
     }
 
     /// Every tool's listing, in registration order.

@@ -4,7 +4,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{Tool, ToolContext};
+use crate::tools::{EditorUse, Tool, ToolContext};
 
 /// The tool.
 pub struct CloseAllDiffTabs;
@@ -16,6 +16,7 @@ pub struct Args {}
 impl Tool for CloseAllDiffTabs {
     type Args = Args;
     const NAME: &'static str = "closeAllDiffTabs";
+    const EDITOR: EditorUse = EditorUse::Optional;
     const DESCRIPTION: &'static str =
         "Close every diff tab this bridge opened (the user's own diffs are left alone).";
 

@@ -4,7 +4,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{Tool, ToolContext};
+use crate::tools::{EditorUse, Tool, ToolContext};
 
 /// The tool.
 pub struct CloseTab;
@@ -19,6 +19,7 @@ pub struct Args {
 impl Tool for CloseTab {
     type Args = Args;
     const NAME: &'static str = "close_tab";
+    const EDITOR: EditorUse = EditorUse::Optional;
     const DESCRIPTION: &'static str =
         "Close an editor tab by name (a pending diff in it is rejected).";
 

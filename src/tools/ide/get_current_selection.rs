@@ -4,7 +4,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{Tool, ToolContext};
+use crate::tools::{EditorUse, Tool, ToolContext};
 
 /// The tool.
 pub struct GetCurrentSelection;
@@ -16,6 +16,7 @@ pub struct Args {}
 impl Tool for GetCurrentSelection {
     type Args = Args;
     const NAME: &'static str = "getCurrentSelection";
+    const EDITOR: EditorUse = EditorUse::Optional;
     const DESCRIPTION: &'static str = "The selection in the active editor (0-based positions).";
 
     fn schema() -> Value {

@@ -4,7 +4,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{Tool, ToolContext};
+use crate::tools::{EditorUse, Tool, ToolContext};
 
 /// The tool.
 pub struct GetDiagnostics;
@@ -19,6 +19,7 @@ pub struct Args {
 impl Tool for GetDiagnostics {
     type Args = Args;
     const NAME: &'static str = "getDiagnostics";
+    const EDITOR: EditorUse = EditorUse::Optional;
     const DESCRIPTION: &'static str =
         "Language diagnostics (errors, warnings) for one file URI, or for every file known.";
 

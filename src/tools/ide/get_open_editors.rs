@@ -4,7 +4,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{Tool, ToolContext};
+use crate::tools::{EditorUse, Tool, ToolContext};
 use crate::workspace::{file_url, language_id};
 
 /// The tool.
@@ -17,6 +17,7 @@ pub struct Args {}
 impl Tool for GetOpenEditors {
     type Args = Args;
     const NAME: &'static str = "getOpenEditors";
+    const EDITOR: EditorUse = EditorUse::Optional;
     const DESCRIPTION: &'static str =
         "Open editor tabs (without an editor: the files this session opened).";
 

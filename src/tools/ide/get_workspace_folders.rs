@@ -4,7 +4,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{Tool, ToolContext};
+use crate::tools::{EditorUse, Tool, ToolContext};
 use crate::workspace::file_url;
 
 /// The tool.
@@ -17,6 +17,7 @@ pub struct Args {}
 impl Tool for GetWorkspaceFolders {
     type Args = Args;
     const NAME: &'static str = "getWorkspaceFolders";
+    const EDITOR: EditorUse = EditorUse::Optional;
     const DESCRIPTION: &'static str = "The workspace folders the bridge serves.";
 
     fn schema() -> Value {

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{Tool, ToolContext, ToolTimeout};
+use crate::tools::{EditorUse, Tool, ToolContext, ToolTimeout};
 
 /// The tool.
 pub struct OpenDiff;
@@ -25,6 +25,7 @@ pub struct Args {
 impl Tool for OpenDiff {
     type Args = Args;
     const NAME: &'static str = "openDiff";
+    const EDITOR: EditorUse = EditorUse::Required;
     const DESCRIPTION: &'static str =
         "Show a proposed change as a diff in the editor and block until the user accepts \
          (FILE_SAVED + final text) or rejects it (DIFF_REJECTED + tab name).";

@@ -4,7 +4,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{Tool, ToolContext};
+use crate::tools::{EditorUse, Tool, ToolContext};
 use crate::workspace::language_id;
 
 /// The tool.
@@ -26,6 +26,7 @@ fn yes() -> bool {
 impl Tool for OpenFile {
     type Args = Args;
     const NAME: &'static str = "openFile";
+    const EDITOR: EditorUse = EditorUse::Optional;
     const DESCRIPTION: &'static str =
         "Open a file in the editor (without an editor: remember it as opened by this session). \
          makeFrontmost=false returns JSON with languageId and lineCount.";

@@ -4,7 +4,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{Tool, ToolContext};
+use crate::tools::{EditorUse, Tool, ToolContext};
 
 /// The tool.
 pub struct SaveDocument;
@@ -19,6 +19,7 @@ pub struct Args {
 impl Tool for SaveDocument {
     type Args = Args;
     const NAME: &'static str = "saveDocument";
+    const EDITOR: EditorUse = EditorUse::Optional;
     const DESCRIPTION: &'static str = "Save an open document.";
 
     fn schema() -> Value {
