@@ -1,7 +1,11 @@
 //! The workspace root and confinement of every path a tool is given.
 
 mod confine;
+pub mod edit;
+pub mod files;
 mod language;
+pub mod search;
+pub mod tree;
 
 pub use confine::{normalize_lexically, PathError};
 pub use language::language_id;
