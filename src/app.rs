@@ -5,12 +5,13 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use actix::Supervisor;
+use actix::{Arbiter, Supervisor};
 use actix_web::{web, App, HttpServer};
 use tokio::signal::unix::{signal, SignalKind};
 
 use crate::actors::activity_log::{now_ms, ActivityLog, LifecycleEvent, RecordLifecycle};
 use crate::actors::registry::{CloseAll, SessionRegistry};
+use crate::actors::writer::WorkspaceWriter;
 use crate::config::Settings;
 use crate::lockfile::{self, LockFile};
 use crate::metrics::Metrics;
@@ -80,7 +81,19 @@ impl Seed {
             let (a, m) = (activity.clone(), Arc::clone(&self.metrics));
             Supervisor::start(move |_| SessionRegistry::new(max, a, m))
         };
+        let writer = {
+            let (ws, a, m) = (
+                self.workspace.clone(),
+                activity.clone(),
+                Arc::clone(&self.metrics),
+            );
+            // Blocking file I/O runs on a thread of its own, never on the worker.
+            Supervisor::start_in_arbiter(&Arbiter::new().handle(), move |_| {
+                WorkspaceWriter::new(ws, a, m)
+            })
+        };
         Arc::new(Services {
+            writer,
             settings: self.settings,
             workspace: self.workspace,
             tools: self.tools,

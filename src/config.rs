@@ -53,6 +53,8 @@ pub struct Settings {
     pub log: LogSettings,
     /// Activity log.
     pub activity: ActivitySettings,
+    /// Workspace file tools.
+    pub files: FileSettings,
 }
 
 /// `[server]`
@@ -119,6 +121,28 @@ pub struct LogSettings {
     pub format: String,
 }
 
+/// `[files]`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FileSettings {
+    /// Most bytes `readFile` returns in one call (a marker says where to go on).
+    pub max_read_bytes: usize,
+    /// Most matches `searchWorkspace` and `findFiles` return.
+    pub max_results: usize,
+    /// Most entries `getFileTree` returns.
+    pub max_tree_entries: usize,
+}
+
+impl Default for FileSettings {
+    fn default() -> Self {
+        Self {
+            max_read_bytes: 256 * 1024,
+            max_results: 500,
+            max_tree_entries: 2000,
+        }
+    }
+}
+
 /// `[activity]`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -138,6 +162,7 @@ impl Default for Settings {
             rate_limit: RateLimitSettings::default(),
             log: LogSettings::default(),
             activity: ActivitySettings::default(),
+            files: FileSettings::default(),
         }
     }
 }

@@ -8,6 +8,7 @@ use actix::Addr;
 
 use crate::actors::activity_log::ActivityLog;
 use crate::actors::registry::SessionRegistry;
+use crate::actors::writer::WorkspaceWriter;
 use crate::config::Settings;
 use crate::metrics::Metrics;
 use crate::prompts::PromptRegistry;
@@ -28,6 +29,8 @@ pub struct Services {
     pub registry: Addr<SessionRegistry>,
     /// The activity log actor.
     pub activity: Addr<ActivityLog>,
+    /// The actor that serialises every workspace write (on its own thread).
+    pub writer: Addr<WorkspaceWriter>,
     /// Prometheus metrics.
     pub metrics: Arc<Metrics>,
     /// The lock file's token.

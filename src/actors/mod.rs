@@ -11,3 +11,4 @@ pub mod registry;
 pub mod session;
 pub mod supervise;
 pub mod transport;
+pub mod writer;

@@ -29,9 +29,12 @@ use crate::protocol::mcp::{
 };
 use crate::services::Services;
 use crate::tools::{summary, ProgressReporter, ToolContext, ToolTimeout};
+use crate::workspace::files::Fingerprint;
 
 /// Files remembered per session; the oldest is forgotten beyond this.
 pub const MAX_OPENED_FILES: usize = 1000;
+/// File versions remembered per session for concurrent-modification checks.
+pub const MAX_READ_VERSIONS: usize = 4096;
 
 /// Methods the session answers; anything else is -32601.
 const KNOWN_METHODS: &[&str] = &[
@@ -215,6 +218,21 @@ pub struct OpenedFiles;
 #[rtype(result = "()")]
 pub struct RecordOpened(pub PathBuf);
 
+/// Remember the version of a file this session last read or wrote (`None` forgets it).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct RecordVersion {
+    /// Resolved path.
+    pub path: PathBuf,
+    /// Its content fingerprint.
+    pub fingerprint: Option<Fingerprint>,
+}
+
+/// The version of a file this session last read or wrote.
+#[derive(Message)]
+#[rtype(result = "Option<Fingerprint>")]
+pub struct KnownVersion(pub PathBuf);
+
 /// The Session actor.
 pub struct Session {
     id: Arc<str>,
@@ -223,6 +241,7 @@ pub struct Session {
     conn: Option<Connection>,
     mcp: McpState,
     opened_files: Vec<PathBuf>,
+    read_versions: HashMap<PathBuf, Fingerprint>,
     in_flight: HashMap<RequestId, InFlight>,
     grace_timer: Option<SpawnHandle>,
     created_at: String,
@@ -240,6 +259,7 @@ impl Session {
             conn: None,
             mcp: McpState::default(),
             opened_files: Vec::new(),
+            read_versions: HashMap::new(),
             in_flight: HashMap::new(),
             grace_timer: None,
             created_at: iso_now(),
@@ -801,5 +821,34 @@ impl Handler<RecordOpened> for Session {
             let excess = self.opened_files.len() - MAX_OPENED_FILES;
             self.opened_files.drain(..excess);
         }
+    }
+}
+
+impl Handler<RecordVersion> for Session {
+    type Result = ();
+    fn handle(&mut self, msg: RecordVersion, _: &mut Context<Self>) {
+        match msg.fingerprint {
+            Some(fp) => {
+                if self.read_versions.len() >= MAX_READ_VERSIONS
+                    && !self.read_versions.contains_key(&msg.path)
+                {
+                    // Forget an arbitrary entry: the cost is one missed conflict check.
+                    if let Some(k) = self.read_versions.keys().next().cloned() {
+                        self.read_versions.remove(&k);
+                    }
+                }
+                self.read_versions.insert(msg.path, fp);
+            }
+            None => {
+                self.read_versions.remove(&msg.path);
+            }
+        }
+    }
+}
+
+impl Handler<KnownVersion> for Session {
+    type Result = Option<Fingerprint>;
+    fn handle(&mut self, msg: KnownVersion, _: &mut Context<Self>) -> Self::Result {
+        self.read_versions.get(&msg.0).copied()
     }
 }

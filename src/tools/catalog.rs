@@ -1,7 +1,7 @@
 //! Every tool the bridge offers. Adding a tool: write its module, add one line here.
 
 use super::registry::{CatalogError, ToolRegistry};
-use super::{bridge, ide};
+use super::{bridge, files, ide};
 
 /// Builds the registry with every tool (plus the test-only tools when the
 /// `fault-injection` feature is on).
@@ -27,6 +27,15 @@ pub fn production() -> Result<ToolRegistry, CatalogError> {
     r.register::<ide::get_diagnostics::GetDiagnostics>()?;
     r.register::<ide::check_document_dirty::CheckDocumentDirty>()?;
     r.register::<ide::save_document::SaveDocument>()?;
+    r.register::<files::read_file::ReadFile>()?;
+    r.register::<files::create_file::CreateFile>()?;
+    r.register::<files::delete_file::DeleteFile>()?;
+    r.register::<files::rename_file::RenameFile>()?;
+    r.register::<files::edit_text::EditText>()?;
+    r.register::<files::replace_block::ReplaceBlock>()?;
+    r.register::<files::get_file_tree::GetFileTree>()?;
+    r.register::<files::find_files::FindFiles>()?;
+    r.register::<files::search_workspace::SearchWorkspace>()?;
     r.register::<bridge::get_bridge_status::GetBridgeStatus>()?;
     Ok(r)
 }

@@ -7,10 +7,11 @@ use std::sync::Arc;
 use actix::Addr;
 
 use crate::actors::outbound::Outbound;
-use crate::actors::session::{OpenedFiles, RecordOpened, Session};
+use crate::actors::session::{KnownVersion, OpenedFiles, RecordOpened, RecordVersion, Session};
 use crate::protocol::jsonrpc;
 use crate::protocol::mcp::{ProgressParams, ProgressToken};
 use crate::services::Services;
+use crate::workspace::files::Fingerprint;
 
 /// Progress notifications are skipped while this many frames wait to be written.
 const PROGRESS_BACKLOG_LIMIT: usize = 64;
@@ -75,5 +76,19 @@ impl ToolContext {
     /// Records `path` as opened by this session.
     pub fn record_opened(&self, path: PathBuf) {
         self.session.do_send(RecordOpened(path));
+    }
+
+    /// The version of `path` this session last read or wrote.
+    pub async fn known_version(&self, path: &std::path::Path) -> Option<Fingerprint> {
+        self.session
+            .send(KnownVersion(path.to_path_buf()))
+            .await
+            .ok()
+            .flatten()
+    }
+
+    /// Remembers (or with `None` forgets) the version of `path` this session has seen.
+    pub fn record_version(&self, path: PathBuf, fingerprint: Option<Fingerprint>) {
+        self.session.do_send(RecordVersion { path, fingerprint });
     }
 }

@@ -7,6 +7,7 @@ pub mod catalog;
 mod context;
 #[cfg(feature = "fault-injection")]
 pub mod debug;
+pub mod files;
 pub mod ide;
 mod registry;
 pub mod summary;
@@ -15,3 +16,24 @@ pub use context::{ProgressReporter, ToolContext};
 pub use registry::{
     CatalogError, EditorUse, RegisteredTool, Tool, ToolRegistry, ToolTimeout, PAGE_SIZE,
 };
+
+use std::path::PathBuf;
+
+use crate::protocol::mcp::CallToolResult;
+
+/// Resolves a tool's path argument inside the workspace, or the tool error to return.
+pub(crate) fn resolve(ctx: &ToolContext, path: &str) -> Result<PathBuf, CallToolResult> {
+    ctx.services
+        .workspace
+        .resolve(path)
+        .map_err(|e| CallToolResult::error(e.to_string()))
+}
+
+/// Runs blocking work (file I/O, walks) off the worker thread.
+pub(crate) async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, CallToolResult> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| CallToolResult::error(format!("internal error in a blocking task: {e}")))
+}

@@ -114,7 +114,7 @@ pub struct Excerpt {
     pub content: String,
     /// First line shown (1-based).
     pub start_line: usize,
-    /// Last line shown (1-based, inclusive).
+    /// Last complete line shown (1-based, inclusive).
     pub end_line: usize,
     /// Lines in the file.
     pub total_lines: usize,
@@ -141,7 +141,8 @@ pub fn excerpt(text: &str, start: Option<usize>, end: Option<usize>, max_bytes: 
                 }
                 content.push_str(&line[..cut]);
                 truncated = true;
-                last = start + i;
+                // The cut line is not complete: it is where to read on from.
+                last = start + i - 1;
                 break;
             }
             content.push_str(line);
@@ -236,7 +237,16 @@ mod tests {
         assert_eq!((past.content.as_str(), past.end_line), ("ccc\n", 3));
         let cut = excerpt(text, None, None, 4);
         assert!(cut.truncated);
-        assert!(cut.content.starts_with("a\nbb") && cut.content.contains("truncated at 4 bytes"));
+        assert_eq!(
+            cut.end_line, 1,
+            "line 2 was cut, so line 1 is the last complete one"
+        );
+        assert!(
+            cut.content.starts_with("a\nbb") && cut.content.contains("read on with startLine=2")
+        );
+        let exact = excerpt(text, None, None, 5);
+        assert_eq!((exact.end_line, exact.truncated), (2, true));
+        assert!(exact.content.contains("startLine=3"));
         let empty = excerpt(text, Some(5), None, 1000);
         assert_eq!(empty.content, "");
         let utf8 = excerpt("ééé\n", None, None, 3);

@@ -5,6 +5,7 @@ mod harness;
 mod auth;
 mod config;
 mod errors;
+mod files;
 mod handshake;
 mod lifecycle;
 mod limits;

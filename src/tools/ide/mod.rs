@@ -20,13 +20,7 @@ use serde_json::json;
 use super::ToolContext;
 use crate::protocol::mcp::CallToolResult;
 
-/// Resolves `file_path` inside the workspace, or the tool error to return.
-pub(crate) fn resolve(ctx: &ToolContext, file_path: &str) -> Result<PathBuf, CallToolResult> {
-    ctx.services
-        .workspace
-        .resolve(file_path)
-        .map_err(|e| CallToolResult::error(e.to_string()))
-}
+pub(crate) use super::resolve;
 
 /// `{success: false, message: "Document not open: <path>"}`.
 pub(crate) fn not_open(file_path: &str) -> CallToolResult {

@@ -1,0 +1,296 @@
+//! WorkspaceWriter actor: every change the bridge makes to workspace files goes
+//! through this one mailbox, on its own thread, so that check-then-write is atomic with
+//! respect to every other agent. It re-checks confinement, refuses hard-linked targets,
+//! detects concurrent modification and writes atomically.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use actix::prelude::*;
+
+use super::activity_log::{ActivityLog, LifecycleEvent, RecordLifecycle};
+use super::supervise::{guard, ActorFault};
+use crate::metrics::Metrics;
+use crate::workspace::edit::{apply_edits, replace_block, EditError, LineEdit};
+use crate::workspace::files::{check_single_link, read_text, write_atomic, FileError, Fingerprint};
+use crate::workspace::{PathError, Workspace};
+
+/// Actor name used in logs, metrics and faults.
+pub const NAME: &str = "workspace_writer";
+
+/// A change to one path.
+#[derive(Debug)]
+pub enum WriteOp {
+    /// Create a file with content, or a directory.
+    Create {
+        /// File content (ignored for directories).
+        content: String,
+        /// Create a directory instead.
+        directory: bool,
+        /// Replace an existing file.
+        overwrite: bool,
+    },
+    /// Delete a file or directory.
+    Delete {
+        /// Allow deleting a non-empty directory.
+        recursive: bool,
+    },
+    /// Move to another path inside the workspace.
+    Rename {
+        /// Destination (already resolved).
+        to: PathBuf,
+        /// Replace an existing destination.
+        overwrite: bool,
+    },
+    /// Replace the single occurrence of a block.
+    Replace {
+        /// Exact text to find.
+        old: String,
+        /// Replacement.
+        new: String,
+    },
+    /// Apply line/column edits.
+    Edit {
+        /// The edits.
+        edits: Vec<LineEdit>,
+    },
+}
+
+/// Apply `op` to `path`, provided the file still has the `expected` content.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Written, WriteError>")]
+pub struct Write {
+    /// Resolved path inside the workspace.
+    pub path: PathBuf,
+    /// The version the caller last read; `None` when it never read the file.
+    pub expected: Option<Fingerprint>,
+    /// What to do.
+    pub op: WriteOp,
+}
+
+/// A successful write.
+#[derive(Debug)]
+pub struct Written {
+    /// The new content's fingerprint (files only).
+    pub fingerprint: Option<Fingerprint>,
+    /// What happened, for the tool result.
+    pub detail: String,
+}
+
+/// Why a write was refused; nothing was changed.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// The file changed since the caller last read it.
+    #[error("File was modified concurrently: {0} changed since this session last read it; read it again and retry")]
+    Concurrent(String),
+    /// A file-level failure.
+    #[error(transparent)]
+    File(#[from] FileError),
+    /// The edit does not apply.
+    #[error(transparent)]
+    Edit(#[from] EditError),
+    /// Confinement failed on the re-check.
+    #[error(transparent)]
+    Path(#[from] PathError),
+    /// The target exists.
+    #[error("Already exists: {0} (pass overwrite: true to replace it)")]
+    Exists(String),
+    /// The workspace root itself.
+    #[error("Refusing to {0} the workspace root")]
+    Root(&'static str),
+    /// A non-empty directory without `recursive`.
+    #[error("Directory not empty: {0} (pass recursive: true to delete it with its contents)")]
+    NotEmpty(String),
+    /// The actor failed.
+    #[error(transparent)]
+    Fault(#[from] ActorFault),
+}
+
+/// The WorkspaceWriter actor.
+pub struct WorkspaceWriter {
+    workspace: Workspace,
+    activity: Addr<ActivityLog>,
+    metrics: Arc<Metrics>,
+}
+
+impl WorkspaceWriter {
+    /// A writer for `workspace`.
+    pub fn new(workspace: Workspace, activity: Addr<ActivityLog>, metrics: Arc<Metrics>) -> Self {
+        Self {
+            workspace,
+            activity,
+            metrics,
+        }
+    }
+
+    /// Confinement again, at the moment of writing (a symlink may have appeared).
+    fn recheck(&self, path: &Path) -> Result<PathBuf, WriteError> {
+        let again = self.workspace.resolve(&path.to_string_lossy())?;
+        if again != path {
+            return Err(PathError::Escapes(path.display().to_string()).into());
+        }
+        Ok(again)
+    }
+
+    fn apply(&self, msg: Write) -> Result<Written, WriteError> {
+        let path = self.recheck(&msg.path)?;
+        let shown = path.display().to_string();
+        if let Some(expected) = msg.expected {
+            if path.is_file() {
+                let (_, current) = read_text(&path)?;
+                if current != expected {
+                    return Err(WriteError::Concurrent(shown));
+                }
+            }
+        }
+        match msg.op {
+            WriteOp::Create {
+                content,
+                directory,
+                overwrite,
+            } => {
+                let exists = fs::symlink_metadata(&path).is_ok();
+                if directory {
+                    if exists && !path.is_dir() {
+                        return Err(WriteError::Exists(shown));
+                    }
+                    fs::create_dir_all(&path).map_err(|e| FileError::io(&path, e))?;
+                    return Ok(Written {
+                        fingerprint: None,
+                        detail: if exists {
+                            "directory already existed"
+                        } else {
+                            "directory created"
+                        }
+                        .into(),
+                    });
+                }
+                if exists && (!overwrite || path.is_dir()) {
+                    return Err(WriteError::Exists(shown));
+                }
+                if let Some(parent) = path.parent() {
+                    fs::create_dir_all(parent).map_err(|e| FileError::io(parent, e))?;
+                }
+                write_atomic(&path, content.as_bytes())?;
+                Ok(Written {
+                    fingerprint: Some(crate::workspace::files::fingerprint(content.as_bytes())),
+                    detail: if exists {
+                        "file overwritten"
+                    } else {
+                        "file created"
+                    }
+                    .into(),
+                })
+            }
+            WriteOp::Delete { recursive } => {
+                if path == self.workspace.root() {
+                    return Err(WriteError::Root("delete"));
+                }
+                let meta = fs::symlink_metadata(&path).map_err(|e| FileError::io(&path, e))?;
+                if meta.is_dir() {
+                    let empty = fs::read_dir(&path)
+                        .map_err(|e| FileError::io(&path, e))?
+                        .next()
+                        .is_none();
+                    if !empty && !recursive {
+                        return Err(WriteError::NotEmpty(shown));
+                    }
+                    fs::remove_dir_all(&path).map_err(|e| FileError::io(&path, e))?;
+                } else {
+                    fs::remove_file(&path).map_err(|e| FileError::io(&path, e))?;
+                }
+                Ok(Written {
+                    fingerprint: None,
+                    detail: "deleted".into(),
+                })
+            }
+            WriteOp::Rename { to, overwrite } => {
+                if path == self.workspace.root() {
+                    return Err(WriteError::Root("move"));
+                }
+                let to = self.recheck(&to)?;
+                fs::symlink_metadata(&path).map_err(|e| FileError::io(&path, e))?;
+                if fs::symlink_metadata(&to).is_ok() {
+                    if !overwrite {
+                        return Err(WriteError::Exists(to.display().to_string()));
+                    }
+                    check_single_link(&to)?;
+                }
+                if let Some(parent) = to.parent() {
+                    fs::create_dir_all(parent).map_err(|e| FileError::io(parent, e))?;
+                }
+                fs::rename(&path, &to).map_err(|e| FileError::io(&path, e))?;
+                Ok(Written {
+                    fingerprint: None,
+                    detail: format!("moved to {}", to.display()),
+                })
+            }
+            WriteOp::Replace { old, new } => {
+                let (text, _) = read_text(&path)?;
+                let updated = replace_block(&text, &old, &new, &shown)?;
+                write_atomic(&path, updated.as_bytes())?;
+                Ok(Written {
+                    fingerprint: Some(crate::workspace::files::fingerprint(updated.as_bytes())),
+                    detail: "block replaced".into(),
+                })
+            }
+            WriteOp::Edit { edits } => {
+                let (text, _) = read_text(&path)?;
+                let updated = apply_edits(&text, &edits)?;
+                write_atomic(&path, updated.as_bytes())?;
+                Ok(Written {
+                    fingerprint: Some(crate::workspace::files::fingerprint(updated.as_bytes())),
+                    detail: format!("{} edits applied", edits.len()),
+                })
+            }
+        }
+    }
+}
+
+impl Actor for WorkspaceWriter {
+    type Context = Context<Self>;
+}
+
+impl Supervised for WorkspaceWriter {
+    fn restarting(&mut self, _: &mut Context<Self>) {
+        self.metrics.record_restart(NAME);
+        tracing::warn!(actor = NAME, "restarted after a fault");
+        self.activity.do_send(RecordLifecycle {
+            event: LifecycleEvent::ActorRestarted,
+            session_id: None,
+            detail: NAME.to_string(),
+        });
+    }
+}
+
+impl Handler<Write> for WorkspaceWriter {
+    type Result = Result<Written, WriteError>;
+    fn handle(&mut self, msg: Write, ctx: &mut Context<Self>) -> Self::Result {
+        guard(NAME, self, ctx, |act, _| act.apply(msg))?
+    }
+}
+
+#[cfg(feature = "fault-injection")]
+mod faults {
+    use super::*;
+    use crate::actors::fault::{Crash, Stall};
+
+    impl Handler<Crash> for WorkspaceWriter {
+        type Result = Result<(), ActorFault>;
+        fn handle(&mut self, _: Crash, ctx: &mut Context<Self>) -> Self::Result {
+            guard(NAME, self, ctx, |_, _| panic!("injected fault in {NAME}"))
+        }
+    }
+
+    impl Handler<Stall> for WorkspaceWriter {
+        type Result = ResponseActFuture<Self, Result<(), ActorFault>>;
+        fn handle(&mut self, msg: Stall, _: &mut Context<Self>) -> Self::Result {
+            Box::pin(
+                actix::clock::sleep(msg.0)
+                    .into_actor(self)
+                    .map(|_, _, _| Ok(())),
+            )
+        }
+    }
+}

@@ -1,0 +1,49 @@
+//! Workspace file tools that work without an editor: read, create, delete, rename,
+//! line/column edits, block replace, tree, find and search. Every write goes through
+//! the WorkspaceWriter actor with the version this session last saw.
+
+pub mod create_file;
+pub mod delete_file;
+pub mod edit_text;
+pub mod find_files;
+pub mod get_file_tree;
+pub mod read_file;
+pub mod rename_file;
+pub mod replace_block;
+pub mod search_workspace;
+
+use std::path::PathBuf;
+
+use super::ToolContext;
+use crate::actors::supervise::ActorFault;
+use crate::actors::writer::{self, Write, WriteOp, Written};
+use crate::protocol::mcp::CallToolResult;
+
+/// Sends a write to the WorkspaceWriter, checking the version this session last saw,
+/// and records the new version.
+pub(crate) async fn write(
+    ctx: &ToolContext,
+    path: PathBuf,
+    op: WriteOp,
+) -> Result<Written, CallToolResult> {
+    let expected = ctx.known_version(&path).await;
+    let sent = ctx
+        .services
+        .writer
+        .send(Write {
+            path: path.clone(),
+            expected,
+            op,
+        })
+        .await;
+    match sent {
+        Ok(Ok(written)) => {
+            ctx.record_version(path, written.fingerprint);
+            Ok(written)
+        }
+        Ok(Err(e)) => Err(CallToolResult::error(e.to_string())),
+        Err(e) => Err(CallToolResult::error(
+            ActorFault::mailbox(writer::NAME, e).to_string(),
+        )),
+    }
+}

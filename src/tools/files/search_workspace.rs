@@ -1,0 +1,81 @@
+//! `searchWorkspace`: full-text or regex search with ripgrep's libraries.
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::protocol::mcp::CallToolResult;
+use crate::tools::{blocking, resolve, Tool, ToolContext};
+use crate::workspace::search::{search, Query};
+
+/// The tool.
+pub struct SearchWorkspace;
+
+/// Arguments.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Args {
+    query: String,
+    #[serde(default)]
+    regex: bool,
+    #[serde(default = "yes")]
+    case_sensitive: bool,
+    glob: Option<String>,
+    path: Option<String>,
+    max_results: Option<usize>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Tool for SearchWorkspace {
+    type Args = Args;
+    const NAME: &'static str = "searchWorkspace";
+    const DESCRIPTION: &'static str =
+        "Search file contents across the workspace (literal text, or a regex with regex: true), \
+         honouring .gitignore and skipping binary files.";
+
+    fn schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "query": { "type": "string", "minLength": 1 },
+                "regex": { "type": "boolean" },
+                "caseSensitive": { "type": "boolean" },
+                "glob": { "type": "string", "description": "Only files matching this glob" },
+                "path": { "type": "string", "description": "Search below this directory" },
+                "maxResults": { "type": "integer", "minimum": 1 }
+            },
+            "required": ["query"],
+            "additionalProperties": false
+        })
+    }
+
+    async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
+        let start = match resolve(&ctx, args.path.as_deref().unwrap_or(".")) {
+            Ok(p) => p,
+            Err(e) => return e,
+        };
+        let cap = ctx.services.settings.files.max_results;
+        let max = args.max_results.unwrap_or(cap).min(cap);
+        let root = ctx.services.workspace.root().to_path_buf();
+        let run = move || {
+            search(
+                &root,
+                &start,
+                &Query {
+                    pattern: &args.query,
+                    regex: args.regex,
+                    case_sensitive: args.case_sensitive,
+                    glob: args.glob.as_deref(),
+                    max_results: max,
+                },
+            )
+        };
+        match blocking(run).await {
+            Ok(Ok(hits)) => CallToolResult::json(&hits),
+            Ok(Err(msg)) => CallToolResult::error(msg),
+            Err(e) => e,
+        }
+    }
+}

@@ -1,0 +1,427 @@
+//! Workspace file tools without an editor: happy paths, bad arguments, and agents
+//! editing the same file concurrently.
+
+use serde_json::{json, Value};
+
+use crate::harness::*;
+
+fn read(bridge: &Bridge, rel: &str) -> String {
+    std::fs::read_to_string(bridge.workspace.join(rel)).unwrap()
+}
+
+#[tokio::test]
+async fn read_file_ranges_caps_and_errors() {
+    let bridge = Bridge::start();
+    std::fs::write(bridge.workspace.join("five.txt"), "1\n2\n3\n4\n5\n").unwrap();
+    std::fs::write(bridge.workspace.join("bin.dat"), b"\0\x01\x02").unwrap();
+    let mut agent = bridge.ready_agent().await;
+    let all = json_text(
+        &agent
+            .call("readFile", json!({"filePath": "five.txt"}))
+            .await,
+    );
+    assert_eq!(
+        (all["content"].as_str().unwrap(), all["totalLines"].as_u64()),
+        ("1\n2\n3\n4\n5\n", Some(5))
+    );
+    assert_eq!(all["source"], "workspace");
+    let mid = json_text(
+        &agent
+            .call(
+                "readFile",
+                json!({"filePath": "five.txt", "startLine": 2, "endLine": 3}),
+            )
+            .await,
+    );
+    assert_eq!(
+        (mid["content"].as_str().unwrap(), mid["endLine"].as_u64()),
+        ("2\n3\n", Some(3))
+    );
+    let cut = json_text(
+        &agent
+            .call("readFile", json!({"filePath": "five.txt", "maxBytes": 4}))
+            .await,
+    );
+    assert_eq!(cut["truncated"], true);
+    assert!(
+        cut["content"]
+            .as_str()
+            .unwrap()
+            .contains("read on with startLine=3"),
+        "{cut}"
+    );
+
+    for (path, message) in [
+        ("nope.txt", "File not found: "),
+        ("src", "Is a directory: "),
+        ("bin.dat", "Not a text file"),
+    ] {
+        let r = agent.call("readFile", json!({"filePath": path})).await;
+        assert!(is_error(&r) && text(&r).starts_with(message), "{path}: {r}");
+    }
+    for bad in [
+        json!({}),
+        json!({"filePath": "a", "startLine": 0}),
+        json!({"filePath": "a", "extra": 1}),
+        json!({"filePath": ["a"]}),
+    ] {
+        assert_eq!(
+            error_code(&agent.call_raw("readFile", bad.clone()).await),
+            -32602,
+            "{bad}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn create_delete_and_rename() {
+    let bridge = Bridge::start();
+    let mut agent = bridge.ready_agent().await;
+    let r = json_text(
+        &agent
+            .call(
+                "createFile",
+                json!({"filePath": "new/deep/a.txt", "content": "hello"}),
+            )
+            .await,
+    );
+    assert_eq!(
+        (r["success"].clone(), r["created"].clone()),
+        (json!(true), json!(true))
+    );
+    assert_eq!(read(&bridge, "new/deep/a.txt"), "hello");
+    let again = agent
+        .call(
+            "createFile",
+            json!({"filePath": "new/deep/a.txt", "content": "x"}),
+        )
+        .await;
+    assert!(
+        is_error(&again) && text(&again).starts_with("Already exists"),
+        "{again}"
+    );
+    agent
+        .call(
+            "createFile",
+            json!({"filePath": "new/deep/a.txt", "content": "bye", "overwrite": true}),
+        )
+        .await;
+    assert_eq!(read(&bridge, "new/deep/a.txt"), "bye");
+    agent
+        .call(
+            "createFile",
+            json!({"filePath": "emptydir", "isDirectory": true}),
+        )
+        .await;
+    assert!(bridge.workspace.join("emptydir").is_dir());
+
+    let moved = json_text(
+        &agent
+            .call(
+                "renameFile",
+                json!({"oldPath": "new/deep/a.txt", "newPath": "b.txt"}),
+            )
+            .await,
+    );
+    assert_eq!(moved["renamed"], true);
+    assert_eq!(read(&bridge, "b.txt"), "bye");
+    let clash = agent
+        .call(
+            "renameFile",
+            json!({"oldPath": "b.txt", "newPath": "README.md"}),
+        )
+        .await;
+    assert!(is_error(&clash) && text(&clash).starts_with("Already exists"));
+    assert_eq!(read(&bridge, "README.md"), "# fixture\n");
+
+    let full = agent.call("deleteFile", json!({"filePath": "new"})).await;
+    assert!(
+        is_error(&full) && text(&full).starts_with("Directory not empty"),
+        "{full}"
+    );
+    agent
+        .call("deleteFile", json!({"filePath": "new", "recursive": true}))
+        .await;
+    assert!(!bridge.workspace.join("new").exists());
+    agent.call("deleteFile", json!({"filePath": "b.txt"})).await;
+    assert!(!bridge.workspace.join("b.txt").exists());
+    let root = agent
+        .call("deleteFile", json!({"filePath": ".", "recursive": true}))
+        .await;
+    assert_eq!(text(&root), "Refusing to delete the workspace root");
+    let gone = agent.call("deleteFile", json!({"filePath": "b.txt"})).await;
+    assert!(text(&gone).starts_with("File not found"));
+    assert!(bridge.workspace.join("src/main.rs").exists());
+
+    assert_eq!(
+        error_code(&agent.call_raw("createFile", json!({"content": "x"})).await),
+        -32602
+    );
+    assert_eq!(
+        error_code(
+            &agent
+                .call_raw("deleteFile", json!({"filePath": "x", "recursive": "yes"}))
+                .await
+        ),
+        -32602
+    );
+    assert_eq!(
+        error_code(&agent.call_raw("renameFile", json!({"oldPath": "x"})).await),
+        -32602
+    );
+}
+
+#[tokio::test]
+async fn edit_text_and_replace_block() {
+    let bridge = Bridge::start();
+    let mut agent = bridge.ready_agent().await;
+    let r = json_text(
+        &agent
+            .call("editText", json!({"filePath": "src/main.rs", "edits": [
+                {"type": "replace", "line": 2, "column": 5, "endLine": 2, "endColumn": 13, "text": "eprintln!"},
+                {"type": "insert", "line": 1, "column": 1, "text": "// edited\n"}
+            ]}))
+            .await,
+    );
+    assert_eq!(
+        (r["success"].clone(), r["editCount"].clone()),
+        (json!(true), json!(2))
+    );
+    assert_eq!(
+        read(&bridge, "src/main.rs"),
+        "// edited\nfn main() {\n    eprintln!(\"hi\");\n}\n"
+    );
+
+    let bad = agent
+        .call("editText", json!({"filePath": "src/main.rs", "edits": [{"type": "insert", "line": 99, "column": 1, "text": "x"}]}))
+        .await;
+    assert!(
+        is_error(&bad) && text(&bad).contains("outside the file"),
+        "{bad}"
+    );
+    assert!(
+        read(&bridge, "src/main.rs").starts_with("// edited"),
+        "unchanged after a refused edit"
+    );
+
+    let r = agent
+        .call(
+            "replaceBlock",
+            json!({"filePath": "src/main.rs", "oldContent": "eprintln!", "newContent": "println!"}),
+        )
+        .await;
+    assert_eq!(json_text(&r)["success"], true);
+    let absent = agent
+        .call(
+            "replaceBlock",
+            json!({"filePath": "src/main.rs", "oldContent": "nothing like this", "newContent": ""}),
+        )
+        .await;
+    assert!(text(&absent).starts_with("Block not found"));
+    let ambiguous = agent
+        .call(
+            "replaceBlock",
+            json!({"filePath": "src/main.rs", "oldContent": "n", "newContent": ""}),
+        )
+        .await;
+    assert!(
+        text(&ambiguous).starts_with("Ambiguous block"),
+        "{ambiguous}"
+    );
+    assert_eq!(
+        error_code(
+            &agent
+                .call_raw(
+                    "replaceBlock",
+                    json!({"filePath": "src/main.rs", "oldContent": "", "newContent": "x"})
+                )
+                .await
+        ),
+        -32602
+    );
+    assert_eq!(
+        error_code(
+            &agent
+                .call_raw("editText", json!({"filePath": "src/main.rs", "edits": []}))
+                .await
+        ),
+        -32602
+    );
+    assert_eq!(error_code(&agent.call_raw("editText", json!({"filePath": "src/main.rs", "edits": [{"type": "move", "line": 1, "column": 1}]})).await), -32602);
+}
+
+#[tokio::test]
+async fn one_thousand_edits_pass_and_one_thousand_and_one_are_refused() {
+    let bridge = Bridge::start();
+    std::fs::write(bridge.workspace.join("wide.txt"), "x".repeat(1000) + "\n").unwrap();
+    let mut agent = bridge.ready_agent().await;
+    let edits = |n: usize| -> Vec<Value> {
+        (0..n)
+            .map(|i| json!({"type": "insert", "line": 1, "column": i + 1, "text": "y"}))
+            .collect()
+    };
+    let ok = agent
+        .call(
+            "editText",
+            json!({"filePath": "wide.txt", "edits": edits(1000)}),
+        )
+        .await;
+    assert_eq!(json_text(&ok)["editCount"], 1000, "{ok}");
+    assert_eq!(read(&bridge, "wide.txt").matches('y').count(), 1000);
+    let over = agent
+        .call_raw(
+            "editText",
+            json!({"filePath": "wide.txt", "edits": edits(1001)}),
+        )
+        .await;
+    assert_eq!(error_code(&over), -32602);
+}
+
+#[tokio::test]
+async fn tree_find_and_search_honour_gitignore() {
+    let bridge = Bridge::start();
+    let ws = &bridge.workspace;
+    std::fs::write(ws.join(".gitignore"), "build/\n").unwrap();
+    std::fs::create_dir_all(ws.join("build")).unwrap();
+    std::fs::write(ws.join("build/out.rs"), "fn main() { println!(\"hi\"); }").unwrap();
+    std::fs::write(ws.join("src/lib.rs"), "pub fn answer() -> u32 { 42 }\n").unwrap();
+    let mut agent = bridge.ready_agent().await;
+    let tree = json_text(&agent.call("getFileTree", json!({})).await);
+    let paths: Vec<&str> = tree["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, vec!["README.md", "src", "src/lib.rs", "src/main.rs"]);
+    let shallow = json_text(
+        &agent
+            .call("getFileTree", json!({"maxDepth": 1, "maxEntries": 1}))
+            .await,
+    );
+    assert_eq!(
+        (
+            shallow["entries"].as_array().unwrap().len(),
+            shallow["truncated"].clone()
+        ),
+        (1, json!(true))
+    );
+
+    let found = json_text(&agent.call("findFiles", json!({"pattern": "*.rs"})).await);
+    assert_eq!(found["entries"].as_array().unwrap().len(), 2);
+    let bad_glob = agent.call("findFiles", json!({"pattern": "src/[a"})).await;
+    assert!(text(&bad_glob).starts_with("Invalid glob"));
+
+    let hits = json_text(
+        &agent
+            .call("searchWorkspace", json!({"query": "println!(\"hi\")"}))
+            .await,
+    );
+    assert_eq!(hits["matches"].as_array().unwrap().len(), 1);
+    assert_eq!(hits["matches"][0]["path"], "src/main.rs");
+    assert_eq!(hits["matches"][0]["line"], 2);
+    let re = json_text(
+        &agent
+            .call(
+                "searchWorkspace",
+                json!({"query": r"fn \w+\(\) -> u32", "regex": true}),
+            )
+            .await,
+    );
+    assert_eq!(re["matches"][0]["path"], "src/lib.rs");
+    let bad_re = agent
+        .call("searchWorkspace", json!({"query": "(", "regex": true}))
+        .await;
+    assert!(text(&bad_re).starts_with("Invalid pattern"));
+    assert_eq!(
+        error_code(
+            &agent
+                .call_raw("searchWorkspace", json!({"query": ""}))
+                .await
+        ),
+        -32602
+    );
+    assert_eq!(
+        error_code(&agent.call_raw("getFileTree", json!({"maxDepth": 0})).await),
+        -32602
+    );
+}
+
+#[tokio::test]
+async fn a_stale_session_gets_concurrent_modification_and_nothing_changes() {
+    let bridge = Bridge::start();
+    let mut a = bridge.ready_agent().await;
+    let mut b = bridge.ready_agent().await;
+    a.call("readFile", json!({"filePath": "src/main.rs"})).await;
+    b.call("readFile", json!({"filePath": "src/main.rs"})).await;
+    let won = a
+        .call(
+            "replaceBlock",
+            json!({"filePath": "src/main.rs", "oldContent": "\"hi\"", "newContent": "\"from a\""}),
+        )
+        .await;
+    assert!(!is_error(&won), "{won}");
+    let lost = b
+        .call(
+            "replaceBlock",
+            json!({"filePath": "src/main.rs", "oldContent": "fn main", "newContent": "fn start"}),
+        )
+        .await;
+    assert!(is_error(&lost));
+    assert!(
+        text(&lost).starts_with("File was modified concurrently"),
+        "{lost}"
+    );
+    assert!(read(&bridge, "src/main.rs").contains("fn main() {\n    println!(\"from a\")"));
+    // After reading again, b can edit.
+    b.call("readFile", json!({"filePath": "src/main.rs"})).await;
+    let ok = b
+        .call(
+            "replaceBlock",
+            json!({"filePath": "src/main.rs", "oldContent": "fn main", "newContent": "fn start"}),
+        )
+        .await;
+    assert!(!is_error(&ok), "{ok}");
+    // Every edit is attributed to its session in the timeline.
+    let status = bridge.get_json("/status");
+    let edits: Vec<&Value> = status["recentActivity"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["tool"] == "replaceBlock")
+        .collect();
+    let sessions: std::collections::HashSet<&str> = edits
+        .iter()
+        .map(|e| e["sessionId"].as_str().unwrap())
+        .collect();
+    assert_eq!((edits.len(), sessions.len()), (3, 2));
+}
+
+#[tokio::test]
+async fn two_agents_racing_on_one_file_one_wins_and_the_file_is_never_torn() {
+    let bridge = Bridge::start();
+    let mut a = bridge.ready_agent().await;
+    let mut b = bridge.ready_agent().await;
+    let base = "shared line\n".repeat(2000);
+    for round in 0..15 {
+        std::fs::write(bridge.workspace.join("race.txt"), &base).unwrap();
+        a.call("readFile", json!({"filePath": "race.txt", "maxBytes": 16}))
+            .await;
+        b.call("readFile", json!({"filePath": "race.txt", "maxBytes": 16}))
+            .await;
+        let edit = |who: &str| json!({"filePath": "race.txt", "edits": [{"type": "insert", "line": 1, "column": 1, "text": format!("{who}\n")}]});
+        let (ra, rb) = tokio::join!(a.call("editText", edit("A")), b.call("editText", edit("B")));
+        let winners = [&ra, &rb].iter().filter(|r| !is_error(r)).count();
+        assert_eq!(winners, 1, "round {round}: {ra} {rb}");
+        let loser = if is_error(&ra) { &ra } else { &rb };
+        assert!(
+            text(loser).starts_with("File was modified concurrently"),
+            "{loser}"
+        );
+        let content = read(&bridge, "race.txt");
+        assert!(
+            content == format!("A\n{base}") || content == format!("B\n{base}"),
+            "round {round}: torn file"
+        );
+    }
+}
