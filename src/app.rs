@@ -145,6 +145,14 @@ async fn serve(settings: Settings) -> Result<(), AppError> {
             "!!! LISTENING BEYOND LOOPBACK: anyone who can reach this address and read the token can drive your workspace. Use 127.0.0.1 unless you mean it. !!!"
         );
     }
+    for program in &settings.commands.allow {
+        if crate::exec::policy::is_interpreter(program) {
+            tracing::warn!(
+                program,
+                "commands.allow lists a shell or interpreter; it will be refused anyway"
+            );
+        }
+    }
     let ip: IpAddr = settings.server.bind.parse().map_err(|_| AppError::Bind {
         addr: settings.server.bind.clone(),
         source: std::io::Error::other("not an IP address"),

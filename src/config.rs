@@ -55,6 +55,10 @@ pub struct Settings {
     pub activity: ActivitySettings,
     /// Workspace file tools.
     pub files: FileSettings,
+    /// `runCommand` / `runInTerminal`.
+    pub commands: CommandSettings,
+    /// Git tools.
+    pub git: GitSettings,
 }
 
 /// `[server]`
@@ -143,6 +147,48 @@ impl Default for FileSettings {
     }
 }
 
+/// `[commands]`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CommandSettings {
+    /// Programs `runCommand` may run (shells and interpreters are refused regardless).
+    pub allow: Vec<String>,
+    /// Kill a command after this long.
+    pub timeout_ms: u64,
+    /// Bytes of stdout and of stderr kept per command.
+    pub max_output_bytes: usize,
+    /// Most arguments per command.
+    pub max_args: usize,
+    /// Longest argument in bytes.
+    pub max_arg_bytes: usize,
+}
+
+impl Default for CommandSettings {
+    fn default() -> Self {
+        Self {
+            allow: [
+                "git", "cargo", "npm", "go", "pytest", "tsc", "eslint", "biome", "ruff",
+            ]
+            .map(String::from)
+            .to_vec(),
+            timeout_ms: 30_000,
+            max_output_bytes: 64 * 1024,
+            max_args: 64,
+            max_arg_bytes: 4096,
+        }
+    }
+}
+
+/// `[git]`
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GitSettings {
+    /// `gitPush` is refused unless this is true.
+    pub allow_push: bool,
+    /// Pushing to `main` or `master` also needs this.
+    pub allow_push_to_protected: bool,
+}
+
 /// `[activity]`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -163,6 +209,8 @@ impl Default for Settings {
             log: LogSettings::default(),
             activity: ActivitySettings::default(),
             files: FileSettings::default(),
+            commands: CommandSettings::default(),
+            git: GitSettings::default(),
         }
     }
 }
@@ -248,7 +296,8 @@ impl Settings {
                 .separator("__")
                 .try_parsing(true)
                 .list_separator(",")
-                .with_list_parse_key("server.allowed_origins"),
+                .with_list_parse_key("server.allowed_origins")
+                .with_list_parse_key("commands.allow"),
         );
         for (key, value) in &overrides.values {
             builder = builder.set_override(key.as_str(), value.as_str())?;
@@ -353,6 +402,15 @@ impl Settings {
             .parse::<IpAddr>()
             .map(|ip| !ip.is_loopback())
             .unwrap_or(true)
+    }
+
+    /// The command policy from `[commands]`.
+    pub fn command_policy(&self) -> crate::exec::CommandPolicy {
+        crate::exec::CommandPolicy {
+            allow: self.commands.allow.clone(),
+            max_args: self.commands.max_args,
+            max_arg_bytes: self.commands.max_arg_bytes,
+        }
     }
 
     /// Grace period as a duration.

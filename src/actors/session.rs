@@ -35,6 +35,8 @@ use crate::workspace::files::Fingerprint;
 pub const MAX_OPENED_FILES: usize = 1000;
 /// File versions remembered per session for concurrent-modification checks.
 pub const MAX_READ_VERSIONS: usize = 4096;
+/// Terminals whose last output a session keeps (without an editor).
+pub const MAX_TERMINALS: usize = 32;
 
 /// Methods the session answers; anything else is -32601.
 const KNOWN_METHODS: &[&str] = &[
@@ -233,6 +235,35 @@ pub struct RecordVersion {
 #[rtype(result = "Option<Fingerprint>")]
 pub struct KnownVersion(pub PathBuf);
 
+/// The last run in a bridge-side terminal.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TerminalRun {
+    /// Command line as run.
+    pub command: String,
+    /// Exit code.
+    pub exit_code: Option<i32>,
+    /// Combined output (stdout then stderr).
+    pub output: String,
+    /// When it finished.
+    pub finished_at: String,
+}
+
+/// Keep the last run of a session-prefixed terminal.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct RecordTerminal {
+    /// Full (prefixed) terminal name.
+    pub name: String,
+    /// The run.
+    pub run: TerminalRun,
+}
+
+/// This session's terminals and their last runs, by full name.
+#[derive(Message)]
+#[rtype(result = "Vec<(String, TerminalRun)>")]
+pub struct Terminals;
+
 /// The Session actor.
 pub struct Session {
     id: Arc<str>,
@@ -242,6 +273,7 @@ pub struct Session {
     mcp: McpState,
     opened_files: Vec<PathBuf>,
     read_versions: HashMap<PathBuf, Fingerprint>,
+    terminals: Vec<(String, TerminalRun)>,
     in_flight: HashMap<RequestId, InFlight>,
     grace_timer: Option<SpawnHandle>,
     created_at: String,
@@ -260,6 +292,7 @@ impl Session {
             mcp: McpState::default(),
             opened_files: Vec::new(),
             read_versions: HashMap::new(),
+            terminals: Vec::new(),
             in_flight: HashMap::new(),
             grace_timer: None,
             created_at: iso_now(),
@@ -850,5 +883,23 @@ impl Handler<KnownVersion> for Session {
     type Result = Option<Fingerprint>;
     fn handle(&mut self, msg: KnownVersion, _: &mut Context<Self>) -> Self::Result {
         self.read_versions.get(&msg.0).copied()
+    }
+}
+
+impl Handler<RecordTerminal> for Session {
+    type Result = ();
+    fn handle(&mut self, msg: RecordTerminal, _: &mut Context<Self>) {
+        self.terminals.retain(|(name, _)| name != &msg.name);
+        self.terminals.push((msg.name, msg.run));
+        if self.terminals.len() > MAX_TERMINALS {
+            self.terminals.remove(0);
+        }
+    }
+}
+
+impl Handler<Terminals> for Session {
+    type Result = MessageResult<Terminals>;
+    fn handle(&mut self, _: Terminals, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(self.terminals.clone())
     }
 }

@@ -1,7 +1,7 @@
 //! Every tool the bridge offers. Adding a tool: write its module, add one line here.
 
 use super::registry::{CatalogError, ToolRegistry};
-use super::{bridge, files, ide};
+use super::{bridge, commands, files, git, ide};
 
 /// Builds the registry with every tool (plus the test-only tools when the
 /// `fault-injection` feature is on).
@@ -36,6 +36,18 @@ pub fn production() -> Result<ToolRegistry, CatalogError> {
     r.register::<files::get_file_tree::GetFileTree>()?;
     r.register::<files::find_files::FindFiles>()?;
     r.register::<files::search_workspace::SearchWorkspace>()?;
+    r.register::<commands::run_command::RunCommand>()?;
+    r.register::<commands::run_in_terminal::RunInTerminal>()?;
+    r.register::<commands::get_terminal_output::GetTerminalOutput>()?;
+    r.register::<git::git_status::GitStatus>()?;
+    r.register::<git::git_diff::GitDiff>()?;
+    r.register::<git::git_log::GitLog>()?;
+    r.register::<git::git_blame::GitBlame>()?;
+    r.register::<git::git_show::GitShow>()?;
+    r.register::<git::git_branches::GitBranches>()?;
+    r.register::<git::git_add::GitAdd>()?;
+    r.register::<git::git_commit::GitCommit>()?;
+    r.register::<git::git_push::GitPush>()?;
     r.register::<bridge::get_bridge_status::GetBridgeStatus>()?;
     Ok(r)
 }

@@ -4,10 +4,12 @@
 
 pub mod bridge;
 pub mod catalog;
+pub mod commands;
 mod context;
 #[cfg(feature = "fault-injection")]
 pub mod debug;
 pub mod files;
+pub mod git;
 pub mod ide;
 mod registry;
 pub mod summary;

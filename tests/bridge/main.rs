@@ -3,9 +3,11 @@
 mod harness;
 
 mod auth;
+mod commands;
 mod config;
 mod errors;
 mod files;
+mod git;
 mod handshake;
 mod lifecycle;
 mod limits;

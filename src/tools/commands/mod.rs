@@ -1,0 +1,82 @@
+//! Commands without an editor: `runCommand`, `runInTerminal` and `getTerminalOutput`.
+//! Every command passes the policy in [`crate::exec::policy`] first.
+
+pub mod get_terminal_output;
+pub mod run_command;
+pub mod run_in_terminal;
+
+use std::time::Duration;
+
+use super::{resolve, ToolContext};
+use crate::exec::{self, RunOutput, RunSpec};
+use crate::protocol::mcp::CallToolResult;
+
+/// Checks the policy and runs `program args` in `cwd` (workspace-relative).
+pub(crate) async fn execute(
+    ctx: &ToolContext,
+    program: &str,
+    args: Vec<String>,
+    cwd: Option<&str>,
+    timeout_ms: Option<u64>,
+) -> Result<RunOutput, CallToolResult> {
+    let settings = &ctx.services.settings;
+    exec::check(
+        &settings.command_policy(),
+        &ctx.services.workspace,
+        program,
+        &args,
+    )
+    .map_err(|e| CallToolResult::error(e.to_string()))?;
+    let cwd = resolve(ctx, cwd.unwrap_or("."))?;
+    if !cwd.is_dir() {
+        return Err(CallToolResult::error(format!(
+            "Not a directory: {}",
+            cwd.display()
+        )));
+    }
+    let limit = settings.commands.timeout_ms;
+    let spec = RunSpec {
+        program: program.to_string(),
+        args,
+        cwd,
+        timeout: Duration::from_millis(timeout_ms.unwrap_or(limit).min(limit)),
+        max_output: settings.commands.max_output_bytes,
+        env: Vec::new(),
+    };
+    exec::run(spec)
+        .await
+        .map_err(|e| CallToolResult::error(e.to_string()))
+}
+
+/// `program arg…` for display.
+pub(crate) fn command_line(program: &str, args: &[String]) -> String {
+    std::iter::once(program.to_string())
+        .chain(args.iter().map(|a| {
+            if a.is_empty() || a.contains(char::is_whitespace) {
+                format!("{a:?}")
+            } else {
+                a.clone()
+            }
+        }))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The JSON schema shared by the command tools.
+pub(crate) fn command_schema(extra: serde_json::Value) -> serde_json::Value {
+    let mut schema = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "command": { "type": "string", "minLength": 1, "description": "Program name from the allowlist (no shell)" },
+            "args": { "type": "array", "items": { "type": "string" }, "description": "Arguments, passed as they are" },
+            "cwd": { "type": "string", "description": "Working directory inside the workspace" },
+            "timeoutMs": { "type": "integer", "minimum": 100 }
+        },
+        "required": ["command"],
+        "additionalProperties": false
+    });
+    if let (Some(props), Some(more)) = (schema["properties"].as_object_mut(), extra.as_object()) {
+        props.extend(more.clone());
+    }
+    schema
+}

@@ -1,0 +1,90 @@
+//! `runInTerminal`: without an editor, runs like `runCommand` and keeps the output
+//! under a session-prefixed terminal name for `getTerminalOutput`.
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{command_line, command_schema, execute};
+use crate::actors::registry::iso_now;
+use crate::actors::session::{RecordTerminal, TerminalRun};
+use crate::protocol::mcp::CallToolResult;
+use crate::tools::{EditorUse, Tool, ToolContext};
+
+/// The tool.
+pub struct RunInTerminal;
+
+/// Arguments.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Args {
+    command: String,
+    #[serde(default)]
+    args: Vec<String>,
+    cwd: Option<String>,
+    timeout_ms: Option<u64>,
+    name: Option<String>,
+}
+
+impl Tool for RunInTerminal {
+    type Args = Args;
+    const NAME: &'static str = "runInTerminal";
+    const EDITOR: EditorUse = EditorUse::Optional;
+    const DESCRIPTION: &'static str =
+        "Run an allowlisted command in a named terminal of this session (without an editor: \
+         run it directly and keep its output for getTerminalOutput).";
+
+    fn schema() -> Value {
+        command_schema(json!({
+            "name": { "type": "string", "minLength": 1, "maxLength": 64, "description": "Terminal name (prefixed with this session's id)" }
+        }))
+    }
+
+    async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
+        let name = format!(
+            "{}{}",
+            ctx.terminal_prefix,
+            args.name.as_deref().unwrap_or("default")
+        );
+        let line = command_line(&args.command, &args.args);
+        match execute(
+            &ctx,
+            &args.command,
+            args.args,
+            args.cwd.as_deref(),
+            args.timeout_ms,
+        )
+        .await
+        {
+            Ok(out) => {
+                let mut output = out.stdout.clone();
+                if !out.stderr.is_empty() {
+                    if !output.is_empty() && !output.ends_with('\n') {
+                        output.push('\n');
+                    }
+                    output.push_str(&out.stderr);
+                }
+                ctx.session.do_send(RecordTerminal {
+                    name: name.clone(),
+                    run: TerminalRun {
+                        command: line.clone(),
+                        exit_code: out.exit_code,
+                        output: output.clone(),
+                        finished_at: iso_now(),
+                    },
+                });
+                let mut result = CallToolResult::json(&json!({
+                    "terminalName": name,
+                    "command": line,
+                    "exitCode": out.exit_code,
+                    "output": output,
+                    "truncated": out.truncated,
+                    "timedOut": out.timed_out,
+                    "source": "bridge",
+                }));
+                result.is_error = out.timed_out;
+                result
+            }
+            Err(e) => e,
+        }
+    }
+}

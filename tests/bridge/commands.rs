@@ -1,0 +1,216 @@
+//! runCommand / runInTerminal / getTerminalOutput through the real binary.
+
+use serde_json::json;
+
+use crate::harness::*;
+
+fn with_allow(list: &str) -> Options {
+    let mut opts = Options::default();
+    opts.env
+        .push(("IDE_BRIDGE_COMMANDS__ALLOW".into(), list.into()));
+    opts
+}
+
+#[tokio::test]
+async fn runs_allowlisted_commands_without_a_shell() {
+    let bridge = Bridge::start();
+    let mut agent = bridge.ready_agent().await;
+    let ok = json_text(
+        &agent
+            .call(
+                "runCommand",
+                json!({"command": "git", "args": ["--version"]}),
+            )
+            .await,
+    );
+    assert_eq!(ok["exitCode"], 0);
+    assert!(ok["stdout"].as_str().unwrap().starts_with("git version"));
+    assert_eq!(ok["command"], "git --version");
+    let failing = agent
+        .call(
+            "runCommand",
+            json!({"command": "git", "args": ["not-a-command"]}),
+        )
+        .await;
+    assert!(
+        !is_error(&failing),
+        "a non-zero exit is a result, not a tool error"
+    );
+    assert_ne!(json_text(&failing)["exitCode"], 0);
+    let refused = agent
+        .call("runCommand", json!({"command": "rm", "args": ["-rf", "."]}))
+        .await;
+    assert!(
+        is_error(&refused) && text(&refused).starts_with("Command not in allowlist"),
+        "{refused}"
+    );
+    assert!(bridge.workspace.join("src/main.rs").exists());
+    assert_eq!(
+        error_code(&agent.call_raw("runCommand", json!({"args": ["x"]})).await),
+        -32602
+    );
+    assert_eq!(
+        error_code(
+            &agent
+                .call_raw("runCommand", json!({"command": "git", "args": "status"}))
+                .await
+        ),
+        -32602
+    );
+}
+
+#[tokio::test]
+async fn interpreters_are_refused_even_when_configured() {
+    let bridge = Bridge::start_with(with_allow("git,bash,python3,node"));
+    assert!(
+        bridge.log().contains("shell or interpreter"),
+        "start-up warns about the allowlist"
+    );
+    let mut agent = bridge.ready_agent().await;
+    for program in ["bash", "python3", "node"] {
+        let r = agent
+            .call(
+                "runCommand",
+                json!({"command": program, "args": ["--version"]}),
+            )
+            .await;
+        assert!(is_error(&r), "{program}");
+        assert_eq!(
+            text(&r),
+            format!(
+                "Command not allowed: {program:?} is a shell or interpreter and is never allowed"
+            )
+        );
+    }
+}
+
+#[tokio::test]
+async fn argument_limits_at_and_past_the_edge() {
+    let bridge = Bridge::start();
+    let mut agent = bridge.ready_agent().await;
+    let args = |n: usize| vec!["--version".to_string(); n];
+    let at = agent
+        .call("runCommand", json!({"command": "git", "args": args(64)}))
+        .await;
+    assert!(!is_error(&at), "{at}");
+    let past = agent
+        .call("runCommand", json!({"command": "git", "args": args(65)}))
+        .await;
+    assert_eq!(text(&past), "Too many arguments: 65 (max 64)");
+    let long = |n: usize| vec!["--version".to_string(), "x".repeat(n)];
+    let at = agent
+        .call("runCommand", json!({"command": "git", "args": long(4096)}))
+        .await;
+    assert!(!text(&at).contains("bytes (max"), "{at}");
+    let past = agent
+        .call("runCommand", json!({"command": "git", "args": long(4097)}))
+        .await;
+    assert_eq!(text(&past), "Argument 1 is 4097 bytes (max 4096)");
+}
+
+#[tokio::test]
+async fn timeouts_kill_the_process_group_and_keep_partial_output() {
+    let marker = "7.3137";
+    let bridge = Bridge::start_with(with_allow("sleep,seq").set("commands.timeout_ms", 400));
+    let mut agent = bridge.ready_agent().await;
+    let r = agent
+        .call("runCommand", json!({"command": "sleep", "args": [marker]}))
+        .await;
+    assert!(is_error(&r), "{r}");
+    let body = json_text(&r);
+    assert_eq!(body["timedOut"], true);
+    assert!(body["stderr"]
+        .as_str()
+        .unwrap()
+        .contains("timed out after 400 ms"));
+    let orphans = std::process::Command::new("pgrep")
+        .args(["-f", &format!("sleep {marker}")])
+        .output()
+        .unwrap();
+    assert!(
+        orphans.stdout.is_empty(),
+        "no orphan left: {}",
+        String::from_utf8_lossy(&orphans.stdout)
+    );
+
+    let big = json_text(
+        &agent
+            .call(
+                "runCommand",
+                json!({"command": "seq", "args": ["1", "100000"]}),
+            )
+            .await,
+    );
+    assert_eq!(big["truncated"], true);
+    let out = big["stdout"].as_str().unwrap();
+    assert!(
+        out.starts_with("1\n2\n3\n")
+            && out.contains("output truncated: 65536 of 588895 bytes shown"),
+        "{}",
+        &out[out.len() - 120..]
+    );
+}
+
+#[tokio::test]
+async fn commands_get_a_minimal_environment_without_secrets() {
+    let mut opts = with_allow("printenv");
+    opts.env.push(("MY_API_TOKEN".into(), "hunter2".into()));
+    opts.env
+        .push(("AWS_SECRET_ACCESS_KEY".into(), "hunter3".into()));
+    let bridge = Bridge::start_with(opts);
+    let mut agent = bridge.ready_agent().await;
+    let env = json_text(
+        &agent
+            .call("runCommand", json!({"command": "printenv"}))
+            .await,
+    );
+    let out = env["stdout"].as_str().unwrap();
+    assert!(out.contains("PATH=") && out.contains("TERM=dumb"), "{out}");
+    assert!(
+        !out.contains("hunter") && !out.contains("CLAUDE_CONFIG_DIR"),
+        "{out}"
+    );
+}
+
+#[tokio::test]
+async fn terminals_keep_the_last_output_per_session() {
+    let bridge = Bridge::start();
+    let mut a = bridge.ready_agent().await;
+    let mut b = bridge.ready_agent().await;
+    let run = json_text(
+        &a.call(
+            "runInTerminal",
+            json!({"command": "git", "args": ["--version"], "name": "build"}),
+        )
+        .await,
+    );
+    let name = run["terminalName"].as_str().unwrap().to_string();
+    assert!(
+        name.ends_with("-build") && name.len() == 8 + 1 + 5,
+        "{name}"
+    );
+    let out = json_text(&a.call("getTerminalOutput", json!({"name": "build"})).await);
+    assert_eq!(
+        (out["available"].clone(), out["terminalName"].clone()),
+        (json!(true), json!(name))
+    );
+    assert!(out["lines"].as_str().unwrap().starts_with("git version"));
+    let latest = json_text(&a.call("getTerminalOutput", json!({})).await);
+    assert_eq!(latest["terminalName"], name.as_str());
+    let other = json_text(&b.call("getTerminalOutput", json!({"name": "build"})).await);
+    assert_eq!(
+        other["available"], false,
+        "another session's terminal is not visible"
+    );
+    assert_eq!(
+        error_code(&a.call_raw("getTerminalOutput", json!({"lines": 0})).await),
+        -32602
+    );
+    assert_eq!(
+        error_code(
+            &a.call_raw("runInTerminal", json!({"command": "git", "name": ""}))
+                .await
+        ),
+        -32602
+    );
+}
