@@ -9,6 +9,7 @@ mod errors;
 mod files;
 mod git;
 mod handshake;
+mod hostile;
 mod lifecycle;
 mod limits;
 mod sessions;
