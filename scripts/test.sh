@@ -7,8 +7,8 @@ cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never CARGO_INCREMENTAL=0
 
 venv=.venv-test
-if ! "$venv/bin/python" -c 'import mcp, websockets, pytest' 2>/dev/null; then
-  echo "== setting up $venv (MCP Python SDK, websockets, pytest)"
+if ! "$venv/bin/python" -c 'import mcp, websockets, pytest' 2>/dev/null || [ ! -x "$venv/bin/ruff" ]; then
+  echo "== setting up $venv (MCP Python SDK, websockets, pytest, ruff)"
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check -r tests/python/requirements.txt
 fi
@@ -18,6 +18,6 @@ cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --locked --all-targets --features fault-injection -- -D warnings
 echo "== cargo test"
-cargo test --locked --features fault-injection
+REQUIRE_RUFF=1 cargo test --locked --features fault-injection
 echo "== MCP Python SDK interop"
 BRIDGE_BIN="$PWD/target/debug/ide-bridge" "$venv/bin/pytest" -q -p no:cacheprovider tests/python

@@ -10,6 +10,7 @@ use actix_web::{web, App, HttpServer};
 use tokio::signal::unix::{signal, SignalKind};
 
 use crate::actors::activity_log::{now_ms, ActivityLog, LifecycleEvent, RecordLifecycle};
+use crate::actors::diagnostics::{DiagnosticsActor, DiagnosticsConfig};
 use crate::actors::registry::{CloseAll, SessionRegistry};
 use crate::actors::writer::WorkspaceWriter;
 use crate::config::Settings;
@@ -92,8 +93,19 @@ impl Seed {
                 WorkspaceWriter::new(ws, a, m)
             })
         };
+        let diagnostics = {
+            let config = DiagnosticsConfig {
+                root: self.workspace.root().to_path_buf(),
+                enabled: self.settings.diagnostics.linters.clone(),
+                timeout: Duration::from_millis(self.settings.diagnostics.timeout_ms),
+                cache_for: Duration::from_millis(self.settings.diagnostics.cache_ms),
+            };
+            let (a, m) = (activity.clone(), Arc::clone(&self.metrics));
+            Supervisor::start(move |_| DiagnosticsActor::new(config, a, m))
+        };
         Arc::new(Services {
             writer,
+            diagnostics,
             settings: self.settings,
             workspace: self.workspace,
             tools: self.tools,

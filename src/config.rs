@@ -59,6 +59,8 @@ pub struct Settings {
     pub commands: CommandSettings,
     /// Git tools.
     pub git: GitSettings,
+    /// Diagnostics without an editor.
+    pub diagnostics: DiagnosticsSettings,
 }
 
 /// `[server]`
@@ -189,6 +191,30 @@ pub struct GitSettings {
     pub allow_push_to_protected: bool,
 }
 
+/// `[diagnostics]`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DiagnosticsSettings {
+    /// Linters that may run when they exist and apply to the workspace.
+    pub linters: Vec<String>,
+    /// Per-linter timeout.
+    pub timeout_ms: u64,
+    /// How long a linter result is reused.
+    pub cache_ms: u64,
+}
+
+impl Default for DiagnosticsSettings {
+    fn default() -> Self {
+        Self {
+            linters: ["cargo", "tsc", "eslint", "ruff", "pyright", "go", "biome"]
+                .map(String::from)
+                .to_vec(),
+            timeout_ms: 50_000,
+            cache_ms: 5_000,
+        }
+    }
+}
+
 /// `[activity]`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -211,6 +237,7 @@ impl Default for Settings {
             files: FileSettings::default(),
             commands: CommandSettings::default(),
             git: GitSettings::default(),
+            diagnostics: DiagnosticsSettings::default(),
         }
     }
 }
@@ -297,7 +324,8 @@ impl Settings {
                 .try_parsing(true)
                 .list_separator(",")
                 .with_list_parse_key("server.allowed_origins")
-                .with_list_parse_key("commands.allow"),
+                .with_list_parse_key("commands.allow")
+                .with_list_parse_key("diagnostics.linters"),
         );
         for (key, value) in &overrides.values {
             builder = builder.set_override(key.as_str(), value.as_str())?;

@@ -5,6 +5,7 @@ pub mod actors;
 pub mod app;
 pub mod cli;
 pub mod config;
+pub mod diagnostics;
 pub mod exec;
 pub mod http;
 pub mod http_client;

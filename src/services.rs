@@ -7,6 +7,7 @@ use std::time::Instant;
 use actix::Addr;
 
 use crate::actors::activity_log::ActivityLog;
+use crate::actors::diagnostics::DiagnosticsActor;
 use crate::actors::registry::SessionRegistry;
 use crate::actors::writer::WorkspaceWriter;
 use crate::config::Settings;
@@ -31,6 +32,8 @@ pub struct Services {
     pub activity: Addr<ActivityLog>,
     /// The actor that serialises every workspace write (on its own thread).
     pub writer: Addr<WorkspaceWriter>,
+    /// Linter-based diagnostics.
+    pub diagnostics: Addr<DiagnosticsActor>,
     /// Prometheus metrics.
     pub metrics: Arc<Metrics>,
     /// The lock file's token.

@@ -62,6 +62,8 @@ pub struct Options {
     pub config_dir: Option<PathBuf>,
     /// `--log-level` (default debug).
     pub log_level: Option<&'static str>,
+    /// Files written into the workspace before the bridge starts (path, content).
+    pub files: Vec<(String, String)>,
 }
 
 impl Options {
@@ -69,6 +71,11 @@ impl Options {
     pub fn set(mut self, key: &str, value: impl ToString) -> Self {
         self.args.push("--set".into());
         self.args.push(format!("{key}={}", value.to_string()));
+        self
+    }
+    /// Writes a workspace file before start-up.
+    pub fn file(mut self, path: &str, content: &str) -> Self {
+        self.files.push((path.into(), content.into()));
         self
     }
     /// Adds raw arguments.
@@ -126,6 +133,15 @@ impl Bridge {
         )
         .unwrap();
         std::fs::write(workspace.join("README.md"), "# fixture\n").unwrap();
+        for (path, content) in &opts.files {
+            let path = workspace.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, content).unwrap();
+            if path.to_string_lossy().contains("/.bin/") {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+            }
+        }
         let workspace = workspace.canonicalize().unwrap();
         let config_dir = opts
             .config_dir

@@ -5,6 +5,7 @@ mod harness;
 mod auth;
 mod commands;
 mod config;
+mod diagnostics;
 mod errors;
 mod files;
 mod git;

@@ -15,6 +15,7 @@ pub mod search_workspace;
 use std::path::PathBuf;
 
 use super::ToolContext;
+use crate::actors::diagnostics::Invalidate;
 use crate::actors::supervise::ActorFault;
 use crate::actors::writer::{self, Write, WriteOp, Written};
 use crate::protocol::mcp::CallToolResult;
@@ -39,6 +40,7 @@ pub(crate) async fn write(
     match sent {
         Ok(Ok(written)) => {
             ctx.record_version(path, written.fingerprint);
+            ctx.services.diagnostics.do_send(Invalidate);
             Ok(written)
         }
         Ok(Err(e)) => Err(CallToolResult::error(e.to_string())),

@@ -1,10 +1,15 @@
-//! `getDiagnostics`: a JSON array of `{uri, diagnostics}` (empty while nothing is known).
+//! `getDiagnostics`: a JSON array of `{uri, diagnostics}`. Without an editor the
+//! diagnostics come from the applicable command-line linters.
 
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::protocol::mcp::CallToolResult;
+use crate::actors::diagnostics::{self, GetDiagnostics as Get};
+use crate::actors::supervise::ActorFault;
+use crate::diagnostics::FileDiagnostics;
+use crate::protocol::mcp::{CallToolResult, Content};
 use crate::tools::{EditorUse, Tool, ToolContext};
+use crate::workspace::file_url;
 
 /// The tool.
 pub struct GetDiagnostics;
@@ -12,7 +17,6 @@ pub struct GetDiagnostics;
 /// Arguments.
 #[derive(Deserialize)]
 pub struct Args {
-    #[allow(dead_code)]
     uri: Option<String>,
 }
 
@@ -21,7 +25,8 @@ impl Tool for GetDiagnostics {
     const NAME: &'static str = "getDiagnostics";
     const EDITOR: EditorUse = EditorUse::Optional;
     const DESCRIPTION: &'static str =
-        "Language diagnostics (errors, warnings) for one file URI, or for every file known.";
+        "Language diagnostics (errors, warnings) for one file URI, or for every file known. \
+         Without an editor they come from the workspace's linters (cargo check, tsc, eslint, ruff, pyright, go vet, biome).";
 
     fn schema() -> Value {
         json!({
@@ -32,9 +37,50 @@ impl Tool for GetDiagnostics {
         })
     }
 
-    async fn call(_ctx: ToolContext, _args: Args) -> CallToolResult {
-        // Nothing is known without an editor or a linter run: `[]`, never an error,
-        // whatever uri was asked for (the CLI checks the uri it asked for).
-        CallToolResult::text("[]")
+    async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
+        let report = match ctx.services.diagnostics.send(Get).await {
+            Ok(Ok(report)) => report,
+            Ok(Err(fault)) => return CallToolResult::error(fault.to_string()),
+            Err(e) => {
+                return CallToolResult::error(ActorFault::mailbox(diagnostics::NAME, e).to_string())
+            }
+        };
+        let files: Vec<FileDiagnostics> = match &args.uri {
+            // The CLI matches the uri it asked for: echo it. Nothing known (or a path
+            // outside the workspace) is `[]`, never an error.
+            Some(uri) => ctx
+                .services
+                .workspace
+                .resolve(uri)
+                .ok()
+                .and_then(|path| report.files.get(&path))
+                .map(|d| {
+                    vec![FileDiagnostics {
+                        uri: uri.clone(),
+                        diagnostics: d.clone(),
+                    }]
+                })
+                .unwrap_or_default(),
+            None => report
+                .files
+                .iter()
+                .map(|(path, d)| FileDiagnostics {
+                    uri: file_url(path),
+                    diagnostics: d.clone(),
+                })
+                .collect(),
+        };
+        let mut result = CallToolResult::json(&files);
+        let failed: Vec<&str> = report
+            .linters
+            .iter()
+            .filter_map(|l| l.error.as_deref())
+            .collect();
+        if !failed.is_empty() {
+            result.content.push(Content::Text {
+                text: format!("Some linters could not report: {}", failed.join("; ")),
+            });
+        }
+        result
     }
 }

@@ -1,0 +1,191 @@
+//! Which command-line linters exist and apply to the workspace, and how each is run.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+/// The linters the bridge knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Linter {
+    /// `cargo check --message-format=json`.
+    Cargo,
+    /// `tsc --noEmit`.
+    Tsc,
+    /// `eslint -f json`.
+    Eslint,
+    /// `ruff check --output-format json`.
+    Ruff,
+    /// `pyright --outputjson`.
+    Pyright,
+    /// `go vet`.
+    Go,
+    /// `biome lint --reporter=json`.
+    Biome,
+}
+
+/// Every linter, in the order they are probed.
+pub const ALL: [Linter; 7] = [
+    Linter::Cargo,
+    Linter::Tsc,
+    Linter::Eslint,
+    Linter::Ruff,
+    Linter::Pyright,
+    Linter::Go,
+    Linter::Biome,
+];
+
+impl Linter {
+    /// Name used in configuration and results.
+    pub fn name(self) -> &'static str {
+        match self {
+            Linter::Cargo => "cargo",
+            Linter::Tsc => "tsc",
+            Linter::Eslint => "eslint",
+            Linter::Ruff => "ruff",
+            Linter::Pyright => "pyright",
+            Linter::Go => "go",
+            Linter::Biome => "biome",
+        }
+    }
+
+    /// Program name.
+    pub fn program(self) -> &'static str {
+        match self {
+            Linter::Go => "go",
+            other => other.name(),
+        }
+    }
+
+    /// Arguments for a whole-workspace run.
+    pub fn args(self) -> Vec<String> {
+        let a: &[&str] = match self {
+            Linter::Cargo => &["check", "--message-format=json", "--all-targets", "--quiet"],
+            Linter::Tsc => &["--noEmit", "--pretty", "false"],
+            Linter::Eslint => &["-f", "json", "."],
+            Linter::Ruff => &["check", "--output-format", "json", "--no-cache", "."],
+            Linter::Pyright => &["--outputjson"],
+            Linter::Go => &["vet", "./..."],
+            Linter::Biome => &["lint", "--reporter=json", "."],
+        };
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// Whether the workspace looks like a project this linter checks.
+    pub fn applies_to(self, root: &Path) -> bool {
+        let has = |name: &str| root.join(name).exists();
+        match self {
+            Linter::Cargo => has("Cargo.toml"),
+            Linter::Tsc => has("tsconfig.json"),
+            Linter::Eslint => [
+                "eslint.config.js",
+                "eslint.config.mjs",
+                "eslint.config.cjs",
+                "eslint.config.ts",
+                ".eslintrc",
+                ".eslintrc.js",
+                ".eslintrc.cjs",
+                ".eslintrc.json",
+                ".eslintrc.yml",
+                ".eslintrc.yaml",
+            ]
+            .iter()
+            .any(|f| has(f)),
+            Linter::Ruff => {
+                has("pyproject.toml")
+                    || has("ruff.toml")
+                    || has(".ruff.toml")
+                    || top_level_ext(root, "py")
+            }
+            Linter::Pyright => has("pyrightconfig.json"),
+            Linter::Go => has("go.mod"),
+            Linter::Biome => has("biome.json") || has("biome.jsonc"),
+        }
+    }
+}
+
+fn top_level_ext(root: &Path, ext: &str) -> bool {
+    std::fs::read_dir(root)
+        .map(|rd| {
+            rd.flatten()
+                .any(|e| e.path().extension().is_some_and(|x| x == ext))
+        })
+        .unwrap_or(false)
+}
+
+/// Finds `program` in the workspace's `node_modules/.bin`, then on `PATH`.
+pub fn find_program(root: &Path, program: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let local = root.join("node_modules/.bin");
+    std::iter::once(local)
+        .chain(
+            std::env::var_os("PATH")
+                .iter()
+                .flat_map(std::env::split_paths),
+        )
+        .map(|dir| dir.join(program))
+        .find(|p| {
+            std::fs::metadata(p)
+                .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+                .unwrap_or(false)
+        })
+}
+
+/// What the start-up probe found for one linter.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Probe {
+    /// Linter.
+    pub linter: Linter,
+    /// Program found at.
+    pub program: Option<PathBuf>,
+    /// The workspace has this linter's project files.
+    pub applicable: bool,
+    /// Enabled in `diagnostics.linters`.
+    pub enabled: bool,
+}
+
+impl Probe {
+    /// Found, applicable and enabled.
+    pub fn runs(&self) -> bool {
+        self.program.is_some() && self.applicable && self.enabled
+    }
+}
+
+/// Probes every linter for `root`.
+pub fn probe(root: &Path, enabled: &[String]) -> Vec<Probe> {
+    ALL.iter()
+        .map(|&linter| Probe {
+            linter,
+            program: find_program(root, linter.program()),
+            applicable: linter.applies_to(root),
+            enabled: enabled.iter().any(|e| e == linter.name()),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn applicability_follows_project_files() {
+        let t = tempfile::tempdir().unwrap();
+        assert!(!Linter::Cargo.applies_to(t.path()));
+        std::fs::write(t.path().join("Cargo.toml"), "").unwrap();
+        assert!(Linter::Cargo.applies_to(t.path()));
+        std::fs::write(t.path().join("x.py"), "").unwrap();
+        assert!(Linter::Ruff.applies_to(t.path()));
+        assert!(!Linter::Go.applies_to(t.path()));
+        let probes = probe(t.path(), &["cargo".to_string()]);
+        let cargo = probes.iter().find(|p| p.linter == Linter::Cargo).unwrap();
+        assert!(cargo.program.is_some() && cargo.runs());
+        assert!(
+            !probes
+                .iter()
+                .find(|p| p.linter == Linter::Ruff)
+                .unwrap()
+                .enabled
+        );
+    }
+}

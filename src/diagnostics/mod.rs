@@ -1,0 +1,125 @@
+//! Diagnostics in Claude Code's shape, and the command-line linters that produce them
+//! when no editor is connected.
+
+pub mod linters;
+pub mod parse;
+
+use serde::Serialize;
+
+use crate::protocol::ide::Position;
+
+/// Longest diagnostic message kept (longer ones are cut with `…`).
+pub const MAX_MESSAGE_CHARS: usize = 500;
+
+/// Severity names as Claude Code expects them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum Severity {
+    /// An error.
+    Error,
+    /// A warning.
+    Warning,
+    /// Information.
+    Info,
+    /// A hint.
+    Hint,
+}
+
+/// A 0-based range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Range {
+    /// Start.
+    pub start: Position,
+    /// End.
+    pub end: Position,
+}
+
+impl Range {
+    /// From 1-based line/column pairs (clamped at 1).
+    pub fn from_one_based(line: u32, col: u32, end_line: u32, end_col: u32) -> Self {
+        let p = |l: u32, c: u32| Position {
+            line: l.saturating_sub(1),
+            character: c.saturating_sub(1),
+        };
+        Range {
+            start: p(line, col),
+            end: p(
+                end_line.max(line),
+                if end_line > line {
+                    end_col
+                } else {
+                    end_col.max(col)
+                },
+            ),
+        }
+    }
+}
+
+/// One diagnostic.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Diagnostic {
+    /// Sanitised message.
+    pub message: String,
+    /// Severity.
+    pub severity: Severity,
+    /// 0-based range.
+    pub range: Range,
+    /// Which tool said so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// Rule or error code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+}
+
+/// Diagnostics of one file, keyed by absolute path.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FileDiagnostics {
+    /// `file://` URI.
+    pub uri: String,
+    /// Its diagnostics.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Strips control characters (newlines and tabs become spaces) and caps the length.
+pub fn sanitize(message: &str) -> String {
+    let cleaned: String = message
+        .chars()
+        .filter_map(|c| match c {
+            '\n' | '\r' | '\t' => Some(' '),
+            c if c.is_control() => None,
+            c => Some(c),
+        })
+        .collect();
+    let trimmed = cleaned.trim();
+    if trimmed.chars().count() > MAX_MESSAGE_CHARS {
+        let mut cut: String = trimmed.chars().take(MAX_MESSAGE_CHARS - 1).collect();
+        cut.push('…');
+        cut
+    } else {
+        trimmed.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sanitizes_control_characters_and_caps_length() {
+        assert_eq!(sanitize("a\u{1b}[31mb\nc\u{0}"), "a[31mb c");
+        let long = "x".repeat(600);
+        let s = sanitize(&long);
+        assert_eq!(s.chars().count(), 500);
+        assert!(s.ends_with('…'));
+        assert_eq!(sanitize(&"y".repeat(500)).chars().count(), 500);
+    }
+
+    #[test]
+    fn ranges_become_zero_based() {
+        let r = Range::from_one_based(3, 5, 3, 9);
+        assert_eq!(
+            (r.start.line, r.start.character, r.end.line, r.end.character),
+            (2, 4, 2, 8)
+        );
+    }
+}

@@ -1,0 +1,171 @@
+//! Diagnostics without an editor: real linters through the real binary.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::harness::*;
+
+const CARGO_TOML: &str =
+    "[package]\nname = \"fixture\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n";
+const BROKEN: &str = "fn main() {\n    let x: u32 = \"not a number\";\n    println!(\"{x}\");\n}\n";
+
+fn rust_fixture() -> Options {
+    Options::default()
+        .file("Cargo.toml", CARGO_TOML)
+        .file("src/main.rs", BROKEN)
+}
+
+fn uri(bridge: &Bridge, rel: &str) -> String {
+    format!("file://{}", bridge.workspace.join(rel).display())
+}
+
+#[tokio::test]
+async fn a_rust_compile_error_comes_back_with_file_range_and_severity() {
+    let bridge = Bridge::start_with(rust_fixture());
+    let mut agent = bridge.ready_agent().await;
+    let main = uri(&bridge, "src/main.rs");
+    let result = agent.call("getDiagnostics", json!({"uri": main})).await;
+    assert!(!is_error(&result), "{result}");
+    let files = json_text(&result);
+    assert_eq!(files.as_array().unwrap().len(), 1, "{files}");
+    assert_eq!(
+        files[0]["uri"],
+        main.as_str(),
+        "the uri asked for is echoed"
+    );
+    let error = files[0]["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "E0308")
+        .unwrap_or_else(|| panic!("no E0308 in {files}"));
+    assert_eq!(error["severity"], "Error");
+    assert_eq!(error["source"], "rustc");
+    assert!(error["message"]
+        .as_str()
+        .unwrap()
+        .contains("mismatched types"));
+    assert_eq!(error["range"]["start"], json!({"line": 1, "character": 17}));
+    assert_eq!(error["range"]["end"], json!({"line": 1, "character": 31}));
+
+    // All files, and a file with nothing known.
+    let all = json_text(&agent.call("getDiagnostics", json!({})).await);
+    assert!(all
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["uri"] == main.as_str()));
+    assert_eq!(
+        text(
+            &agent
+                .call("getDiagnostics", json!({"uri": uri(&bridge, "README.md")}))
+                .await
+        ),
+        "[]"
+    );
+    assert_eq!(
+        text(
+            &agent
+                .call("getDiagnostics", json!({"uri": "file:///etc/passwd"}))
+                .await
+        ),
+        "[]"
+    );
+
+    // Fixing the file through the bridge invalidates the cached result.
+    agent.call("replaceBlock", json!({"filePath": "src/main.rs", "oldContent": "\"not a number\"", "newContent": "42"})).await;
+    let after = json_text(&agent.call("getDiagnostics", json!({"uri": main})).await);
+    let errors: Vec<&Value> = after
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|f| f["diagnostics"].as_array().unwrap())
+        .filter(|d| d["severity"] == "Error")
+        .collect();
+    assert!(errors.is_empty(), "{after}");
+}
+
+#[tokio::test]
+async fn a_linter_whose_output_cannot_be_parsed_is_reported_by_name() {
+    let garbage = "#!/bin/sh\necho 'this is not json'\n";
+    let slow = "#!/bin/sh\nsleep 30\n";
+    let bridge = Bridge::start_with(
+        rust_fixture()
+            .file("eslint.config.js", "export default [];\n")
+            .file("node_modules/.bin/eslint", garbage)
+            .file("biome.json", "{}\n")
+            .file("node_modules/.bin/biome", slow)
+            .set("diagnostics.timeout_ms", 1500),
+    );
+    let mut agent = bridge.ready_agent().await;
+    let result = agent
+        .call(
+            "getDiagnostics",
+            json!({"uri": uri(&bridge, "src/main.rs")}),
+        )
+        .await;
+    assert!(!is_error(&result), "{result}");
+    assert!(
+        text(&result).contains("E0308"),
+        "cargo still answers: {result}"
+    );
+    let notes = result["content"][1]["text"].as_str().unwrap_or_default();
+    assert!(notes.contains("eslint: failed to parse output"), "{notes}");
+    assert!(notes.contains("biome: timed out after 1500 ms"), "{notes}");
+    // The timed-out linter's process group is gone.
+    let deadline = std::time::Instant::now() + Duration::from_secs(3);
+    loop {
+        let ps = std::process::Command::new("pgrep")
+            .args([
+                "-f",
+                &format!("{}/node_modules/.bin/biome", bridge.workspace.display()),
+            ])
+            .output()
+            .unwrap();
+        if ps.stdout.is_empty() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed-out linter still running"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[tokio::test]
+async fn ruff_findings_come_back_as_warnings() {
+    let venv_bin = concat!(env!("CARGO_MANIFEST_DIR"), "/.venv-test/bin");
+    if !std::path::Path::new(venv_bin).join("ruff").exists() {
+        assert!(
+            std::env::var_os("REQUIRE_RUFF").is_none(),
+            "ruff is required: run ./scripts/test.sh"
+        );
+        eprintln!("skipping: ruff is not installed (./scripts/test.sh installs it)");
+        return;
+    }
+    let mut opts = Options::default().file("tool.py", "import os\n\nprint('hi')\n");
+    opts.env.push((
+        "PATH".into(),
+        format!("{venv_bin}:{}", std::env::var("PATH").unwrap_or_default()),
+    ));
+    let bridge = Bridge::start_with(opts);
+    let mut agent = bridge.ready_agent().await;
+    let files = json_text(
+        &agent
+            .call("getDiagnostics", json!({"uri": uri(&bridge, "tool.py")}))
+            .await,
+    );
+    let d = &files[0]["diagnostics"][0];
+    assert_eq!(
+        (
+            d["code"].as_str(),
+            d["severity"].as_str(),
+            d["source"].as_str()
+        ),
+        (Some("F401"), Some("Warning"), Some("ruff")),
+        "{files}"
+    );
+    assert_eq!(d["range"]["start"], json!({"line": 0, "character": 7}));
+}
