@@ -274,3 +274,44 @@ fn metrics_count_tool_calls_by_tool_and_status() {
         "{metrics}"
     );
 }
+
+/// Arguments that break `schema`: a missing required property, an unknown property
+/// where none are allowed, or a wrongly typed property.
+fn schema_breaker(schema: &serde_json::Value) -> Option<serde_json::Value> {
+    if schema["required"].as_array().is_some_and(|r| !r.is_empty()) {
+        return Some(json!({}));
+    }
+    if schema["additionalProperties"] == json!(false) {
+        return Some(json!({"__not_a_parameter__": 1}));
+    }
+    let (name, prop) = schema["properties"].as_object()?.iter().next()?;
+    let wrong = match prop["type"].as_str() {
+        Some("string") | None => json!(12345),
+        Some(_) => json!("not the right type"),
+    };
+    Some(json!({ name: wrong }))
+}
+
+#[tokio::test]
+async fn every_tool_refuses_arguments_that_break_its_schema() {
+    let bridge = Bridge::start();
+    let mut agent = bridge.ready_agent().await;
+    let tools = agent.request("tools/list", json!({})).await["result"]["tools"].clone();
+    let mut checked = 0;
+    for tool in tools.as_array().unwrap() {
+        let name = tool["name"].as_str().unwrap();
+        let Some(bad) = schema_breaker(&tool["inputSchema"]) else {
+            // No parameters at all: a non-object is the only malformed input.
+            let resp = agent
+                .request("tools/call", json!({"name": name, "arguments": [1]}))
+                .await;
+            assert_eq!(error_code(&resp), -32602, "{name}");
+            checked += 1;
+            continue;
+        };
+        let resp = agent.call_raw(name, bad.clone()).await;
+        assert_eq!(error_code(&resp), -32602, "{name} with {bad}: {resp}");
+        checked += 1;
+    }
+    assert_eq!(checked, tools.as_array().unwrap().len());
+}
