@@ -5,17 +5,22 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use actix::{Arbiter, Supervisor};
+use actix::{Actor, Arbiter, Supervisor};
 use actix_web::{web, App, HttpServer};
 use tokio::signal::unix::{signal, SignalKind};
 
-use crate::actors::activity_log::{now_ms, ActivityLog, LifecycleEvent, RecordLifecycle};
+use crate::actors::activity_log::{
+    now_ms, ActivityLog, FlushNow, LifecycleEvent, PersistConfig, RecordLifecycle,
+};
+use crate::actors::checkpoint::{CheckpointActor, SaveNow};
 use crate::actors::diagnostics::{DiagnosticsActor, DiagnosticsConfig};
-use crate::actors::registry::{CloseAll, SessionRegistry};
+use crate::actors::registry::{CloseAll, Restore, SessionRegistry};
+use crate::actors::session::Session;
 use crate::actors::writer::WorkspaceWriter;
 use crate::config::Settings;
 use crate::lockfile::{self, LockFile};
 use crate::metrics::Metrics;
+use crate::persist::checkpoint::{self, SessionState};
 use crate::prompts::PromptRegistry;
 use crate::services::Services;
 use crate::tools::{catalog, CatalogError};
@@ -58,6 +63,9 @@ pub enum AppError {
 
 /// What the first worker needs to build [`Services`].
 struct Seed {
+    activity_path: Option<PathBuf>,
+    checkpoint_path: Option<PathBuf>,
+    restore: Vec<SessionState>,
     settings: Settings,
     workspace: Workspace,
     tools: crate::tools::ToolRegistry,
@@ -69,13 +77,22 @@ struct Seed {
 
 impl Seed {
     /// Starts the supervised singletons on the current arbiter and builds the services.
-    fn start(self) -> Arc<Services> {
+    fn start(mut self) -> Arc<Services> {
         let activity = {
-            let (max, m) = (
-                self.settings.activity.max_entries,
-                Arc::clone(&self.metrics),
-            );
-            Supervisor::start(move |_| ActivityLog::new(max, m))
+            let a = &self.settings.activity;
+            let log = ActivityLog::new(a.max_entries, Arc::clone(&self.metrics));
+            let log = match &self.activity_path {
+                Some(path) => log.persistent(
+                    PersistConfig {
+                        path: path.clone(),
+                        max_file_bytes: a.max_file_bytes,
+                        flush_every: Duration::from_millis(a.flush_ms),
+                    },
+                    a.max_stream_subscribers,
+                ),
+                None => log,
+            };
+            Supervisor::start(move |_| log)
         };
         let registry = {
             let max = self.settings.sessions.max_sessions;
@@ -103,7 +120,19 @@ impl Seed {
             let (a, m) = (activity.clone(), Arc::clone(&self.metrics));
             Supervisor::start(move |_| DiagnosticsActor::new(config, a, m))
         };
-        Arc::new(Services {
+        let checkpoint = self.checkpoint_path.clone().map(|path| {
+            let (w, port) = (self.workspace.root().display().to_string(), self.port);
+            let interval = Duration::from_millis(self.settings.checkpoint.interval_ms);
+            let (r, a, m) = (
+                registry.clone(),
+                activity.clone(),
+                Arc::clone(&self.metrics),
+            );
+            Supervisor::start(move |_| CheckpointActor::new(path, w, port, interval, r, a, m))
+        });
+        let restore = std::mem::take(&mut self.restore);
+        let services = Arc::new(Services {
+            checkpoint,
             writer,
             diagnostics,
             settings: self.settings,
@@ -117,7 +146,59 @@ impl Seed {
             port: self.port,
             started: Instant::now(),
             started_at_ms: now_ms(),
-        })
+        });
+        restore_sessions(&services, restore);
+        services
+    }
+}
+
+/// Starts restored sessions (in their grace period) and hands them to the registry.
+fn restore_sessions(services: &Arc<Services>, states: Vec<SessionState>) {
+    let valid_id = |id: &str| id.len() == 8 && id.bytes().all(|b| b.is_ascii_hexdigit());
+    let mut restored = Vec::new();
+    for state in states.into_iter().filter(|s| valid_id(&s.session_id)) {
+        let files: Vec<PathBuf> = state
+            .opened_files
+            .iter()
+            .filter_map(|f| services.workspace.resolve(f).ok())
+            .collect();
+        let session =
+            Session::restored(state.session_id.clone(), files, Arc::clone(services)).start();
+        services.activity.do_send(RecordLifecycle {
+            event: LifecycleEvent::SessionRestored,
+            session_id: Some(state.session_id.clone()),
+            detail: format!("{} opened files", state.opened_files.len()),
+        });
+        restored.push((session, state));
+    }
+    if !restored.is_empty() {
+        services.registry.do_send(Restore(restored));
+    }
+}
+
+/// Binds the configured port; with port 0, the previous run's port when it is free, so
+/// that the lock file (and the agents that remember it) keep their address.
+fn bind(ip: IpAddr, port: u16, previous: Option<u16>) -> Result<TcpListener, AppError> {
+    if port == 0 {
+        if let Some(listener) = previous.and_then(|p| TcpListener::bind((ip, p)).ok()) {
+            return Ok(listener);
+        }
+    }
+    TcpListener::bind((ip, port)).map_err(|source| AppError::Bind {
+        addr: format!("{ip}:{port}"),
+        source,
+    })
+}
+
+/// When the port changed, the previous run's activity file becomes this run's, unless
+/// a live bridge still owns it.
+fn carry_over_activity(ide_dir: &std::path::Path, old_port: u16, new_path: &std::path::Path) {
+    let old_path = ide_dir.join(format!("activity-{old_port}.jsonl"));
+    let owner_alive = lockfile::lock_path(ide_dir, old_port).exists();
+    if old_path.exists() && !new_path.exists() && !owner_alive {
+        if let Err(e) = std::fs::rename(&old_path, new_path) {
+            tracing::warn!(%e, "could not carry the previous activity log over");
+        }
     }
 }
 
@@ -169,14 +250,6 @@ async fn serve(settings: Settings) -> Result<(), AppError> {
         addr: settings.server.bind.clone(),
         source: std::io::Error::other("not an IP address"),
     })?;
-    let addr = format!("{}:{}", ip, settings.server.port);
-    let listener =
-        TcpListener::bind((ip, settings.server.port)).map_err(|source| AppError::Bind {
-            addr: addr.clone(),
-            source,
-        })?;
-    let port = listener.local_addr()?.port();
-
     let ide_dir = lockfile::ide_dir();
     lockfile::ensure_private_dir(&ide_dir).map_err(|source| AppError::LockFile {
         dir: ide_dir.clone(),
@@ -185,8 +258,37 @@ async fn serve(settings: Settings) -> Result<(), AppError> {
     for stale in lockfile::clean_stale(&ide_dir) {
         tracing::info!(path = %stale.display(), "removed a stale lock file (its process is gone)");
     }
+    let workspace_name = workspace.root().display().to_string();
+    let previous = settings
+        .checkpoint
+        .enabled
+        .then(|| {
+            checkpoint::load_latest(
+                &ide_dir,
+                &workspace_name,
+                now_ms(),
+                Duration::from_millis(settings.checkpoint.max_age_ms),
+            )
+        })
+        .flatten();
+    if let Some((path, data)) = &previous {
+        tracing::info!(path = %path.display(), sessions = data.sessions.len(), "restoring from the latest checkpoint");
+    }
+    let previous_port = previous.as_ref().and_then(|(_, d)| d.port);
+    let listener = bind(ip, settings.server.port, previous_port)?;
+    let port = listener.local_addr()?.port();
+    let activity_path = ide_dir.join(format!("activity-{port}.jsonl"));
+    if let Some(old) = previous_port.filter(|p| *p != port) {
+        carry_over_activity(&ide_dir, old, &activity_path);
+    }
 
     let seed = Seed {
+        activity_path: settings.activity.persist.then_some(activity_path),
+        checkpoint_path: settings
+            .checkpoint
+            .enabled
+            .then(|| checkpoint::path_for(&ide_dir, port)),
+        restore: previous.map(|(_, d)| d.sessions).unwrap_or_default(),
         tools: catalog::build()?,
         prompts: PromptRegistry::default(),
         workspace,
@@ -275,6 +377,13 @@ async fn serve(settings: Settings) -> Result<(), AppError> {
         session_id: None,
         detail: String::new(),
     });
+    if let Some(checkpoint) = &services.checkpoint {
+        match tokio::time::timeout(Duration::from_secs(3), checkpoint.send(SaveNow)).await {
+            Ok(Ok(Ok(()))) => tracing::info!("final checkpoint written"),
+            other => tracing::warn!(?other, "final checkpoint not written"),
+        }
+    }
+    let _ = tokio::time::timeout(Duration::from_secs(3), activity.send(FlushNow)).await;
     let _ = tokio::time::timeout(Duration::from_secs(1), registry.send(CloseAll)).await;
     // Let the close frames reach the sockets before the server stops.
     tokio::time::sleep(Duration::from_millis(50)).await;

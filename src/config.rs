@@ -61,6 +61,8 @@ pub struct Settings {
     pub git: GitSettings,
     /// Diagnostics without an editor.
     pub diagnostics: DiagnosticsSettings,
+    /// Session checkpoints.
+    pub checkpoint: CheckpointSettings,
 }
 
 /// `[server]`
@@ -221,6 +223,36 @@ impl Default for DiagnosticsSettings {
 pub struct ActivitySettings {
     /// Entries kept in memory per kind (tool calls, lifecycle).
     pub max_entries: usize,
+    /// Persist to `<config dir>/ide/activity-<port>.jsonl` and reload at start-up.
+    pub persist: bool,
+    /// Buffered entries are handed to the writer thread at least this often.
+    pub flush_ms: u64,
+    /// Rotate the JSONL file beyond this size.
+    pub max_file_bytes: u64,
+    /// Concurrent `/activity/stream` subscribers.
+    pub max_stream_subscribers: usize,
+}
+
+/// `[checkpoint]`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CheckpointSettings {
+    /// Write checkpoints and restore sessions from them.
+    pub enabled: bool,
+    /// Write a checkpoint this often (and on graceful shutdown).
+    pub interval_ms: u64,
+    /// Ignore checkpoints older than this at start-up.
+    pub max_age_ms: u64,
+}
+
+impl Default for CheckpointSettings {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            interval_ms: 30_000,
+            max_age_ms: 86_400_000,
+        }
+    }
 }
 
 impl Default for Settings {
@@ -238,6 +270,7 @@ impl Default for Settings {
             commands: CommandSettings::default(),
             git: GitSettings::default(),
             diagnostics: DiagnosticsSettings::default(),
+            checkpoint: CheckpointSettings::default(),
         }
     }
 }
@@ -296,7 +329,13 @@ impl Default for LogSettings {
 
 impl Default for ActivitySettings {
     fn default() -> Self {
-        Self { max_entries: 500 }
+        Self {
+            max_entries: 500,
+            persist: true,
+            flush_ms: 200,
+            max_file_bytes: 10 * 1024 * 1024,
+            max_stream_subscribers: 8,
+        }
     }
 }
 

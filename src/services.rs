@@ -7,6 +7,7 @@ use std::time::Instant;
 use actix::Addr;
 
 use crate::actors::activity_log::ActivityLog;
+use crate::actors::checkpoint::CheckpointActor;
 use crate::actors::diagnostics::DiagnosticsActor;
 use crate::actors::registry::SessionRegistry;
 use crate::actors::writer::WorkspaceWriter;
@@ -34,6 +35,8 @@ pub struct Services {
     pub writer: Addr<WorkspaceWriter>,
     /// Linter-based diagnostics.
     pub diagnostics: Addr<DiagnosticsActor>,
+    /// Session checkpoints (absent when disabled).
+    pub checkpoint: Option<Addr<CheckpointActor>>,
     /// Prometheus metrics.
     pub metrics: Arc<Metrics>,
     /// The lock file's token.

@@ -2,20 +2,23 @@
 //! calls and lifecycle entries share one monotonic id so they merge into one timeline.
 
 use std::collections::VecDeque;
+use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use actix::{Actor, Context, Handler, Message, MessageResult, Supervised};
-use serde::Serialize;
+use actix::prelude::*;
+use serde::{Deserialize, Serialize};
+use tokio::sync::{mpsc, oneshot};
 
 use super::supervise::{guard, ActorFault};
 use crate::metrics::Metrics;
+use crate::persist::jsonl::{self, Appender};
 
 /// Actor name used in logs, metrics and faults.
 pub const NAME: &str = "activity_log";
 
 /// How a tool call ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CallStatus {
     /// The tool returned a result without `isError`.
@@ -44,7 +47,7 @@ impl CallStatus {
 }
 
 /// Lifecycle events recorded in the timeline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LifecycleEvent {
     /// An agent connected with a new session.
@@ -61,6 +64,8 @@ pub enum LifecycleEvent {
     ConnectionRefused,
     /// A supervised actor restarted after a fault.
     ActorRestarted,
+    /// A session was restored from a checkpoint at start-up.
+    SessionRestored,
     /// The bridge started.
     BridgeStarted,
     /// The bridge is stopping.
@@ -68,7 +73,7 @@ pub enum LifecycleEvent {
 }
 
 /// One timeline entry.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Entry {
     /// Monotonic id shared by all entry kinds.
@@ -81,7 +86,7 @@ pub struct Entry {
 }
 
 /// The two kinds of entries.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum EntryKind {
     /// A finished tool call.
@@ -94,8 +99,10 @@ pub enum EntryKind {
         /// Outcome.
         status: CallStatus,
         /// Wall time.
+        #[serde(default)]
         duration_ms: u64,
         /// Short argument summary (no secrets, no file contents).
+        #[serde(default)]
         summary: String,
     },
     /// A lifecycle event.
@@ -107,6 +114,7 @@ pub enum EntryKind {
         #[serde(skip_serializing_if = "Option::is_none")]
         session_id: Option<String>,
         /// Free text.
+        #[serde(default)]
         detail: String,
     },
 }
@@ -147,6 +155,10 @@ pub struct Query {
     pub session_id: Option<String>,
     /// Only calls of this tool.
     pub tool: Option<String>,
+    /// Only calls that ended like this.
+    pub status: Option<CallStatus>,
+    /// Only entries at or after this Unix millisecond.
+    pub since_ms: Option<u64>,
     /// Only entries after this id.
     pub after_id: Option<u64>,
     /// Include lifecycle entries.
@@ -165,12 +177,48 @@ pub struct Totals {
     pub tool_errors: u64,
     /// Supervised actor restarts.
     pub actor_restarts: u64,
+    /// Entries loaded from the previous run's log.
+    pub loaded_from_disk: u64,
+    /// Corrupt lines skipped when loading it.
+    pub skipped_on_load: u64,
 }
 
 /// Ask for [`Totals`].
 #[derive(Debug, Message)]
 #[rtype(result = "Result<Totals, ActorFault>")]
 pub struct GetTotals;
+
+/// Where and how the log is persisted.
+#[derive(Debug, Clone)]
+pub struct PersistConfig {
+    /// The JSONL file.
+    pub path: PathBuf,
+    /// Rotate beyond this size.
+    pub max_file_bytes: u64,
+    /// Hand buffered lines to the writer thread this often.
+    pub flush_every: Duration,
+}
+
+/// Lines buffered before they are handed over without waiting for the timer.
+const FLUSH_BATCH: usize = 256;
+/// Long-poll watchers kept at once.
+pub const MAX_WATCHERS: usize = 64;
+/// Lines queued for one stream subscriber before it counts as too slow.
+const SUBSCRIBER_QUEUE: usize = 256;
+
+struct Persistence {
+    config: PersistConfig,
+    appender: Appender,
+    pending: Vec<String>,
+    timer: Option<SpawnHandle>,
+}
+
+struct Watcher {
+    after_id: u64,
+    session_id: Option<String>,
+    tool: Option<String>,
+    reply: oneshot::Sender<Vec<Entry>>,
+}
 
 /// The ActivityLog actor.
 pub struct ActivityLog {
@@ -180,10 +228,14 @@ pub struct ActivityLog {
     max_entries: usize,
     totals: Totals,
     metrics: Arc<Metrics>,
+    persistence: Option<Persistence>,
+    watchers: Vec<Watcher>,
+    subscribers: Vec<mpsc::Sender<Arc<str>>>,
+    max_subscribers: usize,
 }
 
 impl ActivityLog {
-    /// A log keeping `max_entries` of each kind (batch-evicted at 120 %).
+    /// A log keeping `max_entries` of each kind (batch-evicted at 120 %), in memory only.
     pub fn new(max_entries: usize, metrics: Arc<Metrics>) -> Self {
         Self {
             tool_calls: VecDeque::new(),
@@ -192,6 +244,74 @@ impl ActivityLog {
             max_entries,
             totals: Totals::default(),
             metrics,
+            persistence: None,
+            watchers: Vec::new(),
+            subscribers: Vec::new(),
+            max_subscribers: 8,
+        }
+    }
+
+    /// Loads the previous log from `config.path` and appends to it from now on. I/O
+    /// failures leave the log in memory only, with an error logged.
+    pub fn persistent(mut self, config: PersistConfig, max_subscribers: usize) -> Self {
+        self.max_subscribers = max_subscribers;
+        self.reload(&config.path);
+        match Appender::start(config.path.clone(), config.max_file_bytes) {
+            Ok(appender) => {
+                self.persistence = Some(Persistence {
+                    config,
+                    appender,
+                    pending: Vec::new(),
+                    timer: None,
+                })
+            }
+            Err(e) => {
+                tracing::error!(path = %config.path.display(), %e, "cannot open the activity log; entries stay in memory only")
+            }
+        }
+        self
+    }
+
+    /// Merges the entries on disk into memory (by id) and moves `next_id` past them.
+    fn reload(&mut self, path: &std::path::Path) {
+        let loaded = match jsonl::load(path) {
+            Ok(l) => l,
+            Err(e) => {
+                tracing::error!(path = %path.display(), %e, "cannot read the previous activity log");
+                return;
+            }
+        };
+        if loaded.skipped > 0 {
+            tracing::warn!(path = %path.display(), skipped = loaded.skipped, "skipped corrupt activity log lines");
+        }
+        self.totals.skipped_on_load += loaded.skipped as u64;
+        let known: std::collections::HashSet<u64> = self
+            .tool_calls
+            .iter()
+            .chain(self.lifecycle.iter())
+            .map(|e| e.id)
+            .collect();
+        let mut added = 0;
+        for value in loaded.entries {
+            let Ok(entry) = serde_json::from_value::<Entry>(value) else {
+                self.totals.skipped_on_load += 1;
+                continue;
+            };
+            self.next_id = self.next_id.max(entry.id + 1);
+            if known.contains(&entry.id) {
+                continue;
+            }
+            added += 1;
+            match entry.kind {
+                EntryKind::ToolCall { .. } => self.tool_calls.push_back(entry),
+                EntryKind::Lifecycle { .. } => self.lifecycle.push_back(entry),
+            }
+        }
+        self.totals.loaded_from_disk += added;
+        for q in [&mut self.tool_calls, &mut self.lifecycle] {
+            q.make_contiguous().sort_by_key(|e| e.id);
+            let excess = q.len().saturating_sub(self.max_entries);
+            q.drain(..excess);
         }
     }
 
@@ -202,6 +322,20 @@ impl ActivityLog {
             kind,
         };
         self.next_id += 1;
+        if self.persistence.is_some() || !self.subscribers.is_empty() {
+            match serde_json::to_string(&entry) {
+                Ok(line) => {
+                    self.publish(&line);
+                    if let Some(p) = &mut self.persistence {
+                        p.pending.push(line);
+                    }
+                }
+                Err(e) => tracing::error!(%e, "cannot serialise an activity entry"),
+            }
+        }
+        if !self.watchers.is_empty() {
+            self.wake_watchers(&entry);
+        }
         let (queue, max) = match entry.kind {
             EntryKind::ToolCall { .. } => (&mut self.tool_calls, self.max_entries),
             EntryKind::Lifecycle { .. } => (&mut self.lifecycle, self.max_entries),
@@ -213,21 +347,87 @@ impl ActivityLog {
         }
     }
 
+    /// Arms the flush timer, or flushes at once when the batch is full.
+    fn schedule_flush(&mut self, ctx: &mut Context<Self>) {
+        let Some(p) = &mut self.persistence else {
+            return;
+        };
+        if p.pending.len() >= FLUSH_BATCH {
+            self.flush();
+        } else if !p.pending.is_empty() && p.timer.is_none() {
+            let every = p.config.flush_every;
+            p.timer = Some(ctx.run_later(every, |act, _| {
+                if let Some(p) = &mut act.persistence {
+                    p.timer = None;
+                }
+                act.flush();
+            }));
+        }
+    }
+
+    /// Hands the buffered lines to the writer thread (never waits for the disk).
+    fn flush(&mut self) {
+        if let Some(p) = &mut self.persistence {
+            if !p.pending.is_empty() {
+                p.appender.append(std::mem::take(&mut p.pending));
+            }
+        }
+    }
+
+    fn publish(&mut self, line: &str) {
+        if self.subscribers.is_empty() {
+            return;
+        }
+        let line: Arc<str> = Arc::from(line);
+        self.subscribers
+            .retain(|tx| match tx.try_send(Arc::clone(&line)) {
+                Ok(()) => true,
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    tracing::warn!("dropping an activity stream subscriber that does not keep up");
+                    false
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => false,
+            });
+    }
+
+    fn wake_watchers(&mut self, entry: &Entry) {
+        let mut keep = Vec::with_capacity(self.watchers.len());
+        for w in self.watchers.drain(..) {
+            if w.reply.is_closed() {
+                continue;
+            }
+            if entry.id > w.after_id && watch_matches(&w, entry) {
+                let _ = w.reply.send(vec![entry.clone()]);
+            } else {
+                keep.push(w);
+            }
+        }
+        self.watchers = keep;
+    }
+
     fn query(&self, q: &Query) -> Vec<Entry> {
         let matches = |e: &&Entry| {
             if q.after_id.is_some_and(|after| e.id <= after) {
                 return false;
             }
+            if q.since_ms.is_some_and(|since| e.timestamp < since) {
+                return false;
+            }
             match &e.kind {
                 EntryKind::ToolCall {
-                    tool, session_id, ..
+                    tool,
+                    session_id,
+                    status,
+                    ..
                 } => {
                     q.session_id.as_ref().is_none_or(|s| s == session_id)
                         && q.tool.as_ref().is_none_or(|t| t == tool)
+                        && q.status.is_none_or(|st| st == *status)
                 }
                 EntryKind::Lifecycle { session_id, .. } => {
                     q.include_lifecycle
                         && q.tool.is_none()
+                        && q.status.is_none()
                         && q.session_id
                             .as_ref()
                             .is_none_or(|s| session_id.as_ref() == Some(s))
@@ -256,15 +456,81 @@ pub fn now_ms() -> u64 {
         .unwrap_or(0)
 }
 
+fn watch_matches(w: &Watcher, e: &Entry) -> bool {
+    match &e.kind {
+        EntryKind::ToolCall {
+            tool, session_id, ..
+        } => {
+            w.session_id.as_ref().is_none_or(|s| s == session_id)
+                && w.tool.as_ref().is_none_or(|t| t == tool)
+        }
+        EntryKind::Lifecycle { session_id, .. } => {
+            w.tool.is_none()
+                && w.session_id
+                    .as_ref()
+                    .is_none_or(|s| session_id.as_ref() == Some(s))
+        }
+    }
+}
+
+/// Wait for entries after `after_id` (the newest id when absent) matching the filter.
+/// Answers at once when some exist; otherwise when the next one arrives. The caller
+/// applies its own timeout.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<WatchStart, ActorFault>")]
+pub struct Watch {
+    /// Entries after this id.
+    pub after_id: Option<u64>,
+    /// Only this session.
+    pub session_id: Option<String>,
+    /// Only this tool.
+    pub tool: Option<String>,
+}
+
+/// How a watch begins.
+pub enum WatchStart {
+    /// Entries already there.
+    Ready(Vec<Entry>),
+    /// Wait on this for the next matching entry.
+    Waiting(oneshot::Receiver<Vec<Entry>>),
+    /// Too many watchers already.
+    Busy,
+}
+
+/// Subscribe to every new entry as a JSON line (for the SSE stream).
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Option<mpsc::Receiver<Arc<str>>>, ActorFault>")]
+pub struct Subscribe;
+
+/// Hand every buffered line to the writer and wait until it is on disk (shutdown).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct FlushNow;
+
 impl Actor for ActivityLog {
     type Context = Context<Self>;
 }
 
 impl Supervised for ActivityLog {
-    fn restarting(&mut self, _ctx: &mut Context<Self>) {
+    fn restarting(&mut self, _: &mut Context<Self>) {
         self.metrics.record_restart(NAME);
         self.totals.actor_restarts += 1;
-        tracing::warn!(actor = NAME, "restarted after a fault");
+        tracing::warn!(
+            actor = NAME,
+            "restarted after a fault; reloading the log from disk"
+        );
+        // The flush timer died with the old context: hand over what is buffered, then
+        // merge whatever the disk holds that memory lost.
+        if let Some(p) = &mut self.persistence {
+            p.timer = None;
+        }
+        self.flush();
+        if let Some(p) = &self.persistence {
+            p.appender.flush();
+            let path = p.config.path.clone();
+            self.reload(&path);
+        }
+        self.watchers.clear();
         self.push(EntryKind::Lifecycle {
             event: LifecycleEvent::ActorRestarted,
             session_id: None,
@@ -276,7 +542,7 @@ impl Supervised for ActivityLog {
 impl Handler<RecordToolCall> for ActivityLog {
     type Result = ();
     fn handle(&mut self, msg: RecordToolCall, ctx: &mut Context<Self>) {
-        let _ = guard(NAME, self, ctx, |act, _| {
+        let _ = guard(NAME, self, ctx, |act, ctx| {
             act.totals.tool_calls += 1;
             if msg.status != CallStatus::Success && msg.status != CallStatus::Cancelled {
                 act.totals.tool_errors += 1;
@@ -288,6 +554,7 @@ impl Handler<RecordToolCall> for ActivityLog {
                 duration_ms: msg.duration_ms,
                 summary: msg.summary,
             });
+            act.schedule_flush(ctx);
         });
     }
 }
@@ -295,7 +562,7 @@ impl Handler<RecordToolCall> for ActivityLog {
 impl Handler<RecordLifecycle> for ActivityLog {
     type Result = ();
     fn handle(&mut self, msg: RecordLifecycle, ctx: &mut Context<Self>) {
-        let _ = guard(NAME, self, ctx, |act, _| {
+        let _ = guard(NAME, self, ctx, |act, ctx| {
             if msg.event == LifecycleEvent::ActorRestarted {
                 act.totals.actor_restarts += 1;
             }
@@ -304,6 +571,7 @@ impl Handler<RecordLifecycle> for ActivityLog {
                 session_id: msg.session_id,
                 detail: msg.detail,
             });
+            act.schedule_flush(ctx);
         });
     }
 }
@@ -319,6 +587,63 @@ impl Handler<GetTotals> for ActivityLog {
     type Result = MessageResult<GetTotals>;
     fn handle(&mut self, _: GetTotals, ctx: &mut Context<Self>) -> Self::Result {
         MessageResult(guard(NAME, self, ctx, |act, _| act.totals.clone()))
+    }
+}
+
+impl Handler<Watch> for ActivityLog {
+    type Result = Result<WatchStart, ActorFault>;
+    fn handle(&mut self, msg: Watch, ctx: &mut Context<Self>) -> Self::Result {
+        guard(NAME, self, ctx, |act, _| {
+            let after_id = msg.after_id.unwrap_or(act.next_id - 1);
+            let ready = act.query(&Query {
+                session_id: msg.session_id.clone(),
+                tool: msg.tool.clone(),
+                after_id: Some(after_id),
+                include_lifecycle: true,
+                limit: act.max_entries,
+                ..Query::default()
+            });
+            if !ready.is_empty() {
+                return WatchStart::Ready(ready);
+            }
+            act.watchers.retain(|w| !w.reply.is_closed());
+            if act.watchers.len() >= MAX_WATCHERS {
+                return WatchStart::Busy;
+            }
+            let (reply, rx) = oneshot::channel();
+            act.watchers.push(Watcher {
+                after_id,
+                session_id: msg.session_id,
+                tool: msg.tool,
+                reply,
+            });
+            WatchStart::Waiting(rx)
+        })
+    }
+}
+
+impl Handler<Subscribe> for ActivityLog {
+    type Result = Result<Option<mpsc::Receiver<Arc<str>>>, ActorFault>;
+    fn handle(&mut self, _: Subscribe, ctx: &mut Context<Self>) -> Self::Result {
+        guard(NAME, self, ctx, |act, _| {
+            act.subscribers.retain(|s| !s.is_closed());
+            if act.subscribers.len() >= act.max_subscribers {
+                return None;
+            }
+            let (tx, rx) = mpsc::channel(SUBSCRIBER_QUEUE);
+            act.subscribers.push(tx);
+            Some(rx)
+        })
+    }
+}
+
+impl Handler<FlushNow> for ActivityLog {
+    type Result = ();
+    fn handle(&mut self, _: FlushNow, _: &mut Context<Self>) {
+        self.flush();
+        if let Some(p) = &self.persistence {
+            p.appender.flush();
+        }
     }
 }
 

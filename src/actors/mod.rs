@@ -2,6 +2,7 @@
 //! the typed messages declared next to it.
 
 pub mod activity_log;
+pub mod checkpoint;
 pub mod diagnostics;
 #[cfg(feature = "fault-injection")]
 pub mod fault;

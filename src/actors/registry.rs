@@ -10,10 +10,11 @@ use serde::Serialize;
 
 use super::activity_log::{ActivityLog, LifecycleEvent, RecordLifecycle};
 use super::session::{
-    Describe, Evict, NotifyListChanged, PeerJoined, Session, SessionInfo, Shutdown,
+    Describe, Evict, ExportState, NotifyListChanged, PeerJoined, Session, SessionInfo, Shutdown,
 };
 use super::supervise::{guard, ActorFault};
 use crate::metrics::Metrics;
+use crate::persist::checkpoint::SessionState;
 
 /// Actor name used in logs, metrics and faults.
 pub const NAME: &str = "registry";
@@ -109,6 +110,17 @@ pub struct ToolsChanged {
 #[derive(Message)]
 #[rtype(result = "Result<RegistrySnapshot, ActorFault>")]
 pub struct Snapshot;
+
+/// Every session's durable state, for a checkpoint.
+#[derive(Message)]
+#[rtype(result = "Vec<SessionState>")]
+pub struct ExportSessions;
+
+/// Sessions restored from a checkpoint at start-up, waiting in their grace period for
+/// their agents.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Restore(pub Vec<(Addr<Session>, SessionState)>);
 
 /// Close every agent connection (graceful shutdown).
 #[derive(Message)]
@@ -424,6 +436,65 @@ impl Handler<Snapshot> for SessionRegistry {
                 pending_list_changed: act.pending_list_changed,
             })
         }))
+    }
+}
+
+impl Handler<ExportSessions> for SessionRegistry {
+    type Result = ResponseFuture<Vec<SessionState>>;
+    fn handle(&mut self, _: ExportSessions, _: &mut Context<Self>) -> Self::Result {
+        let asks: Vec<_> = self
+            .slots
+            .iter()
+            .map(|(id, slot)| {
+                let (id, anchor, ask) =
+                    (id.clone(), slot.anchor.clone(), slot.addr.send(ExportState));
+                async move {
+                    let opened_files = actix::clock::timeout(Duration::from_secs(1), ask)
+                        .await
+                        .ok()?
+                        .ok()?;
+                    Some(SessionState {
+                        session_id: id,
+                        opened_files: opened_files
+                            .iter()
+                            .map(|p| p.display().to_string())
+                            .collect(),
+                        anchor,
+                    })
+                }
+            })
+            .collect();
+        Box::pin(async move {
+            futures_util::future::join_all(asks)
+                .await
+                .into_iter()
+                .flatten()
+                .collect()
+        })
+    }
+}
+
+impl Handler<Restore> for SessionRegistry {
+    type Result = ();
+    fn handle(&mut self, msg: Restore, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, _| {
+            for (addr, state) in msg.0 {
+                if act.slots.len() >= act.max_sessions {
+                    tracing::warn!(session = %state.session_id, "not restoring a session: max sessions reached");
+                    continue;
+                }
+                act.slots.insert(
+                    state.session_id.clone(),
+                    Slot {
+                        addr,
+                        anchor: state.anchor,
+                        grace_since: Some(Instant::now()),
+                        initialized: false,
+                    },
+                );
+            }
+            act.update_gauge();
+        });
     }
 }
 

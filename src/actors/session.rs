@@ -215,6 +215,11 @@ pub struct Shutdown;
 #[rtype(result = "Vec<PathBuf>")]
 pub struct OpenedFiles;
 
+/// The session's durable state (its opened files) for a checkpoint.
+#[derive(Message)]
+#[rtype(result = "Vec<PathBuf>")]
+pub struct ExportState;
+
 /// Remember a file as opened by this session.
 #[derive(Message)]
 #[rtype(result = "()")]
@@ -278,6 +283,7 @@ pub struct Session {
     grace_timer: Option<SpawnHandle>,
     created_at: String,
     ever_attached: bool,
+    restored: bool,
 }
 
 impl Session {
@@ -297,7 +303,30 @@ impl Session {
             grace_timer: None,
             created_at: iso_now(),
             ever_attached: false,
+            restored: false,
         }
+    }
+
+    /// A session restored from a checkpoint: it starts in its grace period, waiting
+    /// for its agent to reconnect.
+    pub fn restored(id: String, opened_files: Vec<PathBuf>, services: Arc<Services>) -> Self {
+        let mut session = Self::new(id, services);
+        session.opened_files = opened_files;
+        session.ever_attached = true;
+        session.restored = true;
+        session
+    }
+
+    fn start_grace(&mut self, ctx: &mut Context<Self>) {
+        let grace = self.services.settings.grace_period();
+        self.grace_timer = Some(ctx.run_later(grace, |act, ctx| {
+            act.grace_timer = None;
+            act.lifecycle(LifecycleEvent::GraceExpired, "session closed".into());
+            act.services.registry.do_send(SessionEnded {
+                session_id: act.id.to_string(),
+            });
+            ctx.stop();
+        }));
     }
 
     fn send(&self, text: String) {
@@ -741,6 +770,12 @@ impl WithoutNullCursor for Value {
 impl Actor for Session {
     type Context = Context<Self>;
 
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        if self.restored {
+            self.start_grace(ctx);
+        }
+    }
+
     fn stopped(&mut self, _: &mut Context<Self>) {
         if let Some(conn) = self.conn.take() {
             conn.outbound.close(CloseCode::Away, "session closed");
@@ -901,5 +936,12 @@ impl Handler<Terminals> for Session {
     type Result = MessageResult<Terminals>;
     fn handle(&mut self, _: Terminals, _: &mut Context<Self>) -> Self::Result {
         MessageResult(self.terminals.clone())
+    }
+}
+
+impl Handler<ExportState> for Session {
+    type Result = MessageResult<ExportState>;
+    fn handle(&mut self, _: ExportState, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(self.opened_files.clone())
     }
 }
