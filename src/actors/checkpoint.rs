@@ -112,6 +112,12 @@ impl Actor for CheckpointActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
+        // Save at once: the checkpoint also records this run's port, which the next run
+        // prefers, and the restored sessions.
+        if !self.saving {
+            let first = self.write().map(|_, _, _| ());
+            ctx.spawn(first);
+        }
         ctx.run_interval(self.interval, |act, ctx| {
             if !act.saving {
                 let write = act.write().map(|_, _, _| ());

@@ -18,5 +18,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/health", web::get().to(routes::health))
         .route("/status", web::get().to(routes::status))
         .route("/metrics", web::get().to(routes::metrics))
+        .route("/activity/stream", web::get().to(routes::activity_stream))
         .default_service(web::to(routes::not_found));
 }

@@ -4,6 +4,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use serde_json::json;
 
 use super::guard::{check_bearer, check_host_and_origin, Rejection};
+use crate::actors::activity_log::Subscribe;
 use crate::services::Services;
 
 /// `GET /health`: status, version, uptime.
@@ -46,10 +47,50 @@ pub async fn metrics(
         .body(services.metrics.encode()))
 }
 
+/// Keep-alive comment interval on the event stream.
+const STREAM_KEEPALIVE: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// `GET /activity/stream`: new timeline entries as server-sent events (bearer token).
+/// Subscribers are bounded; one that does not keep up is dropped.
+pub async fn activity_stream(
+    req: HttpRequest,
+    services: web::Data<Services>,
+) -> Result<HttpResponse, Rejection> {
+    check_host_and_origin(&req, &services.settings)?;
+    check_bearer(&req, &services.auth_token)?;
+    let rx = match services.activity.send(Subscribe).await {
+        Ok(Ok(Some(rx))) => rx,
+        Ok(Ok(None)) => {
+            return Ok(HttpResponse::ServiceUnavailable().json(json!({
+                "error": format!(
+                    "Too many activity stream subscribers (max {})",
+                    services.settings.activity.max_stream_subscribers
+                )
+            })))
+        }
+        _ => {
+            return Ok(HttpResponse::ServiceUnavailable()
+                .json(json!({ "error": "the activity log is restarting; retry" })))
+        }
+    };
+    let events = futures_util::stream::unfold(rx, |mut rx| async move {
+        let chunk = match tokio::time::timeout(STREAM_KEEPALIVE, rx.recv()).await {
+            Ok(Some(line)) => format!("data: {line}\n\n"),
+            Ok(None) => return None,
+            Err(_) => ": keep-alive\n\n".to_string(),
+        };
+        Some((Ok::<_, actix_web::Error>(web::Bytes::from(chunk)), rx))
+    });
+    Ok(HttpResponse::Ok()
+        .content_type("text/event-stream")
+        .insert_header(("Cache-Control", "no-cache"))
+        .streaming(events))
+}
+
 /// Anything else: 404 with a hint.
 pub async fn not_found(req: HttpRequest) -> HttpResponse {
     HttpResponse::NotFound().json(json!({
         "error": format!("No route for {} {}", req.method(), req.path()),
-        "routes": ["GET / (WebSocket)", "GET /health", "GET /status", "GET /metrics"],
+        "routes": ["GET / (WebSocket)", "GET /health", "GET /status", "GET /metrics", "GET /activity/stream"],
     }))
 }

@@ -2,6 +2,7 @@
 //! [`catalog::build`] lists them. Arguments are validated against the schema with the
 //! `jsonschema` crate before the handler receives its typed, deserialised struct.
 
+pub mod activity;
 pub mod bridge;
 pub mod catalog;
 pub mod commands;

@@ -64,6 +64,8 @@ pub struct Options {
     pub log_level: Option<&'static str>,
     /// Files written into the workspace before the bridge starts (path, content).
     pub files: Vec<(String, String)>,
+    /// Use this workspace (kept across restarts) instead of a fresh one.
+    pub workspace: Option<PathBuf>,
 }
 
 impl Options {
@@ -82,6 +84,45 @@ impl Options {
     pub fn arg(mut self, a: &str) -> Self {
         self.args.push(a.into());
         self
+    }
+}
+
+/// A config dir and workspace that outlive several bridges (restart tests).
+pub struct Place {
+    _tmp: TempDir,
+    /// `CLAUDE_CONFIG_DIR`.
+    pub config_dir: PathBuf,
+    /// The workspace.
+    pub workspace: PathBuf,
+}
+
+impl Place {
+    /// Fresh directories.
+    pub fn new() -> Place {
+        let tmp = tempfile::tempdir().unwrap();
+        let config_dir = tmp.path().join("claude");
+        let workspace = tmp.path().join("workspace");
+        std::fs::create_dir_all(&workspace).unwrap();
+        let workspace = workspace.canonicalize().unwrap();
+        Place {
+            _tmp: tmp,
+            config_dir,
+            workspace,
+        }
+    }
+
+    /// Options that start a bridge here.
+    pub fn options(&self) -> Options {
+        Options {
+            config_dir: Some(self.config_dir.clone()),
+            workspace: Some(self.workspace.clone()),
+            ..Options::default()
+        }
+    }
+
+    /// `<config dir>/ide`.
+    pub fn ide_dir(&self) -> PathBuf {
+        self.config_dir.join("ide")
     }
 }
 
@@ -125,14 +166,19 @@ impl Bridge {
     /// Starts a bridge with options and waits for its lock file.
     pub fn start_with(opts: Options) -> Bridge {
         let tmp = tempfile::tempdir().expect("tempdir");
-        let workspace = tmp.path().join("workspace");
-        std::fs::create_dir_all(workspace.join("src")).unwrap();
-        std::fs::write(
-            workspace.join("src/main.rs"),
-            "fn main() {\n    println!(\"hi\");\n}\n",
-        )
-        .unwrap();
-        std::fs::write(workspace.join("README.md"), "# fixture\n").unwrap();
+        let workspace = opts
+            .workspace
+            .clone()
+            .unwrap_or_else(|| tmp.path().join("workspace"));
+        if !workspace.join("src/main.rs").exists() {
+            std::fs::create_dir_all(workspace.join("src")).unwrap();
+            std::fs::write(
+                workspace.join("src/main.rs"),
+                "fn main() {\n    println!(\"hi\");\n}\n",
+            )
+            .unwrap();
+            std::fs::write(workspace.join("README.md"), "# fixture\n").unwrap();
+        }
         for (path, content) in &opts.files {
             let path = workspace.join(path);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -194,6 +240,19 @@ impl Bridge {
     /// `ws://127.0.0.1:<port>/`.
     pub fn url(&self) -> String {
         format!("ws://127.0.0.1:{}/", self.port)
+    }
+
+    /// Stops with SIGTERM and waits for a clean exit.
+    pub fn stop(mut self) {
+        self.signal("TERM");
+        let status = self.wait_exit(DEADLINE);
+        assert!(status.success(), "{status}: {}", self.log());
+    }
+
+    /// Kills with SIGKILL (no cleanup at all).
+    pub fn kill9(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 
     /// Process id.

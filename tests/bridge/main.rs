@@ -13,6 +13,7 @@ mod handshake;
 mod hostile;
 mod lifecycle;
 mod limits;
+mod persistence;
 mod sessions;
 #[cfg(feature = "fault-injection")]
 mod supervision;

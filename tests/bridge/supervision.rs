@@ -8,7 +8,7 @@ use serde_json::json;
 use crate::harness::*;
 
 async fn crash_with_request_in_flight(actor: &str) {
-    let bridge = Bridge::start();
+    let bridge = Bridge::start_with(Options::default().set("checkpoint.interval_ms", 200));
     let mut victim = bridge.ready_agent().await;
     let mut bystander = bridge.ready_agent().await;
     bystander
@@ -83,6 +83,21 @@ async fn registry_panic_restarts_only_the_registry() {
 #[tokio::test]
 async fn activity_log_panic_restarts_only_the_activity_log() {
     crash_with_request_in_flight("activity_log").await;
+}
+
+#[tokio::test]
+async fn workspace_writer_panic_restarts_only_the_writer() {
+    crash_with_request_in_flight("workspace_writer").await;
+}
+
+#[tokio::test]
+async fn diagnostics_panic_restarts_only_diagnostics() {
+    crash_with_request_in_flight("diagnostics").await;
+}
+
+#[tokio::test]
+async fn checkpoint_panic_restarts_only_the_checkpoint_actor() {
+    crash_with_request_in_flight("checkpoint").await;
 }
 
 #[tokio::test]

@@ -93,6 +93,39 @@ pub enum Target {
     Registry,
     /// The activity log.
     ActivityLog,
+    /// The workspace writer.
+    WorkspaceWriter,
+    /// The diagnostics actor.
+    Diagnostics,
+    /// The checkpoint actor.
+    Checkpoint,
+}
+
+/// Sends `msg` to the target actor and flattens mailbox errors into faults.
+async fn send_to<M>(ctx: &ToolContext, target: Target, msg: M) -> Result<(), ActorFault>
+where
+    M: actix::Message<Result = Result<(), ActorFault>> + Send + 'static,
+    crate::actors::registry::SessionRegistry: actix::Handler<M>,
+    crate::actors::activity_log::ActivityLog: actix::Handler<M>,
+    crate::actors::writer::WorkspaceWriter: actix::Handler<M>,
+    crate::actors::diagnostics::DiagnosticsActor: actix::Handler<M>,
+    crate::actors::checkpoint::CheckpointActor: actix::Handler<M>,
+{
+    use crate::actors::{checkpoint, diagnostics, writer};
+    let s = &ctx.services;
+    let flat = |name: &'static str, r: Result<Result<(), ActorFault>, actix::MailboxError>| {
+        r.map_err(|e| ActorFault::mailbox(name, e)).and_then(|r| r)
+    };
+    match target {
+        Target::Registry => flat(registry::NAME, s.registry.send(msg).await),
+        Target::ActivityLog => flat(activity_log::NAME, s.activity.send(msg).await),
+        Target::WorkspaceWriter => flat(writer::NAME, s.writer.send(msg).await),
+        Target::Diagnostics => flat(diagnostics::NAME, s.diagnostics.send(msg).await),
+        Target::Checkpoint => match &s.checkpoint {
+            Some(c) => flat(checkpoint::NAME, c.send(msg).await),
+            None => Ok(()),
+        },
+    }
 }
 
 /// Arguments naming an actor.
@@ -107,7 +140,7 @@ fn actor_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "actor": { "enum": ["registry", "activity_log"] },
+            "actor": { "enum": ["registry", "activity_log", "workspace_writer", "diagnostics", "checkpoint"] },
             "ms": { "type": "integer", "minimum": 0, "maximum": 600000 }
         },
         "required": ["actor"]
@@ -134,21 +167,7 @@ impl Tool for DebugCrashActor {
     }
 
     async fn call(ctx: ToolContext, args: ActorArgs) -> CallToolResult {
-        let s = &ctx.services;
-        outcome(match args.actor {
-            Target::Registry => s
-                .registry
-                .send(Crash)
-                .await
-                .map_err(|e| ActorFault::mailbox(registry::NAME, e))
-                .and_then(|r| r),
-            Target::ActivityLog => s
-                .activity
-                .send(Crash)
-                .await
-                .map_err(|e| ActorFault::mailbox(activity_log::NAME, e))
-                .and_then(|r| r),
-        })
+        outcome(send_to(&ctx, args.actor, Crash).await)
     }
 }
 
@@ -166,22 +185,7 @@ impl Tool for DebugStallActor {
     }
 
     async fn call(ctx: ToolContext, args: ActorArgs) -> CallToolResult {
-        let s = &ctx.services;
-        let stall = Stall(Duration::from_millis(args.ms));
-        outcome(match args.actor {
-            Target::Registry => s
-                .registry
-                .send(stall)
-                .await
-                .map_err(|e| ActorFault::mailbox(registry::NAME, e))
-                .and_then(|r| r),
-            Target::ActivityLog => s
-                .activity
-                .send(stall)
-                .await
-                .map_err(|e| ActorFault::mailbox(activity_log::NAME, e))
-                .and_then(|r| r),
-        })
+        outcome(send_to(&ctx, args.actor, Stall(Duration::from_millis(args.ms))).await)
     }
 }
 

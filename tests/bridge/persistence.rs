@@ -1,0 +1,454 @@
+//! ActivityLog and Checkpoint: state that survives restarts, crashes and corrupt files.
+
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde_json::{json, Value};
+
+use crate::harness::*;
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+async fn session_id(agent: &mut Agent) -> String {
+    json_text(&agent.call("getBridgeStatus", json!({})).await)["yourSessionId"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+async fn tabs(agent: &mut Agent) -> Vec<String> {
+    let t = json_text(&agent.call("getOpenEditors", json!({})).await);
+    t["tabs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["label"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn activity_and_sessions_survive_a_graceful_restart() {
+    let place = Place::new();
+    let first = Bridge::start_with(place.options());
+    let port = first.port;
+    let anchor = [("x-claude-code-session-id", "cli-restart")];
+    let mut agent = Agent::connect(&first, &anchor).await.unwrap();
+    agent.initialize().await;
+    let id = session_id(&mut agent).await;
+    agent
+        .call("openFile", json!({"filePath": "README.md"}))
+        .await;
+    agent
+        .call("close_tab", json!({"tab_name": "before-restart"}))
+        .await;
+    drop(agent);
+    first.stop();
+    let checkpoint: Value = serde_json::from_str(
+        &std::fs::read_to_string(place.ide_dir().join(format!("checkpoint-{port}.json"))).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        checkpoint["workspace"],
+        place.workspace.display().to_string()
+    );
+    assert_eq!(checkpoint["sessions"][0]["sessionId"], id.as_str());
+
+    let second = Bridge::start_with(place.options());
+    assert_eq!(
+        second.port, port,
+        "a restarted bridge keeps its port when it is free"
+    );
+    let status = second.get_json("/status");
+    assert_eq!(status["sessions"][0]["id"], id.as_str(), "restored session");
+    assert_eq!(status["sessions"][0]["inGrace"], true);
+    assert!(status["activity"]["loadedFromDisk"].as_u64().unwrap() >= 2);
+
+    let mut back = Agent::connect(&second, &anchor).await.unwrap();
+    back.initialize().await;
+    assert_eq!(session_id(&mut back).await, id);
+    assert_eq!(tabs(&mut back).await, vec!["README.md"]);
+    let log = json_text(
+        &back
+            .call("getActivityLog", json!({"tool": "close_tab"}))
+            .await,
+    );
+    let entries = log["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 1);
+    assert!(entries[0]["summary"]
+        .as_str()
+        .unwrap()
+        .contains("before-restart"));
+    let all = json_text(&back.call("getActivityLog", json!({"limit": 500})).await);
+    let ids: Vec<u64> = all["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_u64().unwrap())
+        .collect();
+    assert!(
+        ids.windows(2).all(|w| w[0] < w[1]),
+        "ids stay monotonic across restarts: {ids:?}"
+    );
+    assert!(all["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e["event"] == "session_restored"));
+}
+
+/// A small deterministic generator for "random" kill moments.
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self, below: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % below
+    }
+}
+
+#[tokio::test]
+async fn kill_dash_nine_at_random_moments_never_corrupts_or_loses_old_entries() {
+    const ROUNDS: usize = 50;
+    const INTERVAL_MS: u64 = 300;
+    let place = Place::new();
+    for i in 0..ROUNDS * 2 {
+        std::fs::write(place.workspace.join(format!("f{i}.txt")), "x\n").unwrap();
+    }
+    let opts = || {
+        place
+            .options()
+            .set("checkpoint.interval_ms", INTERVAL_MS)
+            .set("activity.flush_ms", 50)
+    };
+    let mut rng = Lcg(42);
+    let started = Instant::now();
+    // (marker, acknowledged at, round) for every call the bridge answered, and the
+    // files opened; each is judged against the kill that followed it.
+    let mut acked: Vec<(String, Instant, usize)> = Vec::new();
+    let mut opened: Vec<(String, Instant, usize)> = Vec::new();
+    let mut kills: Vec<Instant> = Vec::new();
+    for round in 0..ROUNDS {
+        let mut opts = opts();
+        opts.log_level = Some("warn");
+        let bridge = Bridge::start_with(opts);
+        let anchor = [("x-claude-code-session-id", "crash-agent")];
+        let mut agent = Agent::connect(&bridge, &anchor).await.unwrap();
+        agent.initialize().await;
+
+        // The restored session holds every file opened well before the last kill, and
+        // nothing that was never opened.
+        if round > 0 {
+            let restored = tabs(&mut agent).await;
+            // Files of the previous round opened a checkpoint interval before its kill
+            // are back (earlier rounds' files were checked in their own round).
+            for (file, at, r) in opened.iter().filter(|o| o.2 == round - 1) {
+                if *at + Duration::from_millis(INTERVAL_MS + 150) < kills[*r] {
+                    assert!(
+                        restored.contains(file),
+                        "round {round}: {file} lost; restored {restored:?}"
+                    );
+                }
+            }
+            assert!(
+                restored
+                    .iter()
+                    .all(|f| opened.iter().any(|(o, _, _)| o == f)),
+                "round {round}: {restored:?}"
+            );
+        }
+        for k in 0..2 {
+            let file = format!("f{}.txt", round * 2 + k);
+            agent.call("openFile", json!({"filePath": file})).await;
+            opened.push((file, Instant::now(), round));
+            let marker = format!("r{round}k{k}");
+            agent.call("close_tab", json!({"tab_name": marker})).await;
+            acked.push((marker, Instant::now(), round));
+        }
+        tokio::time::sleep(Duration::from_millis(rng.next(2 * INTERVAL_MS))).await;
+        let kill = Instant::now();
+        bridge.kill9();
+        kills.push(kill);
+
+        // Every file on disk parses; at most a torn last line of the JSONL is skipped.
+        let ide = place.ide_dir();
+        let mut all_activity = String::new();
+        for entry in std::fs::read_dir(&ide).unwrap().flatten() {
+            let name = entry.file_name().to_string_lossy().to_string();
+            let text = std::fs::read_to_string(entry.path()).unwrap();
+            if name.starts_with("checkpoint-") && name.ends_with(".json") {
+                serde_json::from_str::<Value>(&text)
+                    .unwrap_or_else(|e| panic!("round {round}: {name} corrupt: {e}"));
+            }
+            if name.starts_with("activity-") && name.ends_with(".jsonl") {
+                let lines: Vec<&str> = text.lines().collect();
+                for (i, line) in lines.iter().enumerate() {
+                    let ok = serde_json::from_str::<Value>(line).is_ok();
+                    assert!(
+                        ok || i + 1 == lines.len(),
+                        "round {round}: {name} line {i} corrupt: {line}"
+                    );
+                }
+                all_activity.push_str(&text);
+            }
+        }
+        // No entry acknowledged a checkpoint interval before the kill is lost.
+        for (marker, at, r) in &acked {
+            if *at + Duration::from_millis(INTERVAL_MS) < kills[*r] {
+                assert!(
+                    all_activity.contains(&format!("tab_name={marker}")),
+                    "round {round}: {marker} acknowledged {:?} before its kill is lost",
+                    kills[*r] - *at
+                );
+            }
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(240),
+            "crash rounds are bounded in time"
+        );
+    }
+}
+
+#[tokio::test]
+async fn corrupt_activity_lines_are_skipped_and_counted() {
+    let place = Place::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    std::fs::create_dir_all(place.ide_dir()).unwrap();
+    let checkpoint =
+        json!({"savedAt": now_ms(), "workspace": place.workspace, "port": port, "sessions": []});
+    std::fs::write(
+        place.ide_dir().join(format!("checkpoint-{port}.json")),
+        checkpoint.to_string(),
+    )
+    .unwrap();
+    let good = |id: u64| {
+        json!({"id": id, "timestamp": now_ms(), "kind": "toolCall", "tool": "openFile", "sessionId": "abcd0123", "status": "success", "durationMs": 2, "summary": format!("good-{id}")}).to_string()
+    };
+    let lines = [
+        good(1),
+        "this is not json".to_string(),
+        json!({"id": 2, "timestamp": "noon", "kind": "toolCall", "tool": "t", "status": "success"}).to_string(),
+        json!({"id": 3, "timestamp": 1, "kind": "toolCall", "tool": "t", "status": 404}).to_string(),
+        json!({"id": 4, "timestamp": 1, "kind": "toolCall", "tool": "t", "status": "success", "durationMs": "slow"}).to_string(),
+        format!(r#"{{"id":5,"timestamp":1,"kind":"lifecycle","event":"agent_connected","detail":"{}"}}"#, "x".repeat(10 * 1024 * 1024)),
+        good(6),
+        r#"{"id":7,"timestamp":1,"kind":"toolCa"#.to_string(),
+    ];
+    std::fs::write(
+        place.ide_dir().join(format!("activity-{port}.jsonl")),
+        lines.join("\n"),
+    )
+    .unwrap();
+    let bridge = Bridge::start_with(place.options());
+    assert_eq!(bridge.port, port);
+    let status = bridge.get_json("/status");
+    assert_eq!(status["activity"]["skippedOnLoad"], 6, "{status}");
+    assert_eq!(status["activity"]["loadedFromDisk"], 2);
+    let mut agent = bridge.ready_agent().await;
+    let log = json_text(
+        &agent
+            .call("getActivityLog", json!({"tool": "openFile"}))
+            .await,
+    );
+    let summaries: Vec<&str> = log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["summary"].as_str().unwrap())
+        .collect();
+    assert_eq!(summaries, vec!["good-1", "good-6"]);
+    // New entries continue after the highest id on disk and land on a fresh line.
+    agent.call("close_tab", json!({"tab_name": "after"})).await;
+    let newest = json_text(
+        &agent
+            .call("getActivityLog", json!({"tool": "close_tab"}))
+            .await,
+    );
+    assert!(newest["entries"][0]["id"].as_u64().unwrap() > 7);
+}
+
+async fn restored_sessions(checkpoint: Value) -> usize {
+    let place = Place::new();
+    std::fs::create_dir_all(place.ide_dir()).unwrap();
+    let mut text = checkpoint.to_string();
+    text = text.replace("WORKSPACE", &place.workspace.display().to_string());
+    std::fs::write(place.ide_dir().join("checkpoint-1.json"), text).unwrap();
+    let bridge = Bridge::start_with(place.options());
+    bridge.get_json("/status")["sessions"]
+        .as_array()
+        .unwrap()
+        .len()
+}
+
+#[tokio::test]
+async fn checkpoints_from_the_future_other_workspaces_or_broken_files_are_ignored() {
+    let session = json!([{"sessionId": "0a1b2c3d", "openedFiles": []}]);
+    let now = now_ms();
+    assert_eq!(
+        restored_sessions(json!({"savedAt": now, "workspace": "WORKSPACE", "sessions": session}))
+            .await,
+        1
+    );
+    assert_eq!(
+        restored_sessions(json!({"savedAt": now, "sessions": session})).await,
+        1,
+        "legacy, no workspace"
+    );
+    assert_eq!(
+        restored_sessions(
+            json!({"savedAt": now + 60_000, "workspace": "WORKSPACE", "sessions": session})
+        )
+        .await,
+        0,
+        "future"
+    );
+    assert_eq!(
+        restored_sessions(
+            json!({"savedAt": now + 4_000, "workspace": "WORKSPACE", "sessions": session})
+        )
+        .await,
+        1,
+        "within 5 s"
+    );
+    assert_eq!(
+        restored_sessions(json!({"savedAt": now, "workspace": "/elsewhere", "sessions": session}))
+            .await,
+        0,
+        "other workspace"
+    );
+    assert_eq!(
+        restored_sessions(
+            json!({"savedAt": now - 2 * 86_400_000, "workspace": "WORKSPACE", "sessions": session})
+        )
+        .await,
+        0,
+        "too old"
+    );
+    assert_eq!(
+        restored_sessions(json!({"workspace": "WORKSPACE", "sessions": session})).await,
+        0,
+        "missing savedAt"
+    );
+    assert_eq!(restored_sessions(json!({"savedAt": now, "workspace": "WORKSPACE", "sessions": [{"sessionId": "../../x", "openedFiles": []}]})).await, 0, "bad session id");
+    let place = Place::new();
+    std::fs::create_dir_all(place.ide_dir()).unwrap();
+    std::fs::write(place.ide_dir().join("checkpoint-9.json"), "{ not json").unwrap();
+    let bridge = Bridge::start_with(place.options());
+    assert!(bridge.get_json("/status")["sessions"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+}
+
+#[tokio::test]
+async fn watch_activity_log_long_polls() {
+    let bridge = Bridge::start();
+    let mut watcher = bridge.ready_agent().await;
+    let mut actor = bridge.ready_agent().await;
+    let quiet = json_text(
+        &watcher
+            .call("watchActivityLog", json!({"timeoutMs": 200}))
+            .await,
+    );
+    assert_eq!(
+        (
+            quiet["entries"].as_array().unwrap().len(),
+            quiet["timedOut"].clone()
+        ),
+        (0, json!(true))
+    );
+    let last = quiet["lastId"].clone();
+    let id = watcher.id();
+    watcher
+        .send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                       "params": {"name": "watchActivityLog", "arguments": {"tool": "close_tab", "timeoutMs": 20000}}}))
+        .await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    actor
+        .call("close_tab", json!({"tab_name": "watched"}))
+        .await;
+    let got = watcher.response_to(&json!(id)).await;
+    let body = json_text(&got["result"]);
+    assert_eq!(body["entries"][0]["tool"], "close_tab", "{body}");
+    assert_eq!(last, Value::Null);
+    assert_eq!(
+        error_code(
+            &watcher
+                .call_raw("watchActivityLog", json!({"timeoutMs": 60000}))
+                .await
+        ),
+        -32602
+    );
+    assert_eq!(
+        error_code(
+            &watcher
+                .call_raw("getActivityLog", json!({"status": "weird"}))
+                .await
+        ),
+        -32602
+    );
+    let errors = json_text(
+        &watcher
+            .call("getActivityLog", json!({"status": "success", "limit": 1}))
+            .await,
+    );
+    assert_eq!(errors["entries"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn the_activity_stream_sends_new_entries_and_is_bounded() {
+    use std::io::{Read, Write};
+    let bridge = Bridge::start_with(Options::default().set("activity.max_stream_subscribers", 1));
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", bridge.port)).unwrap();
+    stream.set_read_timeout(Some(DEADLINE)).unwrap();
+    write!(
+        stream,
+        "GET /activity/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {}\r\n\r\n",
+        bridge.token
+    )
+    .unwrap();
+    let mut head = [0u8; 256];
+    let n = stream.read(&mut head).unwrap();
+    assert!(String::from_utf8_lossy(&head[..n]).contains("text/event-stream"));
+    assert_eq!(
+        http_get(
+            bridge.port,
+            "/activity/stream",
+            &[("Authorization", &format!("Bearer {}", bridge.token))]
+        )
+        .0,
+        503,
+        "one subscriber max"
+    );
+    assert_eq!(http_get(bridge.port, "/activity/stream", &[]).0, 401);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut agent = bridge.ready_agent().await;
+        agent
+            .call("close_tab", json!({"tab_name": "streamed"}))
+            .await;
+    });
+    let mut seen = String::new();
+    let deadline = Instant::now() + DEADLINE;
+    let mut buf = [0u8; 4096];
+    while !seen.contains("streamed") && Instant::now() < deadline {
+        let n = stream.read(&mut buf).unwrap_or(0);
+        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    assert!(
+        seen.contains("data: {") && seen.contains("tab_name=streamed"),
+        "{seen}"
+    );
+}
