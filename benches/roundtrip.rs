@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
 use actix_ws::AggregatedMessage;
 use futures_util::StreamExt;
-use harness::{Agent, Bridge, Options};
+use harness::{cpu_time, Agent, Bridge, Options};
 use serde_json::json;
 
 const TOOL: &str = "getWorkspaceFolders";
@@ -212,25 +212,6 @@ async fn run_batch(clients: &mut [Client], per_client: usize, server_pid: u32) -
         wall,
         server_cpu: cpu_time(server_pid).saturating_sub(cpu_before),
     }
-}
-
-/// User + system CPU time of a process (all threads), from /proc/<pid>/stat.
-fn cpu_time(pid: u32) -> Duration {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // After the parenthesised command name come fields 3 (state), 4, …; utime and
-    // stime are fields 14 and 15, i.e. indices 11 and 12 here.
-    let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("");
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    let field = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|f| f.parse::<u64>().ok())
-            .unwrap_or(0)
-    };
-    let ticks = field(11) + field(12);
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
-    Duration::from_micros(ticks * 1_000_000 / hz)
 }
 
 fn rss_kib(pid: u32) -> u64 {

@@ -616,3 +616,22 @@ pub fn error_code(resp: &Value) -> i64 {
         .as_i64()
         .unwrap_or_else(|| panic!("not an error: {resp}"))
 }
+
+/// User + system CPU time of a process (all threads), from /proc/<pid>/stat.
+pub fn cpu_time(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // After the parenthesised command name come fields 3 (state), 4, …; utime and
+    // stime are fields 14 and 15, i.e. indices 11 and 12 here.
+    let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("");
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let field = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    let ticks = field(11) + field(12);
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    Duration::from_micros(ticks * 1_000_000 / hz)
+}
