@@ -14,7 +14,8 @@ use crate::actors::activity_log::{
 };
 use crate::actors::checkpoint::{CheckpointActor, SaveNow};
 use crate::actors::diagnostics::{DiagnosticsActor, DiagnosticsConfig};
-use crate::actors::registry::{CloseAll, Restore, SessionRegistry};
+use crate::actors::extension::{ExtensionClient, ExtensionConfig};
+use crate::actors::registry::{CloseAll, Restore, SessionRegistry, SetEditor};
 use crate::actors::session::Session;
 use crate::actors::writer::WorkspaceWriter;
 use crate::config::Settings;
@@ -120,6 +121,18 @@ impl Seed {
             let (a, m) = (activity.clone(), Arc::clone(&self.metrics));
             Supervisor::start(move |_| DiagnosticsActor::new(config, a, m))
         };
+        let extension = {
+            let config = ExtensionConfig {
+                request_timeout: Duration::from_millis(self.settings.editor.request_timeout_ms),
+            };
+            let (r, a, m) = (
+                registry.clone(),
+                activity.clone(),
+                Arc::clone(&self.metrics),
+            );
+            Supervisor::start(move |_| ExtensionClient::new(config, r, a, m))
+        };
+        registry.do_send(SetEditor(extension.clone()));
         let checkpoint = self.checkpoint_path.clone().map(|path| {
             let (w, port) = (self.workspace.root().display().to_string(), self.port);
             let interval = Duration::from_millis(self.settings.checkpoint.interval_ms);
@@ -132,6 +145,7 @@ impl Seed {
         });
         let restore = std::mem::take(&mut self.restore);
         let services = Arc::new(Services {
+            extension,
             checkpoint,
             writer,
             diagnostics,

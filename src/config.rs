@@ -63,6 +63,8 @@ pub struct Settings {
     pub diagnostics: DiagnosticsSettings,
     /// Session checkpoints.
     pub checkpoint: CheckpointSettings,
+    /// The editor extension connection.
+    pub editor: EditorSettings,
 }
 
 /// `[server]`
@@ -233,6 +235,22 @@ pub struct ActivitySettings {
     pub max_stream_subscribers: usize,
 }
 
+/// `[editor]`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EditorSettings {
+    /// Per-request timeout for `extension/*` requests (openDiff waits for the user).
+    pub request_timeout_ms: u64,
+}
+
+impl Default for EditorSettings {
+    fn default() -> Self {
+        Self {
+            request_timeout_ms: 10_000,
+        }
+    }
+}
+
 /// `[checkpoint]`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -271,6 +289,7 @@ impl Default for Settings {
             git: GitSettings::default(),
             diagnostics: DiagnosticsSettings::default(),
             checkpoint: CheckpointSettings::default(),
+            editor: EditorSettings::default(),
         }
     }
 }

@@ -9,6 +9,7 @@ use actix::Addr;
 use crate::actors::activity_log::ActivityLog;
 use crate::actors::checkpoint::CheckpointActor;
 use crate::actors::diagnostics::DiagnosticsActor;
+use crate::actors::extension::ExtensionClient;
 use crate::actors::registry::SessionRegistry;
 use crate::actors::writer::WorkspaceWriter;
 use crate::config::Settings;
@@ -35,6 +36,8 @@ pub struct Services {
     pub writer: Addr<WorkspaceWriter>,
     /// Linter-based diagnostics.
     pub diagnostics: Addr<DiagnosticsActor>,
+    /// The editor connection.
+    pub extension: Addr<ExtensionClient>,
     /// Session checkpoints (absent when disabled).
     pub checkpoint: Option<Addr<CheckpointActor>>,
     /// Prometheus metrics.

@@ -33,20 +33,13 @@ pub struct BridgeStatus {
     #[serde(flatten)]
     pub registry: RegistrySnapshot,
     /// Editor extension state.
-    pub extension: ExtensionStatus,
+    pub extension: crate::actors::extension::ExtensionStatus,
     /// Tool-call totals.
     pub activity: Totals,
     /// Requests refused by the rate limit.
     pub rate_limit_rejections: u64,
     /// The last timeline entries, oldest first.
     pub recent_activity: Vec<Entry>,
-}
-
-/// Editor extension state.
-#[derive(Debug, Serialize)]
-pub struct ExtensionStatus {
-    /// An editor is connected.
-    pub connected: bool,
 }
 
 /// Gathers the status from the actors.
@@ -70,6 +63,11 @@ pub async fn collect(services: &Services) -> Result<BridgeStatus, ActorFault> {
         })
         .await
         .map_err(|e| ActorFault::mailbox(activity_log::NAME, e))??;
+    let extension = services
+        .extension
+        .send(crate::actors::extension::GetStatus)
+        .await
+        .map_err(|e| ActorFault::mailbox(crate::actors::extension::NAME, e))?;
     Ok(BridgeStatus {
         version: env!("CARGO_PKG_VERSION"),
         pid: std::process::id(),
@@ -79,7 +77,7 @@ pub async fn collect(services: &Services) -> Result<BridgeStatus, ActorFault> {
         uptime_seconds: services.started.elapsed().as_secs(),
         started_at: services.started_at_ms,
         registry,
-        extension: ExtensionStatus { connected: false },
+        extension,
         activity,
         rate_limit_rejections: services.metrics.rate_limit_rejections.get(),
         recent_activity,

@@ -66,6 +66,14 @@ pub enum LifecycleEvent {
     ActorRestarted,
     /// A session was restored from a checkpoint at start-up.
     SessionRestored,
+    /// An editor connected.
+    EditorConnected,
+    /// The editor disconnected.
+    EditorDisconnected,
+    /// An editor request timed out; the circuit breaker opened.
+    CircuitOpened,
+    /// The editor answered again; the circuit breaker closed.
+    CircuitClosed,
     /// The bridge started.
     BridgeStarted,
     /// The bridge is stopping.

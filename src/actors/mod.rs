@@ -4,6 +4,7 @@
 pub mod activity_log;
 pub mod checkpoint;
 pub mod diagnostics;
+pub mod extension;
 #[cfg(feature = "fault-injection")]
 pub mod fault;
 pub mod heartbeat;

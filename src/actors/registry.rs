@@ -9,8 +9,10 @@ use actix::prelude::*;
 use serde::Serialize;
 
 use super::activity_log::{ActivityLog, LifecycleEvent, RecordLifecycle};
+use super::extension::{ExtensionClient, NotifyEditor};
 use super::session::{
-    Describe, Evict, ExportState, NotifyListChanged, PeerJoined, Session, SessionInfo, Shutdown,
+    Describe, Evict, ExportState, NotifyListChanged, PeerJoined, SendNotification, Session,
+    SessionInfo, Shutdown,
 };
 use super::supervise::{guard, ActorFault};
 use crate::metrics::Metrics;
@@ -111,6 +113,32 @@ pub struct ToolsChanged {
 #[rtype(result = "Result<RegistrySnapshot, ActorFault>")]
 pub struct Snapshot;
 
+/// An editor event for every listening agent (`selection_changed`, …).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Broadcast {
+    /// Notification method.
+    pub method: &'static str,
+    /// Params.
+    pub params: serde_json::Value,
+}
+
+/// An `at_mentioned` from the editor: delivered to listening agents, or queued briefly
+/// until one listens.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Mention(pub serde_json::Value);
+
+/// The editor client, for `bridge/claudeConnectionChanged`.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct SetEditor(pub Addr<ExtensionClient>);
+
+/// Mentions kept while no agent listens.
+pub const MAX_QUEUED_MENTIONS: usize = 20;
+/// How long a queued mention waits for an agent.
+pub const MENTION_TTL: Duration = Duration::from_secs(30);
+
 /// Every session's durable state, for a checkpoint.
 #[derive(Message)]
 #[rtype(result = "Vec<SessionState>")]
@@ -165,6 +193,8 @@ pub struct SessionRegistry {
     evicted: u64,
     last_connect_at: Option<String>,
     last_disconnect_at: Option<String>,
+    mentions: Vec<(Instant, serde_json::Value)>,
+    editor: Option<Addr<ExtensionClient>>,
 }
 
 impl SessionRegistry {
@@ -183,6 +213,34 @@ impl SessionRegistry {
             evicted: 0,
             last_connect_at: None,
             last_disconnect_at: None,
+            mentions: Vec::new(),
+            editor: None,
+        }
+    }
+
+    fn listening(&self) -> impl Iterator<Item = &Addr<Session>> {
+        self.slots
+            .values()
+            .filter(|s| s.initialized && s.grace_since.is_none())
+            .map(|s| &s.addr)
+    }
+
+    /// Tells the editor how many agents are connected.
+    fn connection_changed(&self) {
+        if let Some(editor) = &self.editor {
+            let connected = self
+                .slots
+                .values()
+                .filter(|s| s.grace_since.is_none())
+                .count();
+            editor.do_send(NotifyEditor {
+                method: "bridge/claudeConnectionChanged",
+                params: serde_json::json!({
+                    "connected": connected > 0,
+                    "agents": connected,
+                    "sessions": self.slots.len(),
+                }),
+            });
         }
     }
 
@@ -242,6 +300,7 @@ impl SessionRegistry {
             },
         );
         self.update_gauge();
+        self.connection_changed();
         Ok(Admission {
             session: msg.candidate,
             session_id: msg.candidate_id,
@@ -360,6 +419,7 @@ impl Handler<SessionDetached> for SessionRegistry {
                 slot.grace_since = Some(Instant::now());
                 slot.initialized = false;
             }
+            act.connection_changed();
         });
     }
 }
@@ -371,6 +431,7 @@ impl Handler<SessionAttached> for SessionRegistry {
             if let Some(slot) = act.slots.get_mut(&msg.session_id) {
                 slot.grace_since = None;
             }
+            act.connection_changed();
         });
     }
 }
@@ -386,6 +447,15 @@ impl Handler<SessionInitialized> for SessionRegistry {
             if std::mem::take(&mut act.pending_list_changed) {
                 slot.addr.do_send(NotifyListChanged);
             }
+            let fresh = Instant::now();
+            for (at, mention) in std::mem::take(&mut act.mentions) {
+                if fresh.duration_since(at) < MENTION_TTL {
+                    slot.addr.do_send(SendNotification {
+                        method: "at_mentioned",
+                        params: mention,
+                    });
+                }
+            }
         });
     }
 }
@@ -396,6 +466,7 @@ impl Handler<SessionEnded> for SessionRegistry {
         let _ = guard(NAME, self, ctx, |act, _| {
             act.slots.remove(&msg.session_id);
             act.update_gauge();
+            act.connection_changed();
         });
     }
 }
@@ -495,6 +566,49 @@ impl Handler<Restore> for SessionRegistry {
             }
             act.update_gauge();
         });
+    }
+}
+
+impl Handler<Broadcast> for SessionRegistry {
+    type Result = ();
+    fn handle(&mut self, msg: Broadcast, _: &mut Context<Self>) {
+        for addr in self.listening() {
+            addr.do_send(SendNotification {
+                method: msg.method,
+                params: msg.params.clone(),
+            });
+        }
+    }
+}
+
+impl Handler<Mention> for SessionRegistry {
+    type Result = ();
+    fn handle(&mut self, msg: Mention, _: &mut Context<Self>) {
+        let targets: Vec<Addr<Session>> = self.listening().cloned().collect();
+        if targets.is_empty() {
+            let now = Instant::now();
+            self.mentions
+                .retain(|(at, _)| now.duration_since(*at) < MENTION_TTL);
+            if self.mentions.len() >= MAX_QUEUED_MENTIONS {
+                tracing::warn!("dropping the oldest queued at_mentioned: no agent is listening");
+                self.mentions.remove(0);
+            }
+            self.mentions.push((now, msg.0));
+            return;
+        }
+        for addr in targets {
+            addr.do_send(SendNotification {
+                method: "at_mentioned",
+                params: msg.0.clone(),
+            });
+        }
+    }
+}
+
+impl Handler<SetEditor> for SessionRegistry {
+    type Result = ();
+    fn handle(&mut self, msg: SetEditor, _: &mut Context<Self>) {
+        self.editor = Some(msg.0);
     }
 }
 

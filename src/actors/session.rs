@@ -15,6 +15,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::activity_log::{CallStatus, LifecycleEvent, RecordLifecycle, RecordToolCall};
+use super::extension::CloseSessionDiffs;
 use super::outbound::Outbound;
 use super::registry::{
     iso_now, SessionAttached, SessionDetached, SessionEnded, SessionInitialized,
@@ -186,6 +187,16 @@ pub struct Describe;
 #[derive(Message)]
 #[rtype(result = "bool")]
 pub struct NotifyListChanged;
+
+/// Send a notification to the agent if it listens (editor events).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct SendNotification {
+    /// Method.
+    pub method: &'static str,
+    /// Params.
+    pub params: Value,
+}
 
 /// Another agent joined the bridge (logged to this agent at level info).
 #[derive(Message)]
@@ -434,6 +445,10 @@ impl Session {
         }
         self.conn = None;
         self.cancel_all(ctx);
+        // Its pending diffs belong to it: the agent is gone, so they are rejected.
+        self.services.extension.do_send(CloseSessionDiffs {
+            session_id: self.id.to_string(),
+        });
         self.services.registry.do_send(SessionDetached {
             session_id: self.id.to_string(),
         });
@@ -466,7 +481,7 @@ impl Session {
             Incoming::Notification { method, params } => {
                 self.on_notification(&method, params.as_deref(), ctx)
             }
-            Incoming::Response { id } => {
+            Incoming::Response { id, .. } => {
                 tracing::debug!(session = %self.id, ?id, "ignoring a response to a request the bridge never sent");
             }
             Incoming::Invalid { id, error } => self.respond_error(id.as_ref(), &error),
@@ -943,5 +958,14 @@ impl Handler<ExportState> for Session {
     type Result = MessageResult<ExportState>;
     fn handle(&mut self, _: ExportState, _: &mut Context<Self>) -> Self::Result {
         MessageResult(self.opened_files.clone())
+    }
+}
+
+impl Handler<SendNotification> for Session {
+    type Result = ();
+    fn handle(&mut self, msg: SendNotification, _: &mut Context<Self>) {
+        if self.mcp.initialized {
+            self.send(jsonrpc::notification(msg.method, &msg.params));
+        }
     }
 }

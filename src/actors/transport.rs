@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 use actix_ws::{AggregatedMessage, CloseCode, ProtocolError};
 
+use super::extension::{EditorAttach, EditorDetach, EditorFrame, EditorResponse, ExtensionClient};
 use super::heartbeat::{Heartbeat, Tick};
 use super::outbound::{spawn_writer, Frame, Outbound};
 use super::rate_limit::SlidingWindow;
@@ -22,10 +23,19 @@ static NEXT_GENERATION: AtomicU64 = AtomicU64::new(1);
 /// How often a burst of dropped notifications is logged.
 const DROP_LOG_INTERVAL: Duration = Duration::from_secs(10);
 
+/// Who is on the other end of a connection.
+#[derive(Clone)]
+pub enum Peer {
+    /// An agent, served by its Session.
+    Agent(Addr<Session>),
+    /// The editor extension, served by the ExtensionClient.
+    Editor(Addr<ExtensionClient>),
+}
+
 /// The Transport actor.
 pub struct Transport {
     generation: u64,
-    session: Addr<Session>,
+    peer: Peer,
     outbound: Outbound,
     requests: SlidingWindow,
     notifications: SlidingWindow,
@@ -39,9 +49,9 @@ pub struct Transport {
 }
 
 impl Transport {
-    /// Starts a transport for an upgraded connection and attaches it to `session`.
+    /// Starts a transport for an upgraded connection and attaches it to `peer`.
     pub fn start(
-        session: Addr<Session>,
+        peer: Peer,
         ws: actix_ws::Session,
         stream: actix_ws::MessageStream,
         services: &Services,
@@ -56,7 +66,7 @@ impl Transport {
         let window = Duration::from_millis(settings.rate_limit.window_ms);
         let transport = Transport {
             generation: NEXT_GENERATION.fetch_add(1, Ordering::Relaxed),
-            session,
+            peer,
             outbound,
             requests: SlidingWindow::new(settings.rate_limit.requests, window),
             notifications: SlidingWindow::new(settings.rate_limit.notifications, window),
@@ -114,15 +124,35 @@ impl Transport {
                 self.outbound
                     .send_text(jsonrpc::error_response(id.as_ref(), &error));
             }
-            response @ Incoming::Response { .. } => self.forward(response),
+            Incoming::Response { id, result, error } => match (&self.peer, id) {
+                (Peer::Editor(ext), Some(id)) => {
+                    let parse = |raw: Option<Box<serde_json::value::RawValue>>| {
+                        raw.and_then(|r| serde_json::from_str(r.get()).ok())
+                    };
+                    ext.do_send(EditorResponse {
+                        generation: self.generation,
+                        id,
+                        result: parse(result).or(Some(serde_json::Value::Null)),
+                        error: parse(error),
+                    });
+                }
+                (_, id) => self.forward(Incoming::Response { id, result, error }),
+            },
         }
     }
 
     fn forward(&self, message: Incoming) {
-        self.session.do_send(FromClient {
-            generation: self.generation,
-            message,
-        });
+        let generation = self.generation;
+        match &self.peer {
+            Peer::Agent(session) => session.do_send(FromClient {
+                generation,
+                message,
+            }),
+            Peer::Editor(ext) => ext.do_send(EditorFrame {
+                generation,
+                message,
+            }),
+        }
     }
 
     fn drop_notification(&mut self, method: &str, now: Instant) {
@@ -164,17 +194,26 @@ impl Actor for Transport {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
-        self.session.do_send(Attach {
-            generation: self.generation,
-            outbound: self.outbound.clone(),
-        });
+        let (generation, outbound) = (self.generation, self.outbound.clone());
+        match &self.peer {
+            Peer::Agent(session) => session.do_send(Attach {
+                generation,
+                outbound,
+            }),
+            Peer::Editor(ext) => ext.do_send(EditorAttach {
+                generation,
+                outbound,
+            }),
+        }
         ctx.run_interval(self.heartbeat.interval(), |act, ctx| act.heartbeat(ctx));
     }
 
     fn stopped(&mut self, _: &mut Context<Self>) {
-        self.session.do_send(Detach {
-            generation: self.generation,
-        });
+        let generation = self.generation;
+        match &self.peer {
+            Peer::Agent(session) => session.do_send(Detach { generation }),
+            Peer::Editor(ext) => ext.do_send(EditorDetach { generation }),
+        }
     }
 }
 

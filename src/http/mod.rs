@@ -9,6 +9,8 @@ use actix_web::web;
 
 /// Header carrying the token on agent (Claude Code) connections.
 pub const AGENT_AUTH_HEADER: &str = "x-claude-code-ide-authorization";
+/// Header carrying the token on editor extension connections.
+pub const EDITOR_AUTH_HEADER: &str = "x-claude-ide-extension";
 /// Header an agent sends to reattach to its session.
 pub const SESSION_ANCHOR_HEADER: &str = "x-claude-code-session-id";
 

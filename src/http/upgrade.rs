@@ -6,28 +6,46 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use actix_ws::{CloseCode, CloseReason};
 
 use super::guard::{check_host_and_origin, check_token};
-use super::{AGENT_AUTH_HEADER, SESSION_ANCHOR_HEADER};
+use super::{AGENT_AUTH_HEADER, EDITOR_AUTH_HEADER, SESSION_ANCHOR_HEADER};
 use crate::actors::outbound::truncate_reason;
 use crate::actors::registry;
 use crate::actors::registry::{Admit, AdmitError};
 use crate::actors::session::{new_session_id, Session};
 use crate::actors::supervise::ActorFault;
-use crate::actors::transport::Transport;
+use crate::actors::transport::{Peer, Transport};
 use crate::services::Services;
 use actix::Actor;
 
-/// `GET /` with an upgrade: an agent connection.
+/// `GET /` with an upgrade: an agent connection, or the editor's when it carries
+/// `x-claude-ide-extension`.
 pub async fn upgrade(
     req: HttpRequest,
     body: web::Payload,
     services: web::Data<Services>,
 ) -> actix_web::Result<HttpResponse> {
+    let editor = req.headers().contains_key(EDITOR_AUTH_HEADER);
+    let header = if editor {
+        EDITOR_AUTH_HEADER
+    } else {
+        AGENT_AUTH_HEADER
+    };
     let checked = check_host_and_origin(&req, &services.settings)
-        .and_then(|_| check_token(&req, AGENT_AUTH_HEADER, &services.auth_token));
+        .and_then(|_| check_token(&req, header, &services.auth_token));
     if let Err(rejection) = checked {
         services.metrics.rejected_connections.inc();
         tracing::warn!(peer = ?req.peer_addr(), %rejection, "refused a WebSocket upgrade");
         return Err(rejection.into());
+    }
+    if editor {
+        let (response, ws, stream) = actix_ws::handle(&req, body)?;
+        let services: Arc<Services> = services.into_inner();
+        Transport::start(
+            Peer::Editor(services.extension.clone()),
+            ws,
+            stream,
+            &services,
+        );
+        return Ok(response);
     }
     let anchor = req
         .headers()
@@ -57,7 +75,7 @@ pub async fn upgrade(
                 reattached = admission.reattached,
                 "agent connected"
             );
-            Transport::start(admission.session, ws, stream, &services);
+            Transport::start(Peer::Agent(admission.session), ws, stream, &services);
         }
         Err(err) => {
             tracing::warn!(%err, "refusing an agent connection");

@@ -113,10 +113,14 @@ pub enum Incoming {
         /// Raw params, if any.
         params: Option<Box<RawValue>>,
     },
-    /// A response to a request the server sent (the bridge sends none today).
+    /// A response to a request the bridge sent (to the editor).
     Response {
         /// The id being answered.
         id: Option<RequestId>,
+        /// `result`, raw.
+        result: Option<Box<RawValue>>,
+        /// `error`, raw.
+        error: Option<Box<RawValue>>,
     },
     /// A frame that must be answered with an error and otherwise ignored.
     Invalid {
@@ -172,7 +176,11 @@ pub fn classify(text: &str) -> Incoming {
             method,
             params: env.params,
         },
-        (None, id) if env.result.is_some() || env.error.is_some() => Incoming::Response { id },
+        (None, id) if env.result.is_some() || env.error.is_some() => Incoming::Response {
+            id,
+            result: env.result,
+            error: env.error,
+        },
         (None, id) => Incoming::Invalid {
             id,
             error: RpcError::invalid_request("Invalid Request: missing \"method\""),
@@ -239,6 +247,24 @@ pub fn error_response(id: Option<&RequestId>, error: &RpcError) -> String {
         jsonrpc: "2.0",
         id,
         error,
+    })
+}
+
+#[derive(Serialize)]
+struct RequestOut<'a, T: Serialize> {
+    jsonrpc: &'static str,
+    id: u64,
+    method: &'a str,
+    params: &'a T,
+}
+
+/// Serialises a request the bridge sends (to the editor).
+pub fn request<T: Serialize>(id: u64, method: &str, params: &T) -> String {
+    to_string(&RequestOut {
+        jsonrpc: "2.0",
+        id,
+        method,
+        params,
     })
 }
 

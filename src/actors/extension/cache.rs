@@ -1,0 +1,333 @@
+//! What the editor pushes, kept for agents: diagnostics per file (at most 500 files, kept
+//! across editor reconnects), the latest selection, the active file, AI comments (at
+//! most 200 files) and the debug state. Messages are sanitised; positions arrive 1-based
+//! and are stored 0-based.
+
+use std::collections::{HashMap, VecDeque};
+use std::hash::Hash;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::diagnostics::{sanitize, Diagnostic, Range, Severity};
+use crate::protocol::ide::{Position, SelectionChanged, SelectionRange};
+use crate::workspace::file_url;
+
+/// Files whose diagnostics are kept.
+pub const MAX_DIAGNOSTIC_FILES: usize = 500;
+/// Files whose AI comments are kept.
+pub const MAX_AI_COMMENT_FILES: usize = 200;
+
+/// A map that forgets the least recently updated key beyond `cap`.
+#[derive(Debug)]
+pub struct Capped<K, V> {
+    map: HashMap<K, V>,
+    order: VecDeque<K>,
+    cap: usize,
+}
+
+impl<K: Eq + Hash + Clone, V> Capped<K, V> {
+    /// Empty, holding at most `cap` keys.
+    pub fn new(cap: usize) -> Self {
+        Self {
+            map: HashMap::new(),
+            order: VecDeque::new(),
+            cap,
+        }
+    }
+
+    /// Inserts or replaces; returns the key evicted to make room, if any.
+    pub fn insert(&mut self, key: K, value: V) -> Option<K> {
+        if self.map.insert(key.clone(), value).is_some() {
+            self.order.retain(|k| k != &key);
+        }
+        self.order.push_back(key);
+        if self.order.len() > self.cap {
+            let old = self.order.pop_front()?;
+            self.map.remove(&old);
+            return Some(old);
+        }
+        None
+    }
+
+    /// Removes a key.
+    pub fn remove(&mut self, key: &K) -> Option<V> {
+        self.order.retain(|k| k != key);
+        self.map.remove(key)
+    }
+
+    /// Looks a key up.
+    pub fn get(&self, key: &K) -> Option<&V> {
+        self.map.get(key)
+    }
+
+    /// Number of keys.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// Entries, least recently updated first.
+    pub fn iter(&self) -> impl Iterator<Item = (&K, &V)> {
+        self.order
+            .iter()
+            .filter_map(|k| self.map.get(k).map(|v| (k, v)))
+    }
+}
+
+/// A diagnostic as the extension sends it (1-based).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WireDiagnostic {
+    message: String,
+    #[serde(default)]
+    severity: Option<String>,
+    #[serde(default = "one")]
+    line: u32,
+    #[serde(default = "one")]
+    column: u32,
+    end_line: Option<u32>,
+    end_column: Option<u32>,
+    source: Option<String>,
+    code: Option<Value>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl WireDiagnostic {
+    /// Claude Code's shape.
+    pub fn into_diagnostic(self) -> Diagnostic {
+        let severity = match self
+            .severity
+            .as_deref()
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
+            Some("error") => Severity::Error,
+            Some("warning") => Severity::Warning,
+            Some("hint") => Severity::Hint,
+            _ => Severity::Info,
+        };
+        Diagnostic {
+            message: sanitize(&self.message),
+            severity,
+            range: Range::from_one_based(
+                self.line,
+                self.column,
+                self.end_line.unwrap_or(self.line),
+                self.end_column.unwrap_or(self.column),
+            ),
+            source: self.source.map(|s| sanitize(&s)),
+            code: self.code.map(|c| match c {
+                Value::String(s) => s,
+                other => other.to_string(),
+            }),
+        }
+    }
+}
+
+/// A selection as the extension sends it (1-based).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WireSelection {
+    /// Absolute path.
+    pub file: String,
+    /// Start line.
+    #[serde(default = "one")]
+    pub start_line: u32,
+    /// Start column.
+    #[serde(default = "one")]
+    pub start_column: u32,
+    /// End line.
+    #[serde(default = "one")]
+    pub end_line: u32,
+    /// End column.
+    #[serde(default = "one")]
+    pub end_column: u32,
+    /// Selected text.
+    #[serde(default)]
+    pub selected_text: String,
+}
+
+impl WireSelection {
+    /// Claude Code's `selection_changed` shape (0-based).
+    pub fn to_claude(&self) -> SelectionChanged {
+        let p = |l: u32, c: u32| Position {
+            line: l.saturating_sub(1),
+            character: c.saturating_sub(1),
+        };
+        let (start, end) = (
+            p(self.start_line, self.start_column),
+            p(self.end_line, self.end_column),
+        );
+        SelectionChanged {
+            text: self.selected_text.clone(),
+            file_path: self.file.clone(),
+            file_url: file_url(std::path::Path::new(&self.file)),
+            selection: SelectionRange {
+                start,
+                end,
+                is_empty: start == end,
+            },
+        }
+    }
+}
+
+/// The caches.
+#[derive(Debug)]
+pub struct EditorCache {
+    /// Diagnostics by absolute path.
+    pub diagnostics: Capped<String, Vec<Diagnostic>>,
+    /// AI comments by file.
+    pub ai_comments: Capped<String, Vec<Value>>,
+    /// Latest selection.
+    pub selection: Option<WireSelection>,
+    /// Active file.
+    pub active_file: Option<String>,
+    /// Debug state as pushed.
+    pub debug: Option<Value>,
+}
+
+impl Default for EditorCache {
+    fn default() -> Self {
+        Self {
+            diagnostics: Capped::new(MAX_DIAGNOSTIC_FILES),
+            ai_comments: Capped::new(MAX_AI_COMMENT_FILES),
+            selection: None,
+            active_file: None,
+            debug: None,
+        }
+    }
+}
+
+impl EditorCache {
+    /// Stores a file's diagnostics (an empty list clears it). True when it changed.
+    pub fn set_diagnostics(&mut self, file: String, wire: Vec<WireDiagnostic>) -> bool {
+        let diags: Vec<Diagnostic> = wire
+            .into_iter()
+            .map(WireDiagnostic::into_diagnostic)
+            .collect();
+        if diags.is_empty() {
+            return self.diagnostics.remove(&file).is_some();
+        }
+        if self.diagnostics.get(&file) == Some(&diags) {
+            return false;
+        }
+        self.diagnostics.insert(file, diags);
+        true
+    }
+
+    /// Replaces the AI comments of every file mentioned (grouped by their `file`).
+    pub fn set_ai_comments(&mut self, comments: Vec<Value>) {
+        let mut by_file: HashMap<String, Vec<Value>> = HashMap::new();
+        for mut c in comments {
+            let Some(file) = c.get("file").and_then(Value::as_str).map(str::to_string) else {
+                continue;
+            };
+            for key in ["comment", "fullLine"] {
+                if let Some(Value::String(s)) = c.get_mut(key) {
+                    *s = sanitize(s);
+                }
+            }
+            by_file.entry(file).or_default().push(c);
+        }
+        for (file, list) in by_file {
+            self.ai_comments.insert(file, list);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wire(msg: &str) -> WireDiagnostic {
+        serde_json::from_value(serde_json::json!({"message": msg, "severity": "error", "line": 3, "column": 5, "endLine": 3, "endColumn": 9})).unwrap()
+    }
+
+    #[test]
+    fn diagnostics_are_capped_at_500_files_oldest_first() {
+        let mut c = EditorCache::default();
+        for i in 0..500 {
+            c.set_diagnostics(format!("/f{i}"), vec![wire("x")]);
+        }
+        assert_eq!(c.diagnostics.len(), 500);
+        assert!(c.diagnostics.get(&"/f0".to_string()).is_some());
+        c.set_diagnostics("/f500".into(), vec![wire("x")]);
+        assert_eq!(c.diagnostics.len(), 500);
+        assert!(
+            c.diagnostics.get(&"/f0".to_string()).is_none(),
+            "the 501st evicts the oldest"
+        );
+        // Updating an old file makes it the newest.
+        c.set_diagnostics("/f1".into(), vec![wire("changed")]);
+        c.set_diagnostics("/f501".into(), vec![wire("x")]);
+        assert!(c.diagnostics.get(&"/f1".to_string()).is_some());
+        assert!(c.diagnostics.get(&"/f2".to_string()).is_none());
+    }
+
+    #[test]
+    fn diagnostics_are_converted_and_sanitised() {
+        let mut c = EditorCache::default();
+        assert!(c.set_diagnostics("/a".into(), vec![wire("bad\u{7}\nthing")]));
+        assert!(
+            !c.set_diagnostics("/a".into(), vec![wire("bad\u{7}\nthing")]),
+            "unchanged"
+        );
+        let d = &c.diagnostics.get(&"/a".to_string()).unwrap()[0];
+        assert_eq!(
+            (d.message.as_str(), d.severity),
+            ("bad thing", Severity::Error)
+        );
+        assert_eq!(
+            (
+                d.range.start.line,
+                d.range.start.character,
+                d.range.end.character
+            ),
+            (2, 4, 8)
+        );
+        assert!(c.set_diagnostics("/a".into(), vec![]));
+        assert!(c.diagnostics.is_empty());
+    }
+
+    #[test]
+    fn ai_comments_are_capped_at_200_files() {
+        let mut c = EditorCache::default();
+        let comments: Vec<Value> = (0..201)
+            .map(|i| serde_json::json!({"file": format!("/f{i}"), "line": 1, "comment": "AI: fix"}))
+            .collect();
+        c.set_ai_comments(comments[..200].to_vec());
+        assert_eq!(c.ai_comments.len(), 200);
+        c.set_ai_comments(comments[200..].to_vec());
+        assert_eq!(c.ai_comments.len(), 200);
+    }
+
+    #[test]
+    fn selections_become_zero_based() {
+        let s = WireSelection {
+            file: "/a.rs".into(),
+            start_line: 2,
+            start_column: 1,
+            end_line: 2,
+            end_column: 6,
+            selected_text: "hello".into(),
+        };
+        let c = s.to_claude();
+        assert_eq!(
+            (
+                c.selection.start.line,
+                c.selection.end.character,
+                c.selection.is_empty
+            ),
+            (1, 5, false)
+        );
+        assert_eq!(c.file_url, "file:///a.rs");
+    }
+}
