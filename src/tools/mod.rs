@@ -9,10 +9,11 @@ pub mod commands;
 mod context;
 #[cfg(feature = "fault-injection")]
 pub mod debug;
+pub mod editor;
 pub mod files;
 pub mod git;
 pub mod ide;
-mod registry;
+pub(crate) mod registry;
 pub mod summary;
 
 pub use context::{ProgressReporter, ToolContext};

@@ -1,13 +1,13 @@
 //! Pure text edits: 1-based line/column edits applied atomically, and exact block
 //! replacement that refuses absent or ambiguous blocks.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// Most edits accepted in one `editText` call.
 pub const MAX_EDITS: usize = 1000;
 
 /// One edit, positions 1-based (columns count characters).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LineEdit {
     /// insert, delete or replace.
@@ -18,15 +18,18 @@ pub struct LineEdit {
     /// Start column.
     pub column: usize,
     /// End line (delete, replace).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub end_line: Option<usize>,
     /// End column, exclusive (delete, replace).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub end_column: Option<usize>,
     /// Text to insert (insert, replace).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
 }
 
 /// What an edit does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EditKind {
     /// Insert `text` at the position.

@@ -89,7 +89,31 @@ async fn claude_code_handshake_sequence_lists_every_spec_tool() {
     agent.initialize().await;
     agent.notify("ide_connected", json!({"pid": 4242})).await;
     let resp = agent.request("tools/list", json!({})).await;
-    let tools = resp["result"]["tools"].as_array().unwrap();
+    let first_page: Vec<String> = resp["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    for claude_tool in [
+        "openFile",
+        "openDiff",
+        "close_tab",
+        "closeAllDiffTabs",
+        "getDiagnostics",
+    ] {
+        assert!(
+            first_page.iter().any(|n| n == claude_tool),
+            "{claude_tool} must be on the first page"
+        );
+    }
+    let mut tools = resp["result"]["tools"].as_array().unwrap().clone();
+    let mut cursor = resp["result"]["nextCursor"].clone();
+    while let Some(c) = cursor.as_str().map(str::to_string) {
+        let page = agent.request("tools/list", json!({"cursor": c})).await;
+        tools.extend(page["result"]["tools"].as_array().unwrap().iter().cloned());
+        cursor = page["result"]["nextCursor"].clone();
+    }
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     for expected in [
         "openFile",
@@ -110,13 +134,11 @@ async fn claude_code_handshake_sequence_lists_every_spec_tool() {
             "{expected} missing from {names:?}"
         );
     }
-    for tool in tools {
+    for tool in &tools {
         assert_eq!(tool["inputSchema"]["type"], "object", "{}", tool["name"]);
         assert!(tool["description"].as_str().is_some_and(|d| !d.is_empty()));
     }
-    if tools.len() <= 50 {
-        assert!(resp["result"].get("nextCursor").is_none(), "{resp}");
-    }
+    assert!(tools.len() > 50, "the catalogue spans more than one page");
     let status = bridge.get_json("/status");
     assert_eq!(status["sessions"][0]["clientPid"], 4242);
     assert_eq!(status["sessions"][0]["client"], "claude-code 2.1.0");

@@ -296,7 +296,22 @@ fn schema_breaker(schema: &serde_json::Value) -> Option<serde_json::Value> {
 async fn every_tool_refuses_arguments_that_break_its_schema() {
     let bridge = Bridge::start();
     let mut agent = bridge.ready_agent().await;
-    let tools = agent.request("tools/list", json!({})).await["result"]["tools"].clone();
+    let mut all = Vec::new();
+    let mut cursor = serde_json::Value::Null;
+    loop {
+        let params = if cursor.is_null() {
+            json!({})
+        } else {
+            json!({"cursor": cursor})
+        };
+        let page = agent.request("tools/list", params).await;
+        all.extend(page["result"]["tools"].as_array().unwrap().iter().cloned());
+        cursor = page["result"]["nextCursor"].clone();
+        if cursor.is_null() {
+            break;
+        }
+    }
+    let tools = serde_json::Value::Array(all);
     let mut checked = 0;
     for tool in tools.as_array().unwrap() {
         let name = tool["name"].as_str().unwrap();

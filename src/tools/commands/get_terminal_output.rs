@@ -5,6 +5,7 @@ use serde_json::{json, Value};
 
 use crate::actors::session::Terminals;
 use crate::protocol::mcp::CallToolResult;
+use crate::tools::editor::try_editor;
 use crate::tools::{EditorUse, Tool, ToolContext};
 
 /// The tool.
@@ -36,6 +37,13 @@ impl Tool for GetTerminalOutput {
     }
 
     async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
+        let mut request = json!({"lines": args.lines.unwrap_or(100)});
+        if let Some(name) = &args.name {
+            request["name"] = json!(name);
+        }
+        if let Some(done) = try_editor(&ctx, "getTerminalOutput", request).await {
+            return done;
+        }
         let terminals = ctx.session.send(Terminals).await.unwrap_or_default();
         let wanted = args.name.map(|n| {
             if n.starts_with(ctx.terminal_prefix.as_ref()) {

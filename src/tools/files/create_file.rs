@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 use super::write;
 use crate::actors::writer::WriteOp;
 use crate::protocol::mcp::CallToolResult;
+use crate::tools::editor::try_editor;
 use crate::tools::{resolve, EditorUse, Tool, ToolContext};
 
 /// The tool.
@@ -46,6 +47,10 @@ impl Tool for CreateFile {
     }
 
     async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
+        let request = json!({"filePath": args.file_path, "content": args.content, "isDirectory": args.is_directory, "overwrite": args.overwrite});
+        if let Some(done) = try_editor(&ctx, "createFile", request).await {
+            return done;
+        }
         let path = match resolve(&ctx, &args.file_path) {
             Ok(p) => p,
             Err(e) => return e,

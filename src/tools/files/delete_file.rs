@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 use super::write;
 use crate::actors::writer::WriteOp;
 use crate::protocol::mcp::CallToolResult;
+use crate::tools::editor::try_editor;
 use crate::tools::{resolve, EditorUse, Tool, ToolContext};
 
 /// The tool.
@@ -40,6 +41,10 @@ impl Tool for DeleteFile {
     }
 
     async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
+        let request = json!({"filePath": args.file_path, "recursive": args.recursive});
+        if let Some(done) = try_editor(&ctx, "deleteFile", request).await {
+            return done;
+        }
         let path = match resolve(&ctx, &args.file_path) {
             Ok(p) => p,
             Err(e) => return e,

@@ -6,7 +6,9 @@ use serde_json::{json, Value};
 use super::write;
 use crate::actors::writer::WriteOp;
 use crate::protocol::mcp::CallToolResult;
+use crate::tools::editor::try_editor;
 use crate::tools::{resolve, EditorUse, Tool, ToolContext};
+
 use crate::workspace::edit::{LineEdit, MAX_EDITS};
 
 /// The tool.
@@ -57,6 +59,10 @@ impl Tool for EditText {
     }
 
     async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
+        let request = json!({"filePath": args.file_path, "edits": args.edits, "save": true});
+        if let Some(done) = try_editor(&ctx, "editText", request).await {
+            return done;
+        }
         let path = match resolve(&ctx, &args.file_path) {
             Ok(p) => p,
             Err(e) => return e,

@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 use super::write;
 use crate::actors::writer::WriteOp;
 use crate::protocol::mcp::CallToolResult;
+use crate::tools::editor::try_editor;
 use crate::tools::{resolve, EditorUse, Tool, ToolContext};
 
 /// The tool.
@@ -41,6 +42,10 @@ impl Tool for RenameFile {
     }
 
     async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
+        let request = json!({"oldPath": args.old_path, "newPath": args.new_path, "overwrite": args.overwrite});
+        if let Some(done) = try_editor(&ctx, "renameFile", request).await {
+            return done;
+        }
         let (from, to) = match (resolve(&ctx, &args.old_path), resolve(&ctx, &args.new_path)) {
             (Ok(f), Ok(t)) => (f, t),
             (Err(e), _) | (_, Err(e)) => return e,

@@ -3,6 +3,7 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::actors::extension::CloseSessionDiffs;
 use crate::protocol::mcp::CallToolResult;
 use crate::tools::{EditorUse, Tool, ToolContext};
 
@@ -24,7 +25,17 @@ impl Tool for CloseAllDiffTabs {
         json!({ "type": "object", "properties": {} })
     }
 
-    async fn call(_ctx: ToolContext, _args: Args) -> CallToolResult {
-        CallToolResult::text(format!("CLOSED_{}_DIFF_TABS", 0))
+    async fn call(ctx: ToolContext, _args: Args) -> CallToolResult {
+        // Only this session's pending diffs: other agents' diffs and the user's own
+        // diff tabs are left alone.
+        let closed = ctx
+            .services
+            .extension
+            .send(CloseSessionDiffs {
+                session_id: ctx.session_id.to_string(),
+            })
+            .await
+            .unwrap_or(0);
+        CallToolResult::text(format!("CLOSED_{closed}_DIFF_TABS"))
     }
 }

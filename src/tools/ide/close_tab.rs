@@ -3,6 +3,7 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::actors::extension::CloseDiff;
 use crate::protocol::mcp::CallToolResult;
 use crate::tools::{EditorUse, Tool, ToolContext};
 
@@ -12,7 +13,6 @@ pub struct CloseTab;
 /// Arguments.
 #[derive(Deserialize)]
 pub struct Args {
-    #[allow(dead_code)]
     tab_name: String,
 }
 
@@ -31,7 +31,15 @@ impl Tool for CloseTab {
         })
     }
 
-    async fn call(_ctx: ToolContext, _args: Args) -> CallToolResult {
+    async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
+        // A pending diff in this tab is rejected; the answer is always TAB_CLOSED.
+        let _ = ctx
+            .services
+            .extension
+            .send(CloseDiff {
+                tab_name: args.tab_name,
+            })
+            .await;
         CallToolResult::text("TAB_CLOSED")
     }
 }

@@ -5,6 +5,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::actors::diagnostics::{self, GetDiagnostics as Get};
+use crate::actors::extension::{Cached, GetStatus, Read};
 use crate::actors::supervise::ActorFault;
 use crate::diagnostics::FileDiagnostics;
 use crate::protocol::mcp::{CallToolResult, Content};
@@ -13,6 +14,30 @@ use crate::workspace::file_url;
 
 /// The tool.
 pub struct GetDiagnostics;
+
+/// With an editor connected: what it pushed (the uri asked for is echoed).
+async fn from_editor(ctx: &ToolContext, uri: Option<&str>) -> Option<CallToolResult> {
+    let ext = &ctx.services.extension;
+    if !ext.send(GetStatus).await.ok()?.connected {
+        return None;
+    }
+    let file = match uri {
+        Some(u) => match ctx.services.workspace.resolve(u) {
+            Ok(path) => Some(path.display().to_string()),
+            Err(_) => return Some(CallToolResult::text("[]")),
+        },
+        None => None,
+    };
+    let Ok(Cached::Diagnostics(mut files)) = ext.send(Read::Diagnostics(file)).await else {
+        return None;
+    };
+    if let Some(u) = uri {
+        for f in &mut files {
+            f.uri = u.to_string();
+        }
+    }
+    Some(CallToolResult::json(&files))
+}
 
 /// Arguments.
 #[derive(Deserialize)]
@@ -38,6 +63,9 @@ impl Tool for GetDiagnostics {
     }
 
     async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
+        if let Some(result) = from_editor(&ctx, args.uri.as_deref()).await {
+            return result;
+        }
         let report = match ctx.services.diagnostics.send(Get).await {
             Ok(Ok(report)) => report,
             Ok(Err(fault)) => return CallToolResult::error(fault.to_string()),

@@ -3,6 +3,7 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::actors::extension::{Cached, Read};
 use crate::protocol::mcp::CallToolResult;
 use crate::tools::{EditorUse, Tool, ToolContext};
 
@@ -24,7 +25,15 @@ impl Tool for GetLatestSelection {
         json!({ "type": "object", "properties": {} })
     }
 
-    async fn call(_ctx: ToolContext, _args: Args) -> CallToolResult {
-        CallToolResult::json(&json!({ "success": false, "message": "No selection available" }))
+    async fn call(ctx: ToolContext, _args: Args) -> CallToolResult {
+        match ctx.services.extension.send(Read::Selection).await {
+            Ok(Cached::Selection(Some(Value::Object(mut sel)))) => {
+                sel.insert("success".into(), json!(true));
+                CallToolResult::json(&sel)
+            }
+            _ => CallToolResult::json(
+                &json!({ "success": false, "message": "No selection available" }),
+            ),
+        }
     }
 }

@@ -3,7 +3,9 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::actors::extension::ExtError;
 use crate::protocol::mcp::CallToolResult;
+use crate::tools::editor::call_editor;
 use crate::tools::{EditorUse, Tool, ToolContext};
 use crate::workspace::{file_url, language_id};
 
@@ -26,6 +28,31 @@ impl Tool for GetOpenEditors {
     }
 
     async fn call(ctx: ToolContext, _args: Args) -> CallToolResult {
+        match call_editor(&ctx, "getOpenFiles", json!({})).await {
+            Ok(Value::Array(files)) => {
+                let tabs: Vec<Value> = files
+                    .iter()
+                    .filter_map(|f| {
+                        let path = std::path::PathBuf::from(f.get("filePath")?.as_str()?);
+                        Some(json!({
+                            "uri": file_url(&path),
+                            "isActive": f.get("isActive").and_then(Value::as_bool).unwrap_or(false),
+                            "label": path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+                            "languageId": f.get("languageId").and_then(Value::as_str).unwrap_or(language_id(&path)),
+                            "isDirty": f.get("isDirty").and_then(Value::as_bool).unwrap_or(false),
+                            "isUntitled": false,
+                            "fileName": path.display().to_string(),
+                        }))
+                    })
+                    .collect();
+                return CallToolResult::json(&json!({ "tabs": tabs }));
+            }
+            Err(ExtError::NotConnected) => {}
+            Ok(other) => {
+                return CallToolResult::error(format!("Unexpected answer from the editor: {other}"))
+            }
+            Err(e) => return CallToolResult::error(e.to_string()),
+        }
         let files = ctx.opened_files().await;
         let last = files.len().saturating_sub(1);
         let tabs: Vec<Value> = files

@@ -4,6 +4,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::protocol::mcp::CallToolResult;
+use crate::tools::editor::call_editor;
 use crate::tools::{EditorUse, Tool, ToolContext};
 use crate::workspace::file_url;
 
@@ -25,6 +26,22 @@ impl Tool for GetWorkspaceFolders {
     }
 
     async fn call(ctx: ToolContext, _args: Args) -> CallToolResult {
+        if let Ok(answer) = call_editor(&ctx, "getWorkspaceFolders", json!({})).await {
+            let folders: Vec<Value> = answer
+                .get("folders")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .map(|f| json!({ "name": f.get("name"), "uri": f.get("uri"), "path": f.get("path") }))
+                .collect();
+            if let Some(first) = folders.first().cloned() {
+                return CallToolResult::json(&json!({
+                    "success": true,
+                    "folders": folders,
+                    "rootPath": first["path"],
+                }));
+            }
+        }
         let ws = &ctx.services.workspace;
         let root = ws.root().display().to_string();
         CallToolResult::json(&json!({

@@ -4,20 +4,18 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::actors::extension::{DiffOutcome, ExtError, OpenDiff as ExtOpenDiff};
 use crate::protocol::mcp::CallToolResult;
 use crate::tools::{EditorUse, Tool, ToolContext, ToolTimeout};
 
 /// The tool.
 pub struct OpenDiff;
 
-/// Arguments (all required by the schema; the editor path uses them).
+/// Arguments (all required).
 #[derive(Deserialize)]
 pub struct Args {
-    #[allow(dead_code)]
     old_file_path: String,
-    #[allow(dead_code)]
     new_file_path: String,
-    #[allow(dead_code)]
     new_file_contents: String,
     tab_name: String,
 }
@@ -44,11 +42,36 @@ impl Tool for OpenDiff {
         })
     }
 
-    async fn call(_ctx: ToolContext, args: Args) -> CallToolResult {
-        CallToolResult::error(format!(
-            "No editor is connected to ide-bridge, so the diff \"{}\" cannot be shown. \
-             Ask the user to approve the change in the terminal instead.",
-            args.tab_name
-        ))
+    async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
+        let params = json!({
+            "oldFilePath": args.old_file_path,
+            "newFilePath": args.new_file_path,
+            "newFileContents": args.new_file_contents,
+            "tabName": args.tab_name,
+        });
+        let shown = ctx
+            .services
+            .extension
+            .send(ExtOpenDiff {
+                session_id: ctx.session_id.to_string(),
+                tab_name: args.tab_name.clone(),
+                params,
+            })
+            .await;
+        match shown {
+            Ok(Ok(DiffOutcome::Saved(text))) => {
+                CallToolResult::texts(["FILE_SAVED".to_string(), text])
+            }
+            Ok(Ok(DiffOutcome::Rejected)) => {
+                CallToolResult::texts(["DIFF_REJECTED".to_string(), args.tab_name])
+            }
+            Ok(Err(ExtError::NotConnected)) => CallToolResult::error(format!(
+                "No editor is connected to ide-bridge, so the diff \"{}\" cannot be shown. \
+                 Ask the user to approve the change in the terminal instead.",
+                args.tab_name
+            )),
+            Ok(Err(e)) => CallToolResult::error(e.to_string()),
+            Err(e) => CallToolResult::error(e.to_string()),
+        }
     }
 }

@@ -3,7 +3,9 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::actors::extension::ExtError;
 use crate::protocol::mcp::CallToolResult;
+use crate::tools::editor::call_editor;
 use crate::tools::{EditorUse, Tool, ToolContext};
 use crate::workspace::language_id;
 
@@ -15,6 +17,7 @@ pub struct OpenFile;
 #[serde(rename_all = "camelCase")]
 pub struct Args {
     file_path: String,
+    start_line: Option<u64>,
     #[serde(default = "yes")]
     make_frontmost: bool,
 }
@@ -61,6 +64,14 @@ impl Tool for OpenFile {
             Err(e) => return CallToolResult::error(format!("Cannot open {}: {e}", args.file_path)),
         };
         ctx.record_opened(path.clone());
+        let mut request = json!({ "file": path });
+        if let Some(line) = args.start_line {
+            request["line"] = json!(line);
+        }
+        match call_editor(&ctx, "openFile", request).await {
+            Ok(_) | Err(ExtError::NotConnected) => {}
+            Err(e) => return CallToolResult::error(e.to_string()),
+        }
         let shown = path.display().to_string();
         if args.make_frontmost {
             CallToolResult::text(format!("Opened file: {shown}"))

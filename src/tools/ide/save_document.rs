@@ -3,7 +3,9 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::actors::extension::ExtError;
 use crate::protocol::mcp::CallToolResult;
+use crate::tools::editor::call_editor;
 use crate::tools::{EditorUse, Tool, ToolContext};
 
 /// The tool.
@@ -31,6 +33,26 @@ impl Tool for SaveDocument {
     }
 
     async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
+        if let Ok(path) = super::resolve(&ctx, &args.file_path) {
+            match call_editor(&ctx, "saveFile", json!({ "file": path })).await {
+                Ok(Value::Bool(true)) => {
+                    return CallToolResult::json(&json!({
+                        "success": true,
+                        "filePath": path.display().to_string(),
+                        "saved": true,
+                        "message": "Document saved",
+                    }))
+                }
+                Err(ExtError::NotConnected) => {}
+                Ok(Value::Object(o)) if o.get("success") == Some(&json!(false)) => {
+                    return CallToolResult::json(&json!({
+                        "success": false,
+                        "message": o.get("error").and_then(Value::as_str).unwrap_or("save failed"),
+                    }))
+                }
+                _ => return super::not_open(&args.file_path),
+            }
+        }
         match super::opened_document(&ctx, &args.file_path).await {
             Ok(path) => CallToolResult::json(&json!({
                 "success": true,
