@@ -134,6 +134,11 @@ pub struct Mention(pub serde_json::Value);
 #[rtype(result = "()")]
 pub struct SetEditor(pub Addr<ExtensionClient>);
 
+/// An editor connected: tell it who is here.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct EditorConnected;
+
 /// Mentions kept while no agent listens.
 pub const MAX_QUEUED_MENTIONS: usize = 20;
 /// How long a queued mention waits for an agent.
@@ -609,6 +614,13 @@ impl Handler<SetEditor> for SessionRegistry {
     type Result = ();
     fn handle(&mut self, msg: SetEditor, _: &mut Context<Self>) {
         self.editor = Some(msg.0);
+    }
+}
+
+impl Handler<EditorConnected> for SessionRegistry {
+    type Result = ();
+    fn handle(&mut self, _: EditorConnected, _: &mut Context<Self>) {
+        self.connection_changed();
     }
 }
 

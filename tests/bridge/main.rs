@@ -6,6 +6,8 @@ mod auth;
 mod commands;
 mod config;
 mod diagnostics;
+mod editor;
+mod editor_sim;
 mod errors;
 mod files;
 mod git;

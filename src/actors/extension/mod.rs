@@ -21,7 +21,7 @@ use self::breaker::{Admission, Breaker, Clock, Jitter, State, SystemClock, XorSh
 use self::cache::{EditorCache, WireDiagnostic, WireSelection};
 use super::activity_log::{ActivityLog, LifecycleEvent, RecordLifecycle};
 use super::outbound::Outbound;
-use super::registry::{Broadcast, Mention, SessionRegistry, ToolsChanged};
+use super::registry::{Broadcast, EditorConnected, Mention, SessionRegistry, ToolsChanged};
 use super::supervise::{guard, ActorFault};
 use crate::diagnostics::FileDiagnostics;
 use crate::metrics::Metrics;
@@ -564,6 +564,7 @@ impl Handler<EditorAttach> for ExtensionClient {
         tracing::info!("editor connected");
         self.lifecycle(LifecycleEvent::EditorConnected, String::new());
         self.registry.do_send(ToolsChanged { immediate: true });
+        self.registry.do_send(EditorConnected);
     }
 }
 

@@ -99,6 +99,8 @@ pub enum Target {
     Diagnostics,
     /// The checkpoint actor.
     Checkpoint,
+    /// The editor client.
+    ExtensionClient,
 }
 
 /// Sends `msg` to the target actor and flattens mailbox errors into faults.
@@ -110,6 +112,7 @@ where
     crate::actors::writer::WorkspaceWriter: actix::Handler<M>,
     crate::actors::diagnostics::DiagnosticsActor: actix::Handler<M>,
     crate::actors::checkpoint::CheckpointActor: actix::Handler<M>,
+    crate::actors::extension::ExtensionClient: actix::Handler<M>,
 {
     use crate::actors::{checkpoint, diagnostics, writer};
     let s = &ctx.services;
@@ -121,6 +124,9 @@ where
         Target::ActivityLog => flat(activity_log::NAME, s.activity.send(msg).await),
         Target::WorkspaceWriter => flat(writer::NAME, s.writer.send(msg).await),
         Target::Diagnostics => flat(diagnostics::NAME, s.diagnostics.send(msg).await),
+        Target::ExtensionClient => {
+            flat(crate::actors::extension::NAME, s.extension.send(msg).await)
+        }
         Target::Checkpoint => match &s.checkpoint {
             Some(c) => flat(checkpoint::NAME, c.send(msg).await),
             None => Ok(()),
@@ -140,7 +146,7 @@ fn actor_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "actor": { "enum": ["registry", "activity_log", "workspace_writer", "diagnostics", "checkpoint"] },
+            "actor": { "enum": ["registry", "activity_log", "workspace_writer", "diagnostics", "checkpoint", "extension_client"] },
             "ms": { "type": "integer", "minimum": 0, "maximum": 600000 }
         },
         "required": ["actor"]

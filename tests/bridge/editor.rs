@@ -1,0 +1,658 @@
+//! The editor side through the real binary, with the extension simulator.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::editor_sim::*;
+use crate::harness::*;
+
+fn ok() -> Handler {
+    handler(|_, _| None)
+}
+
+#[tokio::test]
+async fn hello_is_shown_and_agents_hear_of_the_editor_at_once() {
+    let bridge = Bridge::start();
+    let mut agent = bridge.ready_agent().await;
+    let editor = EditorSim::connect(&bridge, ok()).await;
+    let changed = agent
+        .notification(
+            "notifications/tools/list_changed",
+            Duration::from_millis(1500),
+        )
+        .await;
+    assert!(
+        changed.is_some(),
+        "editor connect is announced immediately, not after the 2 s debounce"
+    );
+    let status = wait_for_async("hello in /status", DEADLINE, || async {
+        let s = bridge.get_json("/status");
+        (s["extension"]["hello"]["extensionVersion"] == "9.9.9").then_some(s)
+    })
+    .await;
+    assert_eq!(status["extension"]["connected"], true);
+    assert_eq!(status["extension"]["circuit"], "closed");
+    // The editor hears about agents.
+    editor
+        .wait_notification("bridge/claudeConnectionChanged", |p| p["agents"] == 1)
+        .await;
+    drop(agent);
+    editor
+        .wait_notification("bridge/claudeConnectionChanged", |p| p["agents"] == 0)
+        .await;
+    // Wrong token: 401 like agents.
+    let refused = EditorSim::connect_with_token(bridge.port, "wrong", ok()).await;
+    assert!(refused.is_err());
+}
+
+#[tokio::test]
+async fn a_newer_editor_replaces_the_older_one() {
+    let bridge = Bridge::start();
+    let first = EditorSim::connect(&bridge, ok()).await;
+    let second = EditorSim::connect(&bridge, ok()).await;
+    let mut agent = bridge.ready_agent().await;
+    agent
+        .call(
+            "getHover",
+            json!({"file": "src/main.rs", "line": 1, "column": 4}),
+        )
+        .await;
+    second.wait_request("extension/getHover", 0).await;
+    assert!(
+        first.requests().is_empty(),
+        "the replaced editor gets nothing"
+    );
+}
+
+#[tokio::test]
+async fn selections_reach_agents_zero_based_and_only_on_change() {
+    let bridge = Bridge::start();
+    let mut agent = bridge.ready_agent().await;
+    let editor = EditorSim::connect(&bridge, ok()).await;
+    let file = bridge.workspace.join("src/main.rs").display().to_string();
+    let sel = json!({"file": file, "startLine": 2, "startColumn": 5, "endLine": 2, "endColumn": 12, "selectedText": "println"});
+    editor
+        .notify("extension/selectionChanged", sel.clone())
+        .await;
+    let got = agent
+        .notification("selection_changed", DEADLINE)
+        .await
+        .expect("selection_changed");
+    let p = &got["params"];
+    assert_eq!(p["text"], "println");
+    assert_eq!(p["filePath"], file.as_str());
+    assert_eq!(p["fileUrl"], format!("file://{file}"));
+    assert_eq!(
+        p["selection"],
+        json!({"start": {"line": 1, "character": 4}, "end": {"line": 1, "character": 11}, "isEmpty": false})
+    );
+    editor.notify("extension/selectionChanged", sel).await;
+    assert!(
+        agent
+            .notification("selection_changed", Duration::from_millis(400))
+            .await
+            .is_none(),
+        "same selection is not repeated"
+    );
+    let cur = json_text(&agent.call("getCurrentSelection", json!({})).await);
+    assert_eq!(
+        (cur["success"].clone(), cur["text"].clone()),
+        (json!(true), json!("println"))
+    );
+    let readme = bridge.workspace.join("README.md").display().to_string();
+    editor
+        .notify("extension/activeFileChanged", json!({"file": readme}))
+        .await;
+    let active = agent
+        .notification("selection_changed", DEADLINE)
+        .await
+        .expect("active file change");
+    assert_eq!(
+        (
+            active["params"]["text"].clone(),
+            active["params"]["filePath"].clone()
+        ),
+        (json!(""), json!(readme))
+    );
+}
+
+#[tokio::test]
+async fn at_mentions_wait_for_an_agent() {
+    let bridge = Bridge::start();
+    let editor = EditorSim::connect(&bridge, ok()).await;
+    let file = bridge.workspace.join("src/main.rs").display().to_string();
+    editor
+        .notify(
+            "extension/atMentioned",
+            json!({"filePath": file, "lineStart": 1, "lineEnd": 2}),
+        )
+        .await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut agent = bridge.ready_agent().await;
+    let m = agent
+        .notification("at_mentioned", DEADLINE)
+        .await
+        .expect("queued mention delivered");
+    assert_eq!(m["params"]["filePath"], file.as_str());
+}
+
+#[tokio::test]
+async fn pushed_diagnostics_answer_get_diagnostics_and_caps_hold() {
+    // Over 500 pushes in a minute: raise the notification limit (500 by default).
+    let bridge = Bridge::start_with(Options::default().set("rate_limit.notifications", 2000));
+    let mut agent = bridge.ready_agent().await;
+    let editor = EditorSim::connect(&bridge, ok()).await;
+    let file = bridge.workspace.join("src/main.rs").display().to_string();
+    editor
+        .notify("extension/diagnosticsChanged", json!({"file": file, "diagnostics": [
+            {"message": "expected `;`\u{1b}[0m", "severity": "error", "line": 2, "column": 5, "endLine": 2, "endColumn": 9, "source": "rust-analyzer", "code": "E0001"}
+        ]}))
+        .await;
+    let uri = format!("file://{file}");
+    let deadline = std::time::Instant::now() + DEADLINE;
+    let files = loop {
+        let f = json_text(&agent.call("getDiagnostics", json!({"uri": uri})).await);
+        if !f.as_array().unwrap().is_empty() {
+            break f;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "diagnostics never cached"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(files[0]["uri"], uri.as_str());
+    let d = &files[0]["diagnostics"][0];
+    assert_eq!(
+        (
+            d["severity"].clone(),
+            d["message"].clone(),
+            d["code"].clone()
+        ),
+        (json!("Error"), json!("expected `;`[0m"), json!("E0001"))
+    );
+    assert_eq!(d["range"]["start"], json!({"line": 1, "character": 4}));
+    // 501 files: 500 kept; 201 files of AI comments: 200 kept.
+    for i in 0..501 {
+        editor.notify("extension/diagnosticsChanged", json!({"file": format!("/x/f{i}.rs"), "diagnostics": [{"message": "m", "severity": "warning", "line": 1, "column": 1}]})).await;
+    }
+    let comments: Vec<Value> = (0..201).map(|i| json!({"file": format!("/x/c{i}.rs"), "line": 1, "comment": "AI: fix", "syntax": "//", "fullLine": "// AI: fix"})).collect();
+    editor
+        .notify("extension/aiCommentsChanged", json!({"comments": comments}))
+        .await;
+    wait_for("caps", DEADLINE, || {
+        let e = bridge.get_json("/status")["extension"].clone();
+        (e["diagnosticFiles"] == 500 && e["aiCommentFiles"] == 200).then_some(())
+    });
+    // Unknown notifications are ignored, never fatal.
+    editor.notify("extension/somethingNew", json!({})).await;
+    assert!(!is_error(&agent.call("getBridgeStatus", json!({})).await));
+}
+
+#[tokio::test]
+async fn open_diff_accept_reject_close_reuse_and_disconnects() {
+    let bridge = Bridge::start();
+    let diff = |tab: &str| json!({"old_file_path": "/w/a.rs", "new_file_path": "/w/a.rs", "new_file_contents": "new", "tab_name": tab});
+    let editor = EditorSim::connect(
+        &bridge,
+        handler(|m, _| (m == "extension/openDiff").then_some(Reply::Manual)),
+    )
+    .await;
+    let mut agent = bridge.ready_agent().await;
+
+    // Accepted (with the user's edits).
+    let id = agent.id();
+    agent.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "openDiff", "arguments": diff("t1")}})).await;
+    let req = editor.wait_request("extension/openDiff", 0).await;
+    assert_eq!(req.params["tabName"], "t1");
+    editor
+        .respond(
+            &req.id,
+            json!({"decision": "FILE_SAVED", "content": "edited by user"}),
+        )
+        .await;
+    let r = agent.response_to(&json!(id)).await;
+    assert_eq!(
+        r["result"]["content"],
+        json!([{"type": "text", "text": "FILE_SAVED"}, {"type": "text", "text": "edited by user"}])
+    );
+
+    // Rejected by the user.
+    let id = agent.id();
+    agent.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "openDiff", "arguments": diff("t2")}})).await;
+    let req = editor.wait_request("extension/openDiff", 1).await;
+    editor
+        .respond(&req.id, json!({"decision": "DIFF_REJECTED"}))
+        .await;
+    let r = agent.response_to(&json!(id)).await;
+    assert_eq!(
+        r["result"]["content"],
+        json!([{"type": "text", "text": "DIFF_REJECTED"}, {"type": "text", "text": "t2"}])
+    );
+
+    // close_tab for its tab rejects it, and the editor is told to close it.
+    let id = agent.id();
+    agent.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "openDiff", "arguments": diff("t3")}})).await;
+    editor.wait_request("extension/openDiff", 2).await;
+    assert_eq!(
+        text(&agent.call("close_tab", json!({"tab_name": "t3"})).await),
+        "TAB_CLOSED"
+    );
+    assert_eq!(
+        agent.response_to(&json!(id)).await["result"]["content"][0]["text"],
+        "DIFF_REJECTED"
+    );
+    editor
+        .wait_notification("bridge/closeDiff", |p| p["tabName"] == "t3")
+        .await;
+
+    // A new diff reusing the tab name rejects the old one.
+    let first = agent.id();
+    agent.send(&json!({"jsonrpc": "2.0", "id": first, "method": "tools/call", "params": {"name": "openDiff", "arguments": diff("t4")}})).await;
+    editor.wait_request("extension/openDiff", 3).await;
+    let second = agent.id();
+    agent.send(&json!({"jsonrpc": "2.0", "id": second, "method": "tools/call", "params": {"name": "openDiff", "arguments": diff("t4")}})).await;
+    assert_eq!(
+        agent.response_to(&json!(first)).await["result"]["content"][0]["text"],
+        "DIFF_REJECTED"
+    );
+
+    // closeAllDiffTabs counts only this session's diffs.
+    let mut other = bridge.ready_agent().await;
+    let theirs = other.id();
+    other.send(&json!({"jsonrpc": "2.0", "id": theirs, "method": "tools/call", "params": {"name": "openDiff", "arguments": diff("theirs")}})).await;
+    editor.wait_request("extension/openDiff", 5).await;
+    assert_eq!(
+        text(&agent.call("closeAllDiffTabs", json!({})).await),
+        "CLOSED_1_DIFF_TABS"
+    );
+    assert_eq!(
+        agent.response_to(&json!(second)).await["result"]["content"][0]["text"],
+        "DIFF_REJECTED"
+    );
+    assert!(
+        other.try_recv(Duration::from_millis(200)).await.is_none(),
+        "the other agent's diff is still pending"
+    );
+
+    // The other agent disconnects: its diff is rejected and the editor closes it.
+    drop(other);
+    editor
+        .wait_notification("bridge/closeDiff", |p| p["tabName"] == "theirs")
+        .await;
+
+    // The editor disconnects: a pending diff is rejected, not left hanging.
+    let id = agent.id();
+    agent.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "openDiff", "arguments": diff("t5")}})).await;
+    editor.wait_request("extension/openDiff", 6).await;
+    editor.disconnect().await;
+    assert_eq!(
+        agent.response_to(&json!(id)).await["result"]["content"][0]["text"],
+        "DIFF_REJECTED"
+    );
+}
+
+/// Every forwarded tool with valid arguments: the editor receives `extension/<name>`
+/// with confined paths and prefixed terminal names. One malformed call each reaches
+/// nothing.
+#[tokio::test]
+async fn every_editor_tool_maps_to_its_extension_request() {
+    let bridge = Bridge::start_with(Options::default().set("rate_limit.requests", 1000));
+    let editor = EditorSim::connect(&bridge, ok()).await;
+    let mut agent = bridge.ready_agent().await;
+    let main = bridge.workspace.join("src/main.rs").display().to_string();
+    let f = json!({"file": "src/main.rs"});
+    let at = json!({"file": "src/main.rs", "line": 2, "column": 5});
+    let range = json!({"file": "src/main.rs", "startLine": 1, "startColumn": 1, "endLine": 2, "endColumn": 3});
+    let cases: Vec<(&str, Value, Value)> = vec![
+        ("goToDefinition", at.clone(), json!({"a": 1})),
+        (
+            "findReferences",
+            at.clone(),
+            json!({"file": "src/main.rs", "line": 0, "column": 1}),
+        ),
+        ("getHover", at.clone(), json!({"file": "src/main.rs"})),
+        (
+            "getCodeActions",
+            range.clone(),
+            json!({"file": "src/main.rs", "startLine": 1}),
+        ),
+        (
+            "applyCodeAction",
+            json!({"file": "src/main.rs", "startLine": 1, "startColumn": 1, "endLine": 1, "endColumn": 2, "actionTitle": "Fix"}),
+            range.clone(),
+        ),
+        (
+            "renameSymbol",
+            json!({"file": "src/main.rs", "line": 1, "column": 4, "newName": "start"}),
+            at.clone(),
+        ),
+        (
+            "searchSymbols",
+            json!({"query": "main", "maxResults": 200}),
+            json!({"query": "main", "maxResults": 201}),
+        ),
+        ("getDocumentSymbols", f.clone(), json!({})),
+        (
+            "getCallHierarchy",
+            json!({"file": "src/main.rs", "line": 1, "column": 4, "direction": "incoming"}),
+            json!({"file": "src/main.rs", "line": 1, "column": 4, "direction": "up"}),
+        ),
+        ("listTerminals", json!({}), json!({"x": 1})),
+        (
+            "createTerminal",
+            json!({"name": "build"}),
+            json!({"name": ""}),
+        ),
+        (
+            "disposeTerminal",
+            json!({"name": "build"}),
+            json!({"index": -1}),
+        ),
+        (
+            "sendTerminalCommand",
+            json!({"text": "ls", "name": "build"}),
+            json!({"name": "build"}),
+        ),
+        (
+            "executeInTerminal",
+            json!({"command": "ls", "name": "build"}),
+            json!({"command": ""}),
+        ),
+        (
+            "waitForTerminalOutput",
+            json!({"pattern": "done", "name": "build"}),
+            json!({"pattern": "done", "timeoutMs": 1}),
+        ),
+        (
+            "getTerminalOutput",
+            json!({"name": "build"}),
+            json!({"lines": 0}),
+        ),
+        ("getDebugState", json!({}), json!({"x": 1})),
+        (
+            "evaluateInDebugger",
+            json!({"expression": "x"}),
+            json!({"expression": ""}),
+        ),
+        (
+            "setDebugBreakpoints",
+            json!({"file": "src/main.rs", "breakpoints": [{"line": 2}]}),
+            json!({"file": "src/main.rs", "breakpoints": [{"condition": "x"}]}),
+        ),
+        (
+            "startDebugging",
+            json!({"configName": "Launch"}),
+            json!({"configName": 1}),
+        ),
+        ("stopDebugging", json!({}), json!({"x": 1})),
+        ("getOpenFiles", json!({}), json!({"x": 1})),
+        ("isDirty", f.clone(), json!({})),
+        ("saveFile", f.clone(), json!({"file": 1})),
+        ("closeTab", f.clone(), json!({})),
+        ("getFileContent", f.clone(), json!({})),
+        (
+            "createFile",
+            json!({"filePath": "made.txt", "content": "x"}),
+            json!({"content": "x"}),
+        ),
+        ("deleteFile", json!({"filePath": "README.md"}), json!({})),
+        (
+            "renameFile",
+            json!({"oldPath": "README.md", "newPath": "R.md"}),
+            json!({"oldPath": "README.md"}),
+        ),
+        (
+            "editText",
+            json!({"filePath": "src/main.rs", "edits": [{"type": "insert", "line": 1, "column": 1, "text": "x"}]}),
+            json!({"filePath": "src/main.rs", "edits": []}),
+        ),
+        (
+            "replaceBlock",
+            json!({"filePath": "src/main.rs", "oldContent": "fn", "newContent": "pub fn"}),
+            json!({"filePath": "src/main.rs", "oldContent": ""}),
+        ),
+        ("formatDocument", f.clone(), json!({})),
+        ("fixAllLintErrors", f.clone(), json!({})),
+        ("organizeImports", f.clone(), json!({})),
+        ("getSelection", json!({}), json!({"x": 1})),
+        ("getAIComments", json!({}), json!({"x": 1})),
+        (
+            "watchFiles",
+            json!({"id": "w", "pattern": "**/*.rs"}),
+            json!({"id": "w"}),
+        ),
+        ("unwatchFiles", json!({"id": "w"}), json!({})),
+        (
+            "setDecorations",
+            json!({"id": "d", "file": "src/main.rs", "decorations": [{"startLine": 1, "style": "info"}]}),
+            json!({"id": "d", "file": "src/main.rs", "decorations": [{"startLine": 1, "style": "loud"}]}),
+        ),
+        ("clearDecorations", json!({"id": "d"}), json!({"id": 1})),
+        ("readClipboard", json!({}), json!({"x": 1})),
+        ("writeClipboard", json!({"text": "hi"}), json!({})),
+        (
+            "getInlayHints",
+            json!({"file": "src/main.rs", "startLine": 1, "endLine": 3}),
+            json!({"file": "src/main.rs", "startLine": 1}),
+        ),
+        (
+            "getTypeHierarchy",
+            json!({"file": "src/main.rs", "line": 1, "column": 1, "direction": "subtypes"}),
+            json!({"file": "src/main.rs", "line": 1}),
+        ),
+        (
+            "getWorkspaceSettings",
+            json!({"section": "editor"}),
+            json!({"section": 1}),
+        ),
+        (
+            "setWorkspaceSetting",
+            json!({"key": "editor.tabSize", "value": 4}),
+            json!({"key": "editor.tabSize"}),
+        ),
+        (
+            "executeVSCodeCommand",
+            json!({"command": "workbench.action.files.save"}),
+            json!({"command": ""}),
+        ),
+        (
+            "listVSCodeCommands",
+            json!({"filter": "save"}),
+            json!({"filter": 1}),
+        ),
+        ("captureScreenshot", json!({}), json!({"x": 1})),
+        (
+            "openFile",
+            json!({"filePath": "src/main.rs", "startLine": 2}),
+            json!({"filePath": 1}),
+        ),
+        ("getWorkspaceFolders", json!({}), json!([1])),
+        ("getOpenEditors", json!({}), json!([1])),
+        (
+            "checkDocumentDirty",
+            json!({"filePath": "src/main.rs"}),
+            json!({}),
+        ),
+        (
+            "saveDocument",
+            json!({"filePath": "src/main.rs"}),
+            json!({}),
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (tool, good, bad) in &cases {
+        let before = editor.requests().len();
+        let resp = agent
+            .request("tools/call", json!({"name": tool, "arguments": bad}))
+            .await;
+        if resp["error"]["code"] != -32602 {
+            failures.push(format!("{tool} malformed {bad}: {resp}"));
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        if editor.requests().len() != before {
+            failures.push(format!("{tool}: a malformed call reached the editor"));
+        }
+        let result = agent.call(tool, good.clone()).await;
+        let method = match *tool {
+            "getOpenEditors" => "getOpenFiles",
+            "checkDocumentDirty" => "isDirty",
+            "saveDocument" => "saveFile",
+            other => other,
+        };
+        let wanted = format!("extension/{method}");
+        let Some(req) = editor
+            .requests()
+            .into_iter()
+            .rev()
+            .find(|r| r.method == wanted)
+        else {
+            failures.push(format!("{tool}: editor never received {wanted} ({result})"));
+            continue;
+        };
+        for key in ["file", "filePath"] {
+            if let Some(p) = req.params[key].as_str() {
+                if !p.starts_with('/') {
+                    failures.push(format!("{tool}: {key} not absolute: {p}"));
+                }
+            }
+        }
+        if let Some(name) = req.params["name"].as_str() {
+            if !name.ends_with("-build") || name.len() != 8 + 1 + 5 {
+                failures.push(format!("{tool}: terminal name not prefixed: {name}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_eq!(
+        cases.len(),
+        54,
+        "52 extension methods plus the 2 routed Claude tools with other names"
+    );
+    let r = agent.call("getHover", at.clone()).await;
+    assert!(!is_error(&r));
+    let _ = main;
+}
+
+#[tokio::test]
+async fn without_an_editor_editor_tools_say_how_to_connect_one() {
+    let bridge = Bridge::start();
+    let mut agent = bridge.ready_agent().await;
+    let r = agent
+        .call(
+            "getHover",
+            json!({"file": "src/main.rs", "line": 1, "column": 1}),
+        )
+        .await;
+    assert!(is_error(&r));
+    assert!(text(&r).contains("not connected"), "{r}");
+    // Cheap, honest fallbacks say where the answer came from.
+    let content = json_text(
+        &agent
+            .call("getFileContent", json!({"file": "src/main.rs"}))
+            .await,
+    );
+    assert_eq!(content["source"], "workspace");
+    assert!(content["content"].as_str().unwrap().contains("fn main"));
+}
+
+#[tokio::test]
+async fn a_silent_editor_trips_the_circuit_breaker_and_an_answer_closes_it() {
+    let bridge = Bridge::start_with(Options::default().set("editor.request_timeout_ms", 300));
+    let _editor = EditorSim::connect(
+        &bridge,
+        handler(|m, _| (m == "extension/getHover").then_some(Reply::Never)),
+    )
+    .await;
+    let mut agent = bridge.ready_agent().await;
+    let at = json!({"file": "src/main.rs", "line": 1, "column": 1});
+    let timed_out = agent.call("getHover", at.clone()).await;
+    assert!(
+        text(&timed_out).starts_with("Extension request timed out after 300 ms"),
+        "{timed_out}"
+    );
+    let fast = agent.call("getHover", at.clone()).await;
+    let msg = text(&fast).to_string();
+    assert!(
+        msg.contains("circuit breaker open") || msg.starts_with("Extension request timed out"),
+        "{msg}"
+    );
+    let status = bridge.get_json("/status");
+    assert_eq!(status["extension"]["failures"], 1);
+    let timeline = status["recentActivity"].as_array().unwrap().clone();
+    assert!(timeline.iter().any(|e| e["event"] == "circuit_opened"));
+    // After at most the first backoff (≤ 1 s) a probe goes through; an answer closes it.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let probe = agent
+        .call("getDocumentSymbols", json!({"file": "src/main.rs"}))
+        .await;
+    assert!(!is_error(&probe), "{probe}");
+    assert_eq!(bridge.get_json("/status")["extension"]["circuit"], "closed");
+}
+
+#[tokio::test]
+async fn an_editor_dropping_mid_request_fails_the_request_not_the_agent() {
+    let bridge = Bridge::start();
+    let _editor = EditorSim::connect(
+        &bridge,
+        handler(|m, _| (m == "extension/getHover").then_some(Reply::Drop)),
+    )
+    .await;
+    let mut agent = bridge.ready_agent().await;
+    let r = agent
+        .call(
+            "getHover",
+            json!({"file": "src/main.rs", "line": 1, "column": 1}),
+        )
+        .await;
+    assert!(is_error(&r) && text(&r).contains("disconnected"), "{r}");
+    assert_eq!(agent.request("ping", json!({})).await["result"], json!({}));
+    wait_for("editor gone", DEADLINE, || {
+        (bridge.get_json("/status")["extension"]["connected"] == false).then_some(())
+    });
+}
+
+#[cfg(feature = "fault-injection")]
+#[tokio::test]
+async fn extension_client_panic_fails_in_flight_requests_and_recovers_within_a_second() {
+    let bridge = Bridge::start();
+    let _editor = EditorSim::connect(
+        &bridge,
+        handler(|m, _| (m == "extension/getHover").then_some(Reply::Never)),
+    )
+    .await;
+    let mut victim = bridge.ready_agent().await;
+    let mut bystander = bridge.ready_agent().await;
+    let id = victim.id();
+    victim
+        .send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                       "params": {"name": "getHover", "arguments": {"file": "src/main.rs", "line": 1, "column": 1}}}))
+        .await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let crash = bystander
+        .call("debug_crash_actor", json!({"actor": "extension_client"}))
+        .await;
+    assert!(is_error(&crash));
+    let started = std::time::Instant::now();
+    let failed = victim.response_to(&json!(id)).await;
+    assert!(
+        is_error(&failed["result"]) && text(&failed["result"]).contains("restarted"),
+        "{failed}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert_eq!(victim.request("ping", json!({})).await["result"], json!({}));
+    let deadline = std::time::Instant::now() + Duration::from_secs(1);
+    loop {
+        let r = bystander
+            .call("getDocumentSymbols", json!({"file": "src/main.rs"}))
+            .await;
+        if !is_error(&r) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "editor client not back within a second: {r}"
+        );
+    }
+}
