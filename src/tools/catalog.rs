@@ -27,6 +27,7 @@ pub fn production() -> Result<ToolRegistry, CatalogError> {
     r.register::<ide::get_diagnostics::GetDiagnostics>()?;
     r.register::<ide::check_document_dirty::CheckDocumentDirty>()?;
     r.register::<ide::save_document::SaveDocument>()?;
+    r.register::<ide::watch_diagnostics::WatchDiagnostics>()?;
     r.register::<files::read_file::ReadFile>()?;
     r.register::<files::create_file::CreateFile>()?;
     r.register::<files::delete_file::DeleteFile>()?;

@@ -656,3 +656,48 @@ async fn extension_client_panic_fails_in_flight_requests_and_recovers_within_a_s
         );
     }
 }
+
+#[tokio::test]
+async fn watch_diagnostics_waits_for_the_next_push_and_listeners_end_with_the_editor() {
+    let bridge = Bridge::start();
+    let mut agent = bridge.ready_agent().await;
+    let none = agent
+        .call("watchDiagnostics", json!({"timeoutMs": 100}))
+        .await;
+    assert!(is_error(&none) && text(&none).contains("not connected"));
+    let editor = EditorSim::connect(&bridge, ok()).await;
+    wait_for("editor connected", DEADLINE, || {
+        (bridge.get_json("/status")["extension"]["connected"] == true).then_some(())
+    });
+    assert_eq!(
+        text(
+            &agent
+                .call("watchDiagnostics", json!({"timeoutMs": 100}))
+                .await
+        ),
+        "[]"
+    );
+    let id = agent.id();
+    agent.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "watchDiagnostics", "arguments": {"timeoutMs": 20000}}})).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    editor.notify("extension/diagnosticsChanged", json!({"file": "/w/x.rs", "diagnostics": [{"message": "boom", "severity": "error", "line": 1, "column": 1}]})).await;
+    let got = agent.response_to(&json!(id)).await;
+    let files = json_text(&got["result"]);
+    assert_eq!(files[0]["uri"], "file:///w/x.rs");
+    assert_eq!(files[0]["diagnostics"][0]["message"], "boom");
+    // A watcher waiting when the editor leaves gets an answer, not silence.
+    let id = agent.id();
+    agent.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "watchDiagnostics", "arguments": {"timeoutMs": 20000}}})).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    editor.disconnect().await;
+    let ended = agent.response_to(&json!(id)).await;
+    assert!(is_error(&ended["result"]), "{ended}");
+    assert_eq!(
+        error_code(
+            &agent
+                .call_raw("watchDiagnostics", json!({"timeoutMs": 60000}))
+                .await
+        ),
+        -32602
+    );
+}

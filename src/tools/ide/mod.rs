@@ -12,6 +12,7 @@ pub mod get_workspace_folders;
 pub mod open_diff;
 pub mod open_file;
 pub mod save_document;
+pub mod watch_diagnostics;
 
 use std::path::PathBuf;
 
