@@ -701,3 +701,61 @@ async fn watch_diagnostics_waits_for_the_next_push_and_listeners_end_with_the_ed
         -32602
     );
 }
+
+#[tokio::test]
+async fn debug_file_and_comment_events_announce_a_debounced_tool_change() {
+    let bridge = Bridge::start();
+    let editor = EditorSim::connect(&bridge, ok()).await;
+    let mut agent = bridge.ready_agent().await;
+    // The connect announcement may already be queued for this agent: let it arrive.
+    let _ = agent
+        .notification(
+            "notifications/tools/list_changed",
+            Duration::from_millis(2500),
+        )
+        .await;
+    for (method, params) in [
+        (
+            "extension/debugSessionChanged",
+            json!({"hasActiveSession": true, "isPaused": true, "breakpoints": []}),
+        ),
+        (
+            "extension/fileChanged",
+            json!({"id": "w", "type": "change", "file": "/w/a.rs"}),
+        ),
+        ("extension/fileSaved", json!({"file": "/w/a.rs"})),
+        (
+            "extension/aiCommentsChanged",
+            json!({"comments": [{"file": "/w/a.rs", "line": 3, "comment": "AI: fix", "syntax": "//", "fullLine": "// AI: fix"}]}),
+        ),
+    ] {
+        editor.notify(method, params).await;
+        let got = agent
+            .notification("notifications/tools/list_changed", Duration::from_secs(5))
+            .await;
+        assert!(got.is_some(), "{method} did not announce a tool change");
+    }
+    // Several events inside one debounce window make one announcement.
+    editor
+        .notify(
+            "extension/fileChanged",
+            json!({"id": "w", "type": "change", "file": "/w/b.rs"}),
+        )
+        .await;
+    editor
+        .notify("extension/fileSaved", json!({"file": "/w/b.rs"}))
+        .await;
+    assert!(agent
+        .notification("notifications/tools/list_changed", Duration::from_secs(5))
+        .await
+        .is_some());
+    assert!(agent
+        .notification(
+            "notifications/tools/list_changed",
+            Duration::from_millis(2500)
+        )
+        .await
+        .is_none());
+    let comments = json_text(&agent.call("getAIComments", json!({})).await);
+    assert_eq!(comments["ok"], true, "forwarded to the editor");
+}
