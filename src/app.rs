@@ -15,12 +15,15 @@ use crate::actors::activity_log::{
 use crate::actors::checkpoint::{CheckpointActor, SaveNow};
 use crate::actors::diagnostics::{DiagnosticsActor, DiagnosticsConfig};
 use crate::actors::extension::{ExtensionClient, ExtensionConfig};
+use crate::actors::orchestrator::{Limits, Orchestrator, SaveTasks};
 use crate::actors::registry::{CloseAll, Restore, SessionRegistry, SetEditor};
 use crate::actors::session::Session;
 use crate::actors::writer::WorkspaceWriter;
 use crate::config::Settings;
 use crate::lockfile::{self, LockFile};
 use crate::metrics::Metrics;
+use crate::orchestrator::driver::DriverConfig;
+use crate::orchestrator::permissions::Policy;
 use crate::persist::checkpoint::{self, SessionState};
 use crate::prompts::PromptRegistry;
 use crate::services::Services;
@@ -65,6 +68,7 @@ pub enum AppError {
 /// What the first worker needs to build [`Services`].
 struct Seed {
     activity_path: Option<PathBuf>,
+    tasks_path: Option<PathBuf>,
     checkpoint_path: Option<PathBuf>,
     restore: Vec<SessionState>,
     settings: Settings,
@@ -133,6 +137,26 @@ impl Seed {
             Supervisor::start(move |_| ExtensionClient::new(config, r, a, m))
         };
         registry.do_send(SetEditor(extension.clone()));
+        let orchestrator = {
+            let o = &self.settings.orchestrator;
+            let limits = Limits {
+                max_concurrent: o.max_concurrent,
+                max_queue: o.max_queue,
+                max_history: o.max_history,
+            };
+            let driver = DriverConfig {
+                program: o.claude_binary.clone(),
+                workspace: self.workspace.root().to_path_buf(),
+                policy: Arc::new(Policy::compile(&o.permissions).unwrap_or_default()),
+            };
+            let path = self.tasks_path.clone();
+            let (e, a, m) = (
+                extension.clone(),
+                activity.clone(),
+                Arc::clone(&self.metrics),
+            );
+            Supervisor::start(move |_| Orchestrator::new(limits, driver, path, e, a, m))
+        };
         let checkpoint = self.checkpoint_path.clone().map(|path| {
             let (w, port) = (self.workspace.root().display().to_string(), self.port);
             let interval = Duration::from_millis(self.settings.checkpoint.interval_ms);
@@ -145,6 +169,7 @@ impl Seed {
         });
         let restore = std::mem::take(&mut self.restore);
         let services = Arc::new(Services {
+            orchestrator,
             extension,
             checkpoint,
             writer,
@@ -204,14 +229,15 @@ fn bind(ip: IpAddr, port: u16, previous: Option<u16>) -> Result<TcpListener, App
     })
 }
 
-/// When the port changed, the previous run's activity file becomes this run's, unless
-/// a live bridge still owns it.
-fn carry_over_activity(ide_dir: &std::path::Path, old_port: u16, new_path: &std::path::Path) {
-    let old_path = ide_dir.join(format!("activity-{old_port}.jsonl"));
+/// When the port changed, the previous run's file (activity log, tasks) becomes this
+/// run's, unless a live bridge still owns it.
+fn carry_over(ide_dir: &std::path::Path, old_name: &str, new_name: &str, old_port: u16) {
+    let (old_path, new_path) = (ide_dir.join(old_name), ide_dir.join(new_name));
+    let new_path = new_path.as_path();
     let owner_alive = lockfile::lock_path(ide_dir, old_port).exists();
     if old_path.exists() && !new_path.exists() && !owner_alive {
         if let Err(e) = std::fs::rename(&old_path, new_path) {
-            tracing::warn!(%e, "could not carry the previous activity log over");
+            tracing::warn!(%e, file = old_name, "could not carry the previous run's file over");
         }
     }
 }
@@ -293,10 +319,18 @@ async fn serve(settings: Settings) -> Result<(), AppError> {
     let port = listener.local_addr()?.port();
     let activity_path = ide_dir.join(format!("activity-{port}.jsonl"));
     if let Some(old) = previous_port.filter(|p| *p != port) {
-        carry_over_activity(&ide_dir, old, &activity_path);
+        for stem in ["activity-{}.jsonl", "tasks-{}.json"] {
+            carry_over(
+                &ide_dir,
+                &stem.replace("{}", &old.to_string()),
+                &stem.replace("{}", &port.to_string()),
+                old,
+            );
+        }
     }
 
     let seed = Seed {
+        tasks_path: Some(ide_dir.join(format!("tasks-{port}.json"))),
         activity_path: settings.activity.persist.then_some(activity_path),
         checkpoint_path: settings
             .checkpoint
@@ -398,6 +432,11 @@ async fn serve(settings: Settings) -> Result<(), AppError> {
         }
     }
     let _ = tokio::time::timeout(Duration::from_secs(3), activity.send(FlushNow)).await;
+    let _ = tokio::time::timeout(
+        Duration::from_secs(3),
+        services.orchestrator.send(SaveTasks),
+    )
+    .await;
     let _ = tokio::time::timeout(Duration::from_secs(1), registry.send(CloseAll)).await;
     // Let the close frames reach the sockets before the server stops.
     tokio::time::sleep(Duration::from_millis(50)).await;

@@ -65,6 +65,8 @@ pub struct Settings {
     pub checkpoint: CheckpointSettings,
     /// The editor extension connection.
     pub editor: EditorSettings,
+    /// Claude tasks.
+    pub orchestrator: OrchestratorSettings,
 }
 
 /// `[server]`
@@ -251,6 +253,34 @@ impl Default for EditorSettings {
     }
 }
 
+/// `[orchestrator]`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OrchestratorSettings {
+    /// The Claude executable (name on PATH or path).
+    pub claude_binary: String,
+    /// Tasks running at once.
+    pub max_concurrent: usize,
+    /// Tasks waiting.
+    pub max_queue: usize,
+    /// Finished tasks kept.
+    pub max_history: usize,
+    /// Permission rules for tasks, first match wins, default deny.
+    pub permissions: Vec<crate::orchestrator::permissions::RuleConfig>,
+}
+
+impl Default for OrchestratorSettings {
+    fn default() -> Self {
+        Self {
+            claude_binary: "claude".into(),
+            max_concurrent: 10,
+            max_queue: 20,
+            max_history: 500,
+            permissions: Vec::new(),
+        }
+    }
+}
+
 /// `[checkpoint]`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -290,6 +320,7 @@ impl Default for Settings {
             diagnostics: DiagnosticsSettings::default(),
             checkpoint: CheckpointSettings::default(),
             editor: EditorSettings::default(),
+            orchestrator: OrchestratorSettings::default(),
         }
     }
 }
@@ -456,12 +487,7 @@ impl Settings {
             1_000,
             3_600_000,
         )?;
-        range(
-            "activity.max_entries",
-            self.activity.max_entries,
-            10,
-            100_000,
-        )?;
+        self.validate_sections()?;
         if !matches!(
             self.log.level.as_str(),
             "trace" | "debug" | "info" | "warn" | "error"
@@ -478,6 +504,90 @@ impl Settings {
         if self.ide_name.trim().is_empty() || self.ide_name.len() > 100 {
             return Err(invalid("ide_name", &self.ide_name, "1 to 100 characters"));
         }
+        Ok(())
+    }
+
+    /// Ranges of the sections beyond the core server settings.
+    fn validate_sections(&self) -> Result<(), ConfigError> {
+        const MIB: usize = 1024 * 1024;
+        let a = &self.activity;
+        range("activity.max_entries", a.max_entries, 10, 100_000)?;
+        range("activity.flush_ms", a.flush_ms, 10, 10_000)?;
+        range(
+            "activity.max_file_bytes",
+            a.max_file_bytes,
+            64 * 1024,
+            1 << 30,
+        )?;
+        range(
+            "activity.max_stream_subscribers",
+            a.max_stream_subscribers,
+            1,
+            64,
+        )?;
+        let f = &self.files;
+        range("files.max_read_bytes", f.max_read_bytes, 1024, 16 * MIB)?;
+        range("files.max_results", f.max_results, 1, 100_000)?;
+        range("files.max_tree_entries", f.max_tree_entries, 1, 100_000)?;
+        let c = &self.commands;
+        range(
+            "commands.timeout_ms",
+            c.timeout_ms,
+            100,
+            600_000,
+        )?;
+        range(
+            "commands.max_output_bytes",
+            c.max_output_bytes,
+            1024,
+            16 * MIB,
+        )?;
+        range("commands.max_args", c.max_args, 1, 1024)?;
+        range("commands.max_arg_bytes", c.max_arg_bytes, 16, MIB)?;
+        let d = &self.diagnostics;
+        range(
+            "diagnostics.timeout_ms",
+            d.timeout_ms,
+            1_000,
+            600_000,
+        )?;
+        range("diagnostics.cache_ms", d.cache_ms, 0, 600_000)?;
+        let known = ["cargo", "tsc", "eslint", "ruff", "pyright", "go", "biome"];
+        if let Some(bad) = d.linters.iter().find(|l| !known.contains(&l.as_str())) {
+            return Err(invalid("diagnostics.linters", bad, &known.join(", ")));
+        }
+        range(
+            "editor.request_timeout_ms",
+            self.editor.request_timeout_ms,
+            100,
+            600_000,
+        )?;
+        let cp = &self.checkpoint;
+        range("checkpoint.interval_ms", cp.interval_ms, 100, 3_600_000)?;
+        range(
+            "checkpoint.max_age_ms",
+            cp.max_age_ms,
+            1_000,
+            30 * 86_400_000,
+        )?;
+        let o = &self.orchestrator;
+        range("orchestrator.max_concurrent", o.max_concurrent, 1, 10)?;
+        range("orchestrator.max_queue", o.max_queue, 0, 20)?;
+        range("orchestrator.max_history", o.max_history, 1, 500)?;
+        if o.claude_binary.trim().is_empty() {
+            return Err(invalid(
+                "orchestrator.claude_binary",
+                "\"\"",
+                "a program name or path",
+            ));
+        }
+        crate::orchestrator::permissions::Policy::compile(&o.permissions).map_err(|e| {
+            ConfigError::Invalid {
+                key: "orchestrator.permissions",
+                value: e,
+                allowed: "{ tool, pattern?, decision = allow|deny }".into(),
+            }
+        })?;
         Ok(())
     }
 
@@ -569,6 +679,39 @@ mod tests {
             err.contains("tools.timeout_ms") && err.contains("100..="),
             "{err}"
         );
+    }
+
+    #[test]
+    fn every_section_is_range_checked() {
+        for (key, bad) in [
+            ("activity.flush_ms", "5"),
+            ("activity.max_stream_subscribers", "0"),
+            ("files.max_results", "0"),
+            ("commands.timeout_ms", "999999999"),
+            ("commands.max_args", "0"),
+            ("diagnostics.timeout_ms", "10"),
+            ("diagnostics.linters", "clippy"),
+            ("editor.request_timeout_ms", "1"),
+            ("checkpoint.interval_ms", "1"),
+            ("orchestrator.max_concurrent", "11"),
+            ("orchestrator.max_queue", "21"),
+            ("orchestrator.max_history", "501"),
+        ] {
+            let overrides: Vec<(&str, &str)> = if key == "diagnostics.linters" {
+                vec![]
+            } else {
+                vec![(key, bad)]
+            };
+            let result = if key == "diagnostics.linters" {
+                let mut s = Settings::default();
+                s.diagnostics.linters = vec![bad.to_string()];
+                s.validate()
+            } else {
+                with(&overrides).map(|_| ())
+            };
+            let err = result.expect_err(key).to_string();
+            assert!(err.contains(key), "{key}: {err}");
+        }
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod http_client;
 pub mod lockfile;
 pub mod logging;
 pub mod metrics;
+pub mod orchestrator;
 pub mod persist;
 pub mod prompts;
 pub mod protocol;

@@ -10,6 +10,7 @@ use crate::actors::activity_log::ActivityLog;
 use crate::actors::checkpoint::CheckpointActor;
 use crate::actors::diagnostics::DiagnosticsActor;
 use crate::actors::extension::ExtensionClient;
+use crate::actors::orchestrator::Orchestrator;
 use crate::actors::registry::SessionRegistry;
 use crate::actors::writer::WorkspaceWriter;
 use crate::config::Settings;
@@ -38,6 +39,8 @@ pub struct Services {
     pub diagnostics: Addr<DiagnosticsActor>,
     /// The editor connection.
     pub extension: Addr<ExtensionClient>,
+    /// Claude tasks.
+    pub orchestrator: Addr<Orchestrator>,
     /// Session checkpoints (absent when disabled).
     pub checkpoint: Option<Addr<CheckpointActor>>,
     /// Prometheus metrics.

@@ -74,6 +74,10 @@ pub enum LifecycleEvent {
     CircuitOpened,
     /// The editor answered again; the circuit breaker closed.
     CircuitClosed,
+    /// A Claude task asked to use a tool; the policy decided.
+    PermissionDecision,
+    /// An automation hook started a task (or was skipped).
+    AutomationFired,
     /// The bridge started.
     BridgeStarted,
     /// The bridge is stopping.

@@ -8,6 +8,7 @@ pub mod extension;
 #[cfg(feature = "fault-injection")]
 pub mod fault;
 pub mod heartbeat;
+pub mod orchestrator;
 pub mod outbound;
 pub mod rate_limit;
 pub mod registry;

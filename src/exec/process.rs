@@ -97,7 +97,7 @@ pub enum RunError {
 }
 
 /// Kills the whole process group when dropped (timeout, cancellation, panic).
-struct GroupGuard(Option<i32>);
+pub(crate) struct GroupGuard(pub(crate) Option<i32>);
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {

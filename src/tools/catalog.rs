@@ -1,7 +1,7 @@
 //! Every tool the bridge offers. Adding a tool: write its module, add one line here.
 
 use super::registry::{CatalogError, ToolRegistry};
-use super::{activity, bridge, commands, editor, files, git, ide};
+use super::{activity, bridge, commands, editor, files, git, ide, tasks};
 
 /// Builds the registry with every tool (plus the test-only tools when the
 /// `fault-injection` feature is on).
@@ -50,6 +50,10 @@ pub fn production() -> Result<ToolRegistry, CatalogError> {
     r.register::<git::git_commit::GitCommit>()?;
     r.register::<git::git_push::GitPush>()?;
     editor::register(&mut r)?;
+    r.register::<tasks::run_claude_task::RunClaudeTask>()?;
+    r.register::<tasks::get_claude_task_status::GetClaudeTaskStatus>()?;
+    r.register::<tasks::list_claude_tasks::ListClaudeTasks>()?;
+    r.register::<tasks::cancel_claude_task::CancelClaudeTask>()?;
     r.register::<activity::get_activity_log::GetActivityLog>()?;
     r.register::<activity::watch_activity_log::WatchActivityLog>()?;
     r.register::<bridge::get_bridge_status::GetBridgeStatus>()?;

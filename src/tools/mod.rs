@@ -15,6 +15,7 @@ pub mod git;
 pub mod ide;
 pub(crate) mod registry;
 pub mod summary;
+pub mod tasks;
 
 pub use context::{ProgressReporter, ToolContext};
 pub use registry::{

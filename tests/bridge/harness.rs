@@ -311,7 +311,18 @@ impl Bridge {
 }
 
 impl Drop for Bridge {
+    /// SIGTERM first (the bridge stops its tasks' processes), SIGKILL after 3 s.
     fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = Command::new("kill")
+                .arg("-TERM")
+                .arg(self.child.id().to_string())
+                .status();
+            let end = Instant::now() + Duration::from_secs(3);
+            while Instant::now() < end && matches!(self.child.try_wait(), Ok(None)) {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

@@ -19,4 +19,5 @@ mod persistence;
 mod sessions;
 #[cfg(feature = "fault-injection")]
 mod supervision;
+mod tasks;
 mod tools;

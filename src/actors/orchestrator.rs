@@ -1,0 +1,448 @@
+//! Orchestrator actor: the queue and history of Claude tasks. At most
+//! `orchestrator.max_concurrent` run at once, `max_queue` wait, `max_history` finished
+//! ones are kept (oldest evicted); the lot is persisted and reloaded (tasks alive at a
+//! stop come back `interrupted`). Output streams to subscribers (the owning agent's
+//! progress notifications) and to the editor as `bridge/claudeTaskOutput`.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use serde_json::json;
+use tokio::sync::mpsc;
+
+use super::activity_log::{now_ms, ActivityLog, LifecycleEvent, RecordLifecycle};
+use super::extension::{ExtensionClient, NotifyEditor};
+use super::supervise::guard;
+use crate::metrics::Metrics;
+use crate::orchestrator::driver::{self, DriverConfig, Event};
+use crate::orchestrator::{self as tasks, Task, TaskOrigin, TaskStatus};
+
+/// Actor name used in logs, metrics and faults.
+pub const NAME: &str = "orchestrator";
+
+/// Limits from `[orchestrator]`.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Tasks running at once.
+    pub max_concurrent: usize,
+    /// Tasks waiting.
+    pub max_queue: usize,
+    /// Finished tasks kept.
+    pub max_history: usize,
+}
+
+/// Start (or queue) a task.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Task, String>")]
+pub struct Enqueue {
+    /// Who asks.
+    pub origin: TaskOrigin,
+    /// The prompt, context mentions included.
+    pub prompt: String,
+    /// Timeout.
+    pub timeout_ms: u64,
+}
+
+/// One task, if `session` may see it (`None`: the bridge itself).
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Task, String>")]
+pub struct GetTask {
+    /// Task id.
+    pub task_id: String,
+    /// Asking session.
+    pub session: Option<String>,
+}
+
+/// A session's tasks, oldest first.
+#[derive(Debug, Message)]
+#[rtype(result = "Vec<Task>")]
+pub struct ListTasks {
+    /// Asking session.
+    pub session: Option<String>,
+}
+
+/// Cancel a pending or running task.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Task, String>")]
+pub struct CancelTask {
+    /// Task id.
+    pub task_id: String,
+    /// Asking session.
+    pub session: Option<String>,
+}
+
+/// Stream a task's output; the channel closes when it finishes.
+#[derive(Debug, Message)]
+#[rtype(result = "Option<mpsc::UnboundedReceiver<String>>")]
+pub struct Follow(pub String);
+
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+struct TaskEvent(String, Event);
+
+/// Graceful shutdown: write the queue and history (running tasks as they are, so they
+/// come back `interrupted`), then stop every running task's process group.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct SaveTasks;
+
+/// The Orchestrator actor.
+pub struct Orchestrator {
+    tasks: HashMap<String, Task>,
+    order: VecDeque<String>,
+    queue: VecDeque<String>,
+    running: HashMap<String, SpawnHandle>,
+    followers: HashMap<String, Vec<mpsc::UnboundedSender<String>>>,
+    limits: Limits,
+    driver: Arc<DriverConfig>,
+    path: Option<PathBuf>,
+    save_timer: Option<SpawnHandle>,
+    extension: Addr<ExtensionClient>,
+    activity: Addr<ActivityLog>,
+    metrics: Arc<Metrics>,
+}
+
+impl Orchestrator {
+    /// An orchestrator; with `path`, the previous tasks are loaded from it.
+    pub fn new(
+        limits: Limits,
+        driver: DriverConfig,
+        path: Option<PathBuf>,
+        extension: Addr<ExtensionClient>,
+        activity: Addr<ActivityLog>,
+        metrics: Arc<Metrics>,
+    ) -> Self {
+        let loaded = path
+            .as_deref()
+            .map(|p| tasks::load(p, now_ms()))
+            .unwrap_or_default();
+        let mut me = Self {
+            tasks: HashMap::new(),
+            order: VecDeque::new(),
+            queue: VecDeque::new(),
+            running: HashMap::new(),
+            followers: HashMap::new(),
+            limits,
+            driver: Arc::new(driver),
+            path,
+            save_timer: None,
+            extension,
+            activity,
+            metrics,
+        };
+        for t in loaded {
+            me.order.push_back(t.id.clone());
+            me.tasks.insert(t.id.clone(), t);
+        }
+        me
+    }
+
+    fn visible(&self, task_id: &str, session: Option<&str>) -> Result<&Task, String> {
+        let task = self
+            .tasks
+            .get(task_id)
+            .ok_or_else(|| format!("No task {task_id:?}"))?;
+        match (session, task.session()) {
+            (Some(asker), owner) if owner != Some(asker) => {
+                Err(format!("Task {task_id} belongs to another session"))
+            }
+            _ => Ok(task),
+        }
+    }
+
+    fn schedule_save(&mut self, ctx: &mut Context<Self>) {
+        if self.path.is_none() || self.save_timer.is_some() {
+            return;
+        }
+        self.save_timer = Some(ctx.run_later(Duration::from_millis(100), |act, _| {
+            act.save_timer = None;
+            let (Some(path), snapshot) = (
+                act.path.clone(),
+                act.order
+                    .iter()
+                    .filter_map(|id| act.tasks.get(id).cloned())
+                    .collect::<Vec<_>>(),
+            ) else {
+                return;
+            };
+            actix_rt::spawn(async move {
+                let written =
+                    tokio::task::spawn_blocking(move || tasks::save(&path, &snapshot)).await;
+                if !matches!(written, Ok(Ok(()))) {
+                    tracing::error!(?written, "task queue not saved");
+                }
+            });
+        }));
+    }
+
+    fn start_ready(&mut self, ctx: &mut Context<Self>) {
+        while self.running.len() < self.limits.max_concurrent {
+            let Some(id) = self.queue.pop_front() else {
+                break;
+            };
+            self.start(id, ctx);
+        }
+    }
+
+    fn start(&mut self, id: String, ctx: &mut Context<Self>) {
+        let Some(task) = self.tasks.get_mut(&id) else {
+            return;
+        };
+        task.status = TaskStatus::Running;
+        task.started_at = Some(now_ms());
+        let (prompt, timeout) = (task.prompt.clone(), Duration::from_millis(task.timeout_ms));
+        let driver = Arc::clone(&self.driver);
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let me = ctx.address();
+        let task_id = id.clone();
+        actix_rt::spawn(async move {
+            while let Some(event) = rx.recv().await {
+                me.do_send(TaskEvent(task_id.clone(), event));
+            }
+        });
+        let key = id.clone();
+        let handle = ctx.spawn(
+            async move { driver::run(&driver, &prompt, timeout, tx).await }
+                .into_actor(self)
+                .map(move |outcome, act, ctx| act.finish(&id, outcome, ctx)),
+        );
+        self.running.insert(key, handle);
+    }
+
+    fn finish(&mut self, id: &str, outcome: Result<String, String>, ctx: &mut Context<Self>) {
+        self.running.remove(id);
+        if let Some(task) = self.tasks.get_mut(id) {
+            if task.status == TaskStatus::Running {
+                match outcome {
+                    Ok(_) => task.status = TaskStatus::Done,
+                    Err(e) => {
+                        task.status = TaskStatus::Error;
+                        task.error = Some(e);
+                    }
+                }
+                task.finished_at = Some(now_ms());
+            }
+        }
+        self.followers.remove(id);
+        self.after_change(id, ctx);
+    }
+
+    fn after_change(&mut self, id: &str, ctx: &mut Context<Self>) {
+        if let Some(t) = self.tasks.get(id) {
+            self.extension.do_send(NotifyEditor {
+                method: "bridge/claudeTaskOutput",
+                params: json!({ "taskId": id, "status": t.status, "error": t.error }),
+            });
+        }
+        self.evict();
+        self.start_ready(ctx);
+        self.schedule_save(ctx);
+    }
+
+    /// Keeps at most `max_history` finished tasks (the oldest go first).
+    fn evict(&mut self) {
+        let finished = self
+            .order
+            .iter()
+            .filter(|id| self.tasks.get(*id).is_some_and(|t| t.status.is_final()))
+            .count();
+        let mut excess = finished.saturating_sub(self.limits.max_history);
+        if excess == 0 {
+            return;
+        }
+        let tasks = &mut self.tasks;
+        self.order.retain(|id| {
+            if excess > 0 && tasks.get(id).is_some_and(|t| t.status.is_final()) {
+                tasks.remove(id);
+                excess -= 1;
+                false
+            } else {
+                true
+            }
+        });
+    }
+}
+
+impl Actor for Orchestrator {
+    type Context = Context<Self>;
+}
+
+impl Supervised for Orchestrator {
+    fn restarting(&mut self, ctx: &mut Context<Self>) {
+        self.metrics.record_restart(NAME);
+        self.save_timer = None;
+        // The running processes were dropped (and killed) with the old context.
+        let now = now_ms();
+        for id in std::mem::take(&mut self.running).into_keys() {
+            if let Some(t) = self.tasks.get_mut(&id) {
+                t.status = TaskStatus::Interrupted;
+                t.finished_at = Some(now);
+                t.error = Some("the orchestrator restarted during the run".into());
+            }
+        }
+        self.followers.clear();
+        self.start_ready(ctx);
+        self.activity.do_send(RecordLifecycle {
+            event: LifecycleEvent::ActorRestarted,
+            session_id: None,
+            detail: NAME.to_string(),
+        });
+    }
+}
+
+impl Handler<Enqueue> for Orchestrator {
+    type Result = Result<Task, String>;
+    fn handle(&mut self, msg: Enqueue, ctx: &mut Context<Self>) -> Self::Result {
+        guard(NAME, self, ctx, |act, ctx| {
+            let slots_free = act.running.len() < act.limits.max_concurrent;
+            if !slots_free && act.queue.len() >= act.limits.max_queue {
+                return Err(format!(
+                    "Task queue is full: {} tasks running and {} waiting (max {}); try again when one finishes",
+                    act.running.len(),
+                    act.queue.len(),
+                    act.limits.max_queue
+                ));
+            }
+            let id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
+            let task = Task {
+                id: id.clone(),
+                origin: msg.origin,
+                prompt: msg.prompt,
+                status: TaskStatus::Pending,
+                timeout_ms: msg.timeout_ms,
+                created_at: now_ms(),
+                started_at: None,
+                finished_at: None,
+                output: String::new(),
+                error: None,
+            };
+            act.order.push_back(id.clone());
+            act.tasks.insert(id.clone(), task);
+            act.queue.push_back(id.clone());
+            act.start_ready(ctx);
+            act.schedule_save(ctx);
+            Ok(act.tasks[&id].clone())
+        })
+        .map_err(|f| f.to_string())?
+    }
+}
+
+impl Handler<GetTask> for Orchestrator {
+    type Result = Result<Task, String>;
+    fn handle(&mut self, msg: GetTask, _: &mut Context<Self>) -> Self::Result {
+        self.visible(&msg.task_id, msg.session.as_deref()).cloned()
+    }
+}
+
+impl Handler<ListTasks> for Orchestrator {
+    type Result = MessageResult<ListTasks>;
+    fn handle(&mut self, msg: ListTasks, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(
+            self.order
+                .iter()
+                .filter_map(|id| self.tasks.get(id))
+                .filter(|t| msg.session.is_none() || t.session() == msg.session.as_deref())
+                .cloned()
+                .collect(),
+        )
+    }
+}
+
+impl Handler<CancelTask> for Orchestrator {
+    type Result = Result<Task, String>;
+    fn handle(&mut self, msg: CancelTask, ctx: &mut Context<Self>) -> Self::Result {
+        let status = self.visible(&msg.task_id, msg.session.as_deref())?.status;
+        if status.is_final() {
+            return Err(format!(
+                "Task {} already finished ({status:?})",
+                msg.task_id
+            ));
+        }
+        self.queue.retain(|id| id != &msg.task_id);
+        if let Some(handle) = self.running.remove(&msg.task_id) {
+            // Dropping the run future kills the whole process group.
+            ctx.cancel_future(handle);
+        }
+        if let Some(t) = self.tasks.get_mut(&msg.task_id) {
+            t.status = TaskStatus::Cancelled;
+            t.finished_at = Some(now_ms());
+        }
+        self.followers.remove(&msg.task_id);
+        self.after_change(&msg.task_id.clone(), ctx);
+        Ok(self.tasks[&msg.task_id].clone())
+    }
+}
+
+impl Handler<Follow> for Orchestrator {
+    type Result = Option<mpsc::UnboundedReceiver<String>>;
+    fn handle(&mut self, msg: Follow, _: &mut Context<Self>) -> Self::Result {
+        let task = self.tasks.get(&msg.0)?;
+        if task.status.is_final() {
+            return None;
+        }
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.followers.entry(msg.0).or_default().push(tx);
+        Some(rx)
+    }
+}
+
+impl Handler<SaveTasks> for Orchestrator {
+    type Result = ();
+    fn handle(&mut self, _: SaveTasks, ctx: &mut Context<Self>) {
+        if let Some(timer) = self.save_timer.take() {
+            ctx.cancel_future(timer);
+        }
+        if let Some(path) = &self.path {
+            let snapshot: Vec<Task> = self
+                .order
+                .iter()
+                .filter_map(|id| self.tasks.get(id).cloned())
+                .collect();
+            if let Err(e) = tasks::save(path, &snapshot) {
+                tracing::error!(%e, "task queue not saved at shutdown");
+            }
+        }
+        // Process exit does not run the workers' destructors: stop the runs here.
+        self.queue.clear();
+        for (_, handle) in self.running.drain() {
+            ctx.cancel_future(handle);
+        }
+    }
+}
+
+impl Handler<TaskEvent> for Orchestrator {
+    type Result = ();
+    fn handle(&mut self, TaskEvent(id, event): TaskEvent, _: &mut Context<Self>) {
+        match event {
+            Event::Output(text) => {
+                if let Some(t) = self.tasks.get_mut(&id) {
+                    t.push_output(&text);
+                }
+                if let Some(list) = self.followers.get_mut(&id) {
+                    list.retain(|f| f.send(text.clone()).is_ok());
+                }
+                self.extension.do_send(NotifyEditor {
+                    method: "bridge/claudeTaskOutput",
+                    params: json!({ "taskId": id, "chunk": text }),
+                });
+            }
+            Event::Permission {
+                tool,
+                allow,
+                reason,
+            } => {
+                self.activity.do_send(RecordLifecycle {
+                    event: LifecycleEvent::PermissionDecision,
+                    session_id: None,
+                    detail: format!(
+                        "task {id}: {tool} {} ({reason})",
+                        if allow { "allowed" } else { "denied" }
+                    ),
+                });
+            }
+        }
+    }
+}

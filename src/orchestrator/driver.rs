@@ -1,0 +1,170 @@
+//! Runs one Claude task: `claude -p --output-format stream-json --verbose
+//! --input-format stream-json --permission-prompt-tool stdio` in the workspace, with
+//! `CLAUDECODE` removed from its environment, in its own process group (killed on
+//! timeout and on cancellation, i.e. when this future is dropped). The prompt goes in as
+//! a stream-json user message; assistant text streams out as events; `can_use_tool`
+//! control requests are answered from the policy.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::Command;
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::permissions::{control_response, Policy};
+use crate::exec::process::GroupGuard;
+
+/// What a run reports while it goes.
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// Assistant or result text.
+    Output(String),
+    /// A permission decision.
+    Permission {
+        /// Tool asked for.
+        tool: String,
+        /// Allowed.
+        allow: bool,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// How to run tasks.
+#[derive(Debug, Clone)]
+pub struct DriverConfig {
+    /// The Claude executable.
+    pub program: String,
+    /// Working directory.
+    pub workspace: PathBuf,
+    /// Permission rules.
+    pub policy: Arc<Policy>,
+}
+
+/// Runs `prompt`; `Ok(result text)` when the process exits 0.
+pub async fn run(
+    config: &DriverConfig,
+    prompt: &str,
+    timeout: Duration,
+    events: UnboundedSender<Event>,
+) -> Result<String, String> {
+    let mut child = Command::new(&config.program)
+        .args([
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--input-format",
+            "stream-json",
+            "--permission-prompt-tool",
+            "stdio",
+        ])
+        .current_dir(&config.workspace)
+        .env_remove("CLAUDECODE")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", config.program))?;
+    let _group = GroupGuard(child.id().and_then(|id| i32::try_from(id).ok()));
+    let mut stdin = child.stdin.take();
+    let stdout = child.stdout.take().ok_or("no stdout")?;
+    let mut stderr = child.stderr.take().ok_or("no stderr")?;
+    let stderr_task = actix_rt::spawn(async move {
+        let mut buf = Vec::new();
+        let _ = (&mut stderr).take(16 * 1024).read_to_end(&mut buf).await;
+        String::from_utf8_lossy(&buf).into_owned()
+    });
+    let user = json!({
+        "type": "user",
+        "session_id": "",
+        "message": { "role": "user", "content": [{ "type": "text", "text": prompt }] }
+    });
+    if let Some(w) = stdin.as_mut() {
+        w.write_all(format!("{user}\n").as_bytes())
+            .await
+            .map_err(|e| format!("cannot send the prompt: {e}"))?;
+    }
+    let work = async {
+        let mut lines = BufReader::new(stdout).lines();
+        let mut result: Option<(String, bool)> = None;
+        while let Ok(Some(line)) = lines.next_line().await {
+            let Ok(msg) = serde_json::from_str::<Value>(&line) else {
+                continue;
+            };
+            match msg["type"].as_str() {
+                Some("assistant") => {
+                    for item in msg["message"]["content"].as_array().into_iter().flatten() {
+                        if let Some(text) = item["text"].as_str() {
+                            let _ = events.send(Event::Output(text.to_string()));
+                        }
+                    }
+                }
+                Some("result") => {
+                    let text = msg["result"].as_str().unwrap_or_default().to_string();
+                    let is_error =
+                        msg["is_error"].as_bool().unwrap_or(false) || msg["subtype"] != "success";
+                    result = Some((text, is_error));
+                    // The CLI keeps reading stream-json input: closing stdin ends it.
+                    stdin.take();
+                }
+                Some("control_request") if msg["request"]["subtype"] == "can_use_tool" => {
+                    let tool = msg["request"]["tool_name"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string();
+                    let input = msg["request"]["input"].clone();
+                    let decision = config.policy.decide(&tool, &input);
+                    let _ = events.send(Event::Permission {
+                        tool,
+                        allow: decision.allow,
+                        reason: decision.reason.clone(),
+                    });
+                    let id = msg["request_id"].as_str().unwrap_or_default();
+                    if let Some(w) = stdin.as_mut() {
+                        let line = control_response(id, &decision, &input);
+                        let _ = w.write_all(format!("{line}\n").as_bytes()).await;
+                    }
+                }
+                _ => {}
+            }
+        }
+        stdin.take();
+        (child.wait().await, result)
+    };
+    let (status, result) = tokio::time::timeout(timeout, work).await.map_err(|_| {
+        format!(
+            "timed out after {} ms; the process group was killed",
+            timeout.as_millis()
+        )
+    })?;
+    let stderr = tokio::time::timeout(Duration::from_secs(1), stderr_task)
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or_default();
+    let code = status.map_err(|e| e.to_string())?.code();
+    match (code, result) {
+        (Some(0), Some((text, false))) => {
+            let _ = events.send(Event::Output(text.clone()));
+            Ok(text)
+        }
+        (Some(0), None) => Ok(String::new()),
+        (Some(0), Some((text, true))) => Err(format!("the task reported an error: {text}")),
+        (code, _) => Err(format!(
+            "claude exited with {}{}",
+            code.map_or("a signal".to_string(), |c| format!("code {c}")),
+            if stderr.trim().is_empty() {
+                String::new()
+            } else {
+                format!(": {}", stderr.trim())
+            }
+        )),
+    }
+}

@@ -1,0 +1,163 @@
+//! The permission policy for Claude tasks: rules from config, first match wins, default
+//! deny. Answers `can_use_tool` control requests (seed 003): allow always carries
+//! `updatedInput` (the original input), deny a message.
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+/// One rule from `[[orchestrator.permissions]]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleConfig {
+    /// Tool name (`Read`, `Bash`, …) or `*`.
+    pub tool: String,
+    /// Optional regex matched against the tool input as compact JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
+    /// `allow` or `deny`.
+    pub decision: String,
+}
+
+/// A compiled policy.
+#[derive(Debug, Clone, Default)]
+pub struct Policy {
+    rules: Vec<(String, Option<Regex>, bool)>,
+}
+
+/// A decision and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    /// Allowed.
+    pub allow: bool,
+    /// The rule (or "default deny").
+    pub reason: String,
+}
+
+impl Policy {
+    /// Compiles rules; the error names the bad rule.
+    pub fn compile(rules: &[RuleConfig]) -> Result<Self, String> {
+        let mut out = Vec::new();
+        for (i, r) in rules.iter().enumerate() {
+            let allow = match r.decision.as_str() {
+                "allow" => true,
+                "deny" => false,
+                other => {
+                    return Err(format!(
+                        "orchestrator.permissions[{i}].decision: {other:?} (allowed: allow, deny)"
+                    ))
+                }
+            };
+            let pattern = match &r.pattern {
+                Some(p) => Some(
+                    Regex::new(p)
+                        .map_err(|e| format!("orchestrator.permissions[{i}].pattern: {e}"))?,
+                ),
+                None => None,
+            };
+            out.push((r.tool.clone(), pattern, allow));
+        }
+        Ok(Self { rules: out })
+    }
+
+    /// Decides about `tool` with `input`.
+    pub fn decide(&self, tool: &str, input: &Value) -> Decision {
+        let text = input.to_string();
+        for (i, (name, pattern, allow)) in self.rules.iter().enumerate() {
+            if (name == "*" || name == tool) && pattern.as_ref().is_none_or(|p| p.is_match(&text)) {
+                return Decision {
+                    allow: *allow,
+                    reason: format!(
+                        "rule {i} ({name}{})",
+                        pattern
+                            .as_ref()
+                            .map(|p| format!(" ~ {p}"))
+                            .unwrap_or_default()
+                    ),
+                };
+            }
+        }
+        Decision {
+            allow: false,
+            reason: "default deny".into(),
+        }
+    }
+}
+
+/// The `control_response` line answering `request_id`.
+pub fn control_response(request_id: &str, decision: &Decision, input: &Value) -> String {
+    let response = if decision.allow {
+        json!({ "behavior": "allow", "updatedInput": input })
+    } else {
+        json!({ "behavior": "deny", "message": format!("Denied by the ide-bridge permission policy ({})", decision.reason) })
+    };
+    json!({
+        "type": "control_response",
+        "response": { "subtype": "success", "request_id": request_id, "response": response }
+    })
+    .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(tool: &str, pattern: Option<&str>, decision: &str) -> RuleConfig {
+        RuleConfig {
+            tool: tool.into(),
+            pattern: pattern.map(String::from),
+            decision: decision.into(),
+        }
+    }
+
+    #[test]
+    fn first_match_wins_and_default_is_deny() {
+        let p = Policy::compile(&[
+            rule("Bash", Some("rm "), "deny"),
+            rule("Bash", None, "allow"),
+            rule("Read", None, "allow"),
+        ])
+        .unwrap();
+        assert!(!p.decide("Bash", &json!({"command": "rm -rf /"})).allow);
+        assert!(p.decide("Bash", &json!({"command": "ls"})).allow);
+        assert!(p.decide("Read", &json!({})).allow);
+        let d = p.decide("Write", &json!({}));
+        assert_eq!((d.allow, d.reason.as_str()), (false, "default deny"));
+        assert!(Policy::compile(&[rule("x", None, "maybe")])
+            .unwrap_err()
+            .contains("decision"));
+        assert!(Policy::compile(&[rule("x", Some("("), "allow")])
+            .unwrap_err()
+            .contains("pattern"));
+    }
+
+    #[test]
+    fn allow_carries_updated_input_and_deny_a_message() {
+        let input = json!({"file_path": "/w/a", "content": "x"});
+        let allow: Value = serde_json::from_str(&control_response(
+            "r1",
+            &Decision {
+                allow: true,
+                reason: "r".into(),
+            },
+            &input,
+        ))
+        .unwrap();
+        assert_eq!(allow["response"]["request_id"], "r1");
+        assert_eq!(allow["response"]["response"]["updatedInput"], input);
+        let deny: Value = serde_json::from_str(&control_response(
+            "r2",
+            &Decision {
+                allow: false,
+                reason: "default deny".into(),
+            },
+            &input,
+        ))
+        .unwrap();
+        assert_eq!(deny["response"]["response"]["behavior"], "deny");
+        assert!(deny["response"]["response"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("default deny"));
+    }
+}

@@ -1,0 +1,406 @@
+//! Claude tasks through the real binary, with the fake Claude in tests/fixtures.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::editor_sim::{handler, EditorSim};
+use crate::harness::*;
+
+fn fake_claude() -> String {
+    concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fake-claude").to_string()
+}
+
+fn with_fake() -> Options {
+    Options::default().set("orchestrator.claude_binary", fake_claude())
+}
+
+async fn run(agent: &mut Agent, prompt: &str) -> Value {
+    json_text(
+        &agent
+            .call("runClaudeTask", json!({"prompt": prompt, "wait": true}))
+            .await,
+    )
+}
+
+async fn status(agent: &mut Agent, id: &str) -> Value {
+    json_text(
+        &agent
+            .call("getClaudeTaskStatus", json!({"taskId": id}))
+            .await,
+    )
+}
+
+async fn wait_running(agent: &mut Agent, id: &str) {
+    let end = std::time::Instant::now() + DEADLINE;
+    while status(agent, id).await["status"] != "running" {
+        assert!(std::time::Instant::now() < end, "task {id} never ran");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// True while a `sleep <marker>` started by a fake task exists.
+fn alive(marker: &str) -> bool {
+    let ps = std::process::Command::new("pgrep")
+        .args(["-f", &format!("sleep {marker}")])
+        .output()
+        .unwrap();
+    !ps.stdout.is_empty()
+}
+
+fn no_orphans(marker: &str) {
+    wait_for("the task's process group is gone", DEADLINE, || {
+        (!alive(marker)).then_some(())
+    });
+}
+
+#[tokio::test]
+async fn a_task_runs_to_done_and_streams_progress_and_editor_output() {
+    let mut opts = with_fake();
+    opts.env.push(("CLAUDECODE".into(), "1".into()));
+    let bridge = Bridge::start_with(opts);
+    let editor = EditorSim::connect(&bridge, handler(|_, _| None)).await;
+    let mut agent = bridge.ready_agent().await;
+    let id = agent.id();
+    agent
+        .send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "runClaudeTask", "arguments": {"prompt": "say hello", "wait": true, "contextFiles": ["src/main.rs"]},
+            "_meta": {"progressToken": "task-progress"}}}))
+        .await;
+    let resp = agent.response_to(&json!(id)).await;
+    assert!(!is_error(&resp["result"]), "{resp}");
+    let task = json_text(&resp["result"]);
+    assert_eq!(
+        task["status"], "done",
+        "CLAUDECODE is removed from the task's environment: {task}"
+    );
+    assert!(
+        task["output"]
+            .as_str()
+            .unwrap()
+            .contains("working on: say hello"),
+        "{task}"
+    );
+    assert!(agent
+        .inbox
+        .iter()
+        .any(|m| m["method"] == "notifications/progress"
+            && m["params"]["progressToken"] == "task-progress"));
+    let task_id = task["taskId"].as_str().unwrap().to_string();
+    editor
+        .wait_notification("bridge/claudeTaskOutput", |p| {
+            p["taskId"] == task_id.as_str() && p["chunk"].is_string()
+        })
+        .await;
+    editor
+        .wait_notification("bridge/claudeTaskOutput", |p| {
+            p["taskId"] == task_id.as_str() && p["status"] == "done"
+        })
+        .await;
+}
+
+#[tokio::test]
+async fn failing_and_crashing_runs_end_in_error() {
+    let bridge = Bridge::start_with(with_fake());
+    let mut agent = bridge.ready_agent().await;
+    let failed = run(&mut agent, "mode:fail").await;
+    assert_eq!(failed["status"], "error");
+    assert!(
+        failed["error"]
+            .as_str()
+            .unwrap()
+            .contains("exited with code 1"),
+        "{failed}"
+    );
+    let crashed = run(&mut agent, "mode:crash").await;
+    assert_eq!(crashed["status"], "error");
+    assert!(
+        crashed["error"].as_str().unwrap().contains("code 2"),
+        "{crashed}"
+    );
+    let missing = Bridge::start_with(
+        Options::default().set("orchestrator.claude_binary", "/nonexistent/claude"),
+    );
+    let mut a = missing.ready_agent().await;
+    let r = run(&mut a, "hi").await;
+    assert_eq!(r["status"], "error");
+    assert!(r["error"].as_str().unwrap().contains("cannot start"), "{r}");
+}
+
+#[tokio::test]
+async fn limits_on_timeout_prompt_and_context_files() {
+    let bridge = Bridge::start_with(with_fake());
+    let mut agent = bridge.ready_agent().await;
+    for bad in [4999, 600_001] {
+        assert_eq!(
+            error_code(
+                &agent
+                    .call_raw("runClaudeTask", json!({"prompt": "x", "timeoutMs": bad}))
+                    .await
+            ),
+            -32602,
+            "{bad}"
+        );
+    }
+    let edge = json_text(
+        &agent
+            .call("runClaudeTask", json!({"prompt": "x", "timeoutMs": 5000}))
+            .await,
+    );
+    assert_eq!(edge["timeoutMs"], 5000);
+    let at = json_text(
+        &agent
+            .call("runClaudeTask", json!({"prompt": "p".repeat(32 * 1024)}))
+            .await,
+    );
+    assert!(at["taskId"].is_string());
+    let over = agent
+        .call(
+            "runClaudeTask",
+            json!({"prompt": "p".repeat(32 * 1024 + 1)}),
+        )
+        .await;
+    assert_eq!(
+        text(&over),
+        "Prompt is 32769 bytes; the limit is 32768 bytes"
+    );
+    let files = |n: usize| vec!["src/main.rs".to_string(); n];
+    assert!(!is_error(
+        &agent
+            .call(
+                "runClaudeTask",
+                json!({"prompt": "x", "contextFiles": files(20)})
+            )
+            .await
+    ));
+    assert_eq!(
+        error_code(
+            &agent
+                .call_raw(
+                    "runClaudeTask",
+                    json!({"prompt": "x", "contextFiles": files(21)})
+                )
+                .await
+        ),
+        -32602
+    );
+    let escape = agent
+        .call(
+            "runClaudeTask",
+            json!({"prompt": "x", "contextFiles": ["../../etc/passwd"]}),
+        )
+        .await;
+    assert!(text(&escape).starts_with("Path escapes workspace"));
+    let slow = json_text(
+        &agent
+            .call(
+                "runClaudeTask",
+                json!({"prompt": "mode:forever marker:4141", "timeoutMs": 5000, "wait": true}),
+            )
+            .await,
+    );
+    assert_eq!(slow["status"], "error");
+    assert!(
+        slow["error"]
+            .as_str()
+            .unwrap()
+            .contains("timed out after 5000 ms"),
+        "{slow}"
+    );
+    no_orphans("4141");
+}
+
+#[tokio::test]
+async fn queue_full_cancel_pending_and_running_without_orphans() {
+    let bridge = Bridge::start_with(
+        with_fake()
+            .set("orchestrator.max_concurrent", 1)
+            .set("orchestrator.max_queue", 1),
+    );
+    let mut agent = bridge.ready_agent().await;
+    let running = json_text(
+        &agent
+            .call(
+                "runClaudeTask",
+                json!({"prompt": "mode:forever marker:5151", "timeoutMs": 600000}),
+            )
+            .await,
+    );
+    let pending = json_text(
+        &agent
+            .call(
+                "runClaudeTask",
+                json!({"prompt": "mode:forever marker:5252"}),
+            )
+            .await,
+    );
+    assert_eq!(pending["status"], "pending");
+    let full = agent.call("runClaudeTask", json!({"prompt": "x"})).await;
+    assert!(
+        is_error(&full) && text(&full).starts_with("Task queue is full"),
+        "{full}"
+    );
+    let (r, p) = (
+        running["taskId"].as_str().unwrap(),
+        pending["taskId"].as_str().unwrap(),
+    );
+    wait_running(&mut agent, r).await;
+    wait_for("the forever task's child exists", DEADLINE, || {
+        alive("5151").then_some(())
+    });
+    let c = json_text(&agent.call("cancelClaudeTask", json!({"taskId": p})).await);
+    assert_eq!(c["status"], "cancelled");
+    let c = json_text(&agent.call("cancelClaudeTask", json!({"taskId": r})).await);
+    assert_eq!(c["status"], "cancelled");
+    no_orphans("5151");
+    assert!(!alive("5252"), "the cancelled pending task never started");
+    let again = agent.call("cancelClaudeTask", json!({"taskId": r})).await;
+    assert!(text(&again).contains("already finished"));
+}
+
+#[tokio::test]
+async fn other_sessions_tasks_are_refused_and_history_is_bounded() {
+    let bridge = Bridge::start_with(with_fake().set("orchestrator.max_history", 2));
+    let mut owner = bridge.ready_agent().await;
+    let mut stranger = bridge.ready_agent().await;
+    let mut ids = Vec::new();
+    for i in 0..3 {
+        let t = run(&mut owner, &format!("task {i}")).await;
+        ids.push(t["taskId"].as_str().unwrap().to_string());
+    }
+    for tool in ["getClaudeTaskStatus", "cancelClaudeTask"] {
+        let r = stranger.call(tool, json!({"taskId": ids[2]})).await;
+        assert!(
+            is_error(&r) && text(&r).contains("belongs to another session"),
+            "{tool}: {r}"
+        );
+    }
+    let theirs = json_text(&stranger.call("listClaudeTasks", json!({})).await);
+    assert!(theirs["tasks"].as_array().unwrap().is_empty());
+    let mine = json_text(
+        &owner
+            .call("listClaudeTasks", json!({"status": "done"}))
+            .await,
+    );
+    let listed: Vec<&str> = mine["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["taskId"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        listed,
+        vec![ids[1].as_str(), ids[2].as_str()],
+        "the oldest finished task was evicted"
+    );
+    assert!(text(
+        &owner
+            .call("getClaudeTaskStatus", json!({"taskId": ids[0]}))
+            .await
+    )
+    .starts_with("No task"));
+}
+
+#[tokio::test]
+async fn tasks_alive_at_a_stop_come_back_interrupted() {
+    let place = Place::new();
+    let opts = || {
+        let mut o = place.options();
+        o.args.extend([
+            "--set".into(),
+            format!("orchestrator.claude_binary={}", fake_claude()),
+        ]);
+        o
+    };
+    let anchor = [("x-claude-code-session-id", "task-owner")];
+    let first = Bridge::start_with(opts());
+    let mut agent = Agent::connect(&first, &anchor).await.unwrap();
+    agent.initialize().await;
+    let t = json_text(
+        &agent
+            .call(
+                "runClaudeTask",
+                json!({"prompt": "mode:forever marker:6161", "timeoutMs": 600000}),
+            )
+            .await,
+    );
+    let id = t["taskId"].as_str().unwrap().to_string();
+    wait_running(&mut agent, &id).await;
+    wait_for("the forever task's child exists", DEADLINE, || {
+        alive("6161").then_some(())
+    });
+    drop(agent);
+    first.stop();
+    no_orphans("6161");
+    let second = Bridge::start_with(opts());
+    let mut back = Agent::connect(&second, &anchor).await.unwrap();
+    back.initialize().await;
+    let s = status(&mut back, &id).await;
+    assert_eq!(s["status"], "interrupted", "{s}");
+}
+
+#[tokio::test]
+async fn the_permission_policy_allows_denies_and_denies_by_default() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = tmp.path().join("bridge.toml");
+    std::fs::write(
+        &config,
+        "[orchestrator]\npermissions = [\n  { tool = \"Write\", decision = \"deny\" },\n  { tool = \"Bash\", pattern = \"ls\", decision = \"allow\" },\n]\n",
+    )
+    .unwrap();
+    let bridge = Bridge::start_with(with_fake().arg("--config").arg(config.to_str().unwrap()));
+    let mut agent = bridge.ready_agent().await;
+    let allowed = run(&mut agent, "mode:permission:Bash").await;
+    assert!(
+        allowed["output"]
+            .as_str()
+            .unwrap()
+            .contains("permission allow"),
+        "{allowed}"
+    );
+    let denied = run(&mut agent, "mode:permission:Write").await;
+    assert!(
+        denied["output"]
+            .as_str()
+            .unwrap()
+            .contains("permission deny"),
+        "{denied}"
+    );
+    let default = run(&mut agent, "mode:permission:Read").await;
+    assert!(
+        default["output"]
+            .as_str()
+            .unwrap()
+            .contains("permission deny"),
+        "{default}"
+    );
+    let log = json_text(&agent.call("getActivityLog", json!({"limit": 100})).await);
+    let decisions: Vec<&str> = log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["event"] == "permission_decision")
+        .map(|e| e["detail"].as_str().unwrap())
+        .collect();
+    assert_eq!(decisions.len(), 3, "{decisions:?}");
+    assert!(decisions
+        .iter()
+        .any(|d| d.contains("Read denied (default deny)")));
+}
+
+#[test]
+fn a_bad_permission_rule_stops_start_up() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = tmp.path().join("bridge.toml");
+    std::fs::write(
+        &config,
+        "[orchestrator]\npermissions = [{ tool = \"Bash\", decision = \"maybe\" }]\n",
+    )
+    .unwrap();
+    let out = command(tmp.path())
+        .args(["--config", config.to_str().unwrap(), "config"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("orchestrator.permissions[0].decision"));
+}
