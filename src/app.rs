@@ -12,9 +12,10 @@ use tokio::signal::unix::{signal, SignalKind};
 use crate::actors::activity_log::{
     now_ms, ActivityLog, FlushNow, LifecycleEvent, PersistConfig, RecordLifecycle,
 };
+use crate::actors::automation::Automation;
 use crate::actors::checkpoint::{CheckpointActor, SaveNow};
 use crate::actors::diagnostics::{DiagnosticsActor, DiagnosticsConfig};
-use crate::actors::extension::{ExtensionClient, ExtensionConfig};
+use crate::actors::extension::{ExtensionClient, ExtensionConfig, SetAutomation};
 use crate::actors::orchestrator::{Limits, Orchestrator, SaveTasks};
 use crate::actors::registry::{CloseAll, Restore, SessionRegistry, SetEditor};
 use crate::actors::session::Session;
@@ -57,6 +58,9 @@ pub enum AppError {
         /// Cause.
         source: std::io::Error,
     },
+    /// The automation policy file is missing or invalid.
+    #[error(transparent)]
+    Policy(#[from] crate::automation::policy::PolicyError),
     /// A tool schema is broken (a bug).
     #[error(transparent)]
     Catalog(#[from] CatalogError),
@@ -70,6 +74,7 @@ struct Seed {
     activity_path: Option<PathBuf>,
     tasks_path: Option<PathBuf>,
     checkpoint_path: Option<PathBuf>,
+    automation: Option<(PathBuf, crate::automation::policy::Policy)>,
     restore: Vec<SessionState>,
     settings: Settings,
     workspace: Workspace,
@@ -157,6 +162,17 @@ impl Seed {
             );
             Supervisor::start(move |_| Orchestrator::new(limits, driver, path, e, a, m))
         };
+        let automation = self.automation.take().map(|(path, policy)| {
+            let ws = self.workspace.clone();
+            let (o, a, m) = (
+                orchestrator.clone(),
+                activity.clone(),
+                Arc::clone(&self.metrics),
+            );
+            let automation = Supervisor::start(move |_| Automation::new(policy, path, ws, o, a, m));
+            extension.do_send(SetAutomation(automation.clone().recipient()));
+            automation
+        });
         let checkpoint = self.checkpoint_path.clone().map(|path| {
             let (w, port) = (self.workspace.root().display().to_string(), self.port);
             let interval = Duration::from_millis(self.settings.checkpoint.interval_ms);
@@ -170,6 +186,7 @@ impl Seed {
         let restore = std::mem::take(&mut self.restore);
         let services = Arc::new(Services {
             orchestrator,
+            automation,
             extension,
             checkpoint,
             writer,
@@ -189,6 +206,24 @@ impl Seed {
         restore_sessions(&services, restore);
         services
     }
+}
+
+/// The automation policy, when one is configured; it must load for the bridge to start.
+fn load_policy(
+    settings: &Settings,
+    workspace: &Workspace,
+) -> Result<Option<(PathBuf, crate::automation::policy::Policy)>, AppError> {
+    if settings.automation.policy.trim().is_empty() {
+        return Ok(None);
+    }
+    let path = workspace.root().join(&settings.automation.policy);
+    let policy = crate::automation::policy::Policy::load(&path)?;
+    for w in &policy.warnings {
+        tracing::warn!(policy = %path.display(), "{w}");
+    }
+    let hooks: Vec<&str> = policy.hooks.iter().map(|h| h.name).collect();
+    tracing::info!(policy = %path.display(), ?hooks, "automation policy loaded");
+    Ok(Some((path, policy)))
 }
 
 /// Starts restored sessions (in their grace period) and hands them to the registry.
@@ -330,6 +365,7 @@ async fn serve(settings: Settings) -> Result<(), AppError> {
     }
 
     let seed = Seed {
+        automation: load_policy(&settings, &workspace)?,
         tasks_path: Some(ide_dir.join(format!("tasks-{port}.json"))),
         activity_path: settings.activity.persist.then_some(activity_path),
         checkpoint_path: settings

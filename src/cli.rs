@@ -75,6 +75,9 @@ pub struct RunArgs {
     /// Log format on stderr: text or json [default: text].
     #[arg(long, global = true, value_name = "FORMAT")]
     pub log_format: Option<String>,
+    /// Automation policy file (TOML, YAML or JSON); see docs/automation.md.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub automation_policy: Option<PathBuf>,
     /// Set any configuration key, e.g. --set rate_limit.requests=100 (repeatable).
     #[arg(long = "set", global = true, value_name = "KEY=VALUE")]
     pub set: Vec<String>,
@@ -113,6 +116,13 @@ impl RunArgs {
         put(
             "tools.timeout_ms",
             self.tool_timeout_ms.map(|v| v.to_string()),
+        );
+        put(
+            "automation.policy",
+            self.automation_policy
+                .as_ref()
+                .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
+                .map(|p| p.display().to_string()),
         );
         put("log.level", self.log_level.clone());
         put("log.format", self.log_format.clone());

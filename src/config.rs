@@ -67,6 +67,17 @@ pub struct Settings {
     pub editor: EditorSettings,
     /// Claude tasks.
     pub orchestrator: OrchestratorSettings,
+    /// Automation policies.
+    pub automation: AutomationSettings,
+}
+
+/// `[automation]`
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AutomationSettings {
+    /// The policy file (TOML, YAML or JSON); relative paths are taken from the
+    /// workspace root. Empty: no automation.
+    pub policy: String,
 }
 
 /// `[server]`
@@ -321,6 +332,7 @@ impl Default for Settings {
             checkpoint: CheckpointSettings::default(),
             editor: EditorSettings::default(),
             orchestrator: OrchestratorSettings::default(),
+            automation: AutomationSettings::default(),
         }
     }
 }
@@ -530,12 +542,7 @@ impl Settings {
         range("files.max_results", f.max_results, 1, 100_000)?;
         range("files.max_tree_entries", f.max_tree_entries, 1, 100_000)?;
         let c = &self.commands;
-        range(
-            "commands.timeout_ms",
-            c.timeout_ms,
-            100,
-            600_000,
-        )?;
+        range("commands.timeout_ms", c.timeout_ms, 100, 600_000)?;
         range(
             "commands.max_output_bytes",
             c.max_output_bytes,
@@ -545,12 +552,7 @@ impl Settings {
         range("commands.max_args", c.max_args, 1, 1024)?;
         range("commands.max_arg_bytes", c.max_arg_bytes, 16, MIB)?;
         let d = &self.diagnostics;
-        range(
-            "diagnostics.timeout_ms",
-            d.timeout_ms,
-            1_000,
-            600_000,
-        )?;
+        range("diagnostics.timeout_ms", d.timeout_ms, 1_000, 600_000)?;
         range("diagnostics.cache_ms", d.cache_ms, 0, 600_000)?;
         let known = ["cargo", "tsc", "eslint", "ruff", "pyright", "go", "biome"];
         if let Some(bad) = d.linters.iter().find(|l| !known.contains(&l.as_str())) {

@@ -3,6 +3,7 @@
 
 pub mod actors;
 pub mod app;
+pub mod automation;
 pub mod cli;
 pub mod config;
 pub mod diagnostics;

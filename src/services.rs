@@ -7,6 +7,7 @@ use std::time::Instant;
 use actix::Addr;
 
 use crate::actors::activity_log::ActivityLog;
+use crate::actors::automation::Automation;
 use crate::actors::checkpoint::CheckpointActor;
 use crate::actors::diagnostics::DiagnosticsActor;
 use crate::actors::extension::ExtensionClient;
@@ -41,6 +42,8 @@ pub struct Services {
     pub extension: Addr<ExtensionClient>,
     /// Claude tasks.
     pub orchestrator: Addr<Orchestrator>,
+    /// Automation hooks (absent without a policy).
+    pub automation: Option<Addr<Automation>>,
     /// Session checkpoints (absent when disabled).
     pub checkpoint: Option<Addr<CheckpointActor>>,
     /// Prometheus metrics.

@@ -34,6 +34,9 @@ pub struct BridgeStatus {
     pub registry: RegistrySnapshot,
     /// Editor extension state.
     pub extension: crate::actors::extension::ExtensionStatus,
+    /// Automation policy and counters (absent without a policy).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub automation: Option<crate::actors::automation::AutomationStatus>,
     /// Tool-call totals.
     pub activity: Totals,
     /// Requests refused by the rate limit.
@@ -68,7 +71,16 @@ pub async fn collect(services: &Services) -> Result<BridgeStatus, ActorFault> {
         .send(crate::actors::extension::GetStatus)
         .await
         .map_err(|e| ActorFault::mailbox(crate::actors::extension::NAME, e))?;
+    let automation = match &services.automation {
+        Some(addr) => Some(
+            addr.send(crate::actors::automation::GetAutomationStatus)
+                .await
+                .map_err(|e| ActorFault::mailbox(crate::actors::automation::NAME, e))?,
+        ),
+        None => None,
+    };
     Ok(BridgeStatus {
+        automation,
         version: env!("CARGO_PKG_VERSION"),
         pid: std::process::id(),
         port: services.port,

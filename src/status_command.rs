@@ -101,6 +101,24 @@ pub fn render(s: &Value) -> String {
         s["rateLimitRejections"],
         s["activity"]["actorRestarts"],
     ));
+    if let Some(a) = s.get("automation") {
+        let hooks: Vec<String> = a["hooks"]
+            .as_array()
+            .map(|h| h.iter().map(str_of).collect())
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "automation: {} [{}], {} tasks started ({} in the last hour, cap {}), {} skipped\n",
+            str_of(&a["policy"]),
+            hooks.join(", "),
+            a["fired"],
+            a["firedLastHour"],
+            a["maxTasksPerHour"],
+            a["skipped"],
+        ));
+        if let Some(e) = a["lastReloadError"].as_str() {
+            out.push_str(&format!("  last policy edit refused: {e}\n"));
+        }
+    }
     out.push_str(&format!(
         "last connect: {}, last disconnect: {}\n",
         str_of(&s["lastConnectAt"]),

@@ -78,6 +78,8 @@ pub enum LifecycleEvent {
     PermissionDecision,
     /// An automation hook started a task (or was skipped).
     AutomationFired,
+    /// The automation policy was reloaded, or an edit of it was refused.
+    AutomationPolicy,
     /// The bridge started.
     BridgeStarted,
     /// The bridge is stopping.

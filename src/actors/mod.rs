@@ -2,6 +2,7 @@
 //! the typed messages declared next to it.
 
 pub mod activity_log;
+pub mod automation;
 pub mod checkpoint;
 pub mod diagnostics;
 pub mod extension;

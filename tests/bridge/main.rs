@@ -3,6 +3,7 @@
 mod harness;
 
 mod auth;
+mod automation;
 mod commands;
 mod config;
 mod diagnostics;

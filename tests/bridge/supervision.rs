@@ -8,7 +8,11 @@ use serde_json::json;
 use crate::harness::*;
 
 async fn crash_with_request_in_flight(actor: &str) {
-    let bridge = Bridge::start_with(Options::default().set("checkpoint.interval_ms", 200));
+    crash_in(actor, Options::default()).await;
+}
+
+async fn crash_in(actor: &str, opts: Options) {
+    let bridge = Bridge::start_with(opts.set("checkpoint.interval_ms", 200));
     let mut victim = bridge.ready_agent().await;
     let mut bystander = bridge.ready_agent().await;
     bystander
@@ -73,6 +77,17 @@ async fn crash_with_request_in_flight(actor: &str) {
         )),
         "{metrics}"
     );
+}
+
+#[tokio::test]
+async fn automation_panic_restarts_only_automation_with_its_policy() {
+    let opts = Options::default()
+        .file(
+            "policy.toml",
+            "[onFileSave]\npatterns = [\"*.rs\"]\nprompt = \"review {{file}}\"\n",
+        )
+        .set("automation.policy", "policy.toml");
+    crash_in("automation", opts).await;
 }
 
 #[tokio::test]

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use crate::editor_sim::{handler, EditorSim};
 use crate::harness::*;
 
-fn fake_claude() -> String {
+pub(crate) fn fake_claude() -> String {
     concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fake-claude").to_string()
 }
 

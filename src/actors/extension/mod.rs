@@ -20,6 +20,7 @@ use tokio::sync::oneshot;
 use self::breaker::{Admission, Breaker, Clock, Jitter, State, SystemClock, XorShift};
 use self::cache::{EditorCache, WireDiagnostic, WireSelection};
 use super::activity_log::{ActivityLog, LifecycleEvent, RecordLifecycle};
+use super::automation::EditorEvent;
 use super::outbound::Outbound;
 use super::registry::{Broadcast, EditorConnected, Mention, SessionRegistry, ToolsChanged};
 use super::supervise::{guard, ActorFault};
@@ -144,6 +145,7 @@ pub struct ExtensionClient {
     selection_timer: Option<SpawnHandle>,
     last_selection_sent: Option<Value>,
     registry: Addr<SessionRegistry>,
+    automation: Option<Recipient<EditorEvent>>,
     activity: Addr<ActivityLog>,
     metrics: Arc<Metrics>,
 }
@@ -169,6 +171,7 @@ impl ExtensionClient {
             selection_timer: None,
             last_selection_sent: None,
             registry,
+            automation: None,
             activity,
             metrics,
         }
@@ -326,6 +329,15 @@ impl ExtensionClient {
                         if self.cache.set_diagnostics(p.file, p.diagnostics) {
                             self.notify_listeners(&file);
                             self.registry.do_send(ToolsChanged { immediate: false });
+                            if let Some(automation) = &self.automation {
+                                let diagnostics = self
+                                    .cache
+                                    .diagnostics
+                                    .get(&file)
+                                    .cloned()
+                                    .unwrap_or_default();
+                                automation.do_send(EditorEvent::Diagnostics { file, diagnostics });
+                            }
                         }
                     }
                     Err(e) => tracing::debug!(%e, "malformed diagnosticsChanged ignored"),
@@ -367,8 +379,21 @@ impl ExtensionClient {
                 self.cache.debug = Some(params);
                 self.registry.do_send(ToolsChanged { immediate: false });
             }
-            "extension/fileChanged" | "extension/fileSaved" => {
+            "extension/fileChanged" => {
                 self.registry.do_send(ToolsChanged { immediate: false });
+            }
+            "extension/fileSaved" => {
+                self.registry.do_send(ToolsChanged { immediate: false });
+                let file = ["file", "filePath", "uri"]
+                    .iter()
+                    .find_map(|k| params.get(*k).and_then(Value::as_str));
+                match (file, &self.automation) {
+                    (Some(file), Some(automation)) => automation.do_send(EditorEvent::FileSaved {
+                        file: file.to_string(),
+                    }),
+                    (None, _) => tracing::debug!("fileSaved without a file ignored"),
+                    _ => {}
+                }
             }
             "extension/atMentioned" => self.registry.do_send(Mention(params)),
             other => tracing::info!(method = other, "unknown editor notification ignored"),
@@ -510,6 +535,11 @@ pub struct NotifyEditor {
 #[derive(Message)]
 #[rtype(result = "ExtensionStatus")]
 pub struct GetStatus;
+
+/// Where diagnostics changes and saves go for automation.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct SetAutomation(pub Recipient<EditorEvent>);
 
 /// A read of the caches.
 #[derive(Message)]
@@ -749,6 +779,13 @@ impl Handler<NotifyEditor> for ExtensionClient {
                 .send_text(jsonrpc::notification(msg.method, &msg.params)),
             None => false,
         }
+    }
+}
+
+impl Handler<SetAutomation> for ExtensionClient {
+    type Result = ();
+    fn handle(&mut self, msg: SetAutomation, _: &mut Context<Self>) {
+        self.automation = Some(msg.0);
     }
 }
 

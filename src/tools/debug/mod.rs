@@ -101,6 +101,8 @@ pub enum Target {
     Checkpoint,
     /// The editor client.
     ExtensionClient,
+    /// The automation actor (when a policy is configured).
+    Automation,
 }
 
 /// Sends `msg` to the target actor and flattens mailbox errors into faults.
@@ -113,6 +115,7 @@ where
     crate::actors::diagnostics::DiagnosticsActor: actix::Handler<M>,
     crate::actors::checkpoint::CheckpointActor: actix::Handler<M>,
     crate::actors::extension::ExtensionClient: actix::Handler<M>,
+    crate::actors::automation::Automation: actix::Handler<M>,
 {
     use crate::actors::{checkpoint, diagnostics, writer};
     let s = &ctx.services;
@@ -131,6 +134,10 @@ where
             Some(c) => flat(checkpoint::NAME, c.send(msg).await),
             None => Ok(()),
         },
+        Target::Automation => match &s.automation {
+            Some(a) => flat(crate::actors::automation::NAME, a.send(msg).await),
+            None => Ok(()),
+        },
     }
 }
 
@@ -146,7 +153,7 @@ fn actor_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "actor": { "enum": ["registry", "activity_log", "workspace_writer", "diagnostics", "checkpoint", "extension_client"] },
+            "actor": { "enum": ["registry", "activity_log", "workspace_writer", "diagnostics", "checkpoint", "extension_client", "automation"] },
             "ms": { "type": "integer", "minimum": 0, "maximum": 600000 }
         },
         "required": ["actor"]

@@ -1,0 +1,344 @@
+//! The automation policy file: read (TOML, YAML or JSON by extension), validated
+//! against `config/automation.schema.json`, and compiled into hooks.
+
+use std::path::Path;
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::diagnostics::Severity;
+
+/// The JSON Schema every policy file must satisfy.
+pub const SCHEMA: &str = include_str!("../../config/automation.schema.json");
+
+/// Tasks per hour when the policy does not say.
+pub const DEFAULT_TASKS_PER_HOUR: u32 = 20;
+/// Cooldown when a hook does not say (ms).
+pub const DEFAULT_COOLDOWN_MS: u64 = 30_000;
+/// The least cooldown a hook may have (ms).
+pub const MIN_COOLDOWN_MS: u64 = 5_000;
+
+/// Why a policy file was not accepted.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    /// Unreadable or not TOML/YAML/JSON.
+    #[error("automation policy {path}: {reason}")]
+    Read {
+        /// The file.
+        path: String,
+        /// What the parser said.
+        reason: String,
+    },
+    /// Parsed but breaks the schema; each problem names its field.
+    #[error("automation policy {path} is invalid: {}", problems.join("; "))]
+    Invalid {
+        /// The file.
+        path: String,
+        /// `field: problem` lines.
+        problems: Vec<String>,
+    },
+}
+
+/// Which diagnostics transition a hook waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DiagnosticsState {
+    /// Diagnostics at or above the severity appeared or changed.
+    Error,
+    /// The file had such diagnostics and now has none.
+    Cleared,
+}
+
+/// What sets a hook off.
+#[derive(Debug, Clone)]
+pub enum Trigger {
+    /// A file's diagnostics changed state.
+    Diagnostics {
+        /// Error or cleared.
+        state: DiagnosticsState,
+        /// Diagnostics below this are ignored (and left out of `{{diagnostics}}`).
+        min_severity: Severity,
+    },
+    /// The editor saved a file matching one of these (workspace-relative) globs.
+    FileSave {
+        /// Compiled patterns.
+        patterns: GlobSet,
+    },
+}
+
+/// One enabled hook.
+#[derive(Debug, Clone)]
+pub struct Hook {
+    /// The key it was declared under (used in logs, cooldowns and task origins).
+    pub name: &'static str,
+    /// When it fires.
+    pub trigger: Trigger,
+    /// Prompt template.
+    pub prompt: String,
+    /// Least time between firings for one file.
+    pub cooldown_ms: u64,
+    /// Timeout of its tasks.
+    pub timeout_ms: u64,
+}
+
+/// A loaded policy.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    /// Enabled hooks.
+    pub hooks: Vec<Hook>,
+    /// Tasks all hooks together may start per sliding hour.
+    pub max_tasks_per_hour: u32,
+    /// Things worth a warning (deprecated keys).
+    pub warnings: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawPolicy {
+    max_tasks_per_hour: Option<u32>,
+    on_diagnostics_state_change: Option<RawHook>,
+    on_diagnostics_error: Option<RawHook>,
+    on_file_save: Option<RawHook>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawHook {
+    enabled: Option<bool>,
+    state: Option<DiagnosticsState>,
+    min_severity: Option<String>,
+    #[serde(default)]
+    patterns: Vec<String>,
+    prompt: String,
+    cooldown_ms: Option<u64>,
+    timeout_ms: Option<u64>,
+}
+
+impl Policy {
+    /// Reads, validates and compiles the policy at `path`.
+    pub fn load(path: &Path) -> Result<Self, PolicyError> {
+        let shown = path.display().to_string();
+        let read_err = |reason: String| PolicyError::Read {
+            path: shown.clone(),
+            reason,
+        };
+        if !path.is_file() {
+            return Err(read_err("no such file".into()));
+        }
+        let value: Value = config::Config::builder()
+            .add_source(config::File::from(path))
+            .build()
+            .and_then(|c| c.try_deserialize())
+            .map_err(|e| read_err(e.to_string()))?;
+        Self::from_value(&value).map_err(|problems| PolicyError::Invalid {
+            path: shown,
+            problems,
+        })
+    }
+
+    /// Validates a parsed policy and compiles it; errors are `field: problem` lines.
+    pub fn from_value(value: &Value) -> Result<Self, Vec<String>> {
+        let schema: Value = serde_json::from_str(SCHEMA).expect("the shipped schema is JSON");
+        let validator = jsonschema::validator_for(&schema).expect("the shipped schema compiles");
+        let problems: Vec<String> = validator
+            .iter_errors(value)
+            .take(10)
+            .map(|e| {
+                let at = e.instance_path().to_string();
+                let field = if at.is_empty() {
+                    "(top level)".to_string()
+                } else {
+                    at.trim_start_matches('/').replace('/', ".")
+                };
+                format!("{field}: {e}")
+            })
+            .collect();
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+        let raw: RawPolicy =
+            serde_json::from_value(value.clone()).map_err(|e| vec![e.to_string()])?;
+        let mut policy = Policy {
+            hooks: Vec::new(),
+            max_tasks_per_hour: raw.max_tasks_per_hour.unwrap_or(DEFAULT_TASKS_PER_HOUR),
+            warnings: Vec::new(),
+        };
+        if let Some(h) = raw.on_diagnostics_state_change {
+            let state = h.state.unwrap_or(DiagnosticsState::Error);
+            policy.push(h, "onDiagnosticsStateChange", |h| {
+                diagnostics_trigger(h, state)
+            })?;
+        }
+        if let Some(h) = raw.on_diagnostics_error {
+            policy.warnings.push(
+                "onDiagnosticsError is deprecated: use onDiagnosticsStateChange with state = \"error\""
+                    .into(),
+            );
+            policy.push(h, "onDiagnosticsError", |h| {
+                diagnostics_trigger(h, DiagnosticsState::Error)
+            })?;
+        }
+        if let Some(h) = raw.on_file_save {
+            policy.push(h, "onFileSave", file_save_trigger)?;
+        }
+        Ok(policy)
+    }
+
+    fn push(
+        &mut self,
+        raw: RawHook,
+        name: &'static str,
+        trigger: impl FnOnce(&RawHook) -> Result<Trigger, String>,
+    ) -> Result<(), Vec<String>> {
+        if raw.enabled == Some(false) {
+            return Ok(());
+        }
+        let trigger = trigger(&raw).map_err(|e| vec![format!("{name}.{e}")])?;
+        self.hooks.push(Hook {
+            name,
+            trigger,
+            prompt: raw.prompt,
+            cooldown_ms: raw.cooldown_ms.unwrap_or(DEFAULT_COOLDOWN_MS),
+            timeout_ms: raw
+                .timeout_ms
+                .unwrap_or(crate::orchestrator::DEFAULT_TIMEOUT_MS),
+        });
+        Ok(())
+    }
+}
+
+fn diagnostics_trigger(raw: &RawHook, state: DiagnosticsState) -> Result<Trigger, String> {
+    let min_severity = match raw.min_severity.as_deref().unwrap_or("error") {
+        "error" => Severity::Error,
+        "warning" => Severity::Warning,
+        "information" => Severity::Info,
+        _ => Severity::Hint,
+    };
+    Ok(Trigger::Diagnostics {
+        state,
+        min_severity,
+    })
+}
+
+fn file_save_trigger(raw: &RawHook) -> Result<Trigger, String> {
+    let mut set = GlobSetBuilder::new();
+    for (i, p) in raw.patterns.iter().enumerate() {
+        let glob = Glob::new(p).map_err(|e| format!("patterns.{i}: {e}"))?;
+        set.add(glob);
+    }
+    set.build()
+        .map(|patterns| Trigger::FileSave { patterns })
+        .map_err(|e| format!("patterns: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn problems(v: Value) -> String {
+        Policy::from_value(&v).unwrap_err().join("\n")
+    }
+
+    #[test]
+    fn a_complete_policy_compiles_with_defaults() {
+        let p = Policy::from_value(&json!({
+            "maxTasksPerHour": 3,
+            "onDiagnosticsStateChange": {"state": "cleared", "minSeverity": "warning", "prompt": "p"},
+            "onFileSave": {"patterns": ["src/**/*.rs"], "prompt": "q", "cooldownMs": 5000}
+        }))
+        .unwrap();
+        assert_eq!(p.max_tasks_per_hour, 3);
+        assert_eq!(p.hooks.len(), 2);
+        assert_eq!(p.hooks[0].cooldown_ms, DEFAULT_COOLDOWN_MS);
+        assert!(matches!(
+            p.hooks[0].trigger,
+            Trigger::Diagnostics {
+                state: DiagnosticsState::Cleared,
+                min_severity: Severity::Warning
+            }
+        ));
+        assert_eq!(p.hooks[1].cooldown_ms, 5000);
+        assert!(p.warnings.is_empty());
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let cases = [
+            (
+                json!({"onFileSave": {"patterns": ["*"], "prompt": "p", "cooldownMs": 4999}}),
+                "onFileSave.cooldownMs",
+            ),
+            (json!({"onFileSave": {"prompt": "p"}}), "onFileSave"),
+            (
+                json!({"onFileSave": {"patterns": [], "prompt": "p"}}),
+                "onFileSave.patterns",
+            ),
+            (
+                json!({"onDiagnosticsStateChange": {"state": "broken", "prompt": "p"}}),
+                "onDiagnosticsStateChange.state",
+            ),
+            (
+                json!({"onDiagnosticsStateChange": {"state": "error", "prompt": "p", "minSeverity": "fatal"}}),
+                "onDiagnosticsStateChange.minSeverity",
+            ),
+            (json!({"maxTasksPerHour": 0}), "maxTasksPerHour"),
+            (json!({"onFileSve": {}}), "(top level)"),
+            (
+                json!({"onFileSave": {"patterns": ["a[b"], "prompt": "p"}}),
+                "onFileSave.patterns.0",
+            ),
+        ];
+        for (v, field) in cases {
+            let p = problems(v.clone());
+            assert!(p.starts_with(field), "{v}: {p}");
+        }
+    }
+
+    #[test]
+    fn the_legacy_hook_still_works_with_a_warning() {
+        let p = Policy::from_value(&json!({"onDiagnosticsError": {"prompt": "p"}})).unwrap();
+        assert_eq!(p.hooks[0].name, "onDiagnosticsError");
+        assert!(matches!(
+            p.hooks[0].trigger,
+            Trigger::Diagnostics {
+                state: DiagnosticsState::Error,
+                min_severity: Severity::Error
+            }
+        ));
+        assert!(p.warnings[0].contains("deprecated"));
+    }
+
+    #[test]
+    fn disabled_hooks_are_left_out() {
+        let p = Policy::from_value(
+            &json!({"onFileSave": {"enabled": false, "patterns": ["*"], "prompt": "p"}}),
+        )
+        .unwrap();
+        assert!(p.hooks.is_empty());
+    }
+
+    #[test]
+    fn files_load_in_each_format() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases = [
+            ("p.toml", "maxTasksPerHour = 2\n[onFileSave]\npatterns = [\"*.rs\"]\nprompt = \"x {{file}}\"\n"),
+            ("p.yaml", "maxTasksPerHour: 2\nonFileSave:\n  patterns: ['*.rs']\n  prompt: 'x {{file}}'\n"),
+            ("p.json", r#"{"maxTasksPerHour": 2, "onFileSave": {"patterns": ["*.rs"], "prompt": "x {{file}}"}}"#),
+        ];
+        for (name, text) in cases {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            let p = Policy::load(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!((p.max_tasks_per_hour, p.hooks.len()), (2, 1), "{name}");
+        }
+        let bad = dir.path().join("bad.toml");
+        std::fs::write(&bad, "[onFileSave\n").unwrap();
+        assert!(matches!(Policy::load(&bad), Err(PolicyError::Read { .. })));
+        assert!(matches!(
+            Policy::load(&dir.path().join("none.toml")),
+            Err(PolicyError::Read { .. })
+        ));
+    }
+}
