@@ -26,6 +26,7 @@ fn help_documents_every_flag() {
         "--log-level",
         "--log-format",
         "--set",
+        "--automation-policy",
         "status",
         "config",
     ] {

@@ -259,6 +259,57 @@ async fn queue_full_cancel_pending_and_running_without_orphans() {
 }
 
 #[tokio::test]
+async fn default_limits_run_ten_queue_twenty_and_refuse_the_thirty_first() {
+    let bridge = Bridge::start_with(with_fake());
+    let mut agent = bridge.ready_agent().await;
+    let mut ids = Vec::new();
+    for i in 0..30 {
+        let t = json_text(
+            &agent
+                .call(
+                    "runClaudeTask",
+                    json!({"prompt": "mode:forever marker:6161", "timeoutMs": 600000}),
+                )
+                .await,
+        );
+        let expected = if i < 10 { "running" } else { "pending" };
+        assert!(
+            t["status"] == expected || (i < 10 && t["status"] == "pending"),
+            "task {i}: {t}"
+        );
+        ids.push(t["taskId"].as_str().unwrap().to_string());
+    }
+    let full = agent.call("runClaudeTask", json!({"prompt": "x"})).await;
+    assert_eq!(
+        text(&full),
+        "Task queue is full: 10 tasks running and 20 waiting (max 20); try again when one finishes"
+    );
+    let listed = json_text(&agent.call("listClaudeTasks", json!({})).await);
+    let count = |status: &str| {
+        listed["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["status"] == status)
+            .count()
+    };
+    assert_eq!((count("running"), count("pending")), (10, 20), "{listed}");
+    wait_for("ten running tasks each started their child", DEADLINE, || {
+        let ps = std::process::Command::new("pgrep")
+            .args(["-f", "sleep 6161"])
+            .output()
+            .unwrap();
+        (String::from_utf8_lossy(&ps.stdout).lines().count() == 10).then_some(())
+    });
+    // Cancel the queue first so that nothing new starts, then the running ones.
+    for id in ids.iter().rev() {
+        let c = json_text(&agent.call("cancelClaudeTask", json!({"taskId": id})).await);
+        assert_eq!(c["status"], "cancelled", "{c}");
+    }
+    no_orphans("6161");
+}
+
+#[tokio::test]
 async fn other_sessions_tasks_are_refused_and_history_is_bounded() {
     let bridge = Bridge::start_with(with_fake().set("orchestrator.max_history", 2));
     let mut owner = bridge.ready_agent().await;
