@@ -1,9 +1,12 @@
 //! Cost of forwarding to the editor: `getHover` (forwarded to the extension simulator,
 //! which answers at once) against `close_tab` (answered by the bridge), interleaved in
-//! the same run; then 5 agents hammering the simulator at once.
+//! the same run, with a raw WebSocket echo round trip as the floor of what any second
+//! exchange costs on this machine; then 5 agents hammering the editor simulator at once.
 //!
 //! Run: `cargo bench --bench editor`.
 
+#[path = "common/echo.rs"]
+mod echo;
 #[path = "../tests/bridge/editor_sim.rs"]
 mod editor_sim;
 #[path = "../tests/bridge/harness.rs"]
@@ -19,6 +22,10 @@ const ROUNDS: usize = 20;
 const PER_ROUND: usize = 500;
 
 fn main() {
+    if echo::serve_if_asked() {
+        return;
+    }
+    let (_echo_proc, echo_port) = echo::spawn_echo_process();
     let bridge = Bridge::start_with(
         Options {
             log_level: Some("warn"),
@@ -54,15 +61,24 @@ fn main() {
         .unwrap();
     rt.block_on(async {
         let mut agent = bridge.ready_agent().await;
+        let mut echo = Agent::connect_raw(echo_port, &[])
+            .await
+            .expect("echo server");
         let local = json!({"tab_name": "bench"});
         let hover = json!({"file": "src/main.rs", "line": 1, "column": 4});
         for i in 0..300 {
+            echo_round_trip(&mut echo, i).await;
             call(&mut agent, i, "close_tab", &local).await;
             call(&mut agent, i, "getHover", &hover).await;
         }
-        let (mut l, mut f) = (Vec::new(), Vec::new());
+        let (mut l, mut f, mut e) = (Vec::new(), Vec::new(), Vec::new());
         let (mut cpu_l, mut cpu_f) = (Duration::ZERO, Duration::ZERO);
         for _ in 0..ROUNDS {
+            for i in 0..PER_ROUND {
+                let t = Instant::now();
+                echo_round_trip(&mut echo, i).await;
+                e.push(t.elapsed());
+            }
             let before = cpu_time(bridge.pid());
             for i in 0..PER_ROUND {
                 let t = Instant::now();
@@ -81,6 +97,7 @@ fn main() {
         let per = |d: Duration| d.as_secs_f64() * 1e6 / (ROUNDS * PER_ROUND) as f64;
         l.sort();
         f.sort();
+        e.sort();
         let pct =
             |v: &[Duration], p: usize| v[(v.len() * p / 100).min(v.len() - 1)].as_secs_f64() * 1e6;
         println!("| 1 agent | p50 µs | p99 µs | bridge CPU µs/call |");
@@ -102,6 +119,15 @@ fn main() {
             pct(&f, 50) - pct(&l, 50),
             pct(&f, 99) - pct(&l, 99),
             per(cpu_f) - per(cpu_l)
+        );
+        println!(
+            "| raw WebSocket echo round trip (floor of any second exchange) | {:.0} | {:.0} | |",
+            pct(&e, 50),
+            pct(&e, 99)
+        );
+        println!(
+            "| extra beyond one echo round trip (the bridge's own forwarding work) | {:.0} | | |",
+            pct(&f, 50) - pct(&l, 50) - pct(&e, 50)
         );
 
         let mut agents = vec![agent];
@@ -145,4 +171,13 @@ async fn call(agent: &mut Agent, id: usize, tool: &str, args: &Value) {
         .await;
     let reply = agent.response_to(&json!(id)).await;
     assert!(reply["result"]["isError"].is_null(), "{reply}");
+}
+
+/// The same getHover request text through the raw echo server.
+async fn echo_round_trip(echo: &mut Agent, id: usize) {
+    let hover = json!({"file": "src/main.rs", "line": 1, "column": 4});
+    echo.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "getHover", "arguments": hover}}))
+        .await;
+    let reply = echo.recv().await;
+    assert_eq!(reply["id"], json!(id));
 }

@@ -4,15 +4,14 @@
 //!
 //! Run: `cargo bench --bench roundtrip` (optionally `-- --requests 20000`).
 
+#[path = "common/echo.rs"]
+mod echo;
 #[path = "../tests/bridge/harness.rs"]
 mod harness;
 
-use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
-use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
-use actix_ws::AggregatedMessage;
-use futures_util::StreamExt;
+use echo::spawn_echo_process;
 use harness::{cpu_time, Agent, Bridge, Options};
 use serde_json::json;
 
@@ -23,8 +22,7 @@ const ROUNDS: usize = 10;
 const DEFAULT_REQUESTS: usize = 20_000;
 
 fn main() {
-    if std::env::args().any(|a| a == "--serve-echo") {
-        serve_echo();
+    if echo::serve_if_asked() {
         return;
     }
     let requests: usize = std::env::args()
@@ -227,64 +225,4 @@ fn rss_kib(pid: u32) -> u64 {
 fn wait_idle_rss(pid: u32) -> u64 {
     std::thread::sleep(Duration::from_millis(500));
     rss_kib(pid)
-}
-
-/// The echo server runs in its own process, like the bridge, so both baselines pay
-/// the same scheduling costs.
-fn spawn_echo_process() -> (KillOnDrop, u16) {
-    use std::io::BufRead;
-    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-        .arg("--serve-echo")
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let port = line.trim().parse().expect("echo server prints its port");
-    (KillOnDrop(child), port)
-}
-
-struct KillOnDrop(std::process::Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn serve_echo() {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    println!("{}", listener.local_addr().unwrap().port());
-    actix_rt::System::new().block_on(async move {
-        HttpServer::new(|| App::new().route("/", web::get().to(echo)))
-            .workers(1)
-            .tcp_nodelay(true)
-            .listen(listener)
-            .unwrap()
-            .run()
-            .await
-            .unwrap();
-    });
-}
-
-async fn echo(req: HttpRequest, body: web::Payload) -> actix_web::Result<HttpResponse> {
-    let (response, mut session, stream) = actix_ws::handle(&req, body)?;
-    let mut stream = stream.max_frame_size(16 << 20).aggregate_continuations();
-    actix_rt::spawn(async move {
-        while let Some(Ok(msg)) = stream.next().await {
-            let ok = match msg {
-                AggregatedMessage::Text(text) => session.text(text).await.is_ok(),
-                AggregatedMessage::Ping(data) => session.pong(&data).await.is_ok(),
-                AggregatedMessage::Close(_) => false,
-                _ => true,
-            };
-            if !ok {
-                break;
-            }
-        }
-    });
-    Ok(response)
 }

@@ -294,13 +294,17 @@ async fn default_limits_run_ten_queue_twenty_and_refuse_the_thirty_first() {
             .count()
     };
     assert_eq!((count("running"), count("pending")), (10, 20), "{listed}");
-    wait_for("ten running tasks each started their child", DEADLINE, || {
-        let ps = std::process::Command::new("pgrep")
-            .args(["-f", "sleep 6161"])
-            .output()
-            .unwrap();
-        (String::from_utf8_lossy(&ps.stdout).lines().count() == 10).then_some(())
-    });
+    wait_for(
+        "ten running tasks each started their child",
+        DEADLINE,
+        || {
+            let ps = std::process::Command::new("pgrep")
+                .args(["-f", "sleep 6161"])
+                .output()
+                .unwrap();
+            (String::from_utf8_lossy(&ps.stdout).lines().count() == 10).then_some(())
+        },
+    );
     // Cancel the queue first so that nothing new starts, then the running ones.
     for id in ids.iter().rev() {
         let c = json_text(&agent.call("cancelClaudeTask", json!({"taskId": id})).await);
