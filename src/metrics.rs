@@ -24,6 +24,13 @@ pub struct ToolNameLabel {
     pub tool: &'static str,
 }
 
+/// Labels naming an MCP method.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct MethodLabel {
+    /// A method the bridge knows (`initialize`, `tools/list`, …).
+    pub method: &'static str,
+}
+
 /// Labels naming an actor.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ActorLabel {
@@ -39,6 +46,8 @@ fn duration_histogram() -> Histogram {
 /// Every metric the bridge exports.
 pub struct Metrics {
     registry: Registry,
+    /// MCP requests from agents by method (known methods only).
+    pub mcp_requests: Family<MethodLabel, Counter>,
     /// Tool calls by tool and status.
     pub tool_calls: Family<ToolLabels, Counter>,
     /// Tool call duration by tool.
@@ -66,6 +75,7 @@ impl Metrics {
     pub fn new() -> Self {
         let mut registry = Registry::with_prefix("ide_bridge");
         let tool_calls = Family::<ToolLabels, Counter>::default();
+        let mcp_requests = Family::<MethodLabel, Counter>::default();
         let tool_duration =
             Family::<ToolNameLabel, Histogram, fn() -> Histogram>::new_with_constructor(
                 duration_histogram,
@@ -75,6 +85,11 @@ impl Metrics {
         let dropped_notifications = Counter::default();
         let actor_restarts = Family::<ActorLabel, Counter>::default();
         let rejected_connections = Counter::default();
+        registry.register(
+            "mcp_requests",
+            "MCP requests from agents by method",
+            mcp_requests.clone(),
+        );
         registry.register(
             "tool_calls",
             "Tool calls by tool and status",
@@ -112,6 +127,7 @@ impl Metrics {
         );
         Self {
             registry,
+            mcp_requests,
             tool_calls,
             tool_duration,
             active_sessions,

@@ -21,6 +21,7 @@ use super::registry::{
     iso_now, SessionAttached, SessionDetached, SessionEnded, SessionInitialized,
 };
 use super::supervise::{catch, panic_message};
+use crate::metrics::MethodLabel;
 use crate::protocol::ide::IdeConnectedParams;
 use crate::protocol::jsonrpc::{self, parse_params, Incoming, Request, RequestId, RpcError};
 use crate::protocol::mcp::{
@@ -496,9 +497,14 @@ impl Session {
             )));
         }
         let method = req.method.as_str();
-        if !KNOWN_METHODS.contains(&method) {
+        let Some(known) = KNOWN_METHODS.iter().find(|m| **m == method) else {
             return Err(RpcError::method_not_found(method));
-        }
+        };
+        self.services
+            .metrics
+            .mcp_requests
+            .get_or_create(&MethodLabel { method: known })
+            .inc();
         let params = req.params.as_deref();
         if !self.mcp.initialized && method != "initialize" && method != "ping" {
             return Err(RpcError::invalid_request(format!(

@@ -35,6 +35,11 @@ async fn rate_limit_admits_200_requests_and_refuses_the_201st() {
         metrics.contains("ide_bridge_rate_limit_rejections_total 1"),
         "{metrics}"
     );
+    // The refused request never reached a session: 200 + 1 pings are counted.
+    assert!(
+        metrics.contains("ide_bridge_mcp_requests_total{method=\"ping\"} 201"),
+        "{metrics}"
+    );
 }
 
 #[tokio::test]

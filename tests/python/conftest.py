@@ -50,7 +50,13 @@ def running_bridge(*extra_args):
                     if data.get("pid") == proc.pid:
                         lock = (int(path.stem), data)
                 time.sleep(0.02)
-            yield {"port": lock[0], "token": lock[1]["authToken"], "workspace": workspace.resolve()}
+            yield {
+                "port": lock[0],
+                "token": lock[1]["authToken"],
+                "workspace": workspace.resolve(),
+                "config_dir": config_dir,
+                "log": tmp / "bridge.log",
+            }
         finally:
             proc.send_signal(signal.SIGTERM)
             try:
