@@ -662,29 +662,7 @@ impl Handler<FlushNow> for ActivityLog {
 }
 
 #[cfg(feature = "fault-injection")]
-mod faults {
-    use super::*;
-    use crate::actors::fault::{Crash, Stall};
-    use actix::{ActorFutureExt, ResponseActFuture, WrapFuture};
-
-    impl Handler<Crash> for ActivityLog {
-        type Result = Result<(), ActorFault>;
-        fn handle(&mut self, _: Crash, ctx: &mut Context<Self>) -> Self::Result {
-            guard(NAME, self, ctx, |_, _| panic!("injected fault in {NAME}"))
-        }
-    }
-
-    impl Handler<Stall> for ActivityLog {
-        type Result = ResponseActFuture<Self, Result<(), ActorFault>>;
-        fn handle(&mut self, msg: Stall, _: &mut Context<Self>) -> Self::Result {
-            Box::pin(
-                actix::clock::sleep(msg.0)
-                    .into_actor(self)
-                    .map(|_, _, _| Ok(())),
-            )
-        }
-    }
-}
+crate::actors::fault::fault_handlers!(ActivityLog, NAME);
 
 #[cfg(test)]
 mod tests {

@@ -262,25 +262,4 @@ impl Handler<Probes> for DiagnosticsActor {
 }
 
 #[cfg(feature = "fault-injection")]
-mod faults {
-    use super::*;
-    use crate::actors::fault::{Crash, Stall};
-
-    impl Handler<Crash> for DiagnosticsActor {
-        type Result = Result<(), ActorFault>;
-        fn handle(&mut self, _: Crash, ctx: &mut Context<Self>) -> Self::Result {
-            guard(NAME, self, ctx, |_, _| panic!("injected fault in {NAME}"))
-        }
-    }
-
-    impl Handler<Stall> for DiagnosticsActor {
-        type Result = ResponseActFuture<Self, Result<(), ActorFault>>;
-        fn handle(&mut self, msg: Stall, _: &mut Context<Self>) -> Self::Result {
-            Box::pin(
-                actix::clock::sleep(msg.0)
-                    .into_actor(self)
-                    .map(|_, _, _| Ok(())),
-            )
-        }
-    }
-}
+crate::actors::fault::fault_handlers!(DiagnosticsActor, NAME);

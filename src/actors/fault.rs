@@ -16,3 +16,41 @@ pub struct Crash;
 #[derive(Debug, Message)]
 #[rtype(result = "Result<(), ActorFault>")]
 pub struct Stall(pub Duration);
+
+/// Implements [`Crash`] and [`Stall`] for a supervised singleton actor: `Crash` panics
+/// inside the actor's panic boundary (so its supervisor restarts it), `Stall` answers
+/// after the given time without blocking the actor.
+macro_rules! fault_handlers {
+    ($actor:ty, $name:expr) => {
+        impl actix::Handler<$crate::actors::fault::Crash> for $actor {
+            type Result = Result<(), $crate::actors::supervise::ActorFault>;
+            fn handle(
+                &mut self,
+                _: $crate::actors::fault::Crash,
+                ctx: &mut actix::Context<Self>,
+            ) -> Self::Result {
+                $crate::actors::supervise::guard($name, self, ctx, |_, _| {
+                    panic!("injected fault in {}", $name)
+                })
+            }
+        }
+
+        impl actix::Handler<$crate::actors::fault::Stall> for $actor {
+            type Result =
+                actix::ResponseActFuture<Self, Result<(), $crate::actors::supervise::ActorFault>>;
+            fn handle(
+                &mut self,
+                msg: $crate::actors::fault::Stall,
+                _: &mut actix::Context<Self>,
+            ) -> Self::Result {
+                use actix::{ActorFutureExt, WrapFuture};
+                Box::pin(
+                    actix::clock::sleep(msg.0)
+                        .into_actor(self)
+                        .map(|_, _, _| Ok(())),
+                )
+            }
+        }
+    };
+}
+pub(crate) use fault_handlers;

@@ -23,6 +23,11 @@ async fn run(agent: &mut Agent, prompt: &str) -> Value {
     )
 }
 
+/// Starts a task without waiting for it.
+async fn submit(agent: &mut Agent, args: Value) -> Value {
+    json_text(&agent.call("runClaudeTask", args).await)
+}
+
 async fn status(agent: &mut Agent, id: &str) -> Value {
     json_text(
         &agent
@@ -39,13 +44,24 @@ async fn wait_running(agent: &mut Agent, id: &str) {
     }
 }
 
-/// True while a `sleep <marker>` started by a fake task exists.
-fn alive(marker: &str) -> bool {
+/// Asserts that a task's output contains `needle`.
+fn assert_output(task: &Value, needle: &str) {
+    let output = task["output"].as_str().unwrap_or_default();
+    assert!(output.contains(needle), "{needle:?} not in {task}");
+}
+
+/// How many `sleep <marker>` processes started by fake tasks exist.
+fn children(marker: &str) -> usize {
     let ps = std::process::Command::new("pgrep")
         .args(["-f", &format!("sleep {marker}")])
         .output()
         .unwrap();
-    !ps.stdout.is_empty()
+    String::from_utf8_lossy(&ps.stdout).lines().count()
+}
+
+/// True while a `sleep <marker>` started by a fake task exists.
+fn alive(marker: &str) -> bool {
+    children(marker) > 0
 }
 
 fn no_orphans(marker: &str) {
@@ -74,13 +90,7 @@ async fn a_task_runs_to_done_and_streams_progress_and_editor_output() {
         task["status"], "done",
         "CLAUDECODE is removed from the task's environment: {task}"
     );
-    assert!(
-        task["output"]
-            .as_str()
-            .unwrap()
-            .contains("working on: say hello"),
-        "{task}"
-    );
+    assert_output(&task, "working on: say hello");
     assert!(agent
         .inbox
         .iter()
@@ -191,14 +201,11 @@ async fn limits_on_timeout_prompt_and_context_files() {
         )
         .await;
     assert!(text(&escape).starts_with("Path escapes workspace"));
-    let slow = json_text(
-        &agent
-            .call(
-                "runClaudeTask",
-                json!({"prompt": "mode:forever marker:4141", "timeoutMs": 5000, "wait": true}),
-            )
-            .await,
-    );
+    let slow = submit(
+        &mut agent,
+        json!({"prompt": "mode:forever marker:4141", "timeoutMs": 5000, "wait": true}),
+    )
+    .await;
     assert_eq!(slow["status"], "error");
     assert!(
         slow["error"]
@@ -218,22 +225,12 @@ async fn queue_full_cancel_pending_and_running_without_orphans() {
             .set("orchestrator.max_queue", 1),
     );
     let mut agent = bridge.ready_agent().await;
-    let running = json_text(
-        &agent
-            .call(
-                "runClaudeTask",
-                json!({"prompt": "mode:forever marker:5151", "timeoutMs": 600000}),
-            )
-            .await,
-    );
-    let pending = json_text(
-        &agent
-            .call(
-                "runClaudeTask",
-                json!({"prompt": "mode:forever marker:5252"}),
-            )
-            .await,
-    );
+    let running = submit(
+        &mut agent,
+        json!({"prompt": "mode:forever marker:5151", "timeoutMs": 600000}),
+    )
+    .await;
+    let pending = submit(&mut agent, json!({"prompt": "mode:forever marker:5252"})).await;
     assert_eq!(pending["status"], "pending");
     let full = agent.call("runClaudeTask", json!({"prompt": "x"})).await;
     assert!(
@@ -264,14 +261,11 @@ async fn default_limits_run_ten_queue_twenty_and_refuse_the_thirty_first() {
     let mut agent = bridge.ready_agent().await;
     let mut ids = Vec::new();
     for i in 0..30 {
-        let t = json_text(
-            &agent
-                .call(
-                    "runClaudeTask",
-                    json!({"prompt": "mode:forever marker:6161", "timeoutMs": 600000}),
-                )
-                .await,
-        );
+        let t = submit(
+            &mut agent,
+            json!({"prompt": "mode:forever marker:6161", "timeoutMs": 600000}),
+        )
+        .await;
         let expected = if i < 10 { "running" } else { "pending" };
         assert!(
             t["status"] == expected || (i < 10 && t["status"] == "pending"),
@@ -371,14 +365,11 @@ async fn tasks_alive_at_a_stop_come_back_interrupted() {
     let first = Bridge::start_with(opts());
     let mut agent = Agent::connect(&first, &anchor).await.unwrap();
     agent.initialize().await;
-    let t = json_text(
-        &agent
-            .call(
-                "runClaudeTask",
-                json!({"prompt": "mode:forever marker:6161", "timeoutMs": 600000}),
-            )
-            .await,
-    );
+    let t = submit(
+        &mut agent,
+        json!({"prompt": "mode:forever marker:6161", "timeoutMs": 600000}),
+    )
+    .await;
     let id = t["taskId"].as_str().unwrap().to_string();
     wait_running(&mut agent, &id).await;
     wait_for("the forever task's child exists", DEADLINE, || {
@@ -406,29 +397,11 @@ async fn the_permission_policy_allows_denies_and_denies_by_default() {
     let bridge = Bridge::start_with(with_fake().arg("--config").arg(config.to_str().unwrap()));
     let mut agent = bridge.ready_agent().await;
     let allowed = run(&mut agent, "mode:permission:Bash").await;
-    assert!(
-        allowed["output"]
-            .as_str()
-            .unwrap()
-            .contains("permission allow"),
-        "{allowed}"
-    );
+    assert_output(&allowed, "permission allow");
     let denied = run(&mut agent, "mode:permission:Write").await;
-    assert!(
-        denied["output"]
-            .as_str()
-            .unwrap()
-            .contains("permission deny"),
-        "{denied}"
-    );
+    assert_output(&denied, "permission deny");
     let default = run(&mut agent, "mode:permission:Read").await;
-    assert!(
-        default["output"]
-            .as_str()
-            .unwrap()
-            .contains("permission deny"),
-        "{default}"
-    );
+    assert_output(&default, "permission deny");
     let log = json_text(&agent.call("getActivityLog", json!({"limit": 100})).await);
     let decisions: Vec<&str> = log["entries"]
         .as_array()

@@ -6,9 +6,46 @@ pub mod get_claude_task_status;
 pub mod list_claude_tasks;
 pub mod run_claude_task;
 
+use actix::{Handler, Message};
+use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::actors::orchestrator::Orchestrator;
 use crate::orchestrator::Task;
+use crate::protocol::mcp::CallToolResult;
+
+/// Arguments of the tools that name one task.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskIdArgs {
+    task_id: String,
+}
+
+/// Schema of [`TaskIdArgs`].
+pub(crate) fn task_id_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": { "taskId": { "type": "string", "minLength": 1 } },
+        "required": ["taskId"],
+        "additionalProperties": false
+    })
+}
+
+/// Sends `msg` to the orchestrator and shows the task it answers with.
+pub(crate) async fn ask_orchestrator<M>(
+    orchestrator: &actix::Addr<Orchestrator>,
+    msg: M,
+) -> CallToolResult
+where
+    M: Message<Result = Result<Task, String>> + Send + 'static,
+    Orchestrator: Handler<M>,
+{
+    match orchestrator.send(msg).await {
+        Ok(Ok(t)) => CallToolResult::json(&view(&t)),
+        Ok(Err(e)) => CallToolResult::error(e),
+        Err(e) => CallToolResult::error(format!("the orchestrator is unavailable: {e}")),
+    }
+}
 
 /// A task as agents see it.
 pub(crate) fn view(task: &Task) -> Value {
