@@ -106,8 +106,9 @@ impl Seed {
         };
         let registry = {
             let max = self.settings.sessions.max_sessions;
+            let gap = Duration::from_millis(self.settings.server.min_connect_interval_ms);
             let (a, m) = (activity.clone(), Arc::clone(&self.metrics));
-            Supervisor::start(move |_| SessionRegistry::new(max, a, m))
+            Supervisor::start(move |_| SessionRegistry::new(max, gap, a, m))
         };
         let writer = {
             let (ws, a, m) = (

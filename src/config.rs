@@ -98,6 +98,8 @@ pub struct ServerSettings {
     pub pong_timeout_ms: u64,
     /// `Origin` values accepted on WebSocket upgrades (browsers always send one).
     pub allowed_origins: Vec<String>,
+    /// Least time between two accepted WebSocket connections (429 when sooner).
+    pub min_connect_interval_ms: u64,
 }
 
 /// `[sessions]`
@@ -347,6 +349,7 @@ impl Default for ServerSettings {
             ping_interval_ms: 30_000,
             pong_timeout_ms: 90_000,
             allowed_origins: Vec::new(),
+            min_connect_interval_ms: 50,
         }
     }
 }
@@ -448,6 +451,12 @@ impl Settings {
             ));
         }
         range("server.workers", s.workers, 1, 64)?;
+        range(
+            "server.min_connect_interval_ms",
+            s.min_connect_interval_ms,
+            0,
+            10_000,
+        )?;
         range(
             "server.max_message_bytes",
             s.max_message_bytes,

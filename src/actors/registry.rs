@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use super::activity_log::{ActivityLog, LifecycleEvent, RecordLifecycle};
 use super::extension::{ExtensionClient, NotifyEditor};
+use super::rate_limit::MinInterval;
 use super::session::{
     Describe, Evict, ExportState, NotifyListChanged, PeerJoined, SendNotification, Session,
     SessionInfo, Shutdown,
@@ -200,12 +201,20 @@ pub struct SessionRegistry {
     last_disconnect_at: Option<String>,
     mentions: Vec<(Instant, serde_json::Value)>,
     editor: Option<Addr<ExtensionClient>>,
+    connect_gate: MinInterval,
 }
 
 impl SessionRegistry {
-    /// A registry admitting `max_sessions` sessions.
-    pub fn new(max_sessions: usize, activity: Addr<ActivityLog>, metrics: Arc<Metrics>) -> Self {
+    /// A registry admitting `max_sessions` sessions and connections at least
+    /// `min_connect_interval` apart.
+    pub fn new(
+        max_sessions: usize,
+        min_connect_interval: Duration,
+        activity: Addr<ActivityLog>,
+        metrics: Arc<Metrics>,
+    ) -> Self {
         Self {
+            connect_gate: MinInterval::new(min_connect_interval),
             slots: BTreeMap::new(),
             max_sessions,
             activity,
@@ -405,6 +414,19 @@ impl Supervised for SessionRegistry {
             self.schedule_list_changed(false, ctx);
         }
         self.lifecycle(LifecycleEvent::ActorRestarted, None, NAME.to_string());
+    }
+}
+
+/// May a new WebSocket connection (agent or editor) be accepted now? `Err` says how
+/// long to wait.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<(), Duration>")]
+pub struct MayConnect;
+
+impl Handler<MayConnect> for SessionRegistry {
+    type Result = Result<(), Duration>;
+    fn handle(&mut self, _: MayConnect, _: &mut Context<Self>) -> Self::Result {
+        self.connect_gate.try_acquire(Instant::now())
     }
 }
 

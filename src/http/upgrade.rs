@@ -9,7 +9,7 @@ use super::guard::{check_host_and_origin, check_token};
 use super::{AGENT_AUTH_HEADER, EDITOR_AUTH_HEADER, SESSION_ANCHOR_HEADER};
 use crate::actors::outbound::truncate_reason;
 use crate::actors::registry;
-use crate::actors::registry::{Admit, AdmitError};
+use crate::actors::registry::{Admit, AdmitError, MayConnect};
 use crate::actors::session::{new_session_id, Session};
 use crate::actors::supervise::ActorFault;
 use crate::actors::transport::{Peer, Transport};
@@ -35,6 +35,15 @@ pub async fn upgrade(
         services.metrics.rejected_connections.inc();
         tracing::warn!(peer = ?req.peer_addr(), %rejection, "refused a WebSocket upgrade");
         return Err(rejection.into());
+    }
+    // A registry that cannot answer lets the connection through; admission reports it.
+    if let Ok(Err(wait)) = services.registry.send(MayConnect).await {
+        services.metrics.rejected_connections.inc();
+        tracing::info!(
+            wait_ms = wait.as_millis() as u64,
+            "refused a WebSocket upgrade with 429: connections too close together"
+        );
+        return Ok(too_soon(&services, wait));
     }
     if editor {
         let (response, ws, stream) = actix_ws::handle(&req, body)?;
@@ -94,4 +103,16 @@ pub async fn upgrade(
         }
     }
     Ok(response)
+}
+
+/// 429 for a connection that came too soon after the previous one.
+fn too_soon(services: &Services, wait: std::time::Duration) -> HttpResponse {
+    let retry_after = wait.as_millis().div_ceil(1000).max(1);
+    HttpResponse::TooManyRequests()
+        .insert_header(("Retry-After", retry_after.to_string()))
+        .body(format!(
+            "Too many connections: at most one every {} ms; retry in {} ms",
+            services.settings.server.min_connect_interval_ms,
+            wait.as_millis().max(1)
+        ))
 }

@@ -2,6 +2,7 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::time::Duration;
 
 use tokio_tungstenite::tungstenite::Error as WsError;
 
@@ -160,4 +161,65 @@ fn health_is_open_status_and_metrics_need_the_bearer_token() {
         assert_eq!(bridge.get(path).0, 200, "{path} with token");
     }
     assert_eq!(http_get(bridge.port, "/nope", &[]).0, 404);
+}
+
+#[tokio::test]
+async fn connections_closer_than_the_interval_get_429_and_may_retry() {
+    let bridge = Bridge::start_with(Options::default().set("server.min_connect_interval_ms", 2000));
+    let headers = [
+        ("x-claude-code-ide-authorization", bridge.token.as_str()),
+        ("sec-websocket-protocol", "mcp"),
+    ];
+    let first = Agent::connect_once(bridge.port, &headers).await;
+    assert!(first.is_ok(), "the first connection is accepted");
+    let accepted = std::time::Instant::now();
+    // Right after: an agent and an editor are both refused, with a Retry-After.
+    for extra in [
+        None,
+        Some(("x-claude-ide-extension", bridge.token.as_str())),
+    ] {
+        let mut h = headers.to_vec();
+        h.extend(extra);
+        match Agent::connect_once(bridge.port, &h).await.err().unwrap() {
+            WsError::Http(resp) => {
+                assert_eq!(resp.status().as_u16(), 429);
+                let retry: u64 = resp.headers()["retry-after"]
+                    .to_str()
+                    .unwrap()
+                    .parse()
+                    .unwrap();
+                assert!((1..=2).contains(&retry), "Retry-After {retry}");
+                let body = String::from_utf8(resp.body().clone().unwrap()).unwrap();
+                assert!(body.contains("at most one every 2000 ms"), "{body}");
+            }
+            other => panic!("expected 429, got {other:?}"),
+        }
+    }
+    // Authentication comes first: a wrong token is still 401, not 429.
+    let err = Agent::connect_once(bridge.port, &[("x-claude-code-ide-authorization", "nope")])
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(http_status(err), 401);
+    // Refused attempts do not push the next slot back: after the interval, it connects.
+    tokio::time::sleep(Duration::from_millis(2000).saturating_sub(accepted.elapsed())).await;
+    let later = Agent::connect_once(bridge.port, &headers).await;
+    assert!(later.is_ok(), "{:?}", later.err());
+    let metrics = bridge.get("/metrics").1;
+    assert!(
+        metrics.contains("ide_bridge_rejected_connections_total 3"),
+        "{metrics}"
+    );
+    assert!(bridge.log().contains("429"), "the refusal is logged");
+}
+
+#[tokio::test]
+async fn agents_connecting_at_once_all_get_in_by_retrying() {
+    // The default interval (50 ms) with five agents connecting together: the harness
+    // retries on 429 like a real client, and every one ends up with a session.
+    let bridge = Bridge::start();
+    let agents = futures_util::future::join_all((0..5).map(|_| bridge.ready_agent())).await;
+    let status = bridge.get_json("/status");
+    assert_eq!(status["sessions"].as_array().unwrap().len(), 5, "{status}");
+    drop(agents);
 }

@@ -12,12 +12,10 @@ use futures_util::stream::{SplitSink, StreamExt};
 use futures_util::SinkExt;
 use serde_json::{json, Value};
 use tokio::net::TcpStream;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
-use crate::harness::{Bridge, DEADLINE};
+use crate::harness::{Agent, Bridge, DEADLINE};
 
 type Sink = SplitSink<WebSocketStream<MaybeTlsStream<TcpStream>>, Message>;
 
@@ -85,13 +83,8 @@ impl EditorSim {
         token: &str,
         handler: Handler,
     ) -> Result<EditorSim, tokio_tungstenite::tungstenite::Error> {
-        let mut req = format!("ws://127.0.0.1:{port}/").into_client_request()?;
-        req.headers_mut().insert(
-            "x-claude-ide-extension",
-            HeaderValue::from_str(token).unwrap(),
-        );
-        let (ws, _) = tokio_tungstenite::connect_async(req).await?;
-        let (sink, mut stream) = ws.split();
+        let agent = Agent::connect_raw(port, &[("x-claude-ide-extension", token)]).await?;
+        let (sink, mut stream) = agent.into_ws().split();
         let sink = Arc::new(tokio::sync::Mutex::new(sink));
         let log = Arc::new(Mutex::new(Log::default()));
         let (s2, l2) = (Arc::clone(&sink), Arc::clone(&log));

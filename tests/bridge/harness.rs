@@ -398,7 +398,7 @@ fn dechunk(mut body: &str) -> String {
     out
 }
 
-type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+pub type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
 /// An MCP client over a real WebSocket.
 pub struct Agent {
@@ -424,8 +424,27 @@ impl Agent {
         Self::connect_raw(bridge.port, &headers).await
     }
 
-    /// Connects with exactly these headers.
+    /// Connects with exactly these headers, waiting and retrying while the bridge
+    /// answers 429 (connections too close together), as a well-behaved client does.
     pub async fn connect_raw(
+        port: u16,
+        headers: &[(&str, &str)],
+    ) -> Result<Agent, tokio_tungstenite::tungstenite::Error> {
+        let end = Instant::now() + DEADLINE;
+        loop {
+            match Self::connect_once(port, headers).await {
+                Err(tokio_tungstenite::tungstenite::Error::Http(resp))
+                    if resp.status().as_u16() == 429 && Instant::now() < end =>
+                {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// One connection attempt with exactly these headers (no retry on 429).
+    pub async fn connect_once(
         port: u16,
         headers: &[(&str, &str)],
     ) -> Result<Agent, tokio_tungstenite::tungstenite::Error> {
@@ -443,6 +462,11 @@ impl Agent {
             inbox: VecDeque::new(),
             response,
         })
+    }
+
+    /// The underlying WebSocket (for peers that are not agents).
+    pub fn into_ws(self) -> Ws {
+        self.ws
     }
 
     /// Sends a raw text frame.
