@@ -115,10 +115,25 @@ impl Orchestrator {
         activity: Addr<ActivityLog>,
         metrics: Arc<Metrics>,
     ) -> Self {
+        let now = now_ms();
         let loaded = path
             .as_deref()
-            .map(|p| tasks::load(p, now_ms()))
+            .map(|p| tasks::load(p, now))
             .unwrap_or_default();
+        // Tasks that were alive when the previous bridge stopped were just marked
+        // interrupted at `now`; after a crash their processes may still run.
+        let were_alive: Vec<String> = loaded
+            .iter()
+            .filter(|t| t.status == TaskStatus::Interrupted && t.finished_at == Some(now))
+            .map(|t| t.id.clone())
+            .collect();
+        let killed = tasks::kill_leftovers(&were_alive);
+        if killed > 0 {
+            tracing::warn!(
+                killed,
+                "killed processes left running by interrupted tasks of the previous run"
+            );
+        }
         let mut me = Self {
             tasks: HashMap::new(),
             order: VecDeque::new(),
@@ -204,8 +219,9 @@ impl Orchestrator {
             }
         });
         let key = id.clone();
+        let task_id_for_run = id.clone();
         let handle = ctx.spawn(
-            async move { driver::run(&driver, &prompt, timeout, tx).await }
+            async move { driver::run(&driver, &task_id_for_run, &prompt, timeout, tx).await }
                 .into_actor(self)
                 .map(move |outcome, act, ctx| act.finish(&id, outcome, ctx)),
         );

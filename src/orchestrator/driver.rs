@@ -48,11 +48,13 @@ pub struct DriverConfig {
 /// Runs `prompt`; `Ok(result text)` when the process exits 0.
 pub async fn run(
     config: &DriverConfig,
+    task_id: &str,
     prompt: &str,
     timeout: Duration,
     events: UnboundedSender<Event>,
 ) -> Result<String, String> {
-    let mut child = Command::new(&config.program)
+    let mut command = Command::new(&config.program);
+    command
         .args([
             "-p",
             "--output-format",
@@ -65,11 +67,21 @@ pub async fn run(
         ])
         .current_dir(&config.workspace)
         .env_remove("CLAUDECODE")
+        .env(super::TASK_ENV, task_id)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
-        .kill_on_drop(true)
+        .kill_on_drop(true);
+    // SAFETY: prctl is async-signal-safe; it only sets this child's parent-death signal,
+    // so a bridge killed with SIGKILL still takes its task processes down.
+    unsafe {
+        command.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            Ok(())
+        });
+    }
+    let mut child = command
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", config.program))?;
     let _group = GroupGuard(child.id().and_then(|id| i32::try_from(id).ok()));

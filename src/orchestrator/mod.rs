@@ -120,6 +120,10 @@ impl Task {
     }
 }
 
+/// Names each task process in its environment (inherited by everything it starts), so
+/// that a bridge restarted after a crash can find what its predecessor left running.
+pub const TASK_ENV: &str = "IDE_BRIDGE_TASK";
+
 /// Reads the persisted tasks; tasks alive at the time become `interrupted`.
 pub fn load(path: &Path, now_ms: u64) -> Vec<Task> {
     let Ok(text) = std::fs::read_to_string(path) else {
@@ -140,6 +144,45 @@ pub fn load(path: &Path, now_ms: u64) -> Vec<Task> {
         }
     }
     tasks
+}
+
+/// Kills every process still carrying [`TASK_ENV`] for one of `task_ids` (left behind
+/// when the previous bridge was killed without a chance to stop its tasks). Returns how
+/// many it killed. Processes of other users cannot be read and are never touched.
+pub fn kill_leftovers(task_ids: &[String]) -> usize {
+    if task_ids.is_empty() {
+        return 0;
+    }
+    let wanted: Vec<Vec<u8>> = task_ids
+        .iter()
+        .map(|id| format!("{TASK_ENV}={id}").into_bytes())
+        .collect();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    let mut killed = 0;
+    for entry in dir.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        if environ
+            .split(|b| *b == 0)
+            .any(|var| wanted.iter().any(|w| w.as_slice() == var))
+        {
+            // SAFETY: a plain signal to a process that carries our task marker.
+            if unsafe { libc::kill(pid, libc::SIGKILL) } == 0 {
+                killed += 1;
+            }
+        }
+    }
+    killed
 }
 
 /// Writes the tasks atomically.

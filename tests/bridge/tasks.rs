@@ -263,7 +263,7 @@ async fn default_limits_run_ten_queue_twenty_and_refuse_the_thirty_first() {
     for i in 0..30 {
         let t = submit(
             &mut agent,
-            json!({"prompt": "mode:forever marker:6161", "timeoutMs": 600000}),
+            json!({"prompt": "mode:forever marker:7171", "timeoutMs": 600000}),
         )
         .await;
         let expected = if i < 10 { "running" } else { "pending" };
@@ -293,7 +293,7 @@ async fn default_limits_run_ten_queue_twenty_and_refuse_the_thirty_first() {
         DEADLINE,
         || {
             let ps = std::process::Command::new("pgrep")
-                .args(["-f", "sleep 6161"])
+                .args(["-f", "sleep 7171"])
                 .output()
                 .unwrap();
             (String::from_utf8_lossy(&ps.stdout).lines().count() == 10).then_some(())
@@ -304,7 +304,7 @@ async fn default_limits_run_ten_queue_twenty_and_refuse_the_thirty_first() {
         let c = json_text(&agent.call("cancelClaudeTask", json!({"taskId": id})).await);
         assert_eq!(c["status"], "cancelled", "{c}");
     }
-    no_orphans("6161");
+    no_orphans("7171");
 }
 
 #[tokio::test]
@@ -383,6 +383,57 @@ async fn tasks_alive_at_a_stop_come_back_interrupted() {
     back.initialize().await;
     let s = status(&mut back, &id).await;
     assert_eq!(s["status"], "interrupted", "{s}");
+}
+
+#[tokio::test]
+async fn a_crashed_bridge_leaves_no_task_processes_behind() {
+    let place = Place::new();
+    let opts = || {
+        let mut o = place.options();
+        o.args.extend([
+            "--set".into(),
+            format!("orchestrator.claude_binary={}", fake_claude()),
+        ]);
+        o
+    };
+    let first = Bridge::start_with(opts());
+    let mut agent = first.ready_agent().await;
+    let t = submit(
+        &mut agent,
+        json!({"prompt": "mode:forever marker:8181", "timeoutMs": 600000}),
+    )
+    .await;
+    let id = t["taskId"].as_str().unwrap().to_string();
+    wait_running(&mut agent, &id).await;
+    wait_for("the forever task's child exists", DEADLINE, || {
+        alive("8181").then_some(())
+    });
+    // Once the (debounced) task file records the run, kill the bridge outright.
+    let file = place.ide_dir().join(format!("tasks-{}.json", first.port));
+    wait_for("the task file records the run", DEADLINE, || {
+        let text = std::fs::read_to_string(&file).ok()?;
+        let saved: Value = serde_json::from_str(&text).ok()?;
+        saved
+            .as_array()?
+            .iter()
+            .any(|t| t["id"] == id.as_str() && t["status"] == "running")
+            .then_some(())
+    });
+    drop(agent);
+    first.kill9();
+    // The task process got SIGTERM from the kernel (parent death); its own child
+    // (`sleep 8181`) was orphaned. The next bridge finds it by its marker and kills it.
+    assert!(alive("8181"), "the grandchild outlives a SIGKILLed bridge");
+    let second = Bridge::start_with(opts());
+    no_orphans("8181");
+    assert!(
+        second.log().contains("killed processes left running"),
+        "{}",
+        second.log()
+    );
+    let mut back = second.ready_agent().await;
+    let listed = json_text(&back.call("listClaudeTasks", json!({})).await);
+    assert!(listed["tasks"].as_array().unwrap().is_empty(), "{listed}");
 }
 
 #[tokio::test]
