@@ -11,6 +11,13 @@ pub(crate) fn fake_claude() -> String {
     concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fake-claude").to_string()
 }
 
+/// Options that start a bridge in `place` with the fake Claude.
+fn fake_at(place: &Place) -> Options {
+    place
+        .options()
+        .set("orchestrator.claude_binary", fake_claude())
+}
+
 fn with_fake() -> Options {
     Options::default().set("orchestrator.claude_binary", fake_claude())
 }
@@ -353,14 +360,7 @@ async fn other_sessions_tasks_are_refused_and_history_is_bounded() {
 #[tokio::test]
 async fn tasks_alive_at_a_stop_come_back_interrupted() {
     let place = Place::new();
-    let opts = || {
-        let mut o = place.options();
-        o.args.extend([
-            "--set".into(),
-            format!("orchestrator.claude_binary={}", fake_claude()),
-        ]);
-        o
-    };
+    let opts = || fake_at(&place);
     let anchor = [("x-claude-code-session-id", "task-owner")];
     let first = Bridge::start_with(opts());
     let mut agent = Agent::connect(&first, &anchor).await.unwrap();
@@ -388,14 +388,7 @@ async fn tasks_alive_at_a_stop_come_back_interrupted() {
 #[tokio::test]
 async fn a_crashed_bridge_leaves_no_task_processes_behind() {
     let place = Place::new();
-    let opts = || {
-        let mut o = place.options();
-        o.args.extend([
-            "--set".into(),
-            format!("orchestrator.claude_binary={}", fake_claude()),
-        ]);
-        o
-    };
+    let opts = || fake_at(&place);
     let first = Bridge::start_with(opts());
     let mut agent = first.ready_agent().await;
     let t = submit(
