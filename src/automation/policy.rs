@@ -16,6 +16,8 @@ pub const SCHEMA: &str = include_str!("../../config/automation.schema.json");
 pub const DEFAULT_TASKS_PER_HOUR: u32 = 20;
 /// Cooldown when a hook does not say (ms).
 pub const DEFAULT_COOLDOWN_MS: u64 = 30_000;
+/// Largest policy file read (a policy is a few hundred bytes).
+pub const MAX_POLICY_BYTES: u64 = 1024 * 1024;
 /// The least cooldown a hook may have (ms).
 pub const MIN_COOLDOWN_MS: u64 = 5_000;
 
@@ -123,8 +125,14 @@ impl Policy {
             path: shown.clone(),
             reason,
         };
-        if !path.is_file() {
-            return Err(read_err("no such file".into()));
+        let size = match std::fs::metadata(path) {
+            Ok(m) if m.is_file() => m.len(),
+            _ => return Err(read_err("no such file".into())),
+        };
+        if size > MAX_POLICY_BYTES {
+            return Err(read_err(format!(
+                "the file is {size} bytes; the limit is {MAX_POLICY_BYTES} bytes"
+            )));
         }
         let value: Value = config::Config::builder()
             .add_source(config::File::from(path))
@@ -340,5 +348,14 @@ mod tests {
             Policy::load(&dir.path().join("none.toml")),
             Err(PolicyError::Read { .. })
         ));
+        // At the size limit it is read (and judged on its content); one byte more is refused.
+        let big = dir.path().join("big.json");
+        let pad = |n: usize| format!("{{\"maxTasksPerHour\": 1{}}}", " ".repeat(n));
+        let room = (MAX_POLICY_BYTES as usize) - pad(0).len();
+        std::fs::write(&big, pad(room)).unwrap();
+        assert!(Policy::load(&big).is_ok());
+        std::fs::write(&big, pad(room + 1)).unwrap();
+        let err = Policy::load(&big).unwrap_err().to_string();
+        assert!(err.contains("the limit is 1048576 bytes"), "{err}");
     }
 }
