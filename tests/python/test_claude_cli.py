@@ -121,19 +121,20 @@ def test_the_real_claude_code_cli_connects_and_completes_the_handshake(tmp_path)
         prepare_config(bridge)
         pid, screen = start_claude(bridge, tmp_path)
         try:
+            # Connected, initialized, and `ide_connected` (with the CLI's pid) received;
+            # the notification follows the handshake, so wait for all three.
             session = wait_for(
-                "the CLI connects and initializes",
+                "the CLI connects, initializes and sends ide_connected",
                 lambda: (
                     (s := claude_session(bridge))
                     and s["initialized"]
                     and s["connected"]
+                    and isinstance(s.get("clientPid"), int)
                     and s
                 ),
                 screen,
             )
-            # It negotiated a protocol version and sent ide_connected with its pid.
             assert session["protocolVersion"]
-            assert isinstance(session.get("clientPid"), int), session
             # …and asked for the tool list, which it gets without error.
             metrics = wait_for(
                 "tools/list from the CLI",
