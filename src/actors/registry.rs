@@ -12,7 +12,7 @@ use super::activity_log::{ActivityLog, LifecycleEvent, RecordLifecycle};
 use super::extension::{ExtensionClient, NotifyEditor};
 use super::rate_limit::MinInterval;
 use super::session::{
-    Describe, Evict, ExportState, NotifyListChanged, PeerJoined, SendNotification, Session,
+    Describe, Evict, NotifyListChanged, OpenedFiles, PeerJoined, SendNotification, Session,
     SessionInfo, Shutdown,
 };
 use super::supervise::{guard, ActorFault};
@@ -545,7 +545,7 @@ impl Handler<ExportSessions> for SessionRegistry {
             .iter()
             .map(|(id, slot)| {
                 let (id, anchor, ask) =
-                    (id.clone(), slot.anchor.clone(), slot.addr.send(ExportState));
+                    (id.clone(), slot.anchor.clone(), slot.addr.send(OpenedFiles));
                 async move {
                     let opened_files = actix::clock::timeout(Duration::from_secs(1), ask)
                         .await

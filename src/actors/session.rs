@@ -222,15 +222,10 @@ pub struct Evict {
 #[rtype(result = "()")]
 pub struct Shutdown;
 
-/// Files this session opened.
+/// Files this session opened, oldest first (also its durable state for checkpoints).
 #[derive(Message)]
 #[rtype(result = "Vec<PathBuf>")]
 pub struct OpenedFiles;
-
-/// The session's durable state (its opened files) for a checkpoint.
-#[derive(Message)]
-#[rtype(result = "Vec<PathBuf>")]
-pub struct ExportState;
 
 /// Remember a file as opened by this session.
 #[derive(Message)]
@@ -894,6 +889,17 @@ impl Handler<Shutdown> for Session {
     }
 }
 
+/// Moves `item` to the back of a recency list (dropping an older `same` entry) and
+/// keeps the last `cap` entries.
+fn push_recent<T>(list: &mut Vec<T>, cap: usize, same: impl Fn(&T) -> bool, item: T) {
+    list.retain(|x| !same(x));
+    list.push(item);
+    if list.len() > cap {
+        let excess = list.len() - cap;
+        list.drain(..excess);
+    }
+}
+
 impl Handler<OpenedFiles> for Session {
     type Result = MessageResult<OpenedFiles>;
     fn handle(&mut self, _: OpenedFiles, _: &mut Context<Self>) -> Self::Result {
@@ -904,12 +910,13 @@ impl Handler<OpenedFiles> for Session {
 impl Handler<RecordOpened> for Session {
     type Result = ();
     fn handle(&mut self, msg: RecordOpened, _: &mut Context<Self>) {
-        self.opened_files.retain(|p| p != &msg.0);
-        self.opened_files.push(msg.0);
-        if self.opened_files.len() > MAX_OPENED_FILES {
-            let excess = self.opened_files.len() - MAX_OPENED_FILES;
-            self.opened_files.drain(..excess);
-        }
+        let path = msg.0;
+        push_recent(
+            &mut self.opened_files,
+            MAX_OPENED_FILES,
+            |p| p == &path,
+            path.clone(),
+        );
     }
 }
 
@@ -945,11 +952,13 @@ impl Handler<KnownVersion> for Session {
 impl Handler<RecordTerminal> for Session {
     type Result = ();
     fn handle(&mut self, msg: RecordTerminal, _: &mut Context<Self>) {
-        self.terminals.retain(|(name, _)| name != &msg.name);
-        self.terminals.push((msg.name, msg.run));
-        if self.terminals.len() > MAX_TERMINALS {
-            self.terminals.remove(0);
-        }
+        let name = msg.name.clone();
+        push_recent(
+            &mut self.terminals,
+            MAX_TERMINALS,
+            |(n, _)| n == &name,
+            (msg.name, msg.run),
+        );
     }
 }
 
@@ -957,13 +966,6 @@ impl Handler<Terminals> for Session {
     type Result = MessageResult<Terminals>;
     fn handle(&mut self, _: Terminals, _: &mut Context<Self>) -> Self::Result {
         MessageResult(self.terminals.clone())
-    }
-}
-
-impl Handler<ExportState> for Session {
-    type Result = MessageResult<ExportState>;
-    fn handle(&mut self, _: ExportState, _: &mut Context<Self>) -> Self::Result {
-        MessageResult(self.opened_files.clone())
     }
 }
 

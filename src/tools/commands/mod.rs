@@ -7,45 +7,59 @@ pub mod run_in_terminal;
 
 use std::time::Duration;
 
+use serde::Deserialize;
+
 use super::{resolve, ToolContext};
 use crate::exec::{self, RunOutput, RunSpec};
 use crate::protocol::mcp::CallToolResult;
 
-/// Checks the policy and runs `program args` in `cwd` (workspace-relative).
-pub(crate) async fn execute(
-    ctx: &ToolContext,
-    program: &str,
+/// The arguments every command tool takes.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandArgs {
+    command: String,
+    #[serde(default)]
     args: Vec<String>,
-    cwd: Option<&str>,
+    cwd: Option<String>,
     timeout_ms: Option<u64>,
-) -> Result<RunOutput, CallToolResult> {
-    let settings = &ctx.services.settings;
-    exec::check(
-        &settings.command_policy(),
-        &ctx.services.workspace,
-        program,
-        &args,
-    )
-    .map_err(|e| CallToolResult::error(e.to_string()))?;
-    let cwd = resolve(ctx, cwd.unwrap_or("."))?;
-    if !cwd.is_dir() {
-        return Err(CallToolResult::error(format!(
-            "Not a directory: {}",
-            cwd.display()
-        )));
+}
+
+impl CommandArgs {
+    /// The command line for display.
+    pub(crate) fn line(&self) -> String {
+        command_line(&self.command, &self.args)
     }
-    let limit = settings.commands.timeout_ms;
-    let spec = RunSpec {
-        program: program.to_string(),
-        args,
-        cwd,
-        timeout: Duration::from_millis(timeout_ms.unwrap_or(limit).min(limit)),
-        max_output: settings.commands.max_output_bytes,
-        env: Vec::new(),
-    };
-    exec::run(spec)
-        .await
-        .map_err(|e| CallToolResult::error(e.to_string()))
+
+    /// Checks the policy and runs the command in `cwd` (workspace-relative).
+    pub(crate) async fn execute(self, ctx: &ToolContext) -> Result<RunOutput, CallToolResult> {
+        let settings = &ctx.services.settings;
+        exec::check(
+            &settings.command_policy(),
+            &ctx.services.workspace,
+            &self.command,
+            &self.args,
+        )
+        .map_err(|e| CallToolResult::error(e.to_string()))?;
+        let cwd = resolve(ctx, self.cwd.as_deref().unwrap_or("."))?;
+        if !cwd.is_dir() {
+            return Err(CallToolResult::error(format!(
+                "Not a directory: {}",
+                cwd.display()
+            )));
+        }
+        let limit = settings.commands.timeout_ms;
+        let spec = RunSpec {
+            program: self.command,
+            args: self.args,
+            cwd,
+            timeout: Duration::from_millis(self.timeout_ms.unwrap_or(limit).min(limit)),
+            max_output: settings.commands.max_output_bytes,
+            env: Vec::new(),
+        };
+        exec::run(spec)
+            .await
+            .map_err(|e| CallToolResult::error(e.to_string()))
+    }
 }
 
 /// `program arg…` for display.

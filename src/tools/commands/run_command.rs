@@ -1,28 +1,16 @@
 //! `runCommand`: an allowlisted program, without a shell.
 
-use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{command_line, command_schema, execute};
+use super::{command_schema, CommandArgs};
 use crate::protocol::mcp::CallToolResult;
 use crate::tools::{Tool, ToolContext};
 
 /// The tool.
 pub struct RunCommand;
 
-/// Arguments.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Args {
-    command: String,
-    #[serde(default)]
-    args: Vec<String>,
-    cwd: Option<String>,
-    timeout_ms: Option<u64>,
-}
-
 impl Tool for RunCommand {
-    type Args = Args;
+    type Args = CommandArgs;
     const NAME: &'static str = "runCommand";
     const DESCRIPTION: &'static str =
         "Run an allowlisted program (git, cargo, npm, …) in the workspace without a shell. \
@@ -32,17 +20,9 @@ impl Tool for RunCommand {
         command_schema(json!({}))
     }
 
-    async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
-        let line = command_line(&args.command, &args.args);
-        match execute(
-            &ctx,
-            &args.command,
-            args.args,
-            args.cwd.as_deref(),
-            args.timeout_ms,
-        )
-        .await
-        {
+    async fn call(ctx: ToolContext, args: CommandArgs) -> CallToolResult {
+        let line = args.line();
+        match args.execute(&ctx).await {
             Ok(out) => {
                 let mut result = CallToolResult::json(&json!({
                     "command": line,

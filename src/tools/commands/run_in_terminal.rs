@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{command_line, command_schema, execute};
+use super::{command_schema, CommandArgs};
 use crate::actors::registry::iso_now;
 use crate::actors::session::{RecordTerminal, TerminalRun};
 use crate::protocol::mcp::CallToolResult;
@@ -17,11 +17,8 @@ pub struct RunInTerminal;
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Args {
-    command: String,
-    #[serde(default)]
-    args: Vec<String>,
-    cwd: Option<String>,
-    timeout_ms: Option<u64>,
+    #[serde(flatten)]
+    run: CommandArgs,
     name: Option<String>,
 }
 
@@ -45,16 +42,8 @@ impl Tool for RunInTerminal {
             ctx.terminal_prefix,
             args.name.as_deref().unwrap_or("default")
         );
-        let line = command_line(&args.command, &args.args);
-        match execute(
-            &ctx,
-            &args.command,
-            args.args,
-            args.cwd.as_deref(),
-            args.timeout_ms,
-        )
-        .await
-        {
+        let line = args.run.line();
+        match args.run.execute(&ctx).await {
             Ok(out) => {
                 let mut output = out.stdout.clone();
                 if !out.stderr.is_empty() {

@@ -3,8 +3,9 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::Scope;
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{blocking, resolve, Tool, ToolContext};
+use crate::tools::{blocking, Tool, ToolContext};
 use crate::workspace::tree::find_files;
 
 /// The tool.
@@ -39,13 +40,11 @@ impl Tool for FindFiles {
     }
 
     async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
-        let start = match resolve(&ctx, args.path.as_deref().unwrap_or(".")) {
-            Ok(p) => p,
-            Err(e) => return e,
-        };
-        let cap = ctx.services.settings.files.max_results;
-        let max = args.max_results.unwrap_or(cap).min(cap);
-        let root = ctx.services.workspace.root().to_path_buf();
+        let Scope { root, start, max } =
+            match Scope::of(&ctx, args.path.as_deref(), args.max_results) {
+                Ok(s) => s,
+                Err(e) => return e,
+            };
         match blocking(move || find_files(&root, &start, &args.pattern, max)).await {
             Ok(Ok(listing)) => CallToolResult::json(&listing),
             Ok(Err(msg)) => CallToolResult::error(msg),

@@ -20,6 +20,32 @@ use crate::actors::supervise::ActorFault;
 use crate::actors::writer::{self, Write, WriteOp, Written};
 use crate::protocol::mcp::CallToolResult;
 
+/// Where a listing or search runs: the workspace root, the confined start directory
+/// (`path`, default the root) and the result cap (`max_results`, at most
+/// `files.max_results`).
+pub(crate) struct Scope {
+    root: PathBuf,
+    start: PathBuf,
+    max: usize,
+}
+
+impl Scope {
+    /// The scope of a call with these `path` and `maxResults` arguments.
+    pub(crate) fn of(
+        ctx: &ToolContext,
+        path: Option<&str>,
+        max_results: Option<usize>,
+    ) -> Result<Self, CallToolResult> {
+        let start = super::resolve(ctx, path.unwrap_or("."))?;
+        let cap = ctx.services.settings.files.max_results;
+        Ok(Self {
+            root: ctx.services.workspace.root().to_path_buf(),
+            start,
+            max: max_results.unwrap_or(cap).min(cap),
+        })
+    }
+}
+
 /// Sends a write to the WorkspaceWriter, checking the version this session last saw,
 /// and records the new version.
 pub(crate) async fn write(

@@ -3,8 +3,9 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::Scope;
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{blocking, resolve, Tool, ToolContext};
+use crate::tools::{blocking, Tool, ToolContext};
 use crate::workspace::search::{search, Query};
 
 /// The tool.
@@ -52,13 +53,11 @@ impl Tool for SearchWorkspace {
     }
 
     async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
-        let start = match resolve(&ctx, args.path.as_deref().unwrap_or(".")) {
-            Ok(p) => p,
-            Err(e) => return e,
-        };
-        let cap = ctx.services.settings.files.max_results;
-        let max = args.max_results.unwrap_or(cap).min(cap);
-        let root = ctx.services.workspace.root().to_path_buf();
+        let Scope { root, start, max } =
+            match Scope::of(&ctx, args.path.as_deref(), args.max_results) {
+                Ok(s) => s,
+                Err(e) => return e,
+            };
         let run = move || {
             search(
                 &root,
