@@ -6,72 +6,81 @@ use serde_json::Value;
 const MAX_VALUE_CHARS: usize = 60;
 const MAX_SUMMARY_CHARS: usize = 200;
 
-/// Keys whose values are left out (contents and anything that looks like a secret).
+/// Key fragments whose values are left out (contents and anything like a secret).
+const REDACTED: [&str; 11] = [
+    "content",
+    "contents",
+    "text",
+    "code",
+    "token",
+    "secret",
+    "password",
+    "key",
+    "auth",
+    "credential",
+    "env",
+];
+
+/// True when `key` contains a [`REDACTED`] fragment, ignoring ASCII case.
 fn is_redacted(key: &str) -> bool {
-    let k = key.to_ascii_lowercase();
-    [
-        "content",
-        "contents",
-        "text",
-        "code",
-        "token",
-        "secret",
-        "password",
-        "key",
-        "auth",
-        "credential",
-        "env",
-    ]
-    .iter()
-    .any(|needle| k.contains(needle))
+    REDACTED.iter().any(|needle| {
+        key.as_bytes()
+            .windows(needle.len())
+            .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+    })
 }
 
-/// `key=value, …` for the scalar arguments of a call.
+/// `key=value, …` for the scalar arguments of a call (runs on every tool call, so it
+/// writes straight into one string).
 pub fn summarize(args: &Value) -> String {
     let Value::Object(map) = args else {
         return String::new();
     };
-    let mut out = String::new();
+    let mut out = String::with_capacity(64);
     for (key, value) in map {
-        let shown = if is_redacted(key) {
-            match value {
-                Value::String(s) => format!("<{} chars>", s.chars().count()),
-                _ => "<redacted>".to_string(),
-            }
-        } else {
-            match value {
-                Value::String(s) => truncate(s),
-                Value::Number(n) => n.to_string(),
-                Value::Bool(b) => b.to_string(),
-                Value::Null => "null".to_string(),
-                Value::Array(a) => format!("[{} items]", a.len()),
-                Value::Object(o) => format!("{{{} keys}}", o.len()),
-            }
-        };
         if !out.is_empty() {
             out.push_str(", ");
         }
         out.push_str(key);
         out.push('=');
-        out.push_str(&shown);
-        if out.chars().count() > MAX_SUMMARY_CHARS {
-            return truncate_to(&out, MAX_SUMMARY_CHARS);
+        push_shown(&mut out, key, value);
+        // Bytes bound characters from above: count them only when it can matter.
+        if out.len() > MAX_SUMMARY_CHARS && out.chars().count() > MAX_SUMMARY_CHARS {
+            let mut cut = String::with_capacity(MAX_SUMMARY_CHARS + 3);
+            push_truncated(&mut cut, &out, MAX_SUMMARY_CHARS);
+            return cut;
         }
     }
     out
 }
 
-fn truncate(s: &str) -> String {
-    truncate_to(s, MAX_VALUE_CHARS)
+/// Appends what the summary shows of one value.
+fn push_shown(out: &mut String, key: &str, value: &Value) {
+    use std::fmt::Write;
+    // Writing into a String cannot fail.
+    let _ = match (is_redacted(key), value) {
+        (true, Value::String(s)) => write!(out, "<{} chars>", s.chars().count()),
+        (true, _) => out.write_str("<redacted>"),
+        (false, Value::String(s)) => {
+            push_truncated(out, s, MAX_VALUE_CHARS);
+            Ok(())
+        }
+        (false, Value::Number(n)) => write!(out, "{n}"),
+        (false, Value::Bool(b)) => write!(out, "{b}"),
+        (false, Value::Null) => out.write_str("null"),
+        (false, Value::Array(a)) => write!(out, "[{} items]", a.len()),
+        (false, Value::Object(o)) => write!(out, "{{{} keys}}", o.len()),
+    };
 }
 
-fn truncate_to(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(max).collect();
-        t.push('…');
-        t
+/// Appends `s`, cut to `max` characters followed by `…` when longer.
+fn push_truncated(out: &mut String, s: &str, max: usize) {
+    match s.char_indices().nth(max) {
+        None => out.push_str(s),
+        Some((cut, _)) => {
+            out.push_str(&s[..cut]);
+            out.push('…');
+        }
     }
 }
 
@@ -96,6 +105,32 @@ mod tests {
     #[test]
     fn truncates_long_values() {
         let s = summarize(&json!({"p": "x".repeat(500)}));
-        assert!(s.chars().count() < 80, "{s}");
+        assert_eq!(s, format!("p={}…", "x".repeat(MAX_VALUE_CHARS)));
+        assert_eq!(
+            summarize(&json!({"p": "é".repeat(MAX_VALUE_CHARS)})),
+            format!("p={}", "é".repeat(MAX_VALUE_CHARS))
+        );
+    }
+
+    #[test]
+    fn shows_every_kind_of_value() {
+        let s = summarize(&json!({
+            "a": 1, "b": true, "c": null, "d": [1, 2], "e": {"x": 1},
+            "API_KEY": 7, "newText": "héllo"
+        }));
+        assert_eq!(
+            s,
+            "API_KEY=<redacted>, a=1, b=true, c=null, d=[2 items], e={1 keys}, newText=<5 chars>"
+        );
+    }
+
+    #[test]
+    fn cuts_the_whole_summary_at_its_limit() {
+        let args: serde_json::Map<String, Value> = (0..20)
+            .map(|i| (format!("k{i:02}"), json!("ü".repeat(30))))
+            .collect();
+        let s = summarize(&Value::Object(args));
+        assert_eq!(s.chars().count(), MAX_SUMMARY_CHARS + 1, "{s}");
+        assert!(s.ends_with('…') && s.starts_with("k00=üü"), "{s}");
     }
 }

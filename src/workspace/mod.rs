@@ -7,7 +7,7 @@ mod language;
 pub mod search;
 pub mod tree;
 
-pub use confine::{normalize_lexically, PathError};
+pub use confine::{normalize_lexically, PathError, Root};
 pub use language::language_id;
 
 use std::path::{Path, PathBuf};
@@ -15,33 +15,28 @@ use std::path::{Path, PathBuf};
 /// The workspace a bridge serves: a canonical, existing directory.
 #[derive(Debug, Clone)]
 pub struct Workspace {
-    root: PathBuf,
+    root: Root,
 }
 
 impl Workspace {
     /// Canonicalises `root`, which must be an existing directory.
     pub fn open(root: &Path) -> std::io::Result<Self> {
-        let root = root.canonicalize()?;
-        if !root.is_dir() {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::NotADirectory,
-                format!("workspace is not a directory: {}", root.display()),
-            ));
-        }
-        Ok(Self { root })
+        Ok(Self {
+            root: Root::open(root)?,
+        })
     }
 
     /// The canonical root.
     pub fn root(&self) -> &Path {
-        &self.root
+        self.root.path()
     }
 
     /// The root's display name (last component).
     pub fn name(&self) -> String {
-        self.root
+        self.root()
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| self.root.display().to_string())
+            .unwrap_or_else(|| self.root().display().to_string())
     }
 
     /// Resolves a tool-supplied path (relative to the root, absolute, or `file://`)
