@@ -88,7 +88,7 @@ pub enum DiffOutcome {
 }
 
 struct Pending {
-    reply: oneshot::Sender<Result<Value, ExtError>>,
+    reply: Reply,
     timer: Option<SpawnHandle>,
     method: String,
     diff: Option<(String, String)>,
@@ -214,14 +214,17 @@ impl ExtensionClient {
         }
     }
 
+    /// Sends a request whose answer goes to `reply`, which is taken only when the
+    /// request was sent (otherwise the caller answers it with the error).
     fn send_request(
         &mut self,
         method: &str,
         params: &Value,
         timeout: Option<Duration>,
         diff: Option<(String, String)>,
+        reply: &mut Option<Reply>,
         ctx: &mut Context<Self>,
-    ) -> Result<oneshot::Receiver<Result<Value, ExtError>>, ExtError> {
+    ) -> Result<(), ExtError> {
         let Some(conn) = &self.conn else {
             return Err(ExtError::NotConnected);
         };
@@ -234,11 +237,13 @@ impl ExtensionClient {
                 })
             }
         }
+        let Some(reply) = reply.take() else {
+            return Err(ExtError::Restarted(method.to_string()));
+        };
         let id = self.next_id;
         self.next_id += 1;
         conn.outbound
             .send_text(jsonrpc::request(id, method, params));
-        let (reply, rx) = oneshot::channel();
         let timer = timeout.map(|d| ctx.run_later(d, move |act, ctx| act.expire(id, d, ctx)));
         self.pending.insert(
             id,
@@ -249,7 +254,7 @@ impl ExtensionClient {
                 diff,
             },
         );
-        Ok(rx)
+        Ok(())
     }
 
     fn expire(&mut self, id: u64, after: Duration, _ctx: &mut Context<Self>) {
@@ -481,9 +486,13 @@ pub struct EditorFrame {
     pub message: Incoming,
 }
 
-/// Send `extension/<method>` and wait for the answer.
+/// The answer to one editor request, sent exactly once.
+pub type Reply = oneshot::Sender<Result<Value, ExtError>>;
+
+/// Send `extension/<method>`; the answer (or why there is none) goes to `reply`.
+/// If the actor is gone before it handles this, `reply` is dropped unanswered.
 #[derive(Message)]
-#[rtype(result = "Result<Value, ExtError>")]
+#[rtype(result = "()")]
 pub struct Call {
     /// Full method name.
     pub method: String,
@@ -491,6 +500,8 @@ pub struct Call {
     pub params: Value,
     /// Override of the default timeout.
     pub timeout: Option<Duration>,
+    /// Where the answer goes.
+    pub reply: Reply,
 }
 
 /// Show a diff owned by `session_id`; resolves when the user decides or it is rejected.
@@ -672,25 +683,36 @@ impl Handler<EditorResponse> for ExtensionClient {
 }
 
 impl Handler<Call> for ExtensionClient {
-    type Result = ResponseFuture<Result<Value, ExtError>>;
-    fn handle(&mut self, msg: Call, ctx: &mut Context<Self>) -> Self::Result {
-        let timeout = Some(msg.timeout.unwrap_or(self.timeout));
-        let started = guard(NAME, self, ctx, |act, ctx| {
-            act.send_request(&msg.method, &msg.params, timeout, None, ctx)
+    type Result = ();
+    fn handle(&mut self, msg: Call, ctx: &mut Context<Self>) {
+        let Call {
+            method,
+            params,
+            timeout,
+            reply,
+        } = msg;
+        let timeout = Some(timeout.unwrap_or(self.timeout));
+        // On success the reply waits in the pending map; otherwise it is answered now.
+        let mut reply = Some(reply);
+        let sent = guard(NAME, self, ctx, |act, ctx| {
+            act.send_request(&method, &params, timeout, None, &mut reply, ctx)
         });
-        let method = msg.method;
-        Box::pin(async move {
-            match started? {
-                Ok(rx) => rx.await.unwrap_or(Err(ExtError::Restarted(method))),
-                Err(e) => Err(e),
-            }
-        })
+        let failed = match sent {
+            Ok(Ok(())) => None,
+            Ok(Err(e)) => Some(e),
+            Err(fault) => Some(fault.into()),
+        };
+        if let (Some(e), Some(reply)) = (failed, reply) {
+            let _ = reply.send(Err(e));
+        }
     }
 }
 
 impl Handler<OpenDiff> for ExtensionClient {
     type Result = ResponseFuture<Result<DiffOutcome, ExtError>>;
     fn handle(&mut self, msg: OpenDiff, ctx: &mut Context<Self>) -> Self::Result {
+        let (tx, rx) = oneshot::channel();
+        let mut reply = Some(tx);
         let started = guard(NAME, self, ctx, |act, ctx| {
             // A new diff in the same tab rejects the old one.
             close_diff(act, &msg.tab_name, ctx);
@@ -699,16 +721,15 @@ impl Handler<OpenDiff> for ExtensionClient {
                 &msg.params,
                 None,
                 Some((msg.tab_name.clone(), msg.session_id.clone())),
+                &mut reply,
                 ctx,
             )
         });
         Box::pin(async move {
-            let value = match started? {
-                Ok(rx) => rx
-                    .await
-                    .unwrap_or(Err(ExtError::Restarted("extension/openDiff".into())))?,
-                Err(e) => return Err(e),
-            };
+            started??;
+            let value = rx
+                .await
+                .unwrap_or(Err(ExtError::Restarted("extension/openDiff".into())))?;
             Ok(match value.get("decision").and_then(Value::as_str) {
                 Some("FILE_SAVED") | Some("accepted") => DiffOutcome::Saved(
                     value

@@ -10,10 +10,10 @@ mod tools;
 pub use tools::register;
 
 use serde_json::{Map, Value};
+use tokio::sync::oneshot;
 
 use super::ToolContext;
-use crate::actors::extension::{self, Call, ExtError};
-use crate::actors::supervise::ActorFault;
+use crate::actors::extension::{Call, ExtError};
 use crate::protocol::mcp::{CallToolResult, Content};
 
 /// Argument keys that hold a workspace path.
@@ -29,21 +29,23 @@ const TERMINAL_METHODS: &[&str] = &[
     "getTerminalOutput",
 ];
 
-/// Sends `extension/<method>` with `params`.
+/// Sends `extension/<method>` with `params` and waits for the answer. The reply
+/// channel goes with the message, so the answer comes straight back to this tool.
 pub(crate) async fn call_editor(
     ctx: &ToolContext,
     method: &str,
     params: Value,
 ) -> Result<Value, ExtError> {
-    ctx.services
-        .extension
-        .send(Call {
-            method: format!("extension/{method}"),
-            params,
-            timeout: None,
-        })
+    let (reply, answer) = oneshot::channel();
+    ctx.services.extension.do_send(Call {
+        method: format!("extension/{method}"),
+        params,
+        timeout: None,
+        reply,
+    });
+    answer
         .await
-        .map_err(|e| ExtError::Fault(ActorFault::mailbox(extension::NAME, e)))?
+        .unwrap_or_else(|_| Err(ExtError::Restarted(format!("extension/{method}"))))
 }
 
 /// Confines path arguments and prefixes terminal names; the error is the tool result.
@@ -110,11 +112,13 @@ pub(crate) async fn forward(
         Ok(p) => p,
         Err(e) => return e,
     };
-    let answer = call_editor(&ctx, method, params.clone()).await;
-    if method == "getFileContent" && matches!(answer, Err(ExtError::NotConnected)) {
-        return file_content_from_disk(&params).await;
+    // Only getFileContent needs its params again (to read the file without an editor).
+    let fallback = (method == "getFileContent").then(|| params.clone());
+    let answer = call_editor(&ctx, method, params).await;
+    match (fallback, answer) {
+        (Some(params), Err(ExtError::NotConnected)) => file_content_from_disk(&params).await,
+        (_, answer) => editor_result(method, answer),
     }
-    editor_result(method, answer)
 }
 
 /// Tries the editor; `None` when none is connected (the caller falls back to the
