@@ -4,14 +4,14 @@
 //!
 //! Run: `cargo bench --bench roundtrip` (optionally `-- --requests 20000`).
 
-#[path = "common/echo.rs"]
-mod echo;
+#[path = "common/baseline.rs"]
+mod baseline;
 #[path = "../tests/bridge/harness.rs"]
 mod harness;
 
 use std::time::{Duration, Instant};
 
-use echo::spawn_echo_process;
+use baseline::spawn_echo_process;
 use harness::{cpu_time, Agent, Bridge, Options};
 use serde_json::json;
 
@@ -22,7 +22,7 @@ const ROUNDS: usize = 10;
 const DEFAULT_REQUESTS: usize = 20_000;
 
 fn main() {
-    if echo::serve_if_asked() {
+    if baseline::serve_if_asked() {
         return;
     }
     let requests: usize = std::env::args()

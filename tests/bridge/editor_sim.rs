@@ -107,8 +107,14 @@ impl EditorSim {
                 };
                 l2.lock().unwrap().requests.push(received.clone());
                 let reply = handler(&method, &v["params"]);
-                let (s3, id) = (Arc::clone(&s2), received.id.clone());
-                tokio::spawn(async move { answer(&s3, id, reply).await });
+                let id = received.id.clone();
+                if matches!(reply, Reply::After(..)) {
+                    let s3 = Arc::clone(&s2);
+                    tokio::spawn(async move { answer(&s3, id, reply).await });
+                } else {
+                    // An immediate answer goes out before the next frame is read.
+                    answer(&s2, id, reply).await;
+                }
             }
             l2.lock().unwrap().closed = true;
         });
