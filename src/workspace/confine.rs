@@ -1,13 +1,15 @@
 //! Path confinement: lexical containment, then containment after resolving symlinks
 //! of the target or its nearest existing parent. Any failure to verify is a refusal.
 //!
-//! The common case costs one `stat` of the root and one `lstat` per component below
-//! it: when the root still is the directory the bridge opened and no component below
-//! it is a symlink, the lexical path already is the canonical one. Anything else (a
-//! symlink, a file in the middle of the path, an I/O error, a moved root) takes the
-//! canonicalising check, so both give the same answer.
+//! The common case costs a byte-level lexical pass, one `stat` of the root and one
+//! `lstat` per component below it: when the root still is the directory the bridge
+//! opened and no component below it is a symlink, the lexical path already is the
+//! canonical one. Anything else (a symlink, a file in the middle of the path, an I/O
+//! error, a moved root) takes the canonicalising check, so both give the same answer.
 
+use std::ffi::{OsStr, OsString};
 use std::io;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
@@ -79,48 +81,88 @@ pub fn resolve(root: &Root, input: &str) -> Result<PathBuf, PathError> {
     if raw.is_empty() {
         return Err(PathError::Empty);
     }
-    let joined = root.path.join(raw.as_ref());
-    let lexical = normalize_lexically(&joined).ok_or_else(|| PathError::Escapes(input.into()))?;
-    if !lexical.starts_with(&root.path) {
-        return Err(PathError::Escapes(input.into()));
-    }
-    if plain_below_root(root, &lexical) {
+    let root_bytes = root.path.as_os_str().as_bytes();
+    let below = lexically_below(root_bytes, raw.as_bytes())
+        .ok_or_else(|| PathError::Escapes(input.into()))?;
+    let (lexical, canonical) = walk_below_root(root, &below);
+    if canonical {
         return Ok(lexical);
     }
-    let root = root.path.as_path();
     let real = resolve_existing_prefix(&lexical).map_err(|e| PathError::Unverifiable {
         path: input.into(),
         reason: e.to_string(),
     })?;
-    if !real.starts_with(root) {
+    if !real.starts_with(&root.path) {
         return Err(PathError::Escapes(input.into()));
     }
     Ok(real)
 }
 
-/// True when `lexical` (inside the root) is already canonical: the root is the
-/// directory that was opened and every existing component below it is a real
-/// directory (or, last, any non-symlink). Components after the first missing one
-/// cannot be symlinks. False means "not shown", and the caller canonicalises.
-fn plain_below_root(root: &Root, lexical: &Path) -> bool {
-    let Ok(below) = lexical.strip_prefix(&root.path) else {
-        return false;
-    };
-    if !root.unchanged() {
-        return false;
+/// The components of `input` (absolute, or relative to `root`) below `root`, with `.`
+/// removed and `..` resolved lexically; `None` when the result is not inside `root`
+/// or `..` climbs above `/`. Works on bytes: it runs for every path argument.
+fn lexically_below<'a>(root: &'a [u8], input: &'a [u8]) -> Option<Vec<&'a [u8]>> {
+    fn segments(path: &[u8]) -> impl Iterator<Item = &[u8]> {
+        path.split(|&b| b == b'/').filter(|s| !s.is_empty())
     }
-    let mut current = root.path.clone();
-    let mut components = below.components().peekable();
-    while let Some(component) = components.next() {
-        current.push(component);
-        match current.symlink_metadata() {
-            Ok(meta) if meta.file_type().is_symlink() => return false,
-            Ok(meta) if components.peek().is_some() && !meta.is_dir() => return false,
-            Ok(_) => {}
-            Err(e) => return e.kind() == io::ErrorKind::NotFound,
+    let mut parts: Vec<&[u8]> = Vec::with_capacity(16);
+    if input.first() != Some(&b'/') {
+        parts.extend(segments(root));
+    }
+    for segment in segments(input) {
+        match segment {
+            b"." => {}
+            b".." => {
+                parts.pop()?;
+            }
+            name => parts.push(name),
         }
     }
-    true
+    let depth = segments(root).count();
+    let inside = parts.len() >= depth && parts.iter().zip(segments(root)).all(|(a, b)| *a == b);
+    inside.then(|| parts.split_off(depth))
+}
+
+/// How far the walk below the root got.
+enum Walk {
+    /// Every component so far exists and is plain.
+    Plain,
+    /// A component does not exist: nothing after it can be a symlink.
+    Missing,
+    /// A symlink, an I/O error (a file mid-path gives ENOTDIR) or a moved root:
+    /// canonicalise.
+    Unusual,
+}
+
+/// Builds the lexical path from the root and `below`, and tells whether it already is
+/// the canonical path: the root still is the directory that was opened and no
+/// existing component below it is a symlink.
+fn walk_below_root(root: &Root, below: &[&[u8]]) -> (PathBuf, bool) {
+    let mut path = root.path.as_os_str().as_bytes().to_vec();
+    path.reserve(below.iter().map(|c| c.len() + 1).sum());
+    let mut walk = if root.unchanged() {
+        Walk::Plain
+    } else {
+        Walk::Unusual
+    };
+    for component in below {
+        if path.last() != Some(&b'/') {
+            path.push(b'/');
+        }
+        path.extend_from_slice(component);
+        if let Walk::Plain = walk {
+            // A file mid-path needs no case of its own: the next lstat fails with
+            // ENOTDIR, which is Unusual.
+            walk = match Path::new(OsStr::from_bytes(&path)).symlink_metadata() {
+                Ok(meta) if meta.file_type().is_symlink() => Walk::Unusual,
+                Ok(_) => Walk::Plain,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Walk::Missing,
+                Err(_) => Walk::Unusual,
+            };
+        }
+    }
+    let canonical = !matches!(walk, Walk::Unusual);
+    (PathBuf::from(OsString::from_vec(path)), canonical)
 }
 
 /// Removes `.` and resolves `..` without touching the filesystem. `None` when `..`
@@ -230,6 +272,9 @@ mod tests {
         let url = format!("file://{}", root.join("src/a%2Ers").display());
         assert_eq!(resolve(&ws, &url).unwrap(), root.join("src/a.rs"));
         assert_eq!(resolve(&ws, ".").unwrap(), root);
+        // Paths go to the editor as text: no doubled slash under a root of `/`.
+        let top = Root::open(Path::new("/")).unwrap();
+        assert_eq!(resolve(&top, "tmp").unwrap().as_os_str(), "/tmp");
     }
 
     #[test]
@@ -266,51 +311,105 @@ mod tests {
         ));
     }
 
-    /// The walk below the root must give exactly what canonicalising gives.
+    /// The previous algorithm, kept as the reference: join, normalise lexically,
+    /// check containment, canonicalise the longest existing prefix, check again.
+    fn canonicalising(root: &Path, input: &str) -> Result<PathBuf, PathError> {
+        let escapes = || PathError::Escapes(input.into());
+        let lexical = normalize_lexically(&root.join(input)).ok_or_else(escapes)?;
+        if !lexical.starts_with(root) {
+            return Err(escapes());
+        }
+        match resolve_existing_prefix(&lexical) {
+            Ok(real) if real.starts_with(root) => Ok(real),
+            Ok(_) => Err(escapes()),
+            Err(e) => Err(PathError::Unverifiable {
+                path: input.into(),
+                reason: e.to_string(),
+            }),
+        }
+    }
+
+    /// The lexical pass and the walk below the root must give exactly what
+    /// canonicalising gives, for every combination of awkward segments.
     #[test]
     fn walk_agrees_with_canonicalising() {
         let (tmp, ws) = setup();
         let root = ws.path();
         std::fs::create_dir_all(root.join("lib/inner")).unwrap();
+        std::fs::create_dir_all(tmp.path().join("ws2")).unwrap();
         symlink(root.join("lib"), root.join("link")).unwrap();
         symlink("inner", root.join("lib/rel")).unwrap();
         symlink(tmp.path(), root.join("lib/out")).unwrap();
-        for input in [
-            "src/a.rs",
-            "src",
-            "missing/deeper/x.rs",
-            "src/missing.rs",
-            "link/inner/new.rs",
-            "link",
-            "lib/rel/x",
-            "lib/out/x",
-            "lib/out",
-            "src/a.rs/below",
-            "link/../src/a.rs",
-        ] {
-            let lexical = normalize_lexically(&root.join(input)).unwrap();
-            let canonical = match resolve_existing_prefix(&lexical) {
-                Ok(real) if real.starts_with(root) => Ok(real),
-                Ok(_) => Err(PathError::Escapes(input.into())),
-                Err(e) => Err(PathError::Unverifiable {
-                    path: input.into(),
-                    reason: e.to_string(),
-                }),
-            };
-            assert_eq!(resolve(&ws, input), canonical, "{input}");
+        symlink("/nonexistent/target", root.join("dangling")).unwrap();
+        let names = [
+            "src", "a.rs", ".", "..", "", "link", "lib", "inner", "rel", "out", "missing", "ws",
+            "ws2", "dangling",
+        ];
+        let mut inputs = Vec::new();
+        for a in names {
+            inputs.push(a.to_string());
+            for b in names {
+                inputs.push(format!("{a}/{b}"));
+                for c in names {
+                    inputs.push(format!("{a}/{b}/{c}"));
+                }
+            }
         }
+        let absolute: Vec<String> = inputs
+            .iter()
+            .map(|i| format!("{}/{i}", root.display()))
+            .collect();
+        let mut checked = 0;
+        for input in inputs.iter().chain(&absolute).filter(|i| !i.is_empty()) {
+            assert_eq!(resolve(&ws, input), canonicalising(root, input), "{input}");
+            checked += 1;
+        }
+        assert!(checked > 5000, "{checked}");
+        // A few answers spelled out.
         assert_eq!(
             resolve(&ws, "link/inner/new.rs").unwrap(),
             root.join("lib/inner/new.rs")
         );
-        assert!(matches!(
-            resolve(&ws, "lib/out/x"),
-            Err(PathError::Escapes(_))
-        ));
+        assert_eq!(
+            resolve(&ws, "../ws/./src//a.rs").unwrap(),
+            root.join("src/a.rs")
+        );
+        for escaping in ["lib/out/x", "../ws2/a", "/..", "src/../../ws2"] {
+            assert!(
+                matches!(resolve(&ws, escaping), Err(PathError::Escapes(_))),
+                "{escaping}"
+            );
+        }
+        let sibling = format!("{}2/a", root.display());
+        assert!(matches!(resolve(&ws, &sibling), Err(PathError::Escapes(_))));
         assert!(matches!(
             resolve(&ws, "src/a.rs/below"),
             Err(PathError::Unverifiable { .. })
         ));
+    }
+
+    /// The byte-level lexical pass on its own.
+    #[test]
+    fn lexical_pass_keeps_components_below_the_root() {
+        let below = |root: &str, input: &str| {
+            lexically_below(root.as_bytes(), input.as_bytes()).map(|parts| {
+                parts
+                    .iter()
+                    .map(|p| String::from_utf8_lossy(p).into_owned())
+                    .collect::<Vec<_>>()
+            })
+        };
+        assert_eq!(
+            below("/w", "a/./b//c/"),
+            Some(vec!["a".into(), "b".into(), "c".into()])
+        );
+        assert_eq!(below("/w", "/w/a/../b"), Some(vec!["b".into()]));
+        assert_eq!(below("/w", "."), Some(vec![]));
+        assert_eq!(below("/w", "/wx/a"), None);
+        assert_eq!(below("/w", "/"), None);
+        assert_eq!(below("/w", "/../w/a"), None);
+        assert_eq!(below("/", "/a"), Some(vec!["a".into()]));
+        assert_eq!(below("/", ".."), None);
     }
 
     /// A root swapped for a symlink to elsewhere after start confines nothing to
