@@ -214,32 +214,30 @@ impl ExtensionClient {
         }
     }
 
-    /// Sends a request whose answer goes to `reply`, which is taken only when the
-    /// request was sent (otherwise the caller answers it with the error).
+    /// Sends a request and parks `reply` in the pending map until it settles. A
+    /// request that cannot be sent hands `reply` back with the reason.
     fn send_request(
         &mut self,
         method: &str,
         params: &Value,
         timeout: Option<Duration>,
         diff: Option<(String, String)>,
-        reply: &mut Option<Reply>,
+        reply: Reply,
         ctx: &mut Context<Self>,
-    ) -> Result<(), ExtError> {
+    ) -> Result<(), Refused> {
         let Some(conn) = &self.conn else {
-            return Err(ExtError::NotConnected);
+            return Err((ExtError::NotConnected, reply));
         };
         match self.breaker.admit(self.clock.now_ms()) {
             Admission::Closed | Admission::Probe => {}
             Admission::Open { retry_in_ms } => {
-                return Err(ExtError::CircuitOpen {
+                let error = ExtError::CircuitOpen {
                     failures: self.breaker.failures(),
                     retry_in_ms,
-                })
+                };
+                return Err((error, reply));
             }
         }
-        let Some(reply) = reply.take() else {
-            return Err(ExtError::Restarted(method.to_string()));
-        };
         let id = self.next_id;
         self.next_id += 1;
         conn.outbound
@@ -489,6 +487,17 @@ pub struct EditorFrame {
 /// The answer to one editor request, sent exactly once.
 pub type Reply = oneshot::Sender<Result<Value, ExtError>>;
 
+/// A request that was not sent: why, and the reply to answer with it.
+type Refused = (ExtError, Reply);
+
+/// Answers a refused request with its reason. When the send panicked, its reply was
+/// dropped with it and the caller sees the restart.
+fn answer_refusal(sent: Result<Result<(), Refused>, ActorFault>) {
+    if let Ok(Err((error, reply))) = sent {
+        let _ = reply.send(Err(error));
+    }
+}
+
 /// Send `extension/<method>`; the answer (or why there is none) goes to `reply`.
 /// If the actor is gone before it handles this, `reply` is dropped unanswered.
 #[derive(Message)]
@@ -692,28 +701,17 @@ impl Handler<Call> for ExtensionClient {
             reply,
         } = msg;
         let timeout = Some(timeout.unwrap_or(self.timeout));
-        // On success the reply waits in the pending map; otherwise it is answered now.
-        let mut reply = Some(reply);
-        let sent = guard(NAME, self, ctx, |act, ctx| {
-            act.send_request(&method, &params, timeout, None, &mut reply, ctx)
-        });
-        let failed = match sent {
-            Ok(Ok(())) => None,
-            Ok(Err(e)) => Some(e),
-            Err(fault) => Some(fault.into()),
-        };
-        if let (Some(e), Some(reply)) = (failed, reply) {
-            let _ = reply.send(Err(e));
-        }
+        answer_refusal(guard(NAME, self, ctx, |act, ctx| {
+            act.send_request(&method, &params, timeout, None, reply, ctx)
+        }));
     }
 }
 
 impl Handler<OpenDiff> for ExtensionClient {
     type Result = ResponseFuture<Result<DiffOutcome, ExtError>>;
     fn handle(&mut self, msg: OpenDiff, ctx: &mut Context<Self>) -> Self::Result {
-        let (tx, rx) = oneshot::channel();
-        let mut reply = Some(tx);
-        let started = guard(NAME, self, ctx, |act, ctx| {
+        let (reply, rx) = oneshot::channel();
+        answer_refusal(guard(NAME, self, ctx, |act, ctx| {
             // A new diff in the same tab rejects the old one.
             close_diff(act, &msg.tab_name, ctx);
             act.send_request(
@@ -721,12 +719,11 @@ impl Handler<OpenDiff> for ExtensionClient {
                 &msg.params,
                 None,
                 Some((msg.tab_name.clone(), msg.session_id.clone())),
-                &mut reply,
+                reply,
                 ctx,
             )
-        });
+        }));
         Box::pin(async move {
-            started??;
             let value = rx
                 .await
                 .unwrap_or(Err(ExtError::Restarted("extension/openDiff".into())))?;
