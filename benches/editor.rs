@@ -18,7 +18,7 @@ mod harness;
 
 use std::time::{Duration, Instant};
 
-use baseline::{spawn, spawn_echo_process, Baseline};
+use baseline::{spawn, Baseline};
 use editor_sim::{handler, EditorSim, Reply};
 use harness::{cpu_time, Agent, Bridge, Options};
 use serde_json::{json, Value};
@@ -69,7 +69,7 @@ fn main() {
     if baseline::serve_if_asked() {
         return;
     }
-    let (echo_proc, echo_port) = spawn_echo_process();
+    let (echo_proc, echo_port) = spawn(Baseline::Echo);
     let (relay_proc, relay_port) = spawn(Baseline::Relay);
     let (echo_pid, relay_pid) = (echo_proc.0.id(), relay_proc.0.id());
     let bridge = Bridge::start_with(

@@ -11,7 +11,7 @@ mod harness;
 
 use std::time::{Duration, Instant};
 
-use baseline::spawn_echo_process;
+use baseline::{spawn, Baseline};
 use harness::{cpu_time, Agent, Bridge, Options};
 use serde_json::json;
 
@@ -30,7 +30,7 @@ fn main() {
         .nth(1)
         .and_then(|n| n.parse().ok())
         .unwrap_or(DEFAULT_REQUESTS);
-    let (echo_proc, echo_port) = spawn_echo_process();
+    let (echo_proc, echo_port) = spawn(Baseline::Echo);
     let echo_pid = echo_proc.0.id();
     let bridge = Bridge::start_with(
         Options {

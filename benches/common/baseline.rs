@@ -65,11 +65,6 @@ pub fn spawn(baseline: Baseline) -> (KillOnDrop, u16) {
     (KillOnDrop(child), port)
 }
 
-/// The echo server in a child process.
-pub fn spawn_echo_process() -> (KillOnDrop, u16) {
-    spawn(Baseline::Echo)
-}
-
 /// Kills the child process when dropped.
 pub struct KillOnDrop(pub std::process::Child);
 
