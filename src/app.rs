@@ -16,6 +16,7 @@ use crate::actors::automation::Automation;
 use crate::actors::checkpoint::{CheckpointActor, SaveNow};
 use crate::actors::diagnostics::{DiagnosticsActor, DiagnosticsConfig};
 use crate::actors::extension::{ExtensionClient, ExtensionConfig, SetAutomation};
+use crate::actors::http_transport::HttpSessions;
 use crate::actors::orchestrator::{Limits, Orchestrator, SaveTasks};
 use crate::actors::registry::{CloseAll, Restore, SessionRegistry, SetEditor};
 use crate::actors::session::Session;
@@ -28,6 +29,7 @@ use crate::orchestrator::permissions::Policy;
 use crate::persist::checkpoint::{self, SessionState};
 use crate::prompts::PromptRegistry;
 use crate::services::Services;
+use crate::state::{files as state_files, TokenSource, WorkspaceState};
 use crate::tools::{catalog, CatalogError};
 use crate::workspace::Workspace;
 
@@ -58,6 +60,9 @@ pub enum AppError {
         /// Cause.
         source: std::io::Error,
     },
+    /// The workspace's state directory is unusable, or another bridge serves it.
+    #[error(transparent)]
+    State(#[from] crate::state::StateError),
     /// The automation policy file is missing or invalid.
     #[error(transparent)]
     Policy(#[from] crate::automation::policy::PolicyError),
@@ -107,8 +112,9 @@ impl Seed {
         let registry = {
             let max = self.settings.sessions.max_sessions;
             let gap = Duration::from_millis(self.settings.server.min_connect_interval_ms);
+            let wait = Duration::from_millis(self.settings.server.max_connect_wait_ms);
             let (a, m) = (activity.clone(), Arc::clone(&self.metrics));
-            Supervisor::start(move |_| SessionRegistry::new(max, gap, a, m))
+            Supervisor::start(move |_| SessionRegistry::new(max, gap, wait, a, m))
         };
         let writer = {
             let (ws, a, m) = (
@@ -185,7 +191,9 @@ impl Seed {
             Supervisor::start(move |_| CheckpointActor::new(path, w, port, interval, r, a, m))
         });
         let restore = std::mem::take(&mut self.restore);
+        let http_sessions = Supervisor::start(|_| HttpSessions::default());
         let services = Arc::new(Services {
+            http_sessions,
             orchestrator,
             automation,
             extension,
@@ -232,13 +240,22 @@ fn restore_sessions(services: &Arc<Services>, states: Vec<SessionState>) {
     let valid_id = |id: &str| id.len() == 8 && id.bytes().all(|b| b.is_ascii_hexdigit());
     let mut restored = Vec::new();
     for state in states.into_iter().filter(|s| valid_id(&s.session_id)) {
+        if !state.client_may_return() {
+            tracing::info!(session = %state.session_id, pid = ?state.client_pid(), "not restoring a session: its client process is gone");
+            continue;
+        }
         let files: Vec<PathBuf> = state
             .opened_files
             .iter()
             .filter_map(|f| services.workspace.resolve(f).ok())
             .collect();
-        let session =
-            Session::restored(state.session_id.clone(), files, Arc::clone(services)).start();
+        let session = Session::restored(
+            state.session_id.clone(),
+            files,
+            state.client_pid(),
+            Arc::clone(services),
+        )
+        .start();
         services.activity.do_send(RecordLifecycle {
             event: LifecycleEvent::SessionRestored,
             session_id: Some(state.session_id.clone()),
@@ -265,19 +282,6 @@ fn bind(ip: IpAddr, port: u16, previous: Option<u16>) -> Result<TcpListener, App
     })
 }
 
-/// When the port changed, the previous run's file (activity log, tasks) becomes this
-/// run's, unless a live bridge still owns it.
-fn carry_over(ide_dir: &std::path::Path, old_name: &str, new_name: &str, old_port: u16) {
-    let (old_path, new_path) = (ide_dir.join(old_name), ide_dir.join(new_name));
-    let new_path = new_path.as_path();
-    let owner_alive = lockfile::lock_path(ide_dir, old_port).exists();
-    if old_path.exists() && !new_path.exists() && !owner_alive {
-        if let Err(e) = std::fs::rename(&old_path, new_path) {
-            tracing::warn!(%e, file = old_name, "could not carry the previous run's file over");
-        }
-    }
-}
-
 /// Waits for the first worker to build the services (it does so as it starts).
 async fn wait_for_services(cell: &OnceLock<Arc<Services>>) -> Result<Arc<Services>, AppError> {
     for _ in 0..1000 {
@@ -291,12 +295,18 @@ async fn wait_for_services(cell: &OnceLock<Arc<Services>>) -> Result<Arc<Service
     )))
 }
 
-/// Runs the bridge until SIGINT or SIGTERM.
-pub fn run(settings: Settings) -> Result<(), AppError> {
-    actix_rt::System::new().block_on(serve(settings))
+/// Runs the bridge until SIGINT or SIGTERM. `rotate_token` replaces the workspace's
+/// stored auth token.
+pub fn run(settings: Settings, rotate_token: bool) -> Result<(), AppError> {
+    let system = actix_rt::System::new();
+    let outcome = system.block_on(serve(settings, rotate_token));
+    // Everything durable is written and the lock file is gone: tearing the runtime
+    // down would only wait for client sockets to drain. The process exits next.
+    std::mem::forget(system);
+    outcome
 }
 
-async fn serve(settings: Settings) -> Result<(), AppError> {
+async fn serve(settings: Settings, rotate_token: bool) -> Result<(), AppError> {
     let root = match &settings.workspace {
         Some(path) => path.clone(),
         None => std::env::current_dir().map_err(|source| AppError::Workspace {
@@ -326,6 +336,9 @@ async fn serve(settings: Settings) -> Result<(), AppError> {
         addr: settings.server.bind.clone(),
         source: std::io::Error::other("not an IP address"),
     })?;
+    // One bridge per workspace: claiming its state directory fails, touching nothing,
+    // while another live bridge holds it.
+    let mut state = WorkspaceState::claim(workspace.root())?;
     let ide_dir = lockfile::ide_dir();
     lockfile::ensure_private_dir(&ide_dir).map_err(|source| AppError::LockFile {
         dir: ide_dir.clone(),
@@ -334,13 +347,18 @@ async fn serve(settings: Settings) -> Result<(), AppError> {
     for stale in lockfile::clean_stale(&ide_dir) {
         tracing::info!(path = %stale.display(), "removed a stale lock file (its process is gone)");
     }
+    let max_age = Duration::from_secs(settings.state.prune_after_days * 86_400);
+    for gone in crate::state::prune(state.dir(), max_age) {
+        tracing::info!(workspace = %gone, "removed the state of a workspace not served for {} days", settings.state.prune_after_days);
+    }
+    state.touch();
     let workspace_name = workspace.root().display().to_string();
     let previous = settings
         .checkpoint
         .enabled
         .then(|| {
             checkpoint::load_latest(
-                &ide_dir,
+                state.dir(),
                 &workspace_name,
                 now_ms(),
                 Duration::from_millis(settings.checkpoint.max_age_ms),
@@ -353,32 +371,48 @@ async fn serve(settings: Settings) -> Result<(), AppError> {
     let previous_port = previous.as_ref().and_then(|(_, d)| d.port);
     let listener = bind(ip, settings.server.port, previous_port)?;
     let port = listener.local_addr()?.port();
-    let activity_path = ide_dir.join(format!("activity-{port}.jsonl"));
-    if let Some(old) = previous_port.filter(|p| *p != port) {
-        for stem in ["activity-{}.jsonl", "tasks-{}.json"] {
-            carry_over(
-                &ide_dir,
-                &stem.replace("{}", &old.to_string()),
-                &stem.replace("{}", &port.to_string()),
-                old,
-            );
-        }
+    if let Err(e) = state.record_owner(port) {
+        tracing::warn!(%e, "could not record this bridge in its state directory");
+    }
+    let (auth_token, token_source) =
+        state
+            .auth_token(rotate_token)
+            .map_err(|source| AppError::LockFile {
+                dir: state.dir().to_path_buf(),
+                source,
+            })?;
+    match token_source {
+        TokenSource::Kept => tracing::info!(
+            "auth token kept from the previous run: connected clients reconnect on their own"
+        ),
+        TokenSource::New => tracing::info!("new auth token for this workspace"),
+        TokenSource::Rotated => tracing::warn!(
+            "auth token rotated (--rotate-token): clients must read the new lock file"
+        ),
     }
 
     let seed = Seed {
         automation: load_policy(&settings, &workspace)?,
-        tasks_path: Some(ide_dir.join(format!("tasks-{port}.json"))),
-        activity_path: settings.activity.persist.then_some(activity_path),
+        tasks_path: Some(state.path(state_files::TASKS)),
+        activity_path: settings
+            .activity
+            .persist
+            .then(|| state.path(state_files::ACTIVITY)),
         checkpoint_path: settings
             .checkpoint
             .enabled
-            .then(|| checkpoint::path_for(&ide_dir, port)),
+            .then(|| state.path(state_files::CHECKPOINT)),
         restore: previous.map(|(_, d)| d.sessions).unwrap_or_default(),
-        tools: catalog::build()?,
+        tools: {
+            let mut tools = catalog::build()?;
+            let expose = &settings.tools.expose;
+            tools.expose(&expose.include, &expose.exclude)?;
+            tools
+        },
         prompts: PromptRegistry::default(),
         workspace,
         metrics: Arc::new(Metrics::new()),
-        auth_token: uuid::Uuid::new_v4().to_string(),
+        auth_token,
         port,
         settings,
     };
@@ -406,13 +440,13 @@ async fn serve(settings: Settings) -> Result<(), AppError> {
     .workers(workers)
     .tcp_nodelay(true)
     .disable_signals()
-    .shutdown_timeout(2)
+    .shutdown_timeout(1)
     .listen(listener)?
     .run();
     let handle = server.handle();
     let server_task = actix_rt::spawn(server);
     let services = wait_for_services(&cell).await?;
-    let (registry, activity) = (services.registry.clone(), services.activity.clone());
+    let activity = services.activity.clone();
     // Handlers first: a signal after the lock exists must always remove it.
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sigint = signal(SignalKind::interrupt())?;
@@ -438,8 +472,10 @@ async fn serve(settings: Settings) -> Result<(), AppError> {
     });
     tracing::info!(
         url = %format!("ws://{ip}:{port}/"),
+        mcp = %format!("http://{ip}:{port}/mcp"),
         workspace = %services.workspace.root().display(),
         lock = %lock_path.display(),
+        state = %state.dir().display(),
         tools = services.tools.len(),
         "ide-bridge is listening; run `claude --ide` in the workspace to connect"
     );
@@ -453,30 +489,50 @@ async fn serve(settings: Settings) -> Result<(), AppError> {
             Err(e) => Err(AppError::Server(std::io::Error::other(e))),
         },
     };
-    // Remove the lock first so that no client picks a bridge that is going away.
-    if let Err(e) = std::fs::remove_file(&lock_path) {
-        tracing::warn!(path = %lock_path.display(), %e, "could not remove the lock file");
-    }
-    activity.do_send(RecordLifecycle {
+    shut_down(&services, &handle, &lock_path).await;
+    drop(state);
+    outcome
+}
+
+/// Stops in order: no new connections, agents told (1001), final state written, the
+/// lock file removed, then the server stopped without waiting for sockets to drain.
+async fn shut_down(
+    services: &Services,
+    handle: &actix_web::dev::ServerHandle,
+    lock_path: &std::path::Path,
+) {
+    let started = Instant::now();
+    // The listener stops accepting; the registry refuses upgrades on open keep-alive
+    // connections (503) and closes every agent connection.
+    let pause = handle.pause();
+    let close = services.registry.send(CloseAll);
+    let _ = tokio::time::timeout(Duration::from_millis(300), async {
+        pause.await;
+        let _ = close.await;
+    })
+    .await;
+    services.activity.do_send(RecordLifecycle {
         event: LifecycleEvent::BridgeStopping,
         session_id: None,
         detail: String::new(),
     });
-    if let Some(checkpoint) = &services.checkpoint {
-        match tokio::time::timeout(Duration::from_secs(3), checkpoint.send(SaveNow)).await {
-            Ok(Ok(Ok(()))) => tracing::info!("final checkpoint written"),
-            other => tracing::warn!(?other, "final checkpoint not written"),
+    let bound = Duration::from_millis(500);
+    let checkpoint = async {
+        match &services.checkpoint {
+            Some(c) => match tokio::time::timeout(bound, c.send(SaveNow)).await {
+                Ok(Ok(Ok(()))) => tracing::info!("final checkpoint written"),
+                other => tracing::warn!(?other, "final checkpoint not written"),
+            },
+            None => {}
         }
+    };
+    let tasks = tokio::time::timeout(bound, services.orchestrator.send(SaveTasks));
+    let (_, _) = futures_util::future::join(checkpoint, tasks).await;
+    let _ = tokio::time::timeout(bound, services.activity.send(FlushNow)).await;
+    if let Err(e) = std::fs::remove_file(lock_path) {
+        tracing::warn!(path = %lock_path.display(), %e, "could not remove the lock file");
     }
-    let _ = tokio::time::timeout(Duration::from_secs(3), activity.send(FlushNow)).await;
-    let _ = tokio::time::timeout(
-        Duration::from_secs(3),
-        services.orchestrator.send(SaveTasks),
-    )
-    .await;
-    let _ = tokio::time::timeout(Duration::from_secs(1), registry.send(CloseAll)).await;
-    // Let the close frames reach the sockets before the server stops.
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    handle.stop(true).await;
-    outcome
+    // Close frames were queued first; the writers have had the time above to send them.
+    handle.stop(false).await;
+    tracing::info!(ms = started.elapsed().as_millis() as u64, "stopped");
 }

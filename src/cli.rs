@@ -40,6 +40,43 @@ pub enum Command {
     },
     /// Print the effective configuration (all layers applied) as JSON.
     Config,
+    /// Stop the bridge serving this workspace (SIGTERM to the pid in its lock file).
+    Stop,
+    /// Serve MCP on stdin/stdout by relaying to the bridge for the working directory
+    /// (what MCP clients run as a subprocess; `ide-bridge init` registers it).
+    #[command(
+        long_about = "Serve MCP on stdin/stdout (one JSON-RPC message per line) by relaying \
+to the bridge that serves the working directory. MCP clients start this as a subprocess; \
+`ide-bridge init` registers it with Claude Code. It survives bridge restarts (reconnects and \
+replays the handshake). When no bridge serves the directory it starts one for the project \
+(the nearest .git/.hg/.jj/.svn root, never the home directory or /), unless --no-start."
+    )]
+    Mcp {
+        /// Do not start a bridge; wait for one to appear.
+        #[arg(long)]
+        no_start: bool,
+    },
+    /// Register `ide-bridge mcp` with Claude Code as a user-scope MCP server, so that
+    /// the model sees every bridge tool.
+    #[command(
+        long_about = "Register `ide-bridge mcp` with Claude Code as a user-scope stdio MCP \
+server (in $CLAUDE_CONFIG_DIR/.claude.json, else ~/.claude.json, key mcpServers), run by this \
+binary's absolute path. The file's other keys are kept, the write is atomic and the previous \
+file is kept as .claude.json.bak. Running it again changes nothing; --remove undoes it; \
+--print writes nothing and shows the configuration for other MCP clients."
+    )]
+    Init {
+        /// Remove the registration instead.
+        #[arg(long, conflicts_with = "print")]
+        remove: bool,
+        /// Write nothing; print the snippets for Claude Code, Claude Desktop, Codex,
+        /// Cursor, VS Code and Gemini CLI.
+        #[arg(long)]
+        print: bool,
+        /// Server name (tools appear to the model as mcp__<name>__<tool>).
+        #[arg(long, default_value = "ide-bridge", value_name = "NAME")]
+        name: String,
+    },
 }
 
 /// Flags that override configuration.
@@ -78,6 +115,10 @@ pub struct RunArgs {
     /// Automation policy file (TOML, YAML or JSON); see docs/automation.md.
     #[arg(long, global = true, value_name = "FILE")]
     pub automation_policy: Option<PathBuf>,
+    /// Replace this workspace's stored auth token with a new one (connected clients
+    /// must then re-read the lock file).
+    #[arg(long, global = true)]
+    pub rotate_token: bool,
     /// Set any configuration key, e.g. --set rate_limit.requests=100 (repeatable).
     #[arg(long = "set", global = true, value_name = "KEY=VALUE")]
     pub set: Vec<String>,

@@ -69,6 +69,8 @@ pub struct Settings {
     pub orchestrator: OrchestratorSettings,
     /// Automation policies.
     pub automation: AutomationSettings,
+    /// Durable per-workspace state.
+    pub state: StateSettings,
 }
 
 /// `[automation]`
@@ -98,8 +100,10 @@ pub struct ServerSettings {
     pub pong_timeout_ms: u64,
     /// `Origin` values accepted on WebSocket upgrades (browsers always send one).
     pub allowed_origins: Vec<String>,
-    /// Least time between two accepted WebSocket connections (429 when sooner).
+    /// Least time between two accepted connections; sooner ones are held until then.
     pub min_connect_interval_ms: u64,
+    /// Longest a connection is held for its slot; a burst longer than that gets 429.
+    pub max_connect_wait_ms: u64,
 }
 
 /// `[sessions]`
@@ -122,6 +126,44 @@ pub struct ToolSettings {
     pub max_concurrent_per_session: usize,
     /// Largest `arguments` object accepted, in bytes of JSON as sent.
     pub max_argument_bytes: usize,
+    /// Which tools model-facing connections (`ide-bridge mcp`, `/mcp`) list and may call.
+    pub expose: ExposeSettings,
+}
+
+/// `[tools.expose]`: tool groups or names, `*` for all. A tool is exposed when
+/// `include` names it (or its group) and `exclude` does not.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ExposeSettings {
+    /// Groups or tool names to expose.
+    pub include: Vec<String>,
+    /// Groups or tool names to hide, applied after `include`.
+    pub exclude: Vec<String>,
+}
+
+impl Default for ExposeSettings {
+    fn default() -> Self {
+        Self {
+            include: vec!["*".into()],
+            exclude: Vec::new(),
+        }
+    }
+}
+
+/// `[state]`: durable per-workspace state (token, activity log, checkpoint, tasks).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StateSettings {
+    /// State of a workspace no bridge served for this many days is removed at start-up.
+    pub prune_after_days: u64,
+}
+
+impl Default for StateSettings {
+    fn default() -> Self {
+        Self {
+            prune_after_days: 30,
+        }
+    }
 }
 
 /// `[rate_limit]`
@@ -335,6 +377,7 @@ impl Default for Settings {
             editor: EditorSettings::default(),
             orchestrator: OrchestratorSettings::default(),
             automation: AutomationSettings::default(),
+            state: StateSettings::default(),
         }
     }
 }
@@ -350,6 +393,7 @@ impl Default for ServerSettings {
             pong_timeout_ms: 90_000,
             allowed_origins: Vec::new(),
             min_connect_interval_ms: 50,
+            max_connect_wait_ms: 2_000,
         }
     }
 }
@@ -369,6 +413,7 @@ impl Default for ToolSettings {
             timeout_ms: 60_000,
             max_concurrent_per_session: 10,
             max_argument_bytes: 1024 * 1024,
+            expose: ExposeSettings::default(),
         }
     }
 }
@@ -429,7 +474,9 @@ impl Settings {
                 .list_separator(",")
                 .with_list_parse_key("server.allowed_origins")
                 .with_list_parse_key("commands.allow")
-                .with_list_parse_key("diagnostics.linters"),
+                .with_list_parse_key("diagnostics.linters")
+                .with_list_parse_key("tools.expose.include")
+                .with_list_parse_key("tools.expose.exclude"),
         );
         for (key, value) in &overrides.values {
             builder = builder.set_override(key.as_str(), value.as_str())?;
@@ -456,6 +503,18 @@ impl Settings {
             s.min_connect_interval_ms,
             0,
             10_000,
+        )?;
+        range(
+            "server.max_connect_wait_ms",
+            s.max_connect_wait_ms,
+            0,
+            60_000,
+        )?;
+        range(
+            "state.prune_after_days",
+            self.state.prune_after_days,
+            1,
+            36_500,
         )?;
         range(
             "server.max_message_bytes",

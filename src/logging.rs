@@ -9,9 +9,13 @@ pub fn init(settings: &LogSettings) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| {
         EnvFilter::new(format!("ide_bridge={0},actix_web=warn,{0}", settings.level))
     });
+    // Colour only for a person at a terminal: never in files or pipes, never with NO_COLOR.
+    let colour = std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(colour)
         .with_target(false);
     let _ = if settings.format == "json" {
         builder.json().try_init()

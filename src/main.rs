@@ -5,7 +5,8 @@ use std::process::ExitCode;
 use clap::Parser;
 use ide_bridge::cli::{Cli, Command};
 use ide_bridge::config::Settings;
-use ide_bridge::{app, logging, status_command};
+use ide_bridge::relay::{self, RelayOptions};
+use ide_bridge::{app, init, logging, status_command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -23,20 +24,45 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Some(Command::Config) => {
-            match serde_json::to_string_pretty(&settings) {
+            let mut shown = settings;
+            if shown.workspace.is_none() {
+                shown.workspace = std::env::current_dir().ok();
+            }
+            match serde_json::to_string_pretty(&shown) {
                 Ok(text) => println!("{text}"),
                 Err(e) => eprintln!("ide-bridge: {e}"),
             }
             ExitCode::SUCCESS
         }
         Some(Command::Status { json }) => ExitCode::from(status_command::run(&settings, json)),
+        Some(Command::Stop) => ExitCode::from(status_command::stop(&settings)),
+        Some(Command::Init {
+            remove,
+            print,
+            name,
+        }) => ExitCode::from(init::run(&name, remove, print)),
+        Some(Command::Mcp { no_start }) => {
+            logging::init(&settings.log);
+            let cwd = settings
+                .workspace
+                .clone()
+                .or_else(|| std::env::current_dir().ok())
+                .unwrap_or_else(|| "/".into());
+            let cwd = cwd.canonicalize().unwrap_or(cwd);
+            ExitCode::from(relay::run(RelayOptions {
+                cwd,
+                start: !no_start,
+                binary: init::binary_path(),
+                config: cli.run.config.clone(),
+            }))
+        }
         None => {
             logging::init(&settings.log);
-            match app::run(settings) {
+            match app::run(settings, cli.run.rotate_token) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
+                    // Logged once: the log goes to stderr as well.
                     tracing::error!("{e}");
-                    eprintln!("ide-bridge: {e}");
                     ExitCode::from(1)
                 }
             }

@@ -60,8 +60,58 @@ pub struct Metrics {
     pub dropped_notifications: Counter,
     /// Singleton actor restarts by actor.
     pub actor_restarts: Family<ActorLabel, Counter>,
-    /// WebSocket upgrades refused (401/403/max sessions).
+    /// Connections refused, all reasons together.
     pub rejected_connections: Counter,
+    /// Connections refused, by reason (see [`Refusal`]).
+    pub refused_connections: Family<ReasonLabel, Counter>,
+}
+
+/// Why a connection (WebSocket upgrade or HTTP MCP session) was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Refusal {
+    /// Missing or wrong token (401).
+    Unauthorized,
+    /// Host or Origin refused (403).
+    Forbidden,
+    /// Part of a burst longer than the pacing holds (429).
+    Burst,
+    /// Every session slot holds a connected agent.
+    MaxSessions,
+    /// The bridge was shutting down (503).
+    ShuttingDown,
+    /// The session registry could not answer.
+    Fault,
+}
+
+impl Refusal {
+    /// Every reason, in the order status output lists them.
+    pub const ALL: [Refusal; 6] = [
+        Refusal::Unauthorized,
+        Refusal::Forbidden,
+        Refusal::Burst,
+        Refusal::MaxSessions,
+        Refusal::ShuttingDown,
+        Refusal::Fault,
+    ];
+
+    /// The label value and status key.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Refusal::Unauthorized => "unauthorized",
+            Refusal::Forbidden => "forbidden",
+            Refusal::Burst => "burst",
+            Refusal::MaxSessions => "maxSessions",
+            Refusal::ShuttingDown => "shuttingDown",
+            Refusal::Fault => "fault",
+        }
+    }
+}
+
+/// Label of `refused_connections`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct ReasonLabel {
+    /// Why ([`Refusal::as_str`]).
+    pub reason: &'static str,
 }
 
 impl Default for Metrics {
@@ -85,6 +135,7 @@ impl Metrics {
         let dropped_notifications = Counter::default();
         let actor_restarts = Family::<ActorLabel, Counter>::default();
         let rejected_connections = Counter::default();
+        let refused_connections = Family::<ReasonLabel, Counter>::default();
         registry.register(
             "mcp_requests",
             "MCP requests from agents by method",
@@ -125,7 +176,13 @@ impl Metrics {
             "WebSocket connections refused",
             rejected_connections.clone(),
         );
+        registry.register(
+            "refused_connections",
+            "Connections refused, by reason",
+            refused_connections.clone(),
+        );
         Self {
+            refused_connections,
             registry,
             mcp_requests,
             tool_calls,
@@ -146,6 +203,30 @@ impl Metrics {
         self.tool_duration
             .get_or_create(&ToolNameLabel { tool })
             .observe(seconds);
+    }
+
+    /// Counts a refused connection.
+    pub fn refuse(&self, reason: Refusal) {
+        self.rejected_connections.inc();
+        self.refused_connections
+            .get_or_create(&ReasonLabel {
+                reason: reason.as_str(),
+            })
+            .inc();
+    }
+
+    /// Refused connections by reason, for status output.
+    pub fn refused_by_reason(&self) -> Vec<(Refusal, u64)> {
+        Refusal::ALL
+            .iter()
+            .map(|r| {
+                let n = self
+                    .refused_connections
+                    .get_or_create(&ReasonLabel { reason: r.as_str() })
+                    .get();
+                (*r, n)
+            })
+            .collect()
     }
 
     /// Records a restart of `actor`.

@@ -11,6 +11,7 @@ use crate::actors::automation::Automation;
 use crate::actors::checkpoint::CheckpointActor;
 use crate::actors::diagnostics::DiagnosticsActor;
 use crate::actors::extension::ExtensionClient;
+use crate::actors::http_transport::HttpSessions;
 use crate::actors::orchestrator::Orchestrator;
 use crate::actors::registry::SessionRegistry;
 use crate::actors::writer::WorkspaceWriter;
@@ -32,6 +33,8 @@ pub struct Services {
     pub prompts: PromptRegistry,
     /// The session registry actor.
     pub registry: Addr<SessionRegistry>,
+    /// Streamable HTTP sessions by `Mcp-Session-Id`.
+    pub http_sessions: Addr<HttpSessions>,
     /// The activity log actor.
     pub activity: Addr<ActivityLog>,
     /// The actor that serialises every workspace write (on its own thread).

@@ -7,21 +7,68 @@ use serde_json::Value;
 use crate::config::Settings;
 use crate::{http_client, lockfile};
 
-/// Runs the subcommand; returns the process exit code.
-pub fn run(settings: &Settings, raw_json: bool) -> u8 {
+/// The live bridge serving the configured workspace (or the current directory), or
+/// the message saying there is none.
+fn find(settings: &Settings) -> Result<(u16, lockfile::LockFile), String> {
     let dir = settings
         .workspace
         .clone()
         .unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")));
     let dir = dir.canonicalize().unwrap_or(dir);
     let ide_dir = lockfile::ide_dir();
-    let Some((port, lock)) = lockfile::find_bridge_for(&ide_dir, &dir) else {
-        eprintln!(
+    lockfile::find_bridge_for(&ide_dir, &dir).ok_or_else(|| {
+        format!(
             "No running ide-bridge serves {} (looked for lock files in {}).",
             dir.display(),
             ide_dir.display()
+        )
+    })
+}
+
+/// `ide-bridge stop`: SIGTERM to the bridge serving this workspace, then waits (up to
+/// 5 s) for it to exit.
+pub fn stop(settings: &Settings) -> u8 {
+    let (port, lock) = match find(settings) {
+        Ok(found) => found,
+        Err(e) => {
+            eprintln!("{e}");
+            return 1;
+        }
+    };
+    let Ok(pid) = libc::pid_t::try_from(lock.pid) else {
+        return 1;
+    };
+    // SAFETY: kill with a pid read from a lock file we own; SIGTERM asks for a clean stop.
+    if unsafe { libc::kill(pid, libc::SIGTERM) } != 0 {
+        eprintln!(
+            "Could not signal the bridge (pid {pid}): {}",
+            std::io::Error::last_os_error()
         );
         return 1;
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while lockfile::pid_alive(lock.pid) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    if lockfile::pid_alive(lock.pid) {
+        eprintln!("The bridge (pid {pid}, port {port}) is still running after 5 s.");
+        return 1;
+    }
+    println!(
+        "Stopped the bridge serving {} (pid {pid}, port {port}).",
+        lock.workspace_folders.join(", ")
+    );
+    0
+}
+
+/// Runs the subcommand; returns the process exit code.
+pub fn run(settings: &Settings, raw_json: bool) -> u8 {
+    let (port, lock) = match find(settings) {
+        Ok(found) => found,
+        Err(e) => {
+            eprintln!("{e}");
+            return 1;
+        }
     };
     let (code, body) = match http_client::get(port, "/status", &lock.auth_token) {
         Ok(r) => r,
@@ -85,19 +132,51 @@ pub fn render(s: &Value) -> String {
         } else {
             "idle"
         };
+        let via: Vec<&str> = session["connections"]
+            .as_array()
+            .map(|c| c.iter().filter_map(|c| c["kind"].as_str()).collect())
+            .unwrap_or_default();
+        let pid = session["clientPid"]
+            .as_u64()
+            .map(|p| format!("pid {p}  "))
+            .unwrap_or_default();
         out.push_str(&format!(
-            "  {}  {:<9}  {} opened files  {} running calls  {}\n",
+            "  {}  {:<9}  {} opened files  {} running calls  {}{}{}\n",
             str_of(&session["id"]),
             state,
             session["openedFiles"],
             session["activeToolCalls"],
-            session["client"].as_str().unwrap_or("")
+            pid,
+            session["client"].as_str().unwrap_or(""),
+            if via.is_empty() {
+                String::new()
+            } else {
+                format!("  via {}", via.join(" + "))
+            }
         ));
     }
+    let refused: Vec<String> = s["refusedConnections"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .filter(|(_, n)| n.as_u64().unwrap_or(0) > 0)
+                .map(|(k, n)| format!("{n} {k}"))
+                .collect()
+        })
+        .unwrap_or_default();
     out.push_str(&format!(
-        "tool calls: {} ({} failed), rate-limited requests: {}, actor restarts: {}\n",
+        "refused connections: {}\n",
+        if refused.is_empty() {
+            "none".to_string()
+        } else {
+            refused.join(", ")
+        }
+    ));
+    out.push_str(&format!(
+        "tool calls: {} ({} failed, {} declined), rate-limited requests: {}, actor restarts: {}\n",
         s["activity"]["toolCalls"],
         s["activity"]["toolErrors"],
+        s["activity"]["toolDeclined"],
         s["rateLimitRejections"],
         s["activity"]["actorRestarts"],
     ));

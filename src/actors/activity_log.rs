@@ -31,6 +31,9 @@ pub enum CallStatus {
     Cancelled,
     /// Refused before running (concurrency cap, editor missing).
     Rejected,
+    /// Answered with the expected refusal, not a failure (e.g. `openDiff` without an
+    /// editor: the CLI then asks in the terminal).
+    Declined,
 }
 
 impl CallStatus {
@@ -42,6 +45,7 @@ impl CallStatus {
             CallStatus::Timeout => "timeout",
             CallStatus::Cancelled => "cancelled",
             CallStatus::Rejected => "rejected",
+            CallStatus::Declined => "declined",
         }
     }
 }
@@ -54,6 +58,9 @@ pub enum LifecycleEvent {
     AgentConnected,
     /// An agent reattached to its session within the grace period.
     AgentReconnected,
+    /// A second session turned out to serve the same client process and was merged
+    /// into the first.
+    SessionMerged,
     /// An agent's connection closed; its session waits in grace.
     AgentDisconnected,
     /// A session's grace period ran out.
@@ -189,6 +196,8 @@ pub struct Totals {
     pub tool_calls: u64,
     /// Of which ended with an error, timeout or rejection.
     pub tool_errors: u64,
+    /// Of which were declined as expected (`openDiff` without an editor).
+    pub tool_declined: u64,
     /// Supervised actor restarts.
     pub actor_restarts: u64,
     /// Entries loaded from the previous run's log.
@@ -558,7 +567,13 @@ impl Handler<RecordToolCall> for ActivityLog {
     fn handle(&mut self, msg: RecordToolCall, ctx: &mut Context<Self>) {
         let _ = guard(NAME, self, ctx, |act, ctx| {
             act.totals.tool_calls += 1;
-            if msg.status != CallStatus::Success && msg.status != CallStatus::Cancelled {
+            if msg.status == CallStatus::Declined {
+                act.totals.tool_declined += 1;
+            }
+            if !matches!(
+                msg.status,
+                CallStatus::Success | CallStatus::Cancelled | CallStatus::Declined
+            ) {
                 act.totals.tool_errors += 1;
             }
             act.push(EntryKind::ToolCall {

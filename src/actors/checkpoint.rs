@@ -1,5 +1,5 @@
 //! Checkpoint actor: every `checkpoint.interval_ms` and on graceful shutdown, writes the
-//! sessions (id, anchor, opened files) to `checkpoint-<port>.json` atomically, off the
+//! sessions (id, anchor, client pids, opened files) to `checkpoint.json` in the workspace's state directory atomically, off the
 //! actor's thread. The tool-call path never waits on it.
 
 use std::path::PathBuf;

@@ -9,6 +9,7 @@ pub mod extension;
 #[cfg(feature = "fault-injection")]
 pub mod fault;
 pub mod heartbeat;
+pub mod http_transport;
 pub mod orchestrator;
 pub mod outbound;
 pub mod rate_limit;

@@ -63,12 +63,48 @@ impl Outbound {
     }
 }
 
+impl Outbound {
+    /// A handle and the receiving end it feeds (an HTTP response stream reads it).
+    pub fn channel() -> (Outbound, FrameReceiver) {
+        let (tx, rx) = unbounded_channel();
+        let queued = Arc::new(AtomicUsize::new(0));
+        (
+            Outbound {
+                tx,
+                queued: Arc::clone(&queued),
+            },
+            FrameReceiver { rx, queued },
+        )
+    }
+
+    /// A handle whose frames go nowhere (an HTTP session with no GET stream open).
+    pub fn nowhere() -> Outbound {
+        Self::channel().0
+    }
+}
+
+/// The receiving end of an [`Outbound`], for transports that are not WebSockets.
+pub struct FrameReceiver {
+    rx: UnboundedReceiver<Frame>,
+    queued: Arc<AtomicUsize>,
+}
+
+impl FrameReceiver {
+    /// The next frame; `None` when every handle is gone.
+    pub async fn recv(&mut self) -> Option<Frame> {
+        let frame = self.rx.recv().await;
+        if frame.is_some() {
+            self.queued.fetch_sub(1, Ordering::Relaxed);
+        }
+        frame
+    }
+}
+
 /// Starts the writer task for `ws` and returns the handle that feeds it.
 pub fn spawn_writer(ws: actix_ws::Session) -> Outbound {
-    let (tx, rx) = unbounded_channel();
-    let queued = Arc::new(AtomicUsize::new(0));
-    actix_rt::spawn(write_loop(ws, rx, Arc::clone(&queued)));
-    Outbound { tx, queued }
+    let (outbound, rx) = Outbound::channel();
+    actix_rt::spawn(write_loop(ws, rx));
+    outbound
 }
 
 /// Cuts `reason` to what a close frame can carry, at a character boundary.
@@ -83,13 +119,8 @@ pub fn truncate_reason(mut reason: String) -> String {
     reason
 }
 
-async fn write_loop(
-    mut ws: actix_ws::Session,
-    mut rx: UnboundedReceiver<Frame>,
-    queued: Arc<AtomicUsize>,
-) {
+async fn write_loop(mut ws: actix_ws::Session, mut rx: FrameReceiver) {
     while let Some(frame) = rx.recv().await {
-        queued.fetch_sub(1, Ordering::Relaxed);
         let written = match frame {
             Frame::Text(text) => ws.text(text).await,
             Frame::Ping => ws.ping(b"").await,

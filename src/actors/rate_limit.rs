@@ -34,8 +34,9 @@ impl SlidingWindow {
     }
 }
 
-/// Lets an event through only when at least `interval` has passed since the last one
-/// let through: "less than 50 ms between connections" is answered 429.
+/// Paces events at least `interval` apart: each caller gets the next free slot, and
+/// waits for it (connection bursts are held, not refused). A slot further away than the
+/// caller may wait is refused, so at most `max_wait / interval` callers wait at once.
 #[derive(Debug)]
 pub struct MinInterval {
     interval: Duration,
@@ -43,7 +44,7 @@ pub struct MinInterval {
 }
 
 impl MinInterval {
-    /// A gate with this least spacing (zero lets everything through).
+    /// A pacer with this least spacing (zero lets everything through at once).
     pub fn new(interval: Duration) -> Self {
         Self {
             interval,
@@ -51,17 +52,98 @@ impl MinInterval {
         }
     }
 
-    /// Records an event at `now` when far enough from the last admitted one; otherwise
-    /// how long to wait. Refused events do not move the gate.
-    pub fn try_acquire(&mut self, now: Instant) -> Result<(), Duration> {
-        if let Some(last) = self.last {
-            let since = now.saturating_duration_since(last);
-            if since < self.interval {
-                return Err(self.interval - since);
-            }
+    /// Reserves the next slot at or after `now`: `Ok(wait)` until it, or `Err(wait)`
+    /// when that is longer than `max_wait` (nothing is reserved then).
+    pub fn reserve(&mut self, now: Instant, max_wait: Duration) -> Result<Duration, Duration> {
+        let slot = match self.last {
+            Some(last) => (last + self.interval).max(now),
+            None => now,
+        };
+        let wait = slot - now;
+        if wait > max_wait {
+            return Err(wait);
         }
-        self.last = Some(now);
-        Ok(())
+        self.last = Some(slot);
+        Ok(wait)
+    }
+}
+
+/// How often a burst of dropped notifications is logged.
+const DROP_LOG_INTERVAL: Duration = Duration::from_secs(10);
+
+/// The per-connection request and notification limits, shared by the WebSocket and
+/// the HTTP transports.
+pub struct ConnectionLimits {
+    requests: SlidingWindow,
+    notifications: SlidingWindow,
+    request_limit: usize,
+    window: Duration,
+    dropped_notifications: u64,
+    last_drop_log: Option<Instant>,
+    metrics: std::sync::Arc<crate::metrics::Metrics>,
+}
+
+/// What to do with a message from the client.
+pub enum Verdict {
+    /// Pass it on.
+    Pass,
+    /// Answer the request with this error instead (-32004).
+    Refuse(crate::protocol::jsonrpc::RpcError),
+    /// Drop the notification (counted and logged).
+    Drop,
+}
+
+impl ConnectionLimits {
+    /// The limits of `rate_limit.*`.
+    pub fn new(
+        settings: &crate::config::RateLimitSettings,
+        metrics: std::sync::Arc<crate::metrics::Metrics>,
+    ) -> Self {
+        let window = Duration::from_millis(settings.window_ms);
+        Self {
+            requests: SlidingWindow::new(settings.requests, window),
+            notifications: SlidingWindow::new(settings.notifications, window),
+            request_limit: settings.requests,
+            window,
+            dropped_notifications: 0,
+            last_drop_log: None,
+            metrics,
+        }
+    }
+
+    /// Checks one message against the limits at `now`.
+    pub fn check(&mut self, message: &crate::protocol::jsonrpc::Incoming, now: Instant) -> Verdict {
+        use crate::protocol::jsonrpc::{Incoming, RpcError, RATE_LIMITED};
+        match message {
+            Incoming::Request(_) if !self.requests.try_acquire(now) => {
+                self.metrics.rate_limit_rejections.inc();
+                Verdict::Refuse(RpcError::new(
+                    RATE_LIMITED,
+                    format!(
+                        "Rate limit exceeded: at most {} requests per {} s on one connection; back off and retry",
+                        self.request_limit,
+                        self.window.as_secs()
+                    ),
+                ))
+            }
+            Incoming::Notification { method, .. } if !self.notifications.try_acquire(now) => {
+                self.metrics.dropped_notifications.inc();
+                self.dropped_notifications += 1;
+                if self
+                    .last_drop_log
+                    .is_none_or(|at| now.duration_since(at) >= DROP_LOG_INTERVAL)
+                {
+                    tracing::warn!(
+                        method,
+                        dropped = self.dropped_notifications,
+                        "client notifications over the rate limit are being dropped"
+                    );
+                    self.last_drop_log = Some(now);
+                }
+                Verdict::Drop
+            }
+            _ => Verdict::Pass,
+        }
     }
 }
 
@@ -70,17 +152,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn min_interval_refuses_at_49_ms_and_admits_at_50_ms() {
+    fn paces_a_burst_and_refuses_past_the_longest_wait() {
         let t0 = Instant::now();
         let ms = Duration::from_millis;
         let mut gate = MinInterval::new(ms(50));
-        assert_eq!(gate.try_acquire(t0), Ok(()));
-        assert_eq!(gate.try_acquire(t0 + ms(49)), Err(ms(1)));
-        // A refused attempt does not push the next slot back.
-        assert_eq!(gate.try_acquire(t0 + ms(50)), Ok(()));
-        assert_eq!(gate.try_acquire(t0 + ms(51)), Err(ms(49)));
+        // A burst of ten in the same instant: slots 0, 50, …, 450 ms.
+        for i in 0..10 {
+            assert_eq!(gate.reserve(t0, ms(450)), Ok(ms(50 * i)), "caller {i}");
+        }
+        // The eleventh would wait 500 ms, more than it may: refused, nothing reserved.
+        assert_eq!(gate.reserve(t0, ms(450)), Err(ms(500)));
+        assert_eq!(gate.reserve(t0 + ms(51), ms(450)), Ok(ms(449)));
+        // Once the burst is over, a caller goes through at once.
+        assert_eq!(gate.reserve(t0 + ms(2000), ms(0)), Ok(ms(0)));
         let mut off = MinInterval::new(Duration::ZERO);
-        assert!(off.try_acquire(t0).is_ok() && off.try_acquire(t0).is_ok());
+        assert_eq!(off.reserve(t0, ms(0)), Ok(ms(0)));
+        assert_eq!(off.reserve(t0, ms(0)), Ok(ms(0)));
     }
 
     #[test]

@@ -12,11 +12,11 @@ use super::activity_log::{ActivityLog, LifecycleEvent, RecordLifecycle};
 use super::extension::{ExtensionClient, NotifyEditor};
 use super::rate_limit::MinInterval;
 use super::session::{
-    Describe, Evict, NotifyListChanged, OpenedFiles, PeerJoined, SendNotification, Session,
-    SessionInfo, Shutdown,
+    ConnectionKind, Describe, Evict, MergeInto, NotifyListChanged, OpenedFiles, PeerJoined,
+    SendNotification, Session, SessionInfo, Shutdown,
 };
 use super::supervise::{guard, ActorFault};
-use crate::metrics::Metrics;
+use crate::metrics::{Metrics, Refusal};
 use crate::persist::checkpoint::SessionState;
 
 /// Actor name used in logs, metrics and faults.
@@ -30,6 +30,36 @@ struct Slot {
     anchor: Option<String>,
     grace_since: Option<Instant>,
     initialized: bool,
+    /// The agent's process as the CLI announced it (`ide_connected`).
+    ide_pid: Option<u32>,
+    /// What an `ide-bridge mcp` relay reported: its parent process and that one's
+    /// ancestors, nearest first.
+    relay_pids: Vec<u32>,
+}
+
+impl Slot {
+    fn new(addr: Addr<Session>, anchor: Option<String>) -> Self {
+        Self {
+            addr,
+            anchor,
+            grace_since: None,
+            initialized: false,
+            ide_pid: None,
+            relay_pids: Vec::new(),
+        }
+    }
+
+    /// True when a relay with these ancestors serves the same client process as this
+    /// slot: the CLI this slot knows is one of them, or the relays share a parent.
+    fn same_client_as_relay(&self, chain: &[u32]) -> bool {
+        self.ide_pid.is_some_and(|pid| chain.contains(&pid))
+            || (!chain.is_empty() && self.relay_pids.first() == chain.first())
+    }
+
+    /// True when this slot serves the CLI process `pid`.
+    fn serves_pid(&self, pid: u32) -> bool {
+        self.ide_pid == Some(pid) || self.relay_pids.contains(&pid)
+    }
 }
 
 /// Ask to admit a new connection. `candidate` is a fresh session used unless the
@@ -43,6 +73,10 @@ pub struct Admit {
     pub candidate_id: String,
     /// `X-Claude-Code-Session-Id` header value, if sent.
     pub anchor: Option<String>,
+    /// How the agent connects.
+    pub kind: ConnectionKind,
+    /// For a relay: its parent process and that one's ancestors, nearest first.
+    pub client_pids: Vec<u32>,
 }
 
 /// Where an admitted connection goes.
@@ -64,9 +98,34 @@ pub enum AdmitError {
         /// The configured maximum.
         max: usize,
     },
+    /// The bridge is shutting down.
+    #[error("ide-bridge is shutting down")]
+    ShuttingDown,
     /// The registry could not answer.
     #[error(transparent)]
     Fault(#[from] ActorFault),
+}
+
+impl AdmitError {
+    /// The refusal counted for it.
+    pub fn refusal(&self) -> Refusal {
+        match self {
+            AdmitError::TooManySessions { .. } => Refusal::MaxSessions,
+            AdmitError::ShuttingDown => Refusal::ShuttingDown,
+            AdmitError::Fault(_) => Refusal::Fault,
+        }
+    }
+}
+
+/// A session learned its client's process id (`ide_connected`): if another session
+/// already serves that process, the two are one agent and merge.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct ClientPid {
+    /// The session that learned it.
+    pub session_id: String,
+    /// The CLI's pid.
+    pub pid: u32,
 }
 
 /// A session's connection closed; it waits in its grace period.
@@ -156,7 +215,7 @@ pub struct ExportSessions;
 #[rtype(result = "()")]
 pub struct Restore(pub Vec<(Addr<Session>, SessionState)>);
 
-/// Close every agent connection (graceful shutdown).
+/// Refuse new connections and close every agent connection (graceful shutdown).
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct CloseAll;
@@ -175,6 +234,11 @@ pub struct RegistrySnapshot {
     pub reconnects: u64,
     /// Connections refused for lack of a slot.
     pub refused: u64,
+    /// Every refused connection, by reason (token, Host/Origin, burst, max sessions,
+    /// shutdown).
+    pub refused_connections: BTreeMap<&'static str, u64>,
+    /// Sessions merged into another of the same client process.
+    pub merged: u64,
     /// Sessions evicted to make room.
     pub evicted: u64,
     /// ISO time of the latest agent connection.
@@ -202,19 +266,26 @@ pub struct SessionRegistry {
     mentions: Vec<(Instant, serde_json::Value)>,
     editor: Option<Addr<ExtensionClient>>,
     connect_gate: MinInterval,
+    max_connect_wait: Duration,
+    merged: u64,
+    closing: bool,
 }
 
 impl SessionRegistry {
     /// A registry admitting `max_sessions` sessions and connections at least
-    /// `min_connect_interval` apart.
+    /// `min_connect_interval` apart (an early one waits at most `max_connect_wait`).
     pub fn new(
         max_sessions: usize,
         min_connect_interval: Duration,
+        max_connect_wait: Duration,
         activity: Addr<ActivityLog>,
         metrics: Arc<Metrics>,
     ) -> Self {
         Self {
             connect_gate: MinInterval::new(min_connect_interval),
+            max_connect_wait,
+            merged: 0,
+            closing: false,
             slots: BTreeMap::new(),
             max_sessions,
             activity,
@@ -270,29 +341,46 @@ impl SessionRegistry {
         self.metrics.active_sessions.set(self.slots.len() as i64);
     }
 
-    fn admit(&mut self, msg: Admit) -> Result<Admission, AdmitError> {
-        self.last_connect_at = Some(iso_now());
-        if let Some(anchor) = msg.anchor.as_deref() {
-            let found = self
+    /// An existing session this connection belongs to: the same client process (a
+    /// relay), or the anchor the client sent.
+    fn existing_for(&self, msg: &Admit) -> Option<String> {
+        if msg.kind == ConnectionKind::Relay {
+            if let Some((id, _)) = self
                 .slots
                 .iter()
-                .find(|(id, slot)| slot.anchor.as_deref() == Some(anchor) || id.as_str() == anchor)
-                .map(|(id, slot)| (id.clone(), slot.addr.clone()));
-            if let Some((id, addr)) = found {
-                if addr.connected() {
+                .find(|(_, slot)| slot.same_client_as_relay(&msg.client_pids))
+            {
+                return Some(id.clone());
+            }
+        }
+        let anchor = msg.anchor.as_deref()?;
+        self.slots
+            .iter()
+            .find(|(id, slot)| slot.anchor.as_deref() == Some(anchor) || id.as_str() == anchor)
+            .map(|(id, _)| id.clone())
+    }
+
+    fn admit(&mut self, msg: Admit) -> Result<Admission, AdmitError> {
+        if self.closing {
+            return Err(AdmitError::ShuttingDown);
+        }
+        self.last_connect_at = Some(iso_now());
+        if let Some(id) = self.existing_for(&msg) {
+            if let Some(slot) = self.slots.get_mut(&id) {
+                if slot.addr.connected() {
                     self.reconnects += 1;
-                    if let Some(slot) = self.slots.get_mut(&id) {
-                        slot.grace_since = None;
-                        slot.initialized = false;
+                    slot.grace_since = None;
+                    if msg.kind == ConnectionKind::Relay {
+                        slot.relay_pids = msg.client_pids;
                     }
                     return Ok(Admission {
-                        session: addr,
+                        session: slot.addr.clone(),
                         session_id: id,
                         reattached: true,
                     });
                 }
-                self.slots.remove(&id);
             }
+            self.slots.remove(&id);
         }
         if self.slots.len() >= self.max_sessions {
             self.evict_oldest_in_grace()?;
@@ -304,15 +392,11 @@ impl SessionRegistry {
                 active: self.slots.len() + 1,
             });
         }
-        self.slots.insert(
-            msg.candidate_id.clone(),
-            Slot {
-                addr: msg.candidate.clone(),
-                anchor: msg.anchor,
-                grace_since: None,
-                initialized: false,
-            },
-        );
+        let mut slot = Slot::new(msg.candidate.clone(), msg.anchor);
+        if msg.kind == ConnectionKind::Relay {
+            slot.relay_pids = msg.client_pids;
+        }
+        self.slots.insert(msg.candidate_id.clone(), slot);
         self.update_gauge();
         self.connection_changed();
         Ok(Admission {
@@ -320,6 +404,34 @@ impl SessionRegistry {
             session_id: msg.candidate_id,
             reattached: false,
         })
+    }
+
+    /// `session_id` serves CLI `pid`: merge it into an older session of that process.
+    fn client_pid(&mut self, session_id: &str, pid: u32) {
+        let target = self
+            .slots
+            .iter()
+            .find(|(id, slot)| id.as_str() != session_id && slot.serves_pid(pid))
+            .map(|(id, slot)| (id.clone(), slot.addr.clone()));
+        let Some((target_id, target)) = target else {
+            if let Some(slot) = self.slots.get_mut(session_id) {
+                slot.ide_pid = Some(pid);
+            }
+            return;
+        };
+        let Some(merged) = self.slots.remove(session_id) else {
+            return;
+        };
+        if let Some(slot) = self.slots.get_mut(&target_id) {
+            slot.ide_pid = Some(pid);
+            slot.grace_since = None;
+            slot.initialized |= merged.initialized;
+        }
+        self.merged += 1;
+        tracing::info!(session = session_id, into = %target_id, pid, "one agent, two connections: sessions merged");
+        merged.addr.do_send(MergeInto { target, target_id });
+        self.update_gauge();
+        self.connection_changed();
     }
 
     fn evict_oldest_in_grace(&mut self) -> Result<(), AdmitError> {
@@ -330,7 +442,6 @@ impl SessionRegistry {
             .min();
         let Some((_, id)) = oldest else {
             self.refused += 1;
-            self.metrics.rejected_connections.inc();
             self.lifecycle(
                 LifecycleEvent::ConnectionRefused,
                 None,
@@ -417,16 +528,39 @@ impl Supervised for SessionRegistry {
     }
 }
 
-/// May a new WebSocket connection (agent or editor) be accepted now? `Err` says how
-/// long to wait.
+/// Why a connection may not proceed now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotNow {
+    /// Its slot is further away than a connection may wait; retry after this long.
+    Burst(Duration),
+    /// The bridge is shutting down.
+    ShuttingDown,
+}
+
+/// When may a new connection (agent or editor) be accepted? `Ok` says how long to hold
+/// it first (connections are paced `server.min_connect_interval_ms` apart).
 #[derive(Debug, Message)]
-#[rtype(result = "Result<(), Duration>")]
+#[rtype(result = "Result<Duration, NotNow>")]
 pub struct MayConnect;
 
 impl Handler<MayConnect> for SessionRegistry {
-    type Result = Result<(), Duration>;
+    type Result = Result<Duration, NotNow>;
     fn handle(&mut self, _: MayConnect, _: &mut Context<Self>) -> Self::Result {
-        self.connect_gate.try_acquire(Instant::now())
+        if self.closing {
+            return Err(NotNow::ShuttingDown);
+        }
+        self.connect_gate
+            .reserve(Instant::now(), self.max_connect_wait)
+            .map_err(NotNow::Burst)
+    }
+}
+
+impl Handler<ClientPid> for SessionRegistry {
+    type Result = ();
+    fn handle(&mut self, msg: ClientPid, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, _| {
+            act.client_pid(&msg.session_id, msg.pid)
+        });
     }
 }
 
@@ -528,6 +662,13 @@ impl Handler<Snapshot> for SessionRegistry {
                 connections: act.connections,
                 reconnects: act.reconnects,
                 refused: act.refused,
+                refused_connections: act
+                    .metrics
+                    .refused_by_reason()
+                    .into_iter()
+                    .map(|(r, n)| (r.as_str(), n))
+                    .collect(),
+                merged: act.merged,
                 evicted: act.evicted,
                 last_connect_at: act.last_connect_at.clone(),
                 last_disconnect_at: act.last_disconnect_at.clone(),
@@ -546,6 +687,7 @@ impl Handler<ExportSessions> for SessionRegistry {
             .map(|(id, slot)| {
                 let (id, anchor, ask) =
                     (id.clone(), slot.anchor.clone(), slot.addr.send(OpenedFiles));
+                let (ide_pid, relay_pids) = (slot.ide_pid, slot.relay_pids.clone());
                 async move {
                     let opened_files = actix::clock::timeout(Duration::from_secs(1), ask)
                         .await
@@ -558,6 +700,8 @@ impl Handler<ExportSessions> for SessionRegistry {
                             .map(|p| p.display().to_string())
                             .collect(),
                         anchor,
+                        ide_pid,
+                        relay_pids,
                     })
                 }
             })
@@ -581,15 +725,11 @@ impl Handler<Restore> for SessionRegistry {
                     tracing::warn!(session = %state.session_id, "not restoring a session: max sessions reached");
                     continue;
                 }
-                act.slots.insert(
-                    state.session_id.clone(),
-                    Slot {
-                        addr,
-                        anchor: state.anchor,
-                        grace_since: Some(Instant::now()),
-                        initialized: false,
-                    },
-                );
+                let mut slot = Slot::new(addr, state.anchor);
+                slot.grace_since = Some(Instant::now());
+                slot.ide_pid = state.ide_pid;
+                slot.relay_pids = state.relay_pids;
+                act.slots.insert(state.session_id.clone(), slot);
             }
             act.update_gauge();
         });
@@ -649,6 +789,7 @@ impl Handler<EditorConnected> for SessionRegistry {
 impl Handler<CloseAll> for SessionRegistry {
     type Result = ();
     fn handle(&mut self, _: CloseAll, _: &mut Context<Self>) {
+        self.closing = true;
         for slot in self.slots.values() {
             slot.addr.do_send(Shutdown);
         }

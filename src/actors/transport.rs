@@ -12,22 +12,23 @@ use actix_ws::{AggregatedMessage, CloseCode, ProtocolError};
 use super::extension::{EditorAttach, EditorDetach, EditorFrame, EditorResponse, ExtensionClient};
 use super::heartbeat::{Heartbeat, Tick};
 use super::outbound::{spawn_writer, Frame, Outbound};
-use super::rate_limit::SlidingWindow;
-use super::session::{Attach, Detach, FromClient, Session};
-use crate::metrics::Metrics;
-use crate::protocol::jsonrpc::{self, classify, Incoming, RpcError, RATE_LIMITED};
+use super::rate_limit::{ConnectionLimits, Verdict};
+use super::session::{Attach, ConnectionKind, Detach, FromClient, Rebind, Session};
+use crate::protocol::jsonrpc::{self, classify, Incoming, RpcError};
 use crate::services::Services;
 
 static NEXT_GENERATION: AtomicU64 = AtomicU64::new(1);
 
-/// How often a burst of dropped notifications is logged.
-const DROP_LOG_INTERVAL: Duration = Duration::from_secs(10);
+/// A fresh connection generation (unique for the process's lifetime).
+pub fn next_generation() -> u64 {
+    NEXT_GENERATION.fetch_add(1, Ordering::Relaxed)
+}
 
 /// Who is on the other end of a connection.
 #[derive(Clone)]
 pub enum Peer {
-    /// An agent, served by its Session.
-    Agent(Addr<Session>),
+    /// An agent, served by its Session (which may change when sessions merge).
+    Agent(Addr<Session>, ConnectionKind),
     /// The editor extension, served by the ExtensionClient.
     Editor(Addr<ExtensionClient>),
 }
@@ -37,15 +38,9 @@ pub struct Transport {
     generation: u64,
     peer: Peer,
     outbound: Outbound,
-    requests: SlidingWindow,
-    notifications: SlidingWindow,
-    request_limit: usize,
-    window: Duration,
+    limits: ConnectionLimits,
     max_message_bytes: usize,
     heartbeat: Heartbeat,
-    dropped_notifications: u64,
-    last_drop_log: Option<Instant>,
-    metrics: Arc<Metrics>,
 }
 
 impl Transport {
@@ -63,24 +58,17 @@ impl Transport {
             .aggregate_continuations()
             .max_continuation_size(max);
         let outbound = spawn_writer(ws);
-        let window = Duration::from_millis(settings.rate_limit.window_ms);
         let transport = Transport {
-            generation: NEXT_GENERATION.fetch_add(1, Ordering::Relaxed),
+            generation: next_generation(),
             peer,
             outbound,
-            requests: SlidingWindow::new(settings.rate_limit.requests, window),
-            notifications: SlidingWindow::new(settings.rate_limit.notifications, window),
-            request_limit: settings.rate_limit.requests,
-            window,
+            limits: ConnectionLimits::new(&settings.rate_limit, Arc::clone(&services.metrics)),
             max_message_bytes: max,
             heartbeat: Heartbeat::new(
                 Duration::from_millis(settings.server.ping_interval_ms),
                 Duration::from_millis(settings.server.pong_timeout_ms),
                 Instant::now(),
             ),
-            dropped_notifications: 0,
-            last_drop_log: None,
-            metrics: Arc::clone(&services.metrics),
         };
         Transport::create(move |ctx| {
             ctx.add_stream(stream);
@@ -94,32 +82,20 @@ impl Transport {
     }
 
     fn on_text(&mut self, text: &str) {
-        let now = Instant::now();
-        match classify(text) {
-            Incoming::Request(req) => {
-                if !self.requests.try_acquire(now) {
-                    self.metrics.rate_limit_rejections.inc();
-                    let err = RpcError::new(
-                        RATE_LIMITED,
-                        format!(
-                            "Rate limit exceeded: at most {} requests per {} s on one connection; back off and retry",
-                            self.request_limit,
-                            self.window.as_secs()
-                        ),
-                    );
+        let message = classify(text);
+        match self.limits.check(&message, Instant::now()) {
+            Verdict::Pass => {}
+            Verdict::Refuse(err) => {
+                if let Incoming::Request(req) = &message {
                     self.outbound
                         .send_text(jsonrpc::error_response(Some(&req.id), &err));
-                    return;
                 }
-                self.forward(Incoming::Request(req));
+                return;
             }
-            Incoming::Notification { method, params } => {
-                if !self.notifications.try_acquire(now) {
-                    self.drop_notification(&method, now);
-                    return;
-                }
-                self.forward(Incoming::Notification { method, params });
-            }
+            Verdict::Drop => return,
+        }
+        match message {
+            Incoming::Request(_) | Incoming::Notification { .. } => self.forward(message),
             Incoming::Invalid { id, error } => {
                 self.outbound
                     .send_text(jsonrpc::error_response(id.as_ref(), &error));
@@ -144,30 +120,15 @@ impl Transport {
     fn forward(&self, message: Incoming) {
         let generation = self.generation;
         match &self.peer {
-            Peer::Agent(session) => session.do_send(FromClient {
+            Peer::Agent(session, _) => session.do_send(FromClient {
                 generation,
                 message,
+                reply: None,
             }),
             Peer::Editor(ext) => ext.do_send(EditorFrame {
                 generation,
                 message,
             }),
-        }
-    }
-
-    fn drop_notification(&mut self, method: &str, now: Instant) {
-        self.metrics.dropped_notifications.inc();
-        self.dropped_notifications += 1;
-        if self
-            .last_drop_log
-            .is_none_or(|at| now.duration_since(at) >= DROP_LOG_INTERVAL)
-        {
-            tracing::warn!(
-                method,
-                dropped = self.dropped_notifications,
-                "client notifications over the rate limit are being dropped"
-            );
-            self.last_drop_log = Some(now);
         }
     }
 
@@ -196,9 +157,11 @@ impl Actor for Transport {
     fn started(&mut self, ctx: &mut Context<Self>) {
         let (generation, outbound) = (self.generation, self.outbound.clone());
         match &self.peer {
-            Peer::Agent(session) => session.do_send(Attach {
+            Peer::Agent(session, kind) => session.do_send(Attach {
                 generation,
+                kind: *kind,
                 outbound,
+                transport: ctx.address().recipient(),
             }),
             Peer::Editor(ext) => ext.do_send(EditorAttach {
                 generation,
@@ -211,8 +174,20 @@ impl Actor for Transport {
     fn stopped(&mut self, _: &mut Context<Self>) {
         let generation = self.generation;
         match &self.peer {
-            Peer::Agent(session) => session.do_send(Detach { generation }),
+            Peer::Agent(session, _) => session.do_send(Detach {
+                generation,
+                ended: false,
+            }),
             Peer::Editor(ext) => ext.do_send(EditorDetach { generation }),
+        }
+    }
+}
+
+impl Handler<Rebind> for Transport {
+    type Result = ();
+    fn handle(&mut self, msg: Rebind, _: &mut Context<Self>) {
+        if let Peer::Agent(session, _) = &mut self.peer {
+            *session = msg.0;
         }
     }
 }

@@ -1,7 +1,8 @@
-//! actix-web routes on the bridge's port: the WebSocket upgrade at `/`, and
-//! `/health`, `/status`, `/metrics`.
+//! actix-web routes on the bridge's port: the WebSocket upgrade at `/`, streamable
+//! HTTP MCP at `/mcp`, and `/health`, `/status`, `/metrics`, `/activity/stream`.
 
 pub mod guard;
+pub mod mcp;
 mod routes;
 mod upgrade;
 
@@ -13,6 +14,9 @@ pub const AGENT_AUTH_HEADER: &str = "x-claude-code-ide-authorization";
 pub const EDITOR_AUTH_HEADER: &str = "x-claude-ide-extension";
 /// Header an agent sends to reattach to its session.
 pub const SESSION_ANCHOR_HEADER: &str = "x-claude-code-session-id";
+/// Header an `ide-bridge mcp` relay sends: its parent process (the MCP client) and
+/// that one's ancestors, nearest first, comma-separated.
+pub const RELAY_HEADER: &str = "x-ide-bridge-relay";
 
 /// Registers every route.
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -21,5 +25,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/status", web::get().to(routes::status))
         .route("/metrics", web::get().to(routes::metrics))
         .route("/activity/stream", web::get().to(routes::activity_stream))
+        .route("/mcp", web::post().to(mcp::post))
+        .route("/mcp", web::get().to(mcp::get))
+        .route("/mcp", web::delete().to(mcp::delete))
         .default_service(web::to(routes::not_found));
 }

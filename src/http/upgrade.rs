@@ -1,20 +1,26 @@
-//! The WebSocket upgrade at `/`: checks, admission by the registry, then a Transport.
+//! The WebSocket upgrade at `/`: checks, pacing, admission by the registry, then a
+//! Transport.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use actix_ws::{CloseCode, CloseReason};
 
-use super::guard::{check_host_and_origin, check_token};
-use super::{AGENT_AUTH_HEADER, EDITOR_AUTH_HEADER, SESSION_ANCHOR_HEADER};
+use super::guard::{check_host_and_origin, check_token, Rejection};
+use super::{AGENT_AUTH_HEADER, EDITOR_AUTH_HEADER, RELAY_HEADER, SESSION_ANCHOR_HEADER};
 use crate::actors::outbound::truncate_reason;
 use crate::actors::registry;
-use crate::actors::registry::{Admit, AdmitError, MayConnect};
-use crate::actors::session::{new_session_id, Session};
+use crate::actors::registry::{Admit, AdmitError, MayConnect, NotNow};
+use crate::actors::session::{new_session_id, ConnectionKind, Session};
 use crate::actors::supervise::ActorFault;
 use crate::actors::transport::{Peer, Transport};
+use crate::metrics::Refusal;
 use crate::services::Services;
 use actix::Actor;
+
+/// Ancestors a relay may report.
+const MAX_RELAY_PIDS: usize = 8;
 
 /// `GET /` with an upgrade: an agent connection, or the editor's when it carries
 /// `x-claude-ide-extension`.
@@ -32,19 +38,11 @@ pub async fn upgrade(
     let checked = check_host_and_origin(&req, &services.settings)
         .and_then(|_| check_token(&req, header, &services.auth_token));
     if let Err(rejection) = checked {
-        services.metrics.rejected_connections.inc();
+        services.metrics.refuse(rejection.refusal());
         tracing::warn!(peer = ?req.peer_addr(), %rejection, "refused a WebSocket upgrade");
         return Err(rejection.into());
     }
-    // A registry that cannot answer lets the connection through; admission reports it.
-    if let Ok(Err(wait)) = services.registry.send(MayConnect).await {
-        services.metrics.rejected_connections.inc();
-        tracing::info!(
-            wait_ms = wait.as_millis() as u64,
-            "refused a WebSocket upgrade with 429: connections too close together"
-        );
-        return Ok(too_soon(&services, wait));
-    }
+    pace(&services).await?;
     if editor {
         let (response, ws, stream) = actix_ws::handle(&req, body)?;
         let services: Arc<Services> = services.into_inner();
@@ -56,40 +54,30 @@ pub async fn upgrade(
         );
         return Ok(response);
     }
-    let anchor = req
-        .headers()
-        .get(SESSION_ANCHOR_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .map(str::trim)
-        .filter(|v| !v.is_empty() && v.len() <= 200)
-        .map(str::to_string);
+    let header_value = |name: &str| {
+        req.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+            .filter(|v| !v.is_empty() && v.len() <= 200)
+            .map(str::to_string)
+    };
+    let anchor = header_value(SESSION_ANCHOR_HEADER);
+    let relay = header_value(RELAY_HEADER);
+    let (kind, client_pids) = match &relay {
+        Some(chain) => (ConnectionKind::Relay, parse_pids(chain)),
+        None => (ConnectionKind::Ide, Vec::new()),
+    };
     let (response, ws, stream) = actix_ws::handle_with_protocols(&req, body, &["mcp"])?;
     let services: Arc<Services> = services.into_inner();
-    let candidate_id = new_session_id();
-    let candidate = Session::new(candidate_id.clone(), Arc::clone(&services)).start();
-    let admitted = services
-        .registry
-        .send(Admit {
-            candidate,
-            candidate_id,
-            anchor,
-        })
-        .await
-        .map_err(|e| AdmitError::Fault(ActorFault::mailbox(registry::NAME, e)))
-        .and_then(|r| r);
-    match admitted {
-        Ok(admission) => {
-            tracing::info!(
-                session = %admission.session_id,
-                reattached = admission.reattached,
-                "agent connected"
-            );
-            Transport::start(Peer::Agent(admission.session), ws, stream, &services);
+    match admit(&services, anchor, kind, client_pids).await {
+        Ok(session) => {
+            Transport::start(Peer::Agent(session, kind), ws, stream, &services);
         }
         Err(err) => {
-            tracing::warn!(%err, "refusing an agent connection");
             let code = match err {
                 AdmitError::TooManySessions { .. } => CloseCode::Policy,
+                AdmitError::ShuttingDown => CloseCode::Away,
                 AdmitError::Fault(_) => CloseCode::Error,
             };
             actix_rt::spawn(async move {
@@ -101,18 +89,116 @@ pub async fn upgrade(
                     .await;
             });
         }
-    }
+    };
     Ok(response)
 }
 
-/// 429 for a connection that came too soon after the previous one.
-fn too_soon(services: &Services, wait: std::time::Duration) -> HttpResponse {
+/// Asks the registry to admit an agent connection: a fresh session, or the existing
+/// one this client belongs to. Refusals are counted and logged here.
+pub(crate) async fn admit(
+    services: &Arc<Services>,
+    anchor: Option<String>,
+    kind: ConnectionKind,
+    client_pids: Vec<u32>,
+) -> Result<actix::Addr<Session>, AdmitError> {
+    let candidate_id = new_session_id();
+    let candidate = Session::new(candidate_id.clone(), Arc::clone(services)).start();
+    let admitted = services
+        .registry
+        .send(Admit {
+            candidate,
+            candidate_id,
+            anchor,
+            kind,
+            client_pids,
+        })
+        .await
+        .map_err(|e| AdmitError::Fault(ActorFault::mailbox(registry::NAME, e)))
+        .and_then(|r| r);
+    match admitted {
+        Ok(admission) => {
+            tracing::info!(
+                session = %admission.session_id,
+                reattached = admission.reattached,
+                ?kind,
+                "agent connected"
+            );
+            Ok(admission.session)
+        }
+        Err(err) => {
+            services.metrics.refuse(err.refusal());
+            tracing::warn!(%err, "refusing an agent connection");
+            Err(err)
+        }
+    }
+}
+
+/// Holds a connection until its slot (`server.min_connect_interval_ms` after the
+/// previous one); refuses it with 429 when the slot is further away than
+/// `server.max_connect_wait_ms`, and with 503 while the bridge shuts down.
+pub(crate) async fn pace(services: &Services) -> Result<(), actix_web::Error> {
+    match services.registry.send(MayConnect).await {
+        // A registry that cannot answer lets the connection through; admission reports it.
+        Err(_) => Ok(()),
+        Ok(Ok(wait)) => {
+            if !wait.is_zero() {
+                tokio::time::sleep(wait).await;
+            }
+            Ok(())
+        }
+        Ok(Err(NotNow::Burst(wait))) => {
+            services.metrics.refuse(Refusal::Burst);
+            tracing::warn!(
+                wait_ms = wait.as_millis() as u64,
+                "refused a connection with 429: more connections at once than the pacing holds"
+            );
+            Err(actix_web::error::InternalError::from_response(
+                "too many connections at once",
+                too_soon(services, wait),
+            )
+            .into())
+        }
+        Ok(Err(NotNow::ShuttingDown)) => {
+            services.metrics.refuse(Refusal::ShuttingDown);
+            Err(actix_web::error::InternalError::from_response(
+                "shutting down",
+                HttpResponse::ServiceUnavailable().body("ide-bridge is shutting down"),
+            )
+            .into())
+        }
+    }
+}
+
+/// The pids in a relay header; anything unparseable is ignored.
+fn parse_pids(chain: &str) -> Vec<u32> {
+    chain
+        .split(',')
+        .filter_map(|p| p.trim().parse::<u32>().ok())
+        .filter(|p| *p > 1)
+        .take(MAX_RELAY_PIDS)
+        .collect()
+}
+
+/// 429 for a connection in a burst longer than the pacing holds.
+fn too_soon(services: &Services, wait: Duration) -> HttpResponse {
     let retry_after = wait.as_millis().div_ceil(1000).max(1);
     HttpResponse::TooManyRequests()
         .insert_header(("Retry-After", retry_after.to_string()))
         .body(format!(
-            "Too many connections: at most one every {} ms; retry in {} ms",
+            "Too many connections at once: they are admitted one every {} ms and at most {} ms \
+             of waiting is held; retry in {} ms",
             services.settings.server.min_connect_interval_ms,
+            services.settings.server.max_connect_wait_ms,
             wait.as_millis().max(1)
         ))
+}
+
+impl Rejection {
+    /// The refusal counted for it.
+    pub fn refusal(&self) -> Refusal {
+        match self {
+            Rejection::Forbidden(_) => Refusal::Forbidden,
+            Rejection::Unauthorized(_) => Refusal::Unauthorized,
+        }
+    }
 }

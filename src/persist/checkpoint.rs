@@ -20,6 +20,25 @@ pub struct SessionState {
     /// The agent's `X-Claude-Code-Session-Id`, for reattaching.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub anchor: Option<String>,
+    /// The CLI's pid from `ide_connected`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ide_pid: Option<u32>,
+    /// A relay's parent process and its ancestors, nearest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub relay_pids: Vec<u32>,
+}
+
+impl SessionState {
+    /// The agent's process, when the session knows it.
+    pub fn client_pid(&self) -> Option<u32> {
+        self.ide_pid.or(self.relay_pids.first().copied())
+    }
+
+    /// False when the session knows its client process and that process is gone: no
+    /// agent can come back to it.
+    pub fn client_may_return(&self) -> bool {
+        self.client_pid().is_none_or(crate::lockfile::pid_alive)
+    }
 }
 
 /// The checkpoint document.
@@ -67,7 +86,9 @@ pub fn load_latest(
             .file_name()
             .and_then(|n| n.to_str())
             .unwrap_or_default();
-        if !(name.starts_with("checkpoint-") && name.ends_with(".json")) {
+        let named = name == "checkpoint.json"
+            || (name.starts_with("checkpoint-") && name.ends_with(".json"));
+        if !named {
             continue;
         }
         let Ok(text) = std::fs::read_to_string(&path) else {
@@ -193,6 +214,8 @@ mod tests {
                 session_id: "ab".into(),
                 opened_files: vec!["f".into()],
                 anchor: Some("c".into()),
+                ide_pid: Some(7),
+                relay_pids: vec![7, 1],
             }],
         };
         save(&p, &data).unwrap();

@@ -42,6 +42,13 @@ pub struct Implementation {
     pub version: String,
 }
 
+impl Implementation {
+    /// `name version`, as shown in status output.
+    pub fn label(&self) -> String {
+        format!("{} {}", self.name, self.version).trim().to_string()
+    }
+}
+
 /// `initialize` result.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -149,6 +156,10 @@ pub struct CallToolResult {
     /// True when the tool failed.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
+    /// The error is the expected answer, not a failure (e.g. `openDiff` without an
+    /// editor, which tells the CLI to ask in the terminal): recorded as `declined`.
+    #[serde(skip)]
+    pub declined: bool,
 }
 
 impl CallToolResult {
@@ -157,6 +168,7 @@ impl CallToolResult {
         Self {
             content: vec![Content::Text { text: text.into() }],
             is_error: false,
+            declined: false,
         }
     }
     /// One text item holding `value` as compact JSON.
@@ -174,6 +186,7 @@ impl CallToolResult {
                 .map(|text| Content::Text { text })
                 .collect(),
             is_error: false,
+            declined: false,
         }
     }
     /// A tool error a model can read and act on.
@@ -183,6 +196,14 @@ impl CallToolResult {
                 text: message.into(),
             }],
             is_error: true,
+            declined: false,
+        }
+    }
+    /// An error result that is the expected answer rather than a failure.
+    pub fn declined(message: impl Into<String>) -> Self {
+        Self {
+            declined: true,
+            ..Self::error(message)
         }
     }
     /// The first text item, if any.

@@ -9,13 +9,17 @@ pub fn build() -> Result<ToolRegistry, CatalogError> {
     #[allow(unused_mut)]
     let mut r = production()?;
     #[cfg(feature = "fault-injection")]
-    super::debug::register(&mut r)?;
+    {
+        r.set_group("debug");
+        super::debug::register(&mut r)?;
+    }
     Ok(r)
 }
 
 /// The tools a release build offers.
 pub fn production() -> Result<ToolRegistry, CatalogError> {
     let mut r = ToolRegistry::default();
+    r.set_group("ide");
     r.register::<ide::open_file::OpenFile>()?;
     r.register::<ide::open_diff::OpenDiff>()?;
     r.register::<ide::close_tab::CloseTab>()?;
@@ -28,6 +32,7 @@ pub fn production() -> Result<ToolRegistry, CatalogError> {
     r.register::<ide::check_document_dirty::CheckDocumentDirty>()?;
     r.register::<ide::save_document::SaveDocument>()?;
     r.register::<ide::watch_diagnostics::WatchDiagnostics>()?;
+    r.set_group("files");
     r.register::<files::read_file::ReadFile>()?;
     r.register::<files::create_file::CreateFile>()?;
     r.register::<files::delete_file::DeleteFile>()?;
@@ -37,9 +42,11 @@ pub fn production() -> Result<ToolRegistry, CatalogError> {
     r.register::<files::get_file_tree::GetFileTree>()?;
     r.register::<files::find_files::FindFiles>()?;
     r.register::<files::search_workspace::SearchWorkspace>()?;
+    r.set_group("commands");
     r.register::<commands::run_command::RunCommand>()?;
     r.register::<commands::run_in_terminal::RunInTerminal>()?;
     r.register::<commands::get_terminal_output::GetTerminalOutput>()?;
+    r.set_group("git");
     r.register::<git::git_status::GitStatus>()?;
     r.register::<git::git_diff::GitDiff>()?;
     r.register::<git::git_log::GitLog>()?;
@@ -49,13 +56,17 @@ pub fn production() -> Result<ToolRegistry, CatalogError> {
     r.register::<git::git_add::GitAdd>()?;
     r.register::<git::git_commit::GitCommit>()?;
     r.register::<git::git_push::GitPush>()?;
+    r.set_group("editor");
     editor::register(&mut r)?;
+    r.set_group("tasks");
     r.register::<tasks::run_claude_task::RunClaudeTask>()?;
     r.register::<tasks::get_claude_task_status::GetClaudeTaskStatus>()?;
     r.register::<tasks::list_claude_tasks::ListClaudeTasks>()?;
     r.register::<tasks::cancel_claude_task::CancelClaudeTask>()?;
+    r.set_group("activity");
     r.register::<activity::get_activity_log::GetActivityLog>()?;
     r.register::<activity::watch_activity_log::WatchActivityLog>()?;
+    r.set_group("bridge");
     r.register::<bridge::get_bridge_status::GetBridgeStatus>()?;
     Ok(r)
 }
@@ -65,7 +76,7 @@ pub fn render_markdown(registry: &ToolRegistry) -> String {
     let mut out = String::from(
         "# Tools\n\nGenerated from the tool registry (`src/tools/catalog.rs`); a test fails when \
          this file is stale. Regenerate with `UPDATE_DOCS=1 cargo test --lib docs_tools_md`.\n\n\
-         | tool | needs an editor | arguments | what it does |\n|---|---|---|---|\n",
+         | tool | group | needs an editor | arguments | what it does |\n|---|---|---|---|---|\n",
     );
     for tool in registry.tools() {
         let schema = &tool.info.input_schema;
@@ -89,8 +100,9 @@ pub fn render_markdown(registry: &ToolRegistry) -> String {
             })
             .unwrap_or_default();
         out.push_str(&format!(
-            "| `{}` | {} | {} | {} |\n",
+            "| `{}` | {} | {} | {} | {} |\n",
             tool.info.name,
+            tool.group,
             tool.editor.describe(),
             if args.is_empty() {
                 "—".to_string()

@@ -67,10 +67,19 @@ pub trait Tool: 'static {
 
 type Invoker = fn(ToolContext, Value) -> Result<LocalBoxFuture<'static, CallToolResult>, String>;
 
+/// Tool groups, as `tools.expose` names them.
+pub const GROUPS: &[&str] = &[
+    "ide", "files", "commands", "git", "editor", "tasks", "activity", "bridge", "debug",
+];
+
 /// A registered tool with its compiled validator.
 pub struct RegisteredTool {
     /// What `tools/list` shows.
     pub info: ToolInfo,
+    /// Its group (one of [`GROUPS`]).
+    pub group: &'static str,
+    /// Listed and callable on model-facing connections (`tools.expose`).
+    pub exposed: bool,
     /// Timeout policy.
     pub timeout: ToolTimeout,
     /// Whether it needs the editor.
@@ -134,6 +143,9 @@ pub enum CatalogError {
     /// Registered twice.
     #[error("tool {0:?} registered twice")]
     Duplicate(&'static str),
+    /// `tools.expose` names neither a tool nor a group.
+    #[error("tools.expose: {0:?} is neither a tool nor a group (groups: {groups})", groups = GROUPS.join(", "))]
+    UnknownExpose(String),
     /// The schema does not compile.
     #[error("tool {name:?} has an invalid schema: {reason}")]
     BadSchema {
@@ -149,10 +161,45 @@ pub enum CatalogError {
 pub struct ToolRegistry {
     tools: Vec<RegisteredTool>,
     infos: Vec<ToolInfo>,
+    exposed_infos: Vec<ToolInfo>,
     index: HashMap<&'static str, usize>,
+    group: &'static str,
 }
 
 impl ToolRegistry {
+    /// Tools registered from now on belong to `group`.
+    pub fn set_group(&mut self, group: &'static str) {
+        debug_assert!(GROUPS.contains(&group), "unknown group {group}");
+        self.group = group;
+    }
+
+    /// Decides which tools model-facing connections see: those `include` names (or
+    /// whose group it names; `*` is all) that `exclude` does not.
+    pub fn expose(&mut self, include: &[String], exclude: &[String]) -> Result<(), CatalogError> {
+        for name in include.iter().chain(exclude) {
+            let known = name == "*"
+                || GROUPS.contains(&name.as_str())
+                || self.index.contains_key(name.as_str());
+            if !known {
+                return Err(CatalogError::UnknownExpose(name.clone()));
+            }
+        }
+        let names = |list: &[String], tool: &RegisteredTool| {
+            list.iter()
+                .any(|n| n == "*" || n == tool.group || n == tool.info.name)
+        };
+        for tool in &mut self.tools {
+            tool.exposed = names(include, tool) && !names(exclude, tool);
+        }
+        self.exposed_infos = self
+            .tools
+            .iter()
+            .filter(|t| t.exposed)
+            .map(|t| t.info.clone())
+            .collect();
+        Ok(())
+    }
+
     /// Adds `T`.
     pub fn register<T: Tool>(&mut self) -> Result<(), CatalogError> {
         if T::NAME.is_empty()
@@ -178,8 +225,11 @@ impl ToolRegistry {
         };
         self.index.insert(T::NAME, self.tools.len());
         self.infos.push(info.clone());
+        self.exposed_infos.push(info.clone());
         self.tools.push(RegisteredTool {
             info,
+            group: self.group,
+            exposed: true,
             timeout: T::TIMEOUT,
             editor: T::EDITOR,
             validator,
@@ -203,9 +253,19 @@ impl ToolRegistry {
         &self.infos
     }
 
-    /// One `tools/list` page.
-    pub fn page(&self, cursor: Option<&str>) -> Result<(Vec<ToolInfo>, Option<String>), String> {
-        paginate(&self.infos, cursor, PAGE_SIZE)
+    /// One `tools/list` page: of every tool, or of the exposed ones for a
+    /// model-facing connection.
+    pub fn page(
+        &self,
+        model_facing: bool,
+        cursor: Option<&str>,
+    ) -> Result<(Vec<ToolInfo>, Option<String>), String> {
+        let list = if model_facing {
+            &self.exposed_infos
+        } else {
+            &self.infos
+        };
+        paginate(list, cursor, PAGE_SIZE)
     }
 
     /// Number of tools.

@@ -120,7 +120,7 @@ mod tests {
         }));
         assert_eq!(
             s,
-            "API_KEY=<redacted>, a=1, b=true, c=null, d=[2 items], e={1 keys}, newText=<5 chars>"
+            "a=1, b=true, c=null, d=[2 items], e={1 keys}, API_KEY=<redacted>, newText=<5 chars>"
         );
     }
 

@@ -164,53 +164,95 @@ fn health_is_open_status_and_metrics_need_the_bearer_token() {
 }
 
 #[tokio::test]
-async fn connections_closer_than_the_interval_get_429_and_may_retry() {
-    let bridge = Bridge::start_with(Options::default().set("server.min_connect_interval_ms", 2000));
+async fn a_burst_is_paced_and_only_what_would_wait_too_long_gets_429() {
+    // 200 ms apart, at most 500 ms of waiting: of four upgrades at once, the first goes
+    // through, two are held (200 and 400 ms), the fourth (600 ms) is refused.
+    let bridge = Bridge::start_with(
+        Options::default()
+            .set("server.min_connect_interval_ms", 200)
+            .set("server.max_connect_wait_ms", 500),
+    );
     let headers = [
         ("x-claude-code-ide-authorization", bridge.token.as_str()),
         ("sec-websocket-protocol", "mcp"),
     ];
-    let first = Agent::connect_once(bridge.port, &headers).await;
-    assert!(first.is_ok(), "the first connection is accepted");
-    let accepted = std::time::Instant::now();
-    // Right after: an agent and an editor are both refused, with a Retry-After.
-    for extra in [
-        None,
-        Some(("x-claude-ide-extension", bridge.token.as_str())),
-    ] {
-        let mut h = headers.to_vec();
-        h.extend(extra);
-        match Agent::connect_once(bridge.port, &h).await.err().unwrap() {
-            WsError::Http(resp) => {
-                assert_eq!(resp.status().as_u16(), 429);
-                let retry: u64 = resp.headers()["retry-after"]
-                    .to_str()
-                    .unwrap()
-                    .parse()
-                    .unwrap();
-                assert!((1..=2).contains(&retry), "Retry-After {retry}");
-                let body = String::from_utf8(resp.body().clone().unwrap()).unwrap();
-                assert!(body.contains("at most one every 2000 ms"), "{body}");
-            }
-            other => panic!("expected 429, got {other:?}"),
+    let started = std::time::Instant::now();
+    let attempts = futures_util::future::join_all((0..4).map(|_| async {
+        let r = Agent::connect_once(bridge.port, &headers).await;
+        (r, started.elapsed())
+    }))
+    .await;
+    let mut admitted: Vec<Duration> = Vec::new();
+    let mut refused = Vec::new();
+    for (result, at) in attempts {
+        match result {
+            Ok(_) => admitted.push(at),
+            Err(WsError::Http(resp)) => refused.push(resp),
+            Err(other) => panic!("unexpected {other:?}"),
         }
     }
-    // Authentication comes first: a wrong token is still 401, not 429.
+    assert_eq!(admitted.len(), 3, "three admitted: {admitted:?}");
+    admitted.sort();
+    assert!(
+        admitted[2] >= Duration::from_millis(390),
+        "the third waited for its slot: {admitted:?}"
+    );
+    assert_eq!(refused.len(), 1);
+    let resp = &refused[0];
+    assert_eq!(resp.status().as_u16(), 429);
+    assert_eq!(resp.headers()["retry-after"], "1");
+    let body = String::from_utf8(resp.body().clone().unwrap()).unwrap();
+    assert!(
+        body.contains("one every 200 ms") && body.contains("at most 500 ms"),
+        "{body}"
+    );
+    // Authentication comes first: a wrong token is 401, never held.
     let err = Agent::connect_once(bridge.port, &[("x-claude-code-ide-authorization", "nope")])
         .await
         .err()
         .unwrap();
     assert_eq!(http_status(err), 401);
-    // Refused attempts do not push the next slot back: after the interval, it connects.
-    tokio::time::sleep(Duration::from_millis(2000).saturating_sub(accepted.elapsed())).await;
-    let later = Agent::connect_once(bridge.port, &headers).await;
-    assert!(later.is_ok(), "{:?}", later.err());
     let metrics = bridge.get("/metrics").1;
     assert!(
-        metrics.contains("ide_bridge_rejected_connections_total 3"),
+        metrics.contains("ide_bridge_rejected_connections_total 2"),
         "{metrics}"
     );
+    assert!(
+        metrics.contains(r#"ide_bridge_refused_connections_total{reason="burst"} 1"#),
+        "{metrics}"
+    );
+    let status = bridge.get_json("/status");
+    assert_eq!(status["refusedConnections"]["burst"], 1, "{status}");
+    assert_eq!(status["refusedConnections"]["unauthorized"], 1, "{status}");
     assert!(bridge.log().contains("429"), "the refusal is logged");
+}
+
+#[tokio::test]
+async fn ten_upgrades_in_one_burst_are_all_admitted_within_a_second() {
+    let bridge = Bridge::start_with(Options::default().set("sessions.max_sessions", 10));
+    let headers = [
+        ("x-claude-code-ide-authorization", bridge.token.as_str()),
+        ("sec-websocket-protocol", "mcp"),
+    ];
+    let started = std::time::Instant::now();
+    let results =
+        futures_util::future::join_all((0..10).map(|_| Agent::connect_once(bridge.port, &headers)))
+            .await;
+    let elapsed = started.elapsed();
+    let ok = results.iter().filter(|r| r.is_ok()).count();
+    assert_eq!(
+        ok,
+        10,
+        "{:?}",
+        results
+            .iter()
+            .filter_map(|r| r.as_ref().err())
+            .collect::<Vec<_>>()
+    );
+    assert!(elapsed < Duration::from_secs(1), "took {elapsed:?}");
+    let status = bridge.get_json("/status");
+    assert_eq!(status["sessions"].as_array().unwrap().len(), 10, "{status}");
+    assert_eq!(status["refusedConnections"]["burst"], 0, "{status}");
 }
 
 #[tokio::test]

@@ -124,6 +124,13 @@ impl Place {
     pub fn ide_dir(&self) -> PathBuf {
         self.config_dir.join("ide")
     }
+
+    /// The workspace's state directory (token, activity, checkpoint, tasks).
+    pub fn state_dir(&self) -> PathBuf {
+        self.config_dir
+            .join("ide-bridge/workspaces")
+            .join(ide_bridge::state::workspace_key(&self.workspace))
+    }
 }
 
 /// A running bridge process.

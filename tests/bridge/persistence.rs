@@ -48,7 +48,7 @@ async fn activity_and_sessions_survive_a_graceful_restart() {
     drop(agent);
     first.stop();
     let checkpoint: Value = serde_json::from_str(
-        &std::fs::read_to_string(place.ide_dir().join(format!("checkpoint-{port}.json"))).unwrap(),
+        &std::fs::read_to_string(place.state_dir().join("checkpoint.json")).unwrap(),
     )
     .unwrap();
     assert_eq!(
@@ -176,16 +176,16 @@ async fn kill_dash_nine_at_random_moments_never_corrupts_or_loses_old_entries() 
         kills.push(kill);
 
         // Every file on disk parses; at most a torn last line of the JSONL is skipped.
-        let ide = place.ide_dir();
+        let state = place.state_dir();
         let mut all_activity = String::new();
-        for entry in std::fs::read_dir(&ide).unwrap().flatten() {
+        for entry in std::fs::read_dir(&state).unwrap().flatten() {
             let name = entry.file_name().to_string_lossy().to_string();
             let text = std::fs::read_to_string(entry.path()).unwrap();
-            if name.starts_with("checkpoint-") && name.ends_with(".json") {
+            if name == "checkpoint.json" {
                 serde_json::from_str::<Value>(&text)
                     .unwrap_or_else(|e| panic!("round {round}: {name} corrupt: {e}"));
             }
-            if name.starts_with("activity-") && name.ends_with(".jsonl") {
+            if name.starts_with("activity.jsonl") {
                 let lines: Vec<&str> = text.lines().collect();
                 for (i, line) in lines.iter().enumerate() {
                     let ok = serde_json::from_str::<Value>(line).is_ok();
@@ -222,11 +222,11 @@ async fn corrupt_activity_lines_are_skipped_and_counted() {
         .local_addr()
         .unwrap()
         .port();
-    std::fs::create_dir_all(place.ide_dir()).unwrap();
+    std::fs::create_dir_all(place.state_dir()).unwrap();
     let checkpoint =
         json!({"savedAt": now_ms(), "workspace": place.workspace, "port": port, "sessions": []});
     std::fs::write(
-        place.ide_dir().join(format!("checkpoint-{port}.json")),
+        place.state_dir().join("checkpoint.json"),
         checkpoint.to_string(),
     )
     .unwrap();
@@ -243,11 +243,7 @@ async fn corrupt_activity_lines_are_skipped_and_counted() {
         good(6),
         r#"{"id":7,"timestamp":1,"kind":"toolCa"#.to_string(),
     ];
-    std::fs::write(
-        place.ide_dir().join(format!("activity-{port}.jsonl")),
-        lines.join("\n"),
-    )
-    .unwrap();
+    std::fs::write(place.state_dir().join("activity.jsonl"), lines.join("\n")).unwrap();
     let bridge = Bridge::start_with(place.options());
     assert_eq!(bridge.port, port);
     let status = bridge.get_json("/status");
@@ -278,10 +274,10 @@ async fn corrupt_activity_lines_are_skipped_and_counted() {
 
 async fn restored_sessions(checkpoint: Value) -> usize {
     let place = Place::new();
-    std::fs::create_dir_all(place.ide_dir()).unwrap();
+    std::fs::create_dir_all(place.state_dir()).unwrap();
     let mut text = checkpoint.to_string();
     text = text.replace("WORKSPACE", &place.workspace.display().to_string());
-    std::fs::write(place.ide_dir().join("checkpoint-1.json"), text).unwrap();
+    std::fs::write(place.state_dir().join("checkpoint.json"), text).unwrap();
     let bridge = Bridge::start_with(place.options());
     bridge.get_json("/status")["sessions"]
         .as_array()
@@ -340,8 +336,8 @@ async fn checkpoints_from_the_future_other_workspaces_or_broken_files_are_ignore
     );
     assert_eq!(restored_sessions(json!({"savedAt": now, "workspace": "WORKSPACE", "sessions": [{"sessionId": "../../x", "openedFiles": []}]})).await, 0, "bad session id");
     let place = Place::new();
-    std::fs::create_dir_all(place.ide_dir()).unwrap();
-    std::fs::write(place.ide_dir().join("checkpoint-9.json"), "{ not json").unwrap();
+    std::fs::create_dir_all(place.state_dir()).unwrap();
+    std::fs::write(place.state_dir().join("checkpoint.json"), "{ not json").unwrap();
     let bridge = Bridge::start_with(place.options());
     assert!(bridge.get_json("/status")["sessions"]
         .as_array()

@@ -402,7 +402,7 @@ async fn a_crashed_bridge_leaves_no_task_processes_behind() {
         alive("8181").then_some(())
     });
     // Once the (debounced) task file records the run, kill the bridge outright.
-    let file = place.ide_dir().join(format!("tasks-{}.json", first.port));
+    let file = place.state_dir().join("tasks.json");
     wait_for("the task file records the run", DEADLINE, || {
         let text = std::fs::read_to_string(&file).ok()?;
         let saved: Value = serde_json::from_str(&text).ok()?;

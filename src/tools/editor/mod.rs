@@ -93,6 +93,7 @@ pub(crate) fn editor_result(method: &str, result: Result<Value, ExtError>) -> Ca
                             .to_string(),
                     }],
                     is_error: false,
+                    declined: false,
                 },
                 None => CallToolResult::error("The editor returned no screenshot"),
             }

@@ -65,7 +65,7 @@ impl Tool for OpenDiff {
             Ok(Ok(DiffOutcome::Rejected)) => {
                 CallToolResult::texts(["DIFF_REJECTED".to_string(), args.tab_name])
             }
-            Ok(Err(ExtError::NotConnected)) => CallToolResult::error(format!(
+            Ok(Err(ExtError::NotConnected)) => CallToolResult::declined(format!(
                 "No editor is connected to ide-bridge, so the diff \"{}\" cannot be shown. \
                  Ask the user to approve the change in the terminal instead.",
                 args.tab_name

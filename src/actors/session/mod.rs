@@ -1,6 +1,13 @@
-//! Session actor: one per agent. Owns the MCP state, the files the agent opened, its
-//! terminal prefix, its in-flight tool calls (timeout, cancellation, concurrency cap)
-//! and the grace timer that keeps it alive across reconnects.
+//! Session actor: one per agent. Owns the agent's connections (each with its own MCP
+//! handshake state), the files it opened, its terminal prefix, its in-flight tool calls
+//! (timeout, cancellation, concurrency cap) and the grace timer that keeps it alive
+//! across reconnects. Two sessions found to serve the same client process merge.
+
+mod connection;
+mod messages;
+
+pub use connection::{ConnectionInfo, ConnectionKind, McpState};
+pub use messages::*;
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
@@ -10,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use actix_ws::CloseCode;
+use connection::Connection;
 use futures_util::FutureExt;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -18,7 +26,7 @@ use super::activity_log::{CallStatus, LifecycleEvent, RecordLifecycle, RecordToo
 use super::extension::CloseSessionDiffs;
 use super::outbound::Outbound;
 use super::registry::{
-    iso_now, SessionAttached, SessionDetached, SessionEnded, SessionInitialized,
+    iso_now, ClientPid, SessionAttached, SessionDetached, SessionEnded, SessionInitialized,
 };
 use super::supervise::{catch, panic_message};
 use crate::metrics::MethodLabel;
@@ -40,16 +48,45 @@ pub const MAX_READ_VERSIONS: usize = 4096;
 /// Terminals whose last output a session keeps (without an editor).
 pub const MAX_TERMINALS: usize = 32;
 
-/// Methods the session answers; anything else is -32601.
-const KNOWN_METHODS: &[&str] = &[
-    "initialize",
-    "ping",
-    "tools/list",
-    "tools/call",
-    "prompts/list",
-    "prompts/get",
-    "logging/setLevel",
-];
+/// The MCP methods a session answers, parsed once from the wire name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Method {
+    Initialize,
+    Ping,
+    ToolsList,
+    ToolsCall,
+    PromptsList,
+    PromptsGet,
+    SetLogLevel,
+}
+
+impl Method {
+    fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "initialize" => Method::Initialize,
+            "ping" => Method::Ping,
+            "tools/list" => Method::ToolsList,
+            "tools/call" => Method::ToolsCall,
+            "prompts/list" => Method::PromptsList,
+            "prompts/get" => Method::PromptsGet,
+            "logging/setLevel" => Method::SetLogLevel,
+            _ => return None,
+        })
+    }
+
+    /// The wire name (a `'static` label for metrics).
+    fn name(self) -> &'static str {
+        match self {
+            Method::Initialize => "initialize",
+            Method::Ping => "ping",
+            Method::ToolsList => "tools/list",
+            Method::ToolsCall => "tools/call",
+            Method::PromptsList => "prompts/list",
+            Method::PromptsGet => "prompts/get",
+            Method::SetLogLevel => "logging/setLevel",
+        }
+    }
+}
 
 /// A new 8-hex-digit session id.
 pub fn new_session_id() -> String {
@@ -59,36 +96,16 @@ pub fn new_session_id() -> String {
 #[derive(Serialize)]
 struct Empty {}
 
-struct Connection {
-    generation: u64,
-    outbound: Outbound,
-}
-
-struct McpState {
-    initialized: bool,
-    log_level: LogLevel,
-    client: Option<Implementation>,
-    protocol_version: Option<&'static str>,
-    client_pid: Option<u32>,
-}
-
-impl Default for McpState {
-    fn default() -> Self {
-        Self {
-            initialized: false,
-            log_level: LogLevel::Warning,
-            client: None,
-            protocol_version: None,
-            client_pid: None,
-        }
-    }
-}
+/// A request id is unique per connection, so calls are keyed by both.
+type CallKey = (Generation, RequestId);
 
 struct InFlight {
     handle: SpawnHandle,
     tool: &'static str,
     started: Instant,
     summary: String,
+    /// Where the answer goes (the connection, or the HTTP POST that asked).
+    reply: Outbound,
 }
 
 enum Outcome {
@@ -97,200 +114,24 @@ enum Outcome {
     TimedOut(Duration),
 }
 
-/// What `/status` shows about a session.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionInfo {
-    /// 8-hex id.
-    pub id: String,
-    /// A connection is attached.
-    pub connected: bool,
-    /// Waiting for its agent to reconnect.
-    pub in_grace: bool,
-    /// `initialize` answered on the current connection.
-    pub initialized: bool,
-    /// Files opened by this session.
-    pub opened_files: usize,
-    /// Tool calls running now.
-    pub active_tool_calls: usize,
-    /// Client name and version.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub client: Option<String>,
-    /// The CLI's pid from `ide_connected`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub client_pid: Option<u32>,
-    /// Negotiated MCP version.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub protocol_version: Option<&'static str>,
-    /// Prefix for terminals this session creates.
-    pub terminal_prefix: String,
-    /// When the session was created.
-    pub created_at: String,
-    /// The session did not answer the registry in time.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub unresponsive: bool,
-}
-
-impl SessionInfo {
-    /// Placeholder for a session that did not answer.
-    pub fn unresponsive(id: String) -> Self {
-        Self {
-            terminal_prefix: String::new(),
-            id,
-            connected: false,
-            in_grace: false,
-            initialized: false,
-            opened_files: 0,
-            active_tool_calls: 0,
-            client: None,
-            client_pid: None,
-            protocol_version: None,
-            created_at: String::new(),
-            unresponsive: true,
-        }
-    }
-}
-
-/// Attach a connection (sent by the transport when it starts).
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Attach {
-    /// Identifies the transport.
-    pub generation: u64,
-    /// Where to write.
-    pub outbound: Outbound,
-}
-
-/// The connection with this generation closed.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Detach {
-    /// Identifies the transport.
-    pub generation: u64,
-}
-
-/// A classified frame from the client.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct FromClient {
-    /// Identifies the transport.
-    pub generation: u64,
-    /// The frame.
-    pub message: Incoming,
-}
-
-/// Ask for [`SessionInfo`].
-#[derive(Message)]
-#[rtype(result = "SessionInfo")]
-pub struct Describe;
-
-/// Send `notifications/tools/list_changed` if the agent listens; true when sent.
-#[derive(Message)]
-#[rtype(result = "bool")]
-pub struct NotifyListChanged;
-
-/// Send a notification to the agent if it listens (editor events).
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct SendNotification {
-    /// Method.
-    pub method: &'static str,
-    /// Params.
-    pub params: Value,
-}
-
-/// Another agent joined the bridge (logged to this agent at level info).
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct PeerJoined {
-    /// The new session.
-    pub session_id: String,
-    /// Sessions now registered.
-    pub active: usize,
-}
-
-/// Close the connection and stop (registry made room for another agent).
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Evict {
-    /// Close reason sent to the agent.
-    pub reason: String,
-}
-
-/// The bridge is stopping: close the connection with 1001.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Shutdown;
-
-/// Files this session opened, oldest first (also its durable state for checkpoints).
-#[derive(Message)]
-#[rtype(result = "Vec<PathBuf>")]
-pub struct OpenedFiles;
-
-/// Remember a file as opened by this session.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct RecordOpened(pub PathBuf);
-
-/// Remember the version of a file this session last read or wrote (`None` forgets it).
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct RecordVersion {
-    /// Resolved path.
-    pub path: PathBuf,
-    /// Its content fingerprint.
-    pub fingerprint: Option<Fingerprint>,
-}
-
-/// The version of a file this session last read or wrote.
-#[derive(Message)]
-#[rtype(result = "Option<Fingerprint>")]
-pub struct KnownVersion(pub PathBuf);
-
-/// The last run in a bridge-side terminal.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TerminalRun {
-    /// Command line as run.
-    pub command: String,
-    /// Exit code.
-    pub exit_code: Option<i32>,
-    /// Combined output (stdout then stderr).
-    pub output: String,
-    /// When it finished.
-    pub finished_at: String,
-}
-
-/// Keep the last run of a session-prefixed terminal.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct RecordTerminal {
-    /// Full (prefixed) terminal name.
-    pub name: String,
-    /// The run.
-    pub run: TerminalRun,
-}
-
-/// This session's terminals and their last runs, by full name.
-#[derive(Message)]
-#[rtype(result = "Vec<(String, TerminalRun)>")]
-pub struct Terminals;
-
 /// The Session actor.
 pub struct Session {
     id: Arc<str>,
     terminal_prefix: Arc<str>,
     services: Arc<Services>,
-    conn: Option<Connection>,
-    mcp: McpState,
+    conns: Vec<Connection>,
+    client_pid: Option<u32>,
     opened_files: Vec<PathBuf>,
     read_versions: HashMap<PathBuf, Fingerprint>,
     terminals: Vec<(String, TerminalRun)>,
-    in_flight: HashMap<RequestId, InFlight>,
+    in_flight: HashMap<CallKey, InFlight>,
     grace_timer: Option<SpawnHandle>,
     created_at: String,
     ever_attached: bool,
     restored: bool,
+    /// After a merge: the session that took this one's connections. Frames still
+    /// addressed here are passed on; the actor stops once its own calls finished.
+    merged_into: Option<Addr<Session>>,
 }
 
 impl Session {
@@ -301,8 +142,8 @@ impl Session {
             id: Arc::from(id),
             terminal_prefix,
             services,
-            conn: None,
-            mcp: McpState::default(),
+            conns: Vec::new(),
+            client_pid: None,
             opened_files: Vec::new(),
             read_versions: HashMap::new(),
             terminals: Vec::new(),
@@ -311,14 +152,21 @@ impl Session {
             created_at: iso_now(),
             ever_attached: false,
             restored: false,
+            merged_into: None,
         }
     }
 
     /// A session restored from a checkpoint: it starts in its grace period, waiting
     /// for its agent to reconnect.
-    pub fn restored(id: String, opened_files: Vec<PathBuf>, services: Arc<Services>) -> Self {
+    pub fn restored(
+        id: String,
+        opened_files: Vec<PathBuf>,
+        client_pid: Option<u32>,
+        services: Arc<Services>,
+    ) -> Self {
         let mut session = Self::new(id, services);
         session.opened_files = opened_files;
+        session.client_pid = client_pid;
         session.ever_attached = true;
         session.restored = true;
         session
@@ -328,39 +176,44 @@ impl Session {
         let grace = self.services.settings.grace_period();
         self.grace_timer = Some(ctx.run_later(grace, |act, ctx| {
             act.grace_timer = None;
-            act.lifecycle(LifecycleEvent::GraceExpired, "session closed".into());
-            act.services.registry.do_send(SessionEnded {
-                session_id: act.id.to_string(),
-            });
-            ctx.stop();
+            act.end(LifecycleEvent::GraceExpired, "session closed", ctx);
         }));
     }
 
-    fn send(&self, text: String) {
-        if let Some(conn) = &self.conn {
-            conn.outbound.send_text(text);
-        }
+    /// Forgets the session in the registry and stops.
+    fn end(&mut self, event: LifecycleEvent, detail: &str, ctx: &mut Context<Self>) {
+        self.lifecycle(event, detail.to_string());
+        self.services.registry.do_send(SessionEnded {
+            session_id: self.id.to_string(),
+        });
+        ctx.stop();
     }
 
-    fn respond<T: Serialize>(&self, id: &RequestId, result: &T) {
-        self.send(jsonrpc::response(id, result));
+    fn conn(&self, generation: Generation) -> Option<&Connection> {
+        self.conns.iter().find(|c| c.generation == generation)
     }
 
-    fn respond_error(&self, id: Option<&RequestId>, error: &RpcError) {
-        self.send(jsonrpc::error_response(id, error));
+    fn conn_mut(&mut self, generation: Generation) -> Option<&mut Connection> {
+        self.conns.iter_mut().find(|c| c.generation == generation)
     }
 
-    /// Sends `notifications/message` when `level` passes the client's filter.
+    /// Sends `notifications/message` to every connection whose filter passes `level`.
     fn log(&self, level: LogLevel, data: Value) {
-        if self.mcp.initialized && level >= self.mcp.log_level {
-            self.send(jsonrpc::notification(
-                "notifications/message",
-                &LogMessageParams {
-                    level,
-                    logger: "ide-bridge",
-                    data: &data,
-                },
-            ));
+        let mut text = None;
+        for conn in &self.conns {
+            if conn.mcp.initialized && level >= conn.mcp.log_level {
+                let text = text.get_or_insert_with(|| {
+                    jsonrpc::notification(
+                        "notifications/message",
+                        &LogMessageParams {
+                            level,
+                            logger: "ide-bridge",
+                            data: &data,
+                        },
+                    )
+                });
+                conn.outbound.send_text(text.clone());
+            }
         }
     }
 
@@ -402,28 +255,45 @@ impl Session {
         );
     }
 
-    fn cancel_all(&mut self, ctx: &mut Context<Self>) {
-        for (_, flight) in std::mem::take(&mut self.in_flight) {
-            self.cancel(flight, ctx);
+    /// Cancels the calls of one connection (or of all with `None`).
+    fn cancel_calls(&mut self, generation: Option<Generation>, ctx: &mut Context<Self>) {
+        let keys: Vec<CallKey> = self
+            .in_flight
+            .keys()
+            .filter(|(g, _)| generation.is_none_or(|want| *g == want))
+            .cloned()
+            .collect();
+        for key in keys {
+            if let Some(flight) = self.in_flight.remove(&key) {
+                self.cancel(flight, ctx);
+            }
         }
     }
 
-    fn attach(&mut self, msg: Attach, ctx: &mut Context<Self>) {
-        if let Some(old) = self.conn.take() {
-            old.outbound.close(
-                CloseCode::Normal,
-                "replaced by a newer connection of the same session",
-            );
+    /// Adds a connection. A newer connection of the same kind replaces an older one
+    /// (the agent reconnected while its old socket looked alive).
+    fn add_connection(&mut self, conn: Connection, ctx: &mut Context<Self>) {
+        let replaced: Vec<Generation> = self
+            .conns
+            .iter()
+            .filter(|c| c.kind == conn.kind)
+            .map(|c| c.generation)
+            .collect();
+        for generation in replaced {
+            self.cancel_calls(Some(generation), ctx);
+            if let Some(i) = self.conns.iter().position(|c| c.generation == generation) {
+                let old = self.conns.remove(i);
+                old.outbound.close(
+                    CloseCode::Normal,
+                    "replaced by a newer connection of the same session",
+                );
+            }
         }
-        self.cancel_all(ctx);
         if let Some(timer) = self.grace_timer.take() {
             ctx.cancel_future(timer);
         }
-        self.conn = Some(Connection {
-            generation: msg.generation,
-            outbound: msg.outbound,
-        });
-        self.mcp = McpState::default();
+        let initialized = conn.mcp.initialized;
+        self.conns.push(conn);
         if self.ever_attached {
             self.services.registry.do_send(SessionAttached {
                 session_id: self.id.to_string(),
@@ -432,19 +302,39 @@ impl Session {
         } else {
             self.lifecycle(LifecycleEvent::AgentConnected, "new session".into());
         }
+        if initialized {
+            self.services.registry.do_send(SessionInitialized {
+                session_id: self.id.to_string(),
+            });
+        }
         self.ever_attached = true;
     }
 
-    fn detach(&mut self, generation: u64, ctx: &mut Context<Self>) {
-        if self.conn.as_ref().map(|c| c.generation) != Some(generation) {
+    fn detach(&mut self, generation: Generation, ended: bool, ctx: &mut Context<Self>) {
+        let Some(i) = self.conns.iter().position(|c| c.generation == generation) else {
+            return;
+        };
+        let gone = self.conns.remove(i);
+        self.cancel_calls(Some(generation), ctx);
+        if gone.kind == ConnectionKind::Ide {
+            // Diffs wait on the IDE connection: with it gone they are rejected.
+            self.services.extension.do_send(CloseSessionDiffs {
+                session_id: self.id.to_string(),
+            });
+        }
+        if !self.conns.is_empty() {
             return;
         }
-        self.conn = None;
-        self.cancel_all(ctx);
-        // Its pending diffs belong to it: the agent is gone, so they are rejected.
-        self.services.extension.do_send(CloseSessionDiffs {
-            session_id: self.id.to_string(),
-        });
+        if ended {
+            self.services.extension.do_send(CloseSessionDiffs {
+                session_id: self.id.to_string(),
+            });
+            return self.end(
+                LifecycleEvent::AgentDisconnected,
+                "the client ended the session",
+                ctx,
+            );
+        }
         self.services.registry.do_send(SessionDetached {
             session_id: self.id.to_string(),
         });
@@ -456,110 +346,163 @@ impl Session {
                 grace.as_millis()
             ),
         );
-        self.grace_timer = Some(ctx.run_later(grace, |act, ctx| {
-            act.grace_timer = None;
-            act.lifecycle(LifecycleEvent::GraceExpired, "session closed".into());
-            act.services.registry.do_send(SessionEnded {
-                session_id: act.id.to_string(),
-            });
-            ctx.stop();
-        }));
+        self.start_grace(ctx);
     }
 
-    fn on_message(&mut self, message: Incoming, ctx: &mut Context<Self>) {
+    /// Hands every connection and the per-agent memory to `target`.
+    fn merge_into(&mut self, msg: MergeInto, ctx: &mut Context<Self>) {
+        if let Some(timer) = self.grace_timer.take() {
+            ctx.cancel_future(timer);
+        }
+        for conn in std::mem::take(&mut self.conns) {
+            // Adopt first, then rebind: the target learns the connection before the
+            // transport's next frame can reach it.
+            msg.target.do_send(Adopt {
+                generation: conn.generation,
+                kind: conn.kind,
+                outbound: conn.outbound,
+                transport: conn.transport.clone(),
+                mcp: conn.mcp,
+            });
+            conn.transport.do_send(Rebind(msg.target.clone()));
+        }
+        msg.target.do_send(Absorb {
+            opened_files: std::mem::take(&mut self.opened_files),
+            read_versions: std::mem::take(&mut self.read_versions),
+            terminals: std::mem::take(&mut self.terminals),
+            client_pid: self.client_pid,
+        });
+        self.lifecycle(
+            LifecycleEvent::SessionMerged,
+            format!("same client process as session {}", msg.target_id),
+        );
+        self.merged_into = Some(msg.target);
+        if self.in_flight.is_empty() {
+            ctx.stop();
+        }
+    }
+
+    fn on_message(
+        &mut self,
+        generation: Generation,
+        message: Incoming,
+        reply: Outbound,
+        ctx: &mut Context<Self>,
+    ) {
         match message {
             Incoming::Request(req) => {
                 let id = req.id.clone();
-                if let Err(err) = self.dispatch(req, ctx) {
-                    self.respond_error(Some(&id), &err);
+                if let Err(err) = self.dispatch(generation, req, &reply, ctx) {
+                    reply.send_text(jsonrpc::error_response(Some(&id), &err));
                 }
             }
             Incoming::Notification { method, params } => {
-                self.on_notification(&method, params.as_deref(), ctx)
+                self.on_notification(generation, &method, params.as_deref(), ctx)
             }
             Incoming::Response { id, .. } => {
                 tracing::debug!(session = %self.id, ?id, "ignoring a response to a request the bridge never sent");
             }
-            Incoming::Invalid { id, error } => self.respond_error(id.as_ref(), &error),
+            Incoming::Invalid { id, error } => {
+                reply.send_text(jsonrpc::error_response(id.as_ref(), &error));
+            }
         }
     }
 
-    fn dispatch(&mut self, req: Request, ctx: &mut Context<Self>) -> Result<(), RpcError> {
-        if self.in_flight.contains_key(&req.id) {
+    fn dispatch(
+        &mut self,
+        generation: Generation,
+        req: Request,
+        reply: &Outbound,
+        ctx: &mut Context<Self>,
+    ) -> Result<(), RpcError> {
+        if self.in_flight.contains_key(&(generation, req.id.clone())) {
             return Err(RpcError::invalid_request(format!(
                 "Duplicate request id {}: a request with this id is still in flight",
                 req.id
             )));
         }
-        let method = req.method.as_str();
-        let Some(known) = KNOWN_METHODS.iter().find(|m| **m == method) else {
-            return Err(RpcError::method_not_found(method));
+        let Some(method) = Method::parse(&req.method) else {
+            return Err(RpcError::method_not_found(&req.method));
         };
         self.services
             .metrics
             .mcp_requests
-            .get_or_create(&MethodLabel { method: known })
+            .get_or_create(&MethodLabel {
+                method: method.name(),
+            })
             .inc();
         let params = req.params.as_deref();
-        if !self.mcp.initialized && method != "initialize" && method != "ping" {
+        let Some(conn) = self.conn(generation) else {
+            return Ok(());
+        };
+        if !conn.mcp.initialized && !matches!(method, Method::Initialize | Method::Ping) {
             return Err(RpcError::invalid_request(format!(
-                "Server not initialized: send \"initialize\" before \"{method}\""
+                "Server not initialized: send \"initialize\" before \"{}\"",
+                req.method
             )));
         }
+        let model_facing = conn.kind.model_facing();
+        let respond = |result: &dyn erased::Json| reply.send_text(result.response(&req.id));
         match method {
-            "initialize" => {
-                let result = self.initialize(parse_params(params)?);
-                self.respond(&req.id, &result);
+            Method::Initialize => {
+                let params: InitializeParams = parse_params(params)?;
+                let version = negotiate_version(params.protocol_version.as_deref());
+                if let Some(conn) = self.conn_mut(generation) {
+                    conn.mcp = McpState {
+                        initialized: true,
+                        protocol_version: Some(version),
+                        client: params.client_info,
+                        ..McpState::default()
+                    };
+                }
+                respond(&self.initialize_result(version));
             }
-            "ping" => self.respond(&req.id, &Empty {}),
-            "tools/list" => {
+            Method::Ping => {
+                respond(&Empty {});
+            }
+            Method::ToolsList => {
                 let list: ListParams = parse_params(params)?;
                 let (tools, next_cursor) = self
                     .services
                     .tools
-                    .page(list.cursor.as_deref())
+                    .page(model_facing, list.cursor.as_deref())
                     .map_err(RpcError::invalid_params)?;
-                self.respond(
-                    &req.id,
+                respond(
                     &json!({ "tools": tools, "nextCursor": next_cursor }).without_null_cursor(),
                 );
             }
-            "tools/call" => self.call_tool(req.id, params, ctx)?,
-            "prompts/list" => {
+            Method::ToolsCall => {
+                let id = req.id.clone();
+                self.call_tool(generation, id, params, reply.clone(), model_facing, ctx)?;
+            }
+            Method::PromptsList => {
                 let list: ListParams = parse_params(params)?;
                 let (prompts, next_cursor) = self
                     .services
                     .prompts
                     .page(list.cursor.as_deref())
                     .map_err(RpcError::invalid_params)?;
-                self.respond(
-                    &req.id,
+                respond(
                     &json!({ "prompts": prompts, "nextCursor": next_cursor }).without_null_cursor(),
                 );
             }
-            "prompts/get" => {
+            Method::PromptsGet => {
                 let get: GetPromptParams = parse_params(params)?;
                 let result = self.services.prompts.render(&get.name, &get.arguments)?;
-                self.respond(&req.id, &result);
+                respond(&result);
             }
-            "logging/setLevel" => {
+            Method::SetLogLevel => {
                 let set: SetLevelParams = parse_params(params)?;
-                self.mcp.log_level = set.level;
-                self.respond(&req.id, &Empty {});
+                if let Some(conn) = self.conn_mut(generation) {
+                    conn.mcp.log_level = set.level;
+                }
+                respond(&Empty {});
             }
-            _ => return Err(RpcError::method_not_found(method)),
         }
         Ok(())
     }
 
-    fn initialize(&mut self, params: InitializeParams) -> InitializeResult {
-        let version = negotiate_version(params.protocol_version.as_deref());
-        self.mcp = McpState {
-            initialized: true,
-            protocol_version: Some(version),
-            client: params.client_info,
-            ..McpState::default()
-        };
+    fn initialize_result(&self, version: &'static str) -> InitializeResult {
         InitializeResult {
             protocol_version: version,
             capabilities: json!({
@@ -582,24 +525,32 @@ impl Session {
 
     fn on_notification(
         &mut self,
+        generation: Generation,
         method: &str,
         params: Option<&serde_json::value::RawValue>,
         ctx: &mut Context<Self>,
     ) {
         match method {
-            "notifications/initialized" if self.mcp.initialized => {
-                self.services.registry.do_send(SessionInitialized {
-                    session_id: self.id.to_string(),
-                });
+            "notifications/initialized" => {
+                if self.conn(generation).is_some_and(|c| c.mcp.initialized) {
+                    self.services.registry.do_send(SessionInitialized {
+                        session_id: self.id.to_string(),
+                    });
+                }
             }
             "ide_connected" => {
-                if let Ok(p) = parse_params::<IdeConnectedParams>(params) {
-                    self.mcp.client_pid = p.pid;
+                if let Ok(IdeConnectedParams { pid: Some(pid) }) = parse_params(params) {
+                    self.client_pid = Some(pid);
+                    self.services.registry.do_send(ClientPid {
+                        session_id: self.id.to_string(),
+                        pid,
+                    });
                 }
             }
             "notifications/cancelled" => match parse_params::<CancelledParams>(params) {
                 Ok(p) => {
-                    if let Some(flight) = self.in_flight.remove(&p.request_id) {
+                    if let Some(flight) = self.in_flight.remove(&(generation, p.request_id.clone()))
+                    {
                         self.cancel(flight, ctx);
                         tracing::debug!(session = %self.id, id = %p.request_id, reason = ?p.reason, "tool call cancelled by the client");
                     }
@@ -614,13 +565,20 @@ impl Session {
 
     fn call_tool(
         &mut self,
+        generation: Generation,
         id: RequestId,
         params: Option<&serde_json::value::RawValue>,
+        reply: Outbound,
+        model_facing: bool,
         ctx: &mut Context<Self>,
     ) -> Result<(), RpcError> {
         let call: CallToolParams = parse_params(params)?;
         let services = Arc::clone(&self.services);
-        let Some(tool) = services.tools.get(&call.name) else {
+        let Some(tool) = services
+            .tools
+            .get(&call.name)
+            .filter(|t| !model_facing || t.exposed)
+        else {
             return Err(RpcError::new(
                 jsonrpc::TOOL_NOT_FOUND,
                 format!(
@@ -650,16 +608,16 @@ impl Session {
         let max = services.settings.tools.max_concurrent_per_session;
         if self.in_flight.len() >= max {
             self.record_call(name, Instant::now(), summary, CallStatus::Rejected);
-            self.respond(
+            reply.send_text(jsonrpc::response(
                 &id,
                 &CallToolResult::error(format!("Too many concurrent tool calls (max {max})")),
-            );
+            ));
             return Ok(());
         }
-        let progress = match (call.meta.and_then(|m| m.progress_token), &self.conn) {
-            (Some(token), Some(conn)) => Some(ProgressReporter::new(token, conn.outbound.clone())),
-            _ => None,
-        };
+        let progress = call
+            .meta
+            .and_then(|m| m.progress_token)
+            .map(|token| ProgressReporter::new(token, reply.clone()));
         let tool_ctx = ToolContext {
             session_id: Arc::clone(&self.id),
             terminal_prefix: Arc::clone(&self.terminal_prefix),
@@ -689,32 +647,36 @@ impl Session {
                 Err(payload) => Outcome::Panicked(panic_message(payload.as_ref())),
             }
         };
-        let key = id.clone();
-        let handle = ctx.spawn(run.into_actor(self).map(move |outcome, act, _| {
-            act.finish_call(key, outcome);
+        let key = (generation, id);
+        let handle = ctx.spawn(run.into_actor(self).map({
+            let key = key.clone();
+            move |outcome, act, ctx| act.finish_call(key, outcome, ctx)
         }));
         self.in_flight.insert(
-            id,
+            key,
             InFlight {
                 handle,
                 tool: name,
                 started: Instant::now(),
                 summary,
+                reply,
             },
         );
         Ok(())
     }
 
-    fn finish_call(&mut self, id: RequestId, outcome: Outcome) {
-        let Some(flight) = self.in_flight.remove(&id) else {
+    fn finish_call(&mut self, key: CallKey, outcome: Outcome, ctx: &mut Context<Self>) {
+        let Some(flight) = self.in_flight.remove(&key) else {
             return;
         };
         let (result, status) = match outcome {
             Outcome::Done(result) => {
-                let status = if result.is_error {
-                    CallStatus::Error
-                } else {
+                let status = if !result.is_error {
                     CallStatus::Success
+                } else if result.declined {
+                    CallStatus::Declined
+                } else {
+                    CallStatus::Error
                 };
                 (result, status)
             }
@@ -741,28 +703,70 @@ impl Session {
                 (CallToolResult::error(text), CallStatus::Timeout)
             }
         };
-        self.respond(&id, &result);
+        flight.reply.send_text(jsonrpc::response(&key.1, &result));
         self.record_call(flight.tool, flight.started, flight.summary, status);
+        if self.merged_into.is_some() && self.in_flight.is_empty() {
+            ctx.stop();
+        }
     }
 
     fn describe(&self) -> SessionInfo {
+        // The IDE connection names the agent when there is one.
+        let main = self
+            .conns
+            .iter()
+            .filter(|c| c.mcp.initialized)
+            .min_by_key(|c| c.kind != ConnectionKind::Ide);
         SessionInfo {
             id: self.id.to_string(),
-            connected: self.conn.is_some(),
+            connected: !self.conns.is_empty(),
             in_grace: self.grace_timer.is_some(),
-            initialized: self.mcp.initialized,
+            initialized: main.is_some(),
             opened_files: self.opened_files.len(),
             active_tool_calls: self.in_flight.len(),
-            client: self
-                .mcp
-                .client
-                .as_ref()
-                .map(|c| format!("{} {}", c.name, c.version).trim().to_string()),
-            client_pid: self.mcp.client_pid,
-            protocol_version: self.mcp.protocol_version,
+            client: main.and_then(|c| c.mcp.client.as_ref().map(Implementation::label)),
+            client_pid: self.client_pid,
+            protocol_version: main.and_then(|c| c.mcp.protocol_version),
+            connections: self.conns.iter().map(Connection::info).collect(),
             terminal_prefix: self.terminal_prefix.to_string(),
             created_at: self.created_at.clone(),
             unresponsive: false,
+        }
+    }
+
+    /// Sends a notification to the connections that listen for it: editor events go to
+    /// IDE connections (where Claude Code listens) when the agent has one, else to all.
+    fn notify(&self, method: &str, params: &Value) {
+        let listening = |c: &&Connection| c.mcp.initialized;
+        let has_ide = self
+            .conns
+            .iter()
+            .filter(listening)
+            .any(|c| c.kind == ConnectionKind::Ide);
+        let text = jsonrpc::notification(method, params);
+        for conn in self.conns.iter().filter(listening) {
+            if !has_ide || conn.kind == ConnectionKind::Ide {
+                conn.outbound.send_text(text.clone());
+            }
+        }
+    }
+}
+
+/// Serialising a JSON-RPC result of any type behind one `&dyn`.
+mod erased {
+    use serde::Serialize;
+
+    use crate::protocol::jsonrpc::{self, RequestId};
+
+    /// A result that can become a response.
+    pub trait Json {
+        /// The response to `id` carrying `self`.
+        fn response(&self, id: &RequestId) -> String;
+    }
+
+    impl<T: Serialize> Json for T {
+        fn response(&self, id: &RequestId) -> String {
+            jsonrpc::response(id, self)
         }
     }
 }
@@ -793,7 +797,7 @@ impl Actor for Session {
     }
 
     fn stopped(&mut self, _: &mut Context<Self>) {
-        if let Some(conn) = self.conn.take() {
+        for conn in self.conns.drain(..) {
             conn.outbound.close(CloseCode::Away, "session closed");
         }
     }
@@ -802,31 +806,121 @@ impl Actor for Session {
 impl Handler<Attach> for Session {
     type Result = ();
     fn handle(&mut self, msg: Attach, ctx: &mut Context<Self>) {
-        self.attach(msg, ctx);
+        if let Some(target) = &self.merged_into {
+            msg.transport.do_send(Rebind(target.clone()));
+            target.do_send(msg);
+            return;
+        }
+        let conn = Connection {
+            generation: msg.generation,
+            kind: msg.kind,
+            outbound: msg.outbound,
+            transport: msg.transport,
+            mcp: McpState::default(),
+        };
+        self.add_connection(conn, ctx);
+    }
+}
+
+impl Handler<Adopt> for Session {
+    type Result = ();
+    fn handle(&mut self, msg: Adopt, ctx: &mut Context<Self>) {
+        let conn = Connection {
+            generation: msg.generation,
+            kind: msg.kind,
+            outbound: msg.outbound,
+            transport: msg.transport,
+            mcp: msg.mcp,
+        };
+        self.add_connection(conn, ctx);
+    }
+}
+
+impl Handler<Absorb> for Session {
+    type Result = ();
+    fn handle(&mut self, msg: Absorb, _: &mut Context<Self>) {
+        for path in msg.opened_files {
+            push_recent(
+                &mut self.opened_files,
+                MAX_OPENED_FILES,
+                |p| p == &path,
+                path.clone(),
+            );
+        }
+        for (path, fp) in msg.read_versions {
+            self.read_versions.entry(path).or_insert(fp);
+        }
+        for (name, run) in msg.terminals {
+            let key = name.clone();
+            push_recent(
+                &mut self.terminals,
+                MAX_TERMINALS,
+                |(n, _)| n == &key,
+                (name, run),
+            );
+        }
+        self.client_pid = self.client_pid.or(msg.client_pid);
+    }
+}
+
+impl Handler<MergeInto> for Session {
+    type Result = ();
+    fn handle(&mut self, msg: MergeInto, ctx: &mut Context<Self>) {
+        self.merge_into(msg, ctx);
     }
 }
 
 impl Handler<Detach> for Session {
     type Result = ();
     fn handle(&mut self, msg: Detach, ctx: &mut Context<Self>) {
-        self.detach(msg.generation, ctx);
+        if self.conn(msg.generation).is_none() {
+            if let Some(target) = &self.merged_into {
+                target.do_send(msg);
+            }
+            return;
+        }
+        self.detach(msg.generation, msg.ended, ctx);
+    }
+}
+
+impl Handler<ReplacePush> for Session {
+    type Result = ();
+    fn handle(&mut self, msg: ReplacePush, _: &mut Context<Self>) {
+        match self.conn_mut(msg.generation) {
+            Some(conn) => conn.outbound = msg.outbound,
+            None => {
+                if let Some(target) = &self.merged_into {
+                    target.do_send(msg);
+                }
+            }
+        }
     }
 }
 
 impl Handler<FromClient> for Session {
     type Result = ();
     fn handle(&mut self, msg: FromClient, ctx: &mut Context<Self>) {
-        if self.conn.as_ref().map(|c| c.generation) != Some(msg.generation) {
-            return; // a frame from a connection this session already replaced
-        }
+        let Some(conn) = self.conn(msg.generation) else {
+            if let Some(target) = &self.merged_into {
+                target.do_send(msg);
+            }
+            return; // else: a frame from a connection this session already dropped
+        };
+        let reply = msg.reply.unwrap_or_else(|| conn.outbound.clone());
         let id = match &msg.message {
             Incoming::Request(r) => Some(r.id.clone()),
             _ => None,
         };
         // A bug in one request must not take the session (or others) down.
-        if let Err(fault) = catch("session", || self.on_message(msg.message, ctx)) {
+        let answer = reply.clone();
+        if let Err(fault) = catch("session", || {
+            self.on_message(msg.generation, msg.message, reply, ctx)
+        }) {
             if let Some(id) = id {
-                self.respond_error(Some(&id), &RpcError::internal(fault.to_string()));
+                answer.send_text(jsonrpc::error_response(
+                    Some(&id),
+                    &RpcError::internal(fault.to_string()),
+                ));
             }
         }
     }
@@ -842,14 +936,12 @@ impl Handler<Describe> for Session {
 impl Handler<NotifyListChanged> for Session {
     type Result = bool;
     fn handle(&mut self, _: NotifyListChanged, _: &mut Context<Self>) -> bool {
-        if self.conn.is_none() || !self.mcp.initialized {
-            return false;
+        let text = jsonrpc::notification("notifications/tools/list_changed", &Empty {});
+        let mut delivered = false;
+        for conn in self.conns.iter().filter(|c| c.mcp.initialized) {
+            delivered |= conn.outbound.send_text(text.clone());
         }
-        self.send(jsonrpc::notification(
-            "notifications/tools/list_changed",
-            &Empty {},
-        ));
-        true
+        delivered
     }
 }
 
@@ -870,9 +962,9 @@ impl Handler<PeerJoined> for Session {
 impl Handler<Evict> for Session {
     type Result = ();
     fn handle(&mut self, msg: Evict, ctx: &mut Context<Self>) {
-        self.cancel_all(ctx);
-        if let Some(conn) = self.conn.take() {
-            conn.outbound.close(CloseCode::Policy, msg.reason);
+        self.cancel_calls(None, ctx);
+        for conn in self.conns.drain(..) {
+            conn.outbound.close(CloseCode::Policy, msg.reason.clone());
         }
         ctx.stop();
     }
@@ -881,8 +973,8 @@ impl Handler<Evict> for Session {
 impl Handler<Shutdown> for Session {
     type Result = ();
     fn handle(&mut self, _: Shutdown, ctx: &mut Context<Self>) {
-        self.cancel_all(ctx);
-        if let Some(conn) = self.conn.take() {
+        self.cancel_calls(None, ctx);
+        for conn in &self.conns {
             conn.outbound
                 .close(CloseCode::Away, "ide-bridge is shutting down");
         }
@@ -972,8 +1064,6 @@ impl Handler<Terminals> for Session {
 impl Handler<SendNotification> for Session {
     type Result = ();
     fn handle(&mut self, msg: SendNotification, _: &mut Context<Self>) {
-        if self.mcp.initialized {
-            self.send(jsonrpc::notification(msg.method, &msg.params));
-        }
+        self.notify(msg.method, &msg.params);
     }
 }

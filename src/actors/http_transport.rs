@@ -1,0 +1,213 @@
+//! Streamable HTTP transport (`/mcp`): one `HttpTransport` actor per `Mcp-Session-Id`,
+//! the counterpart of a WebSocket's Transport. It owns the connection's rate limits,
+//! the GET stream for server-initiated messages and the idle expiry, and feeds its
+//! Session like any other connection (kind `http`). `HttpSessions` maps session ids to
+//! these actors.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+
+use super::outbound::Outbound;
+use super::rate_limit::{ConnectionLimits, Verdict};
+use super::session::{
+    Attach, ConnectionKind, Detach, FromClient, Generation, Rebind, ReplacePush, Session,
+};
+use super::supervise::guard;
+use super::transport::next_generation;
+use crate::metrics::Metrics;
+use crate::protocol::jsonrpc::{Incoming, RpcError};
+
+/// Actor name used in logs, metrics and faults.
+pub const NAME: &str = "http_sessions";
+
+/// How often an HTTP session checks whether it has been idle too long.
+const IDLE_CHECK: Duration = Duration::from_secs(1);
+
+/// The HTTP side of one MCP session.
+pub struct HttpTransport {
+    id: String,
+    generation: Generation,
+    session: Addr<Session>,
+    limits: ConnectionLimits,
+    last_seen: Instant,
+    idle_after: Duration,
+    push: Outbound,
+    table: Addr<HttpSessions>,
+}
+
+impl HttpTransport {
+    /// A transport for `session`, known to `table` as `id`, that ends after
+    /// `idle_after` without requests or an open GET stream.
+    pub fn new(
+        id: String,
+        session: Addr<Session>,
+        table: Addr<HttpSessions>,
+        idle_after: Duration,
+        settings: &crate::config::RateLimitSettings,
+        metrics: Arc<Metrics>,
+    ) -> Self {
+        Self {
+            id,
+            generation: next_generation(),
+            session,
+            limits: ConnectionLimits::new(settings, metrics),
+            last_seen: Instant::now(),
+            idle_after,
+            push: Outbound::nowhere(),
+            table,
+        }
+    }
+
+    fn end(&mut self, ctx: &mut Context<Self>, why: &str) {
+        tracing::info!(mcp_session = %self.id, why, "HTTP MCP session ended");
+        self.session.do_send(Detach {
+            generation: self.generation,
+            ended: true,
+        });
+        self.table.do_send(Forget(self.id.clone()));
+        ctx.stop();
+    }
+}
+
+impl Actor for HttpTransport {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        self.session.do_send(Attach {
+            generation: self.generation,
+            kind: ConnectionKind::Http,
+            outbound: self.push.clone(),
+            transport: ctx.address().recipient(),
+        });
+        ctx.run_interval(IDLE_CHECK, |act, ctx| {
+            let streaming = !act.push.is_closed();
+            if !streaming && act.last_seen.elapsed() >= act.idle_after {
+                act.end(ctx, "idle for longer than the grace period");
+            }
+        });
+    }
+}
+
+/// One message POSTed to the session; request answers go to `reply`.
+#[derive(Message)]
+#[rtype(result = "Result<(), RpcError>")]
+pub struct Post {
+    /// The message.
+    pub message: Incoming,
+    /// The POST's response stream.
+    pub reply: Outbound,
+}
+
+impl Handler<Post> for HttpTransport {
+    type Result = Result<(), RpcError>;
+    fn handle(&mut self, msg: Post, _: &mut Context<Self>) -> Self::Result {
+        self.last_seen = Instant::now();
+        match self.limits.check(&msg.message, self.last_seen) {
+            Verdict::Pass => {}
+            Verdict::Refuse(err) => return Err(err),
+            Verdict::Drop => return Ok(()),
+        }
+        self.session.do_send(FromClient {
+            generation: self.generation,
+            message: msg.message,
+            reply: Some(msg.reply),
+        });
+        Ok(())
+    }
+}
+
+/// The client opened its GET stream: server-initiated messages go there.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct OpenStream(pub Outbound);
+
+impl Handler<OpenStream> for HttpTransport {
+    type Result = ();
+    fn handle(&mut self, msg: OpenStream, _: &mut Context<Self>) {
+        self.last_seen = Instant::now();
+        self.push = msg.0.clone();
+        self.session.do_send(ReplacePush {
+            generation: self.generation,
+            outbound: msg.0,
+        });
+    }
+}
+
+/// The client ended the session (DELETE).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct End;
+
+impl Handler<End> for HttpTransport {
+    type Result = ();
+    fn handle(&mut self, _: End, ctx: &mut Context<Self>) {
+        self.end(ctx, "the client sent DELETE");
+    }
+}
+
+impl Handler<Rebind> for HttpTransport {
+    type Result = ();
+    fn handle(&mut self, msg: Rebind, _: &mut Context<Self>) {
+        self.session = msg.0;
+    }
+}
+
+/// The table of HTTP MCP sessions by `Mcp-Session-Id`.
+#[derive(Default)]
+pub struct HttpSessions {
+    sessions: HashMap<String, Addr<HttpTransport>>,
+}
+
+impl Actor for HttpSessions {
+    type Context = Context<Self>;
+}
+
+impl Supervised for HttpSessions {
+    fn restarting(&mut self, _: &mut Context<Self>) {
+        self.sessions.retain(|_, addr| addr.connected());
+    }
+}
+
+/// Remember a new session.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Register(pub String, pub Addr<HttpTransport>);
+
+/// The transport of a session id, if it is live.
+#[derive(Message)]
+#[rtype(result = "Option<Addr<HttpTransport>>")]
+pub struct Lookup(pub String);
+
+/// Forget an ended session.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Forget(pub String);
+
+impl Handler<Register> for HttpSessions {
+    type Result = ();
+    fn handle(&mut self, msg: Register, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, _| {
+            act.sessions.insert(msg.0, msg.1);
+        });
+    }
+}
+
+impl Handler<Lookup> for HttpSessions {
+    type Result = Option<Addr<HttpTransport>>;
+    fn handle(&mut self, msg: Lookup, _: &mut Context<Self>) -> Self::Result {
+        self.sessions
+            .get(&msg.0)
+            .filter(|addr| addr.connected())
+            .cloned()
+    }
+}
+
+impl Handler<Forget> for HttpSessions {
+    type Result = ();
+    fn handle(&mut self, msg: Forget, _: &mut Context<Self>) {
+        self.sessions.remove(&msg.0);
+    }
+}

@@ -1,0 +1,76 @@
+//! What the relay answers by itself while no bridge is there: `initialize` (so that the
+//! client starts within its timeout), empty lists, and tool errors that say why.
+
+use std::path::PathBuf;
+
+use serde_json::{json, Value};
+
+use crate::protocol::mcp::negotiate_version;
+
+/// Answers in the relay's own name.
+pub struct LocalAnswers {
+    cwd: PathBuf,
+}
+
+/// A JSON-RPC error response.
+pub fn error(id: &Value, code: i64, message: &str) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
+}
+
+fn result(id: &Value, result: Value) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "result": result })
+}
+
+impl LocalAnswers {
+    /// Answers for a client working in `cwd`.
+    pub fn new(cwd: PathBuf) -> Self {
+        Self { cwd }
+    }
+
+    /// The answer to request `method` (`msg` in full) given why no bridge is there.
+    pub fn answer(&self, id: &Value, method: &str, msg: &Value, reason: &str) -> Value {
+        match method {
+            "initialize" => {
+                let asked = msg
+                    .pointer("/params/protocolVersion")
+                    .and_then(Value::as_str);
+                result(
+                    id,
+                    json!({
+                        "protocolVersion": negotiate_version(asked),
+                        "capabilities": {
+                            "tools": { "listChanged": true },
+                            "prompts": { "listChanged": false },
+                            "logging": {}
+                        },
+                        "serverInfo": { "name": "ide-bridge", "version": env!("CARGO_PKG_VERSION") },
+                        "instructions": format!(
+                            "ide-bridge is not serving {} yet: {reason} Its tools appear \
+                             (tools/list_changed) as soon as it is.",
+                            self.cwd.display()
+                        ),
+                    }),
+                )
+            }
+            "ping" | "logging/setLevel" => result(id, json!({})),
+            "tools/list" => result(id, json!({ "tools": [] })),
+            "prompts/list" => result(id, json!({ "prompts": [] })),
+            "resources/list" => result(id, json!({ "resources": [] })),
+            "tools/call" => result(
+                id,
+                json!({
+                    "content": [{ "type": "text", "text": format!(
+                        "No ide-bridge serves {}: {reason}",
+                        self.cwd.display()
+                    ) }],
+                    "isError": true,
+                }),
+            ),
+            other => error(
+                id,
+                -32601,
+                &format!("Method not found: {other} (no ide-bridge is connected: {reason})"),
+            ),
+        }
+    }
+}

@@ -1,0 +1,407 @@
+//! `ide-bridge mcp`: the stdio MCP server an MCP client starts as a subprocess. It
+//! relays newline-delimited JSON-RPC between the client and the bridge that serves the
+//! working directory, over that bridge's WebSocket, and hides bridge restarts from the
+//! client: it reconnects, replays `initialize`, and answers requests that were in
+//! flight when the bridge went away with an error instead of silence. With no bridge it
+//! starts one for the project (or, outside any project, explains how), answering
+//! `initialize` itself meanwhile. Only protocol is written to stdout.
+
+mod discover;
+mod local;
+mod upstream;
+
+use std::collections::{HashSet, VecDeque};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+
+pub use discover::{client_pids, find_bridge, project_root};
+use local::LocalAnswers;
+use upstream::{Event, Upstream};
+
+/// How long a client request waits for the bridge to come (back) before it is answered
+/// with an error.
+const WAIT_FOR_BRIDGE: Duration = Duration::from_secs(10);
+/// `initialize` is answered by the relay itself if no bridge answers within this.
+const INITIALIZE_DEADLINE: Duration = Duration::from_millis(4_000);
+/// Client messages held while the bridge is away; more are answered at once.
+const MAX_QUEUED: usize = 256;
+/// Largest line accepted from the client.
+const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+/// Id prefix of the `initialize` the relay replays after a reconnect.
+const REPLAY_ID: &str = "ide-bridge-relay-replay-";
+
+/// What `ide-bridge mcp` was asked to do.
+#[derive(Debug, Clone)]
+pub struct RelayOptions {
+    /// The directory whose bridge to use (the client's working directory).
+    pub cwd: PathBuf,
+    /// Start a bridge when none serves `cwd`.
+    pub start: bool,
+    /// The binary to start (this one).
+    pub binary: PathBuf,
+    /// `--config` to pass to a bridge it starts.
+    pub config: Option<PathBuf>,
+}
+
+/// Runs the relay until the client closes stdin. Returns the process exit code.
+pub fn run(options: RelayOptions) -> u8 {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("ide-bridge mcp: {e}");
+            return 1;
+        }
+    };
+    runtime.block_on(Relay::new(options).run())
+}
+
+/// The kind of a JSON-RPC message, and its id when it has one.
+enum Kind {
+    Request { id: Value, method: String },
+    Notification { method: String },
+    Response { id: Value },
+    Invalid,
+}
+
+fn kind_of(msg: &Value) -> Kind {
+    let method = msg
+        .get("method")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    match (msg.get("id"), method) {
+        (Some(id), Some(method)) => Kind::Request {
+            id: id.clone(),
+            method,
+        },
+        (None, Some(method)) => Kind::Notification { method },
+        (Some(id), None) => Kind::Response { id: id.clone() },
+        (None, None) => Kind::Invalid,
+    }
+}
+
+/// A request id as a set key (ids are compared as their JSON text).
+fn id_key(id: &Value) -> String {
+    id.to_string()
+}
+
+struct Queued {
+    line: String,
+    since: Instant,
+}
+
+struct Relay {
+    out: tokio::io::Stdout,
+    upstream: Upstream,
+    /// The client's `initialize` request, replayed after every reconnect.
+    initialize: Option<Value>,
+    /// The client sent `notifications/initialized`.
+    initialized: bool,
+    /// The client's `initialize` was answered (by the bridge or by the relay).
+    initialize_answered: bool,
+    /// The relay answered `initialize` itself; the client learns about the bridge's
+    /// tools through `list_changed` once it is there.
+    answered_locally: bool,
+    /// Client requests the bridge has not answered yet.
+    pending: HashSet<String>,
+    /// Client messages waiting for the bridge.
+    queue: VecDeque<Queued>,
+    replays: u64,
+    local: LocalAnswers,
+}
+
+impl Relay {
+    fn new(options: RelayOptions) -> Self {
+        let local = LocalAnswers::new(options.cwd.clone());
+        Self {
+            upstream: Upstream::new(options),
+            out: tokio::io::stdout(),
+            initialize: None,
+            initialized: false,
+            initialize_answered: false,
+            answered_locally: false,
+            pending: HashSet::new(),
+            queue: VecDeque::new(),
+            replays: 0,
+            local,
+        }
+    }
+
+    async fn run(mut self) -> u8 {
+        let (lines_tx, mut lines) = mpsc::channel::<Option<String>>(64);
+        tokio::spawn(read_lines(lines_tx));
+        let (events_tx, mut events) = mpsc::unbounded_channel::<Event>();
+        self.upstream
+            .connect_soon(events_tx.clone(), Duration::ZERO);
+        let mut tick = tokio::time::interval(Duration::from_millis(250));
+        loop {
+            tokio::select! {
+                line = lines.recv() => match line.flatten() {
+                    Some(line) => self.from_client(line).await,
+                    None => return 0, // the client closed stdin: we are done
+                },
+                Some(event) = events.recv() => self.on_event(event, &events_tx).await,
+                _ = tick.tick() => self.expire_queue().await,
+            }
+        }
+    }
+
+    async fn write(&mut self, text: &str) {
+        let mut line = Vec::with_capacity(text.len() + 1);
+        line.extend_from_slice(text.as_bytes());
+        line.push(b'\n');
+        if self.out.write_all(&line).await.is_err() || self.out.flush().await.is_err() {
+            // Nobody reads our stdout any more; stdin's end will stop us.
+            tracing::debug!("stdout closed");
+        }
+    }
+
+    async fn answer(&mut self, message: Value) {
+        self.write(&message.to_string()).await;
+    }
+
+    async fn from_client(&mut self, line: String) {
+        let Ok(msg) = serde_json::from_str::<Value>(&line) else {
+            if self.upstream.is_connected() {
+                self.upstream.send(line);
+            } else {
+                self.answer(local::error(
+                    &Value::Null,
+                    -32700,
+                    "Parse error: not a JSON-RPC message",
+                ))
+                .await;
+            }
+            return;
+        };
+        match kind_of(&msg) {
+            Kind::Request { id, method } => {
+                if method == "initialize" {
+                    self.initialize = Some(msg.clone());
+                }
+                if self.upstream.is_connected() {
+                    self.pending.insert(id_key(&id));
+                    self.upstream.send(line);
+                } else if !self.answered_locally
+                    && self.upstream.worth_waiting()
+                    && self.queue.len() < MAX_QUEUED
+                {
+                    self.queue.push_back(Queued {
+                        line,
+                        since: Instant::now(),
+                    });
+                } else {
+                    self.answer_locally(&id, &method, &msg).await;
+                }
+            }
+            Kind::Notification { method } => {
+                if method == "notifications/initialized" {
+                    self.initialized = true;
+                }
+                if self.upstream.is_connected() {
+                    self.upstream.send(line);
+                } else if method == "notifications/cancelled" {
+                    let cancelled = msg.pointer("/params/requestId").map(id_key);
+                    self.queue.retain(|q| {
+                        serde_json::from_str::<Value>(&q.line)
+                            .ok()
+                            .and_then(|v| v.get("id").map(id_key))
+                            != cancelled
+                    });
+                } else if method != "notifications/initialized" && self.queue.len() < MAX_QUEUED {
+                    // Replayed after connecting: `initialized` is sent by the replay.
+                    self.queue.push_back(Queued {
+                        line,
+                        since: Instant::now(),
+                    });
+                }
+            }
+            Kind::Response { .. } | Kind::Invalid => {
+                if self.upstream.is_connected() {
+                    self.upstream.send(line);
+                }
+            }
+        }
+    }
+
+    async fn answer_locally(&mut self, id: &Value, method: &str, msg: &Value) {
+        let reason = self.upstream.why_absent();
+        let answer = self.local.answer(id, method, msg, &reason);
+        if method == "initialize" {
+            self.initialize_answered = true;
+            self.answered_locally = true;
+        }
+        self.answer(answer).await;
+    }
+
+    async fn on_event(&mut self, event: Event, events: &mpsc::UnboundedSender<Event>) {
+        match event {
+            Event::Connected(sink) => {
+                self.upstream.connected(sink);
+                self.after_connect().await;
+            }
+            Event::Failed(why) => {
+                tracing::debug!(?why, "no bridge yet");
+                self.upstream.failed(why, events.clone());
+            }
+            Event::Frame(generation, text) => {
+                if self.upstream.is_current(generation) {
+                    self.from_bridge(text).await;
+                }
+            }
+            Event::Closed(generation, why) => {
+                if self.upstream.is_current(generation) {
+                    tracing::info!(%why, "lost the bridge; reconnecting");
+                    self.upstream.closed(why, events.clone());
+                    self.fail_pending().await;
+                }
+            }
+        }
+    }
+
+    /// Replays the handshake on a new bridge connection, then sends what waited.
+    async fn after_connect(&mut self) {
+        if self.initialize_answered {
+            if let Some(mut init) = self.initialize.clone() {
+                self.replays += 1;
+                init["id"] = Value::String(format!("{REPLAY_ID}{}", self.replays));
+                self.upstream.send(init.to_string());
+                if self.initialized {
+                    let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+                    self.upstream.send(note.to_string());
+                }
+            }
+        }
+        while let Some(q) = self.queue.pop_front() {
+            if let Ok(msg) = serde_json::from_str::<Value>(&q.line) {
+                if let Kind::Request { id, .. } = kind_of(&msg) {
+                    self.pending.insert(id_key(&id));
+                }
+            }
+            self.upstream.send(q.line);
+        }
+        if std::mem::take(&mut self.answered_locally) {
+            let note = r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;
+            self.write(note).await;
+        }
+    }
+
+    async fn from_bridge(&mut self, text: String) {
+        let Ok(msg) = serde_json::from_str::<Value>(&text) else {
+            return self.write(&text).await;
+        };
+        if let Kind::Response { id } = kind_of(&msg) {
+            if id.as_str().is_some_and(|s| s.starts_with(REPLAY_ID)) {
+                return; // the answer to a replayed initialize: the client has its own
+            }
+            let key = id_key(&id);
+            self.pending.remove(&key);
+            if self
+                .initialize
+                .as_ref()
+                .and_then(|i| i.get("id"))
+                .is_some_and(|i| id_key(i) == key)
+            {
+                self.initialize_answered = true;
+            }
+        }
+        self.write(&text).await;
+    }
+
+    /// Requests in flight on a connection that just closed get an error.
+    async fn fail_pending(&mut self) {
+        for key in std::mem::take(&mut self.pending) {
+            let id: Value = serde_json::from_str(&key).unwrap_or(Value::Null);
+            self.answer(local::error(
+                &id,
+                -32603,
+                "The connection to ide-bridge was lost while this request was in flight \
+                 (the bridge restarted or stopped); the relay is reconnecting: retry it",
+            ))
+            .await;
+        }
+    }
+
+    /// Answers what waited too long: `initialize` after a few seconds, others after
+    /// [`WAIT_FOR_BRIDGE`], and everything at once when waiting is pointless.
+    async fn expire_queue(&mut self) {
+        if self.upstream.is_connected() {
+            return;
+        }
+        let worth_waiting = self.upstream.worth_waiting();
+        let mut keep = VecDeque::new();
+        for q in std::mem::take(&mut self.queue) {
+            let Ok(msg) = serde_json::from_str::<Value>(&q.line) else {
+                continue;
+            };
+            let Kind::Request { id, method } = kind_of(&msg) else {
+                keep.push_back(q);
+                continue;
+            };
+            let limit = if method == "initialize" {
+                INITIALIZE_DEADLINE
+            } else {
+                WAIT_FOR_BRIDGE
+            };
+            if worth_waiting && q.since.elapsed() < limit {
+                keep.push_back(q);
+            } else {
+                self.answer_locally(&id, &method, &msg).await;
+            }
+        }
+        self.queue = keep;
+    }
+}
+
+/// Reads newline-delimited messages from stdin; `None` at the end. Lines longer than
+/// [`MAX_LINE_BYTES`] are skipped with a log line.
+async fn read_lines(tx: mpsc::Sender<Option<String>>) {
+    use tokio::io::AsyncBufReadExt;
+    let mut reader = BufReader::with_capacity(64 * 1024, tokio::io::stdin());
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let mut too_long = false;
+        loop {
+            let buf = match reader.fill_buf().await {
+                Ok(b) => b,
+                Err(_) => return drop(tx.send(None).await),
+            };
+            if buf.is_empty() {
+                let _ = tx.send(None).await;
+                return;
+            }
+            let (chunk, done) = match buf.iter().position(|b| *b == b'\n') {
+                Some(i) => (&buf[..i], Some(i + 1)),
+                None => (buf, None),
+            };
+            if line.len() + chunk.len() > MAX_LINE_BYTES {
+                too_long = true;
+            } else {
+                line.extend_from_slice(chunk);
+            }
+            let used = done.unwrap_or(buf.len());
+            reader.consume(used);
+            if done.is_some() {
+                break;
+            }
+        }
+        if too_long {
+            tracing::warn!(
+                limit = MAX_LINE_BYTES,
+                "skipped a message longer than the relay accepts"
+            );
+            continue;
+        }
+        let text = String::from_utf8_lossy(&line).trim().to_string();
+        if !text.is_empty() && tx.send(Some(text)).await.is_err() {
+            return;
+        }
+    }
+}

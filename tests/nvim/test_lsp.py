@@ -1,0 +1,73 @@
+"""Language features through the bridge's tools, answered by pylsp via vim.lsp."""
+
+import json
+
+from conftest import wait_for
+
+SOURCE = '''def greet(name):
+    """Say hello to someone."""
+    return "hi " + name
+
+
+greet("a")
+greet("b")
+'''
+
+
+def setup_file(world):
+    f = world.workspace / "hello.py"
+    f.write_text(SOURCE)
+    agent = world.agent()
+    world.editor.edit(f)
+    wait_for(
+        lambda: world.editor.lua("return #vim.lsp.get_clients({bufnr = 0}) > 0 and vim.lsp.get_clients({bufnr=0})[1].initialized"),
+        timeout=20,
+        what="pylsp to attach",
+    )
+    return f, agent
+
+
+def test_definition_references_hover(world):
+    f, agent = setup_file(world)
+    # 1-based positions: line 6, column 1 is the call `greet("a")`.
+    defs = agent.call_json("goToDefinition", {"file": str(f), "line": 6, "column": 1})
+    assert defs[0]["file"] == str(f)
+    assert defs[0]["line"] == 1
+    assert defs[0]["column"] == 5
+
+    refs = agent.call_json("findReferences", {"file": str(f), "line": 1, "column": 5})
+    lines = sorted(r["line"] for r in refs["references"])
+    assert refs["count"] == 3
+    assert lines == [1, 6, 7]
+
+    hover = agent.call_json("getHover", {"file": str(f), "line": 6, "column": 2})
+    text = "\n".join(hover["contents"])
+    assert "Say hello to someone." in text
+    assert "greet" in text
+
+
+def test_lsp_on_file_not_open(world):
+    f = world.workspace / "other.py"
+    f.write_text("def twice(x):\n    return x * 2\n\n\ntwice(3)\n")
+    agent = world.agent()
+    # The file is not open in Neovim: the plugin loads it and waits for pylsp.
+    defs = agent.call_json("goToDefinition", {"file": str(f), "line": 5, "column": 1}, timeout=30)
+    assert defs[0]["line"] == 1
+
+
+def test_symbols_rename_format(world):
+    f, agent = setup_file(world)
+    syms = agent.call_json("getDocumentSymbols", {"file": str(f)})
+    assert "greet" in [s["name"] for s in syms["symbols"]]
+    found = agent.call_json("searchSymbols", {"query": "gree"})
+    assert any(s["name"] == "greet" for s in found["symbols"])
+
+    renamed = agent.call_json("renameSymbol", {"file": str(f), "line": 1, "column": 5, "newName": "welcome"})
+    assert renamed["success"] is True
+    # pylsp (jedi) answers with one whole-file edit.
+    assert renamed["totalEdits"] >= 1
+    assert renamed["affectedFiles"] == [str(f)]
+    content = agent.call_json("getFileContent", {"file": str(f)})
+    assert content["content"].count("welcome") == 3
+    assert content["isDirty"] is True
+    assert json.loads(agent.call("checkDocumentDirty", {"filePath": str(f)})["content"][0]["text"])["isDirty"] is True
