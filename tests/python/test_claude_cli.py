@@ -50,11 +50,11 @@ def prepare_config(bridge):
     (bridge["config_dir"] / ".claude.json").write_text(json.dumps(config))
 
 
-def start_claude(bridge, home):
+def start_claude(bridge, home, extra_env=None):
     env = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith(("IDE_BRIDGE_", "CLAUDE"))
+        if not k.startswith(("IDE_BRIDGE_", "CLAUDE", "ANTHROPIC"))
     }
     env.update(
         {
@@ -65,6 +65,7 @@ def start_claude(bridge, home):
             "TERM": "xterm-256color",
             "DISABLE_AUTOUPDATER": "1",
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            **(extra_env or {}),
         }
     )
     pid, fd = pty.fork()
@@ -84,7 +85,7 @@ def start_claude(bridge, home):
             screen.append(data)
 
     threading.Thread(target=drain, daemon=True).start()
-    return pid, screen
+    return pid, screen, fd
 
 
 def screen_text(screen):
@@ -119,7 +120,7 @@ def test_the_real_claude_code_cli_connects_and_completes_the_handshake(tmp_path)
     )
     with running_bridge() as bridge:
         prepare_config(bridge)
-        pid, screen = start_claude(bridge, tmp_path)
+        pid, screen, _ = start_claude(bridge, tmp_path)
         try:
             # Connected, initialized, and `ide_connected` (with the CLI's pid) received;
             # the notification follows the handshake, so wait for all three.

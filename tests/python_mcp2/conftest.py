@@ -1,0 +1,15 @@
+"""The streamable HTTP interop tests run in their own venv (the MCP Python SDK 2.x,
+which has no WebSocket transport); they share the bridge fixture of tests/python."""
+
+import importlib.util
+import pathlib
+
+_spec = importlib.util.spec_from_file_location(
+    "bridge_fixtures", pathlib.Path(__file__).resolve().parent.parent / "python" / "conftest.py"
+)
+_shared = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_shared)
+
+anyio_backend = _shared.anyio_backend
+bridge = _shared.bridge
+running_bridge = _shared.running_bridge

@@ -1,0 +1,138 @@
+"""Interop: the official MCP Python SDK 2.x drives the bridge over streamable HTTP
+(`/mcp`): initialize, every tool listed, a call, progress from a long call, a
+cancelled call, the server-initiated stream, and the session's end."""
+
+import json
+import urllib.error
+import urllib.request
+
+import anyio
+import httpx2
+import mcp
+import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+pytestmark = pytest.mark.anyio
+
+
+def mcp_url(bridge):
+    return f"http://127.0.0.1:{bridge['port']}/mcp"
+
+
+def client(bridge):
+    return httpx2.AsyncClient(headers={"Authorization": f"Bearer {bridge['token']}"})
+
+
+def status(bridge):
+    req = urllib.request.Request(
+        f"http://127.0.0.1:{bridge['port']}/status",
+        headers={"Authorization": f"Bearer {bridge['token']}"},
+    )
+    with urllib.request.urlopen(req, timeout=5) as resp:
+        return json.loads(resp.read())
+
+
+async def all_tools(session):
+    names, cursor = [], None
+    while True:
+        params = mcp.types.PaginatedRequestParams(cursor=cursor) if cursor else None
+        page = await session.list_tools(params=params)
+        names += [t.name for t in page.tools]
+        cursor = page.next_cursor
+        if not cursor:
+            return names
+
+
+def test_the_sdk_is_2x():
+    import importlib.metadata
+
+    assert importlib.metadata.version("mcp").startswith("2."), mcp.__file__
+
+
+async def test_initialize_list_every_tool_call_progress_and_cancel(bridge):
+    (bridge["workspace"] / "notes.txt").write_text("the needle is here\n")
+    async with client(bridge) as http:
+        async with streamable_http_client(mcp_url(bridge), http_client=http) as (read, write, *_):
+            async with ClientSession(read, write) as session:
+                init = await session.initialize()
+                assert init.server_info.name == "ide-bridge"
+                names = await all_tools(session)
+                assert len(names) == len(set(names)) and len(names) > 70, names
+                assert {"searchWorkspace", "readFile", "gitStatus", "runClaudeTask"} <= set(names)
+
+                found = await session.call_tool("searchWorkspace", {"query": "needle"})
+                assert not found.is_error
+                assert json.loads(found.content[0].text)["matches"][0]["path"] == "notes.txt"
+
+                progress = []
+
+                async def on_progress(value, total, message):
+                    progress.append(value)
+
+                slow = await session.call_tool(
+                    "debug_sleep", {"ms": 1200, "steps": 4}, progress_callback=on_progress
+                )
+                assert not slow.is_error
+                assert len(progress) >= 2 and progress == sorted(progress), progress
+
+                # A call cancelled by the client: the session keeps working after it.
+                with anyio.move_on_after(0.5):
+                    await session.call_tool("debug_sleep", {"ms": 30000})
+                again = await session.call_tool("getWorkspaceFolders", {})
+                assert json.loads(again.content[0].text)["rootPath"] == str(bridge["workspace"])
+
+                # The HTTP agent is a session of its own in /status.
+                kinds = [
+                    [c["kind"] for c in s["connections"]] for s in status(bridge)["sessions"]
+                ]
+                assert ["http"] in kinds, kinds
+                session_id = None
+                for s in status(bridge)["sessions"]:
+                    session_id = s["id"]
+    # The context exit sent DELETE: the bridge ended that session.
+    with anyio.fail_after(5):
+        while any(s["id"] == session_id for s in status(bridge)["sessions"]):
+            await anyio.sleep(0.05)
+
+
+async def test_a_second_client_gets_list_changed_on_its_get_stream(bridge):
+    changed = anyio.Event()
+
+    async def on_message(message):
+        if getattr(getattr(message, "root", message), "method", None) == "notifications/tools/list_changed":
+            changed.set()
+
+    async with client(bridge) as http:
+        async with streamable_http_client(mcp_url(bridge), http_client=http) as (read, write, *_):
+            async with ClientSession(read, write, message_handler=on_message) as session:
+                await session.initialize()
+                # A test-only tool that makes the bridge announce a tool-list change.
+                await session.call_tool("debug_list_changed", {})
+                with anyio.fail_after(8):
+                    await changed.wait()
+
+
+def post(bridge, body, headers):
+    req = urllib.request.Request(
+        mcp_url(bridge), data=body, method="POST", headers={"Content-Type": "application/json", **headers}
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=5) as resp:
+            return resp.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+def test_edges_are_refused_with_the_documented_status(bridge):
+    auth = {"Authorization": f"Bearer {bridge['token']}", "Accept": "application/json, text/event-stream"}
+    ping = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+    assert post(bridge, ping, {}) == 401
+    assert post(bridge, ping, {"Authorization": "Bearer wrong"}) == 401
+    assert post(bridge, ping, {**auth, "Origin": "https://evil.example"}) == 403
+    assert post(bridge, ping, {**auth, "Mcp-Session-Id": "no-such-session"}) == 404
+    assert post(bridge, ping, {**auth, "MCP-Protocol-Version": "1999-01-01", "Mcp-Session-Id": "x"}) == 400
+    too_big = b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"' + b"a" * (16 * 1024 * 1024) + b'"}}'
+    assert post(bridge, too_big, auth) == 413
+    # Nothing of it reached a session.
+    assert status(bridge)["sessions"] == []
