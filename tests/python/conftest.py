@@ -21,6 +21,32 @@ def anyio_backend():
     return "asyncio"
 
 
+def start_bridge(workspace, config_dir, log, *extra_args):
+    """Starts the bridge for `workspace` and waits for its lock file: (process, port,
+    token)."""
+    binary = os.environ.get("BRIDGE_BIN", "target/debug/ide-bridge")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IDE_BRIDGE_")}
+    env["CLAUDE_CONFIG_DIR"] = str(config_dir)
+    proc = subprocess.Popen(
+        [binary, "--workspace", str(workspace), *extra_args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+    )
+    deadline = time.monotonic() + 10
+    while True:
+        assert proc.poll() is None, f"the bridge exited with {proc.returncode}"
+        assert time.monotonic() < deadline, "no lock file"
+        for path in (config_dir / "ide").glob("*.lock"):
+            try:
+                data = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            if data.get("pid") == proc.pid:
+                return proc, int(path.stem), data["authToken"]
+        time.sleep(0.02)
+
+
 @contextmanager
 def running_bridge(*extra_args):
     binary = os.environ.get("BRIDGE_BIN", "target/debug/ide-bridge")
