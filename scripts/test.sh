@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Sets up and runs every test: formatting, clippy, unit and integration tests (the real
-# binary over real sockets, with fault injection), and the interop tests that drive
-# the bridge with the official MCP Python SDK (installed here into .venv-test) and the
-# real Claude Code CLI (installed here from npm into .npm-test).
+# binary over real sockets, with fault injection), and the interop tests that drive the
+# bridge with clients nobody here wrote: the official MCP Python SDK 1.x over WebSocket
+# (.venv-test) and 2.x over streamable HTTP (.venv-mcp2), the TypeScript SDK and the MCP
+# Inspector (tests/node/node_modules), the real Claude Code CLI (.npm-test) with a
+# scripted model API, and the Neovim plugin inside real Neovim with real language
+# servers (.venv-nvim). Everything is installed here on first use and cached in those
+# ignored directories.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never CARGO_INCREMENTAL=0
@@ -12,6 +16,13 @@ if ! "$venv/bin/python" -c 'import mcp, websockets, pytest' 2>/dev/null || [ ! -
   echo "== setting up $venv (MCP Python SDK, websockets, pytest, ruff)"
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check -r tests/python/requirements.txt
+fi
+
+venv2=.venv-mcp2
+if ! "$venv2/bin/python" -c 'import importlib.metadata as m, httpx2, pytest, anyio; assert m.version("mcp").startswith("2.")' 2>/dev/null; then
+  echo "== setting up $venv2 (MCP Python SDK 2.x, pytest)"
+  python3 -m venv "$venv2"
+  "$venv2/bin/pip" install --quiet --disable-pip-version-check -r tests/python_mcp2/requirements.txt
 fi
 
 claude_cli=.npm-test/node_modules/.bin/claude
@@ -28,5 +39,10 @@ echo "== cargo clippy"
 cargo clippy --locked --all-targets --features fault-injection -- -D warnings
 echo "== cargo test"
 REQUIRE_RUFF=1 cargo test --locked --features fault-injection
-echo "== interop: MCP Python SDK and the Claude Code CLI"
-BRIDGE_BIN="$PWD/target/debug/ide-bridge" CLAUDE_CLI="$PWD/$claude_cli" "$venv/bin/pytest" -q -p no:cacheprovider tests/python
+export BRIDGE_BIN="$PWD/target/debug/ide-bridge" CLAUDE_CLI="$PWD/$claude_cli"
+echo "== interop: MCP Python SDK 1.x (WebSocket) and the Claude Code CLI"
+"$venv/bin/pytest" -q -p no:cacheprovider tests/python
+echo "== interop: MCP Python SDK 2.x (streamable HTTP)"
+"$venv2/bin/pytest" -q -p no:cacheprovider tests/python_mcp2
+echo "== the Neovim plugin in real Neovim"
+tests/nvim/run.sh

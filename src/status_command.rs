@@ -26,7 +26,7 @@ fn find(settings: &Settings) -> Result<(u16, lockfile::LockFile), String> {
 }
 
 /// `ide-bridge stop`: SIGTERM to the bridge serving this workspace, then waits (up to
-/// 5 s) for it to exit.
+/// 5 s) for it to finish shutting down (its lock file gone).
 pub fn stop(settings: &Settings) -> u8 {
     let (port, lock) = match find(settings) {
         Ok(found) => found,
@@ -46,11 +46,14 @@ pub fn stop(settings: &Settings) -> u8 {
         );
         return 1;
     }
+    // The bridge removes its lock file last, once its state is written.
+    let lock_path = lockfile::lock_path(&lockfile::ide_dir(), port);
+    let running = || lock_path.exists() && lockfile::pid_alive(lock.pid);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while lockfile::pid_alive(lock.pid) && std::time::Instant::now() < deadline {
+    while running() && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    if lockfile::pid_alive(lock.pid) {
+    if running() {
         eprintln!("The bridge (pid {pid}, port {port}) is still running after 5 s.");
         return 1;
     }

@@ -17,6 +17,7 @@ mod hostile;
 mod lifecycle;
 mod limits;
 mod persistence;
+mod restarts;
 mod sessions;
 #[cfg(feature = "fault-injection")]
 mod supervision;
