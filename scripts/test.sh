@@ -33,6 +33,14 @@ if ! "$claude_cli" --version 2>/dev/null | grep -q "^$claude_version "; then
     "@anthropic-ai/claude-code@$claude_version"
 fi
 
+node_tests=tests/node
+node_stamp="$node_tests/node_modules/.installed-from-package-lock.json"
+if ! cmp -s "$node_tests/package-lock.json" "$node_stamp" 2>/dev/null; then
+  echo "== installing the MCP TypeScript SDK and the MCP Inspector into $node_tests/node_modules"
+  npm ci --prefix "$node_tests" --no-audit --no-fund --loglevel=error
+  cp "$node_tests/package-lock.json" "$node_stamp"
+fi
+
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
@@ -44,5 +52,7 @@ echo "== interop: MCP Python SDK 1.x (WebSocket) and the Claude Code CLI"
 "$venv/bin/pytest" -q -p no:cacheprovider tests/python
 echo "== interop: MCP Python SDK 2.x (streamable HTTP)"
 "$venv2/bin/pytest" -q -p no:cacheprovider tests/python_mcp2
+echo "== interop: the MCP TypeScript SDK and the MCP Inspector"
+node --test "$node_tests"/*.test.mjs
 echo "== the Neovim plugin in real Neovim"
 tests/nvim/run.sh

@@ -47,7 +47,18 @@ fn check(req: &HttpRequest, services: &Services) -> Result<(), HttpResponse> {
         .and_then(|_| check_bearer(req, &services.auth_token))
         .map_err(|rejection: Rejection| {
             services.metrics.refuse(rejection.refusal());
-            actix_web::ResponseError::error_response(&rejection)
+            let mut response = actix_web::ResponseError::error_response(&rejection);
+            if matches!(rejection, Rejection::Unauthorized(_)) {
+                // RFC 9110: a 401 names its scheme. No OAuth here: the token is in the
+                // lock file.
+                response.headers_mut().insert(
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static(
+                        "Bearer realm=\"ide-bridge\", error_description=\"the token is the authToken of the bridge's lock file\"",
+                    ),
+                );
+            }
+            response
         })
 }
 

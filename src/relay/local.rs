@@ -53,7 +53,16 @@ impl LocalAnswers {
                 )
             }
             "ping" | "logging/setLevel" => result(id, json!({})),
-            "tools/list" => result(id, json!({ "tools": [] })),
+            // One tool, so that a model asking for it learns why there is nothing else;
+            // the bridge's real list replaces it (tools/list_changed) once it is there.
+            "tools/list" => result(
+                id,
+                json!({ "tools": [{
+                    "name": "getBridgeStatus",
+                    "description": "Why ide-bridge's tools are not available yet, and how to start the bridge.",
+                    "inputSchema": { "type": "object", "properties": {} }
+                }] }),
+            ),
             "prompts/list" => result(id, json!({ "prompts": [] })),
             "resources/list" => result(id, json!({ "resources": [] })),
             "tools/call" => result(

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
 pub use discover::{client_pids, find_bridge, project_root};
@@ -59,7 +59,7 @@ pub fn run(options: RelayOptions) -> u8 {
             return 1;
         }
     };
-    runtime.block_on(Relay::new(options).run())
+    runtime.block_on(async move { Relay::new(options).run().await })
 }
 
 /// The kind of a JSON-RPC message, and its id when it has one.
@@ -97,7 +97,7 @@ struct Queued {
 }
 
 struct Relay {
-    out: tokio::io::Stdout,
+    out: Box<dyn AsyncWrite + Unpin>,
     upstream: Upstream,
     /// The client's `initialize` request, replayed after every reconnect.
     initialize: Option<Value>,
@@ -121,7 +121,7 @@ impl Relay {
         let local = LocalAnswers::new(options.cwd.clone());
         Self {
             upstream: Upstream::new(options),
-            out: tokio::io::stdout(),
+            out: stdio_writer(),
             initialize: None,
             initialized: false,
             initialize_answered: false,
@@ -359,11 +359,41 @@ impl Relay {
     }
 }
 
+/// Our end of a pipe on `fd`, registered with the reactor: reads and writes happen on
+/// this thread when the pipe is ready. (tokio's stdin and stdout hand every read and
+/// write to a blocking thread, which costs a thread wake-up per message.)
+fn pipe_end(fd: std::os::fd::RawFd) -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::{AsFd, BorrowedFd};
+    // SAFETY: fds 0 and 1 are open for the whole life of the process.
+    let borrowed = unsafe { BorrowedFd::borrow_raw(fd) };
+    let owned = borrowed.as_fd().try_clone_to_owned().ok()?;
+    let meta = std::fs::File::from(owned.try_clone().ok()?)
+        .metadata()
+        .ok()?;
+    std::os::unix::fs::FileTypeExt::is_fifo(&meta.file_type()).then_some(owned)
+}
+
+/// Stdin as an async reader: the pipe itself when it is one.
+fn stdio_reader() -> Box<dyn AsyncRead + Unpin + Send> {
+    match pipe_end(0).and_then(|fd| tokio::net::unix::pipe::Receiver::from_owned_fd(fd).ok()) {
+        Some(pipe) => Box::new(pipe),
+        None => Box::new(tokio::io::stdin()),
+    }
+}
+
+/// Stdout as an async writer: the pipe itself when it is one.
+fn stdio_writer() -> Box<dyn AsyncWrite + Unpin> {
+    match pipe_end(1).and_then(|fd| tokio::net::unix::pipe::Sender::from_owned_fd(fd).ok()) {
+        Some(pipe) => Box::new(pipe),
+        None => Box::new(tokio::io::stdout()),
+    }
+}
+
 /// Reads newline-delimited messages from stdin; `None` at the end. Lines longer than
 /// [`MAX_LINE_BYTES`] are skipped with a log line.
 async fn read_lines(tx: mpsc::Sender<Option<String>>) {
     use tokio::io::AsyncBufReadExt;
-    let mut reader = BufReader::with_capacity(64 * 1024, tokio::io::stdin());
+    let mut reader = BufReader::with_capacity(64 * 1024, stdio_reader());
     let mut line = Vec::new();
     loop {
         line.clear();

@@ -78,7 +78,12 @@ impl Upstream {
             options,
             state: State::Connecting,
             generation: 0,
-            anchor: format!("relay-{}", uuid::Uuid::new_v4().simple()),
+            // Claude Code gives its stdio servers its session id; other clients get a
+            // random anchor that lasts as long as the relay.
+            anchor: std::env::var("CLAUDE_CODE_SESSION_ID")
+                .ok()
+                .filter(|v| !v.is_empty() && v.len() <= 100)
+                .unwrap_or_else(|| format!("relay-{}", uuid::Uuid::new_v4().simple())),
             started: None,
             failures: 0,
             lost_at: None,
@@ -181,6 +186,9 @@ impl Upstream {
             Duration::from_millis(100 * u64::from(self.failures.min(20))).min(MAX_BACKOFF);
         let delay = match why {
             Absent::NoBridge => {
+                if self.failures == 1 && !self.options.start {
+                    tracing::warn!(cwd = %self.options.cwd.display(), "no ide-bridge serves this directory; waiting for one (--no-start)");
+                }
                 // Start a bridge only for a client that never had one: after a loss,
                 // the user may have stopped it on purpose; wait for it to come back.
                 if self.options.start

@@ -65,6 +65,8 @@ def start_claude(bridge, home, extra_env=None):
             "TERM": "xterm-256color",
             "DISABLE_AUTOUPDATER": "1",
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            # Or the CLI starts cloning its plugin marketplace at start-up.
+            "CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL": "1",
             **(extra_env or {}),
         }
     )

@@ -116,7 +116,7 @@ editor_tools! {
     GetInlayHints "getInlayHints" "Inlay hints (inferred types, parameter names) for lines of a file." => obj(json!({ "file": { "type": "string" }, "startLine": pos(), "endLine": pos() }), &["file", "startLine", "endLine"]);
     GetTypeHierarchy "getTypeHierarchy" "Supertypes and/or subtypes of the type at file:line:column." => obj(at(json!({ "direction": { "enum": ["supertypes", "subtypes", "both"] }, "maxResults": { "type": "integer", "minimum": 1, "maximum": 200 } })), &["file", "line", "column"]);
     GetWorkspaceSettings "getWorkspaceSettings" "Editor settings (one section, or all)." => obj(json!({ "section": { "type": "string" } }), &[]);
-    SetWorkspaceSetting "setWorkspaceSetting" "Change an editor setting." => obj(json!({ "key": { "type": "string", "minLength": 1 }, "value": {}, "target": { "enum": ["global", "workspace", "workspaceFolder"] } }), &["key", "value"]);
+    SetWorkspaceSetting "setWorkspaceSetting" "Change an editor setting." => obj(json!({ "key": { "type": "string", "minLength": 1 }, "value": { "description": "Any JSON value: string, number, boolean, array, object or null", "type": ["string", "number", "integer", "boolean", "array", "object", "null"] }, "target": { "enum": ["global", "workspace", "workspaceFolder"] } }), &["key", "value"]);
     ExecuteVSCodeCommand "executeVSCodeCommand" "Run an editor command by id." => obj(json!({ "command": { "type": "string", "minLength": 1 }, "args": { "type": "array" } }), &["command"]);
     ListVSCodeCommands "listVSCodeCommands" "Editor command ids, optionally filtered." => obj(json!({ "filter": { "type": "string" } }), &[]);
     CaptureScreenshot "captureScreenshot" "A screenshot of the editor window (PNG image)." => obj(json!({}), &[]);
