@@ -14,6 +14,7 @@ use super::heartbeat::{Heartbeat, Tick};
 use super::outbound::{spawn_writer, Frame, Outbound};
 use super::rate_limit::SlidingWindow;
 use super::session::{Attach, Detach, FromClient, Session};
+use crate::http::frame_guard::FrameLimit;
 use crate::metrics::Metrics;
 use crate::protocol::jsonrpc::{self, classify, Incoming, RpcError, RATE_LIMITED};
 use crate::services::Services;
@@ -235,6 +236,15 @@ impl StreamHandler<Result<AggregatedMessage, ProtocolError>> for Transport {
             Ok(AggregatedMessage::Close(reason)) => {
                 tracing::debug!(?reason, "client closed the connection");
                 self.close(ctx, CloseCode::Normal, "");
+            }
+            Err(err) if FrameLimit::find(&err).is_some() => {
+                let limit = FrameLimit::find(&err).expect("checked");
+                let reason = format!(
+                    "message exceeds the {} byte limit (server.max_message_bytes)",
+                    self.max_message_bytes
+                );
+                tracing::warn!(%limit, "closing connection before reading the frame");
+                self.close(ctx, CloseCode::Policy, reason);
             }
             Err(ProtocolError::Overflow) => {
                 let reason = format!(

@@ -5,6 +5,9 @@ use std::sync::Arc;
 use actix_web::{web, HttpRequest, HttpResponse};
 use actix_ws::{CloseCode, CloseReason};
 
+use std::pin::Pin;
+
+use super::frame_guard::FrameGuard;
 use super::guard::{check_host_and_origin, check_token};
 use super::{AGENT_AUTH_HEADER, EDITOR_AUTH_HEADER, SESSION_ANCHOR_HEADER};
 use crate::actors::outbound::truncate_reason;
@@ -15,6 +18,11 @@ use crate::actors::supervise::ActorFault;
 use crate::actors::transport::{Peer, Transport};
 use crate::services::Services;
 use actix::Actor;
+use actix_web::dev::Payload;
+use actix_web::error::PayloadError;
+use actix_web::web::Bytes;
+use actix_web::FromRequest;
+use futures_util::Stream;
 
 /// `GET /` with an upgrade: an agent connection, or the editor's when it carries
 /// `x-claude-ide-extension`.
@@ -46,6 +54,7 @@ pub async fn upgrade(
         return Ok(too_soon(&services, wait));
     }
     if editor {
+        let body = guard_frames(&req, body, services.settings.server.max_message_bytes).await?;
         let (response, ws, stream) = actix_ws::handle(&req, body)?;
         let services: Arc<Services> = services.into_inner();
         Transport::start(
@@ -63,6 +72,7 @@ pub async fn upgrade(
         .map(str::trim)
         .filter(|v| !v.is_empty() && v.len() <= 200)
         .map(str::to_string);
+    let body = guard_frames(&req, body, services.settings.server.max_message_bytes).await?;
     let (response, ws, stream) = actix_ws::handle_with_protocols(&req, body, &["mcp"])?;
     let services: Arc<Services> = services.into_inner();
     let candidate_id = new_session_id();
@@ -103,6 +113,18 @@ pub async fn upgrade(
         }
     }
     Ok(response)
+}
+
+/// The connection's payload behind a [`FrameGuard`]: a frame or fragmented message
+/// announced over `limit` bytes ends the stream before its payload is buffered.
+async fn guard_frames(
+    req: &HttpRequest,
+    body: web::Payload,
+    limit: usize,
+) -> actix_web::Result<web::Payload> {
+    let guarded: Pin<Box<dyn Stream<Item = Result<Bytes, PayloadError>>>> =
+        Box::pin(FrameGuard::new(body.into_inner(), limit));
+    web::Payload::from_request(req, &mut Payload::from(guarded)).await
 }
 
 /// 429 for a connection that came too soon after the previous one.

@@ -274,3 +274,90 @@ async fn a_silent_peer_is_dropped_and_a_listening_one_is_kept() {
         json!({})
     );
 }
+
+#[test]
+fn a_frame_header_announcing_2_pow_62_bytes_closes_before_the_body_is_buffered() {
+    let bridge = Bridge::start();
+    let mut ws = RawWs::connect(&bridge);
+    // Let start-up allocations settle, then measure.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let before = rss_kib(bridge.pid());
+    let mut writer = ws.stream.try_clone().unwrap();
+    writer
+        .set_write_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    let sent = std::thread::spawn(move || {
+        use std::io::Write;
+        let mut sent = 0usize;
+        if writer.write_all(&RawWs::header(true, 1, 1 << 62)).is_err() {
+            return sent;
+        }
+        let chunk = vec![b'x'; 64 * 1024];
+        // 16 MiB after the header: the bridge must not keep it.
+        for _ in 0..256 {
+            if writer.write_all(&chunk).is_err() {
+                break;
+            }
+            sent += chunk.len();
+        }
+        sent
+    });
+    let (code, reason) = ws.read_close().expect("a close frame");
+    assert_eq!(code, 1008, "{reason}");
+    assert!(reason.contains("max_message_bytes"), "{reason}");
+    let sent = sent.join().unwrap();
+    let after = rss_kib(bridge.pid());
+    assert!(
+        after < before + 4 * 1024,
+        "RSS grew from {before} KiB to {after} KiB with {sent} bytes sent after the header"
+    );
+    assert!(bridge.log().contains("announces 4611686018427387904 bytes"));
+    // The bridge serves others as before.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut fresh = bridge.ready_agent().await;
+        assert_eq!(fresh.request("ping", json!({})).await["result"], json!({}));
+    });
+}
+
+#[test]
+fn a_fragmented_message_over_the_limit_closes_with_1008() {
+    let limit = 2 * 1024 * 1024;
+    let bridge = Bridge::start_with(Options::default().set("server.max_message_bytes", limit));
+    let mut ws = RawWs::connect(&bridge);
+    let part = vec![b' '; 1024 * 1024];
+    assert!(ws.frame(
+        false,
+        1,
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}"
+    ));
+    assert!(ws.frame(false, 0, &part));
+    // Two fragments of 1 MiB (plus the first) cross 2 MiB at the third header.
+    ws.frame(false, 0, &part);
+    ws.frame(true, 0, &part);
+    let (code, reason) = ws.read_close().expect("a close frame");
+    assert_eq!(code, 1008, "{reason}");
+    assert!(reason.contains("max_message_bytes"), "{reason}");
+    assert!(bridge.log().contains("fragmented message reaches"));
+}
+
+#[test]
+fn a_fragmented_message_within_the_limit_is_served() {
+    let bridge = Bridge::start();
+    let mut ws = RawWs::connect(&bridge);
+    assert!(ws.frame(false, 1, b"{\"jsonrpc\":\"2.0\","));
+    assert!(ws.frame(false, 0, b"\"id\":7,"));
+    assert!(ws.frame(true, 0, b"\"method\":\"ping\"}"));
+    // The answer comes back as one text frame.
+    let mut h = [0u8; 2];
+    std::io::Read::read_exact(&mut ws.stream, &mut h).unwrap();
+    assert_eq!(h[0], 0x81);
+    let mut body = vec![0u8; usize::from(h[1] & 0x7f)];
+    std::io::Read::read_exact(&mut ws.stream, &mut body).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(v["id"], 7);
+    assert_eq!(v["result"], json!({}));
+}
