@@ -404,6 +404,7 @@ async fn serve(settings: Settings) -> Result<(), AppError> {
         }
     })
     .workers(workers)
+    .on_connect(crate::http::conn::on_connect)
     .tcp_nodelay(true)
     .disable_signals()
     .shutdown_timeout(2)

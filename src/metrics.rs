@@ -62,6 +62,9 @@ pub struct Metrics {
     pub actor_restarts: Family<ActorLabel, Counter>,
     /// WebSocket upgrades refused (401/403/max sessions).
     pub rejected_connections: Counter,
+    /// Connections dropped because their outbound queue passed
+    /// `server.max_outbound_bytes` (a peer that does not read).
+    pub outbound_overflow_drops: Counter,
 }
 
 impl Default for Metrics {
@@ -85,6 +88,7 @@ impl Metrics {
         let dropped_notifications = Counter::default();
         let actor_restarts = Family::<ActorLabel, Counter>::default();
         let rejected_connections = Counter::default();
+        let outbound_overflow_drops = Counter::default();
         registry.register(
             "mcp_requests",
             "MCP requests from agents by method",
@@ -125,6 +129,11 @@ impl Metrics {
             "WebSocket connections refused",
             rejected_connections.clone(),
         );
+        registry.register(
+            "outbound_overflow_drops",
+            "Connections dropped because their peer did not read and the outbound queue passed server.max_outbound_bytes",
+            outbound_overflow_drops.clone(),
+        );
         Self {
             registry,
             mcp_requests,
@@ -135,6 +144,7 @@ impl Metrics {
             dropped_notifications,
             actor_restarts,
             rejected_connections,
+            outbound_overflow_drops,
         }
     }
 

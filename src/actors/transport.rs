@@ -3,7 +3,7 @@
 //! messages to its session.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
@@ -11,7 +11,7 @@ use actix_ws::{AggregatedMessage, CloseCode, ProtocolError};
 
 use super::extension::{EditorAttach, EditorDetach, EditorFrame, EditorResponse, ExtensionClient};
 use super::heartbeat::{Heartbeat, Tick};
-use super::outbound::{spawn_writer, Frame, Outbound};
+use super::outbound::{spawn_writer, Frame, Outbound, WriterLimits};
 use super::rate_limit::SlidingWindow;
 use super::session::{Attach, Detach, FromClient, Session};
 use crate::http::frame_guard::FrameLimit;
@@ -50,11 +50,14 @@ pub struct Transport {
 }
 
 impl Transport {
-    /// Starts a transport for an upgraded connection and attaches it to `peer`.
+    /// Starts a transport for an upgraded connection and attaches it to `peer`;
+    /// `socket` is the connection's TCP socket, shut down if its outbound queue
+    /// overflows (see [`WriterLimits`]).
     pub fn start(
         peer: Peer,
         ws: actix_ws::Session,
         stream: actix_ws::MessageStream,
+        socket: Option<Weak<std::net::TcpStream>>,
         services: &Services,
     ) -> Addr<Transport> {
         let settings = &services.settings;
@@ -63,7 +66,14 @@ impl Transport {
             .max_frame_size(max)
             .aggregate_continuations()
             .max_continuation_size(max);
-        let outbound = spawn_writer(ws);
+        let outbound = spawn_writer(
+            ws,
+            WriterLimits {
+                max_bytes: settings.server.max_outbound_bytes,
+                socket,
+                drops: services.metrics.outbound_overflow_drops.clone(),
+            },
+        );
         let window = Duration::from_millis(settings.rate_limit.window_ms);
         let transport = Transport {
             generation: NEXT_GENERATION.fetch_add(1, Ordering::Relaxed),

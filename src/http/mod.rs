@@ -1,6 +1,7 @@
 //! actix-web routes on the bridge's port: the WebSocket upgrade at `/`, and
 //! `/health`, `/status`, `/metrics`.
 
+pub mod conn;
 pub mod frame_guard;
 pub mod guard;
 mod routes;

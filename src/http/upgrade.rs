@@ -1,12 +1,13 @@
 //! The WebSocket upgrade at `/`: checks, admission by the registry, then a Transport.
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use actix_ws::{CloseCode, CloseReason};
 
 use std::pin::Pin;
 
+use super::conn::ConnSocket;
 use super::frame_guard::FrameGuard;
 use super::guard::{check_host_and_origin, check_token};
 use super::{AGENT_AUTH_HEADER, EDITOR_AUTH_HEADER, SESSION_ANCHOR_HEADER};
@@ -61,6 +62,7 @@ pub async fn upgrade(
             Peer::Editor(services.extension.clone()),
             ws,
             stream,
+            socket_of(&req),
             &services,
         );
         return Ok(response);
@@ -94,7 +96,13 @@ pub async fn upgrade(
                 reattached = admission.reattached,
                 "agent connected"
             );
-            Transport::start(Peer::Agent(admission.session), ws, stream, &services);
+            Transport::start(
+                Peer::Agent(admission.session),
+                ws,
+                stream,
+                socket_of(&req),
+                &services,
+            );
         }
         Err(err) => {
             tracing::warn!(%err, "refusing an agent connection");
@@ -113,6 +121,11 @@ pub async fn upgrade(
         }
     }
     Ok(response)
+}
+
+/// The connection's socket as recorded by [`crate::http::conn::on_connect`], weakly.
+fn socket_of(req: &HttpRequest) -> Option<Weak<std::net::TcpStream>> {
+    req.conn_data::<ConnSocket>().map(|c| Arc::downgrade(&c.0))
 }
 
 /// The connection's payload behind a [`FrameGuard`]: a frame or fragmented message

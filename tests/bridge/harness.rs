@@ -739,6 +739,49 @@ impl RawWs {
         self.stream.write_all(&f).is_ok()
     }
 
+    /// Writes one JSON-RPC message as a text frame.
+    pub fn send_json(&mut self, v: &Value) -> bool {
+        self.frame(true, 1, v.to_string().as_bytes())
+    }
+
+    /// Reads server frames until a text frame and returns it (None on close, end or
+    /// timeout). Pings are skipped unanswered.
+    pub fn read_text(&mut self) -> Option<String> {
+        loop {
+            let mut h = [0u8; 2];
+            self.stream.read_exact(&mut h).ok()?;
+            let mut len = u64::from(h[1] & 0x7f);
+            if len == 126 {
+                let mut b = [0u8; 2];
+                self.stream.read_exact(&mut b).ok()?;
+                len = u64::from(u16::from_be_bytes(b));
+            } else if len == 127 {
+                let mut b = [0u8; 8];
+                self.stream.read_exact(&mut b).ok()?;
+                len = u64::from_be_bytes(b);
+            }
+            let mut payload = vec![0u8; len as usize];
+            self.stream.read_exact(&mut payload).ok()?;
+            match h[0] & 0x0f {
+                1 => return Some(String::from_utf8(payload).expect("UTF-8 text")),
+                8 => return None,
+                _ => continue,
+            }
+        }
+    }
+
+    /// `initialize` and `notifications/initialized`, reading the one response.
+    pub fn initialize(&mut self) {
+        self.send_json(
+            &json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}}),
+        );
+        let resp = self.read_text().expect("initialize response");
+        assert!(resp.contains("\"result\""), "{resp}");
+        self.send_json(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    }
+
     /// Reads server frames until a close frame; returns its code and reason (None if
     /// the socket ends or times out first). Other frames are skipped.
     pub fn read_close(&mut self) -> Option<(u16, String)> {

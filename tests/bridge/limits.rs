@@ -361,3 +361,77 @@ fn a_fragmented_message_within_the_limit_is_served() {
     assert_eq!(v["id"], 7);
     assert_eq!(v["result"], json!({}));
 }
+
+#[test]
+fn a_client_that_never_reads_is_dropped_and_rss_stays_bounded() {
+    // 400 reads of a 256 KiB file: about 105 MB of replies for a peer that reads none.
+    let bridge = Bridge::start_with(
+        Options::default()
+            .set("rate_limit.requests", 1000)
+            .file("big.txt", &"x".repeat(256 * 1024)),
+    );
+    let mut ws = RawWs::connect(&bridge);
+    ws.initialize();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let before = rss_kib(bridge.pid());
+    let mut peak = before;
+    for id in 0..400 {
+        let sent = ws.send_json(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "readFile", "arguments": {"filePath": "big.txt"}}}));
+        if !sent {
+            break;
+        }
+        // At most 10 calls run at once per session; pace so that they are served.
+        if id % 10 == 9 {
+            std::thread::sleep(std::time::Duration::from_millis(25));
+            peak = peak.max(rss_kib(bridge.pid()));
+        }
+    }
+    let status = wait_for("the never-reading client dropped", DEADLINE, || {
+        peak = peak.max(rss_kib(bridge.pid()));
+        let status = bridge.get_json("/status");
+        (status["outboundOverflowDrops"] == 1).then_some(status)
+    });
+    assert_eq!(status["outboundOverflowDrops"], 1, "{status}");
+    // The dropped connection ends: what is left in the socket is read, then EOF.
+    ws.stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    let mut sink = Vec::new();
+    let end = std::io::Read::read_to_end(&mut ws.stream, &mut sink);
+    assert!(
+        end.is_ok()
+            || end
+                .as_ref()
+                .is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionReset),
+        "the bridge ended the connection: {end:?}"
+    );
+    assert!(
+        sink.len() < 100 * 1024 * 1024,
+        "only part of the replies was ever sent ({} bytes)",
+        sink.len()
+    );
+    peak = peak.max(rss_kib(bridge.pid()));
+    // 8 MiB queue + actix-ws's 32-frame channel (~8.4 MB of these replies) + buffers;
+    // measured +12 to +15 MiB.
+    assert!(
+        peak < before + 24 * 1024,
+        "RSS grew from {before} KiB to {peak} KiB"
+    );
+    let log = bridge.log();
+    assert!(log.contains("server.max_outbound_bytes"), "{log}");
+    assert!(bridge
+        .get("/metrics")
+        .1
+        .contains("ide_bridge_outbound_overflow_drops_total 1"));
+    // Others are served as before.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut fresh = bridge.ready_agent().await;
+        let text = text(&fresh.call("readFile", json!({"filePath": "big.txt"})).await).len();
+        assert!(text >= 256 * 1024);
+    });
+}
