@@ -435,3 +435,65 @@ fn a_client_that_never_reads_is_dropped_and_rss_stays_bounded() {
         assert!(text >= 256 * 1024);
     });
 }
+
+/// CPU time the bridge uses during `window`.
+fn cpu_used_during(pid: u32, window: std::time::Duration) -> std::time::Duration {
+    let start = cpu_time(pid);
+    std::thread::sleep(window);
+    cpu_time(pid).saturating_sub(start)
+}
+
+#[tokio::test]
+async fn regex_bombs_are_refused_and_a_timed_out_search_stops_using_cpu() {
+    let line = "a".repeat(1_000_000) + "\n";
+    let mut opts = Options::default().set("tools.timeout_ms", 500);
+    for i in 0..40 {
+        opts = opts.file(&format!("big/{i:02}.txt"), &line);
+    }
+    let bridge = Bridge::start_with(opts);
+    let pid = bridge.pid();
+    let mut agent = bridge.ready_agent().await;
+    for bomb in ["a{100000}", "(a{1000}){1000}", "(a{100}){100}"] {
+        let started = std::time::Instant::now();
+        let result = agent
+            .call("searchWorkspace", json!({"query": bomb, "regex": true}))
+            .await;
+        assert!(is_error(&result), "{bomb}: {result}");
+        assert!(text(&result).contains("repeats too much"), "{result}");
+        assert!(started.elapsed() < std::time::Duration::from_millis(400));
+    }
+    let err = agent
+        .call(
+            "searchWorkspace",
+            json!({"query": "\\w{100}x", "regex": true}),
+        )
+        .await;
+    assert!(text(&err).contains("too complex"), "{err}");
+    // Allowed but slow over 40 MB of one-line files: the call times out, and the
+    // search stops with it.
+    let result = agent
+        .call(
+            "searchWorkspace",
+            json!({"query": "a{1000}b", "regex": true, "path": "big"}),
+        )
+        .await;
+    assert!(is_error(&result), "{result}");
+    assert!(text(&result).contains("timed out"), "{result}");
+    let settle = cpu_used_during(pid, std::time::Duration::from_millis(1000));
+    let idle = cpu_used_during(pid, std::time::Duration::from_millis(1000));
+    // Measured: 10 ms in the first second, nothing in the next.
+    assert!(
+        settle < std::time::Duration::from_millis(250)
+            && idle < std::time::Duration::from_millis(100),
+        "the bridge used {idle:?} of CPU in the second after the timeout ({settle:?} in the first)"
+    );
+    // Searching still works.
+    let ok = agent
+        .call(
+            "searchWorkspace",
+            json!({"query": "println", "path": "src"}),
+        )
+        .await;
+    assert!(!is_error(&ok), "{ok}");
+    assert_eq!(json_text(&ok)["matches"][0]["path"], "src/main.rs", "{ok}");
+}
