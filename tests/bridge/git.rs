@@ -272,6 +272,10 @@ async fn repository_config_cannot_make_git_tools_run_programs() {
     git(&bridge.workspace, &["config", "commit.gpgSign", "true"]);
     git(&bridge.workspace, &["config", "gpg.program", &touch]);
     git(&bridge.workspace, &["config", "core.pager", &touch]);
+    git(&bridge.workspace, &["config", "diff.external", &touch]);
+    git(&bridge.workspace, &["config", "diff.evil.textconv", &touch]);
+    std::fs::write(bridge.workspace.join(".gitattributes"), "*.md diff=evil\n").unwrap();
+    std::fs::write(bridge.workspace.join("README.md"), "# changed\n").unwrap();
     std::fs::write(bridge.workspace.join("b.txt"), "b\n").unwrap();
     let mut agent = bridge.ready_agent().await;
     let status = agent.call("gitStatus", json!({})).await;
@@ -280,7 +284,15 @@ async fn repository_config_cannot_make_git_tools_run_programs() {
     let commit = agent.call("gitCommit", json!({"message": "b"})).await;
     assert!(!is_error(&commit), "{commit}");
     agent.call("gitLog", json!({})).await;
-    agent.call("gitDiff", json!({"from": "HEAD~1"})).await;
+    for (tool, args) in [
+        ("gitDiff", json!({"from": "HEAD~1"})),
+        ("gitDiff", json!({})),
+        ("gitShow", json!({"ref": "HEAD~1"})),
+        ("gitShow", json!({"ref": "HEAD:README.md"})),
+    ] {
+        let r = agent.call(tool, args.clone()).await;
+        assert!(!is_error(&r), "{tool} {args}: {r}");
+    }
     assert!(
         !sentinel.exists(),
         "a git tool ran a program from the repository config"

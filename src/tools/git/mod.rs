@@ -21,8 +21,8 @@ use crate::protocol::mcp::CallToolResult;
 /// Configuration forced on every git tool call (`-c` wins over every config file), so
 /// that a repository configuration the agent could write (`.git/config` through
 /// `createFile`) cannot make a read-only tool run a program: no fsmonitor hook, no
-/// hooks, no signing program, no pager. Other program-running keys (filter drivers,
-/// `diff.<driver>.textconv`, `diff.external`) are not neutralised here.
+/// hooks, no signing program, no pager. `gitDiff`/`gitShow` add `--no-ext-diff
+/// --no-textconv`; filter drivers (`filter.<name>.clean`) are not neutralised.
 pub(crate) const FORCED_CONFIG: &[&str] = &[
     "core.fsmonitor=false",
     "core.hooksPath=/dev/null",
