@@ -438,6 +438,7 @@ async fn serve(settings: Settings, rotate_token: bool) -> Result<(), AppError> {
         }
     })
     .workers(workers)
+    .on_connect(crate::http::conn::on_connect)
     .tcp_nodelay(true)
     .disable_signals()
     .shutdown_timeout(1)

@@ -94,6 +94,9 @@ pub struct ServerSettings {
     pub workers: usize,
     /// Largest WebSocket message accepted, in bytes.
     pub max_message_bytes: usize,
+    /// Most bytes queued for one connection whose peer is not reading; past it the
+    /// connection is dropped.
+    pub max_outbound_bytes: usize,
     /// Interval between server pings.
     pub ping_interval_ms: u64,
     /// A connection silent for this long is closed.
@@ -389,6 +392,7 @@ impl Default for ServerSettings {
             port: 0,
             workers: 1,
             max_message_bytes: 16 * 1024 * 1024,
+            max_outbound_bytes: 8 * 1024 * 1024,
             ping_interval_ms: 30_000,
             pong_timeout_ms: 90_000,
             allowed_origins: Vec::new(),
@@ -521,6 +525,12 @@ impl Settings {
             s.max_message_bytes,
             2 * MIB,
             256 * MIB,
+        )?;
+        range(
+            "server.max_outbound_bytes",
+            s.max_outbound_bytes,
+            MIB,
+            1024 * MIB,
         )?;
         range(
             "server.ping_interval_ms",

@@ -64,6 +64,9 @@ pub struct Metrics {
     pub rejected_connections: Counter,
     /// Connections refused, by reason (see [`Refusal`]).
     pub refused_connections: Family<ReasonLabel, Counter>,
+    /// Connections dropped because their outbound queue passed
+    /// `server.max_outbound_bytes` (a peer that does not read).
+    pub outbound_overflow_drops: Counter,
 }
 
 /// Why a connection (WebSocket upgrade or HTTP MCP session) was refused.
@@ -136,6 +139,7 @@ impl Metrics {
         let actor_restarts = Family::<ActorLabel, Counter>::default();
         let rejected_connections = Counter::default();
         let refused_connections = Family::<ReasonLabel, Counter>::default();
+        let outbound_overflow_drops = Counter::default();
         registry.register(
             "mcp_requests",
             "MCP requests from agents by method",
@@ -181,6 +185,11 @@ impl Metrics {
             "Connections refused, by reason",
             refused_connections.clone(),
         );
+        registry.register(
+            "outbound_overflow_drops",
+            "Connections dropped because their peer did not read and the outbound queue passed server.max_outbound_bytes",
+            outbound_overflow_drops.clone(),
+        );
         Self {
             refused_connections,
             registry,
@@ -192,6 +201,7 @@ impl Metrics {
             dropped_notifications,
             actor_restarts,
             rejected_connections,
+            outbound_overflow_drops,
         }
     }
 

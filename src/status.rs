@@ -41,6 +41,9 @@ pub struct BridgeStatus {
     pub activity: Totals,
     /// Requests refused by the rate limit.
     pub rate_limit_rejections: u64,
+    /// Connections dropped because their peer did not read and the outbound queue
+    /// passed `server.max_outbound_bytes`.
+    pub outbound_overflow_drops: u64,
     /// The last timeline entries, oldest first.
     pub recent_activity: Vec<Entry>,
 }
@@ -92,6 +95,7 @@ pub async fn collect(services: &Services) -> Result<BridgeStatus, ActorFault> {
         extension,
         activity,
         rate_limit_rejections: services.metrics.rate_limit_rejections.get(),
+        outbound_overflow_drops: services.metrics.outbound_overflow_drops.get(),
         recent_activity,
     })
 }

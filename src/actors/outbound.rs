@@ -1,11 +1,19 @@
 //! The write half of a WebSocket connection: a channel to one writer task that owns
 //! the socket, so any actor can queue frames without awaiting and order is kept.
+//!
+//! The queue is bounded in bytes (`server.max_outbound_bytes`): a peer that stops
+//! reading would otherwise make it grow for as long as it stays connected. Past the
+//! bound the connection is dropped — the queued frames are freed and the TCP socket is
+//! shut down, since a close frame could never reach a peer that does not read.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::net::{Shutdown, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
 
 use actix_ws::{CloseCode, CloseReason};
+use prometheus_client::metrics::counter::Counter;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
+use tokio::sync::Notify;
 
 /// WebSocket close reasons are limited to 123 bytes.
 const MAX_CLOSE_REASON: usize = 123;
@@ -23,26 +31,140 @@ pub enum Frame {
     Close(CloseCode, String),
 }
 
+impl Frame {
+    /// Payload bytes the frame holds while queued.
+    fn queued_len(&self) -> usize {
+        match self {
+            Frame::Text(text) => text.len(),
+            Frame::Ping => 0,
+            Frame::Pong(data) => data.len(),
+            Frame::Close(_, reason) => reason.len(),
+        }
+    }
+}
+
+/// Bytes queued on one connection against its bound.
+///
+/// A frame is counted from [`ByteBudget::try_add`] until the writer has handed it to
+/// the socket layer ([`ByteBudget::release`]), so a writer stuck behind a peer that
+/// does not read keeps its current frame counted. A frame larger than the whole bound
+/// is accepted when nothing else is queued, so one big response can still go out.
+#[derive(Debug)]
+pub struct ByteBudget {
+    queued: AtomicUsize,
+    max: usize,
+}
+
+/// The outbound queue of a connection went past `server.max_outbound_bytes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{queued} bytes are queued for a peer that does not read and {adding} more would pass \
+     the {max} byte bound (server.max_outbound_bytes)"
+)]
+pub struct Overflow {
+    /// Bytes queued before this frame.
+    pub queued: usize,
+    /// The refused frame's bytes.
+    pub adding: usize,
+    /// The bound.
+    pub max: usize,
+}
+
+impl ByteBudget {
+    /// An empty budget of `max` bytes.
+    pub fn new(max: usize) -> Self {
+        ByteBudget {
+            queued: AtomicUsize::new(0),
+            max,
+        }
+    }
+
+    /// Counts `len` more bytes, or refuses them (counting nothing) when bytes are
+    /// already queued and the total would pass the bound.
+    pub fn try_add(&self, len: usize) -> Result<(), Overflow> {
+        let before = self.queued.fetch_add(len, Ordering::AcqRel);
+        if before > 0 && before.saturating_add(len) > self.max {
+            self.queued.fetch_sub(len, Ordering::AcqRel);
+            return Err(Overflow {
+                queued: before,
+                adding: len,
+                max: self.max,
+            });
+        }
+        Ok(())
+    }
+
+    /// Counts `len` more bytes without a check (close frames always go).
+    pub fn add(&self, len: usize) {
+        self.queued.fetch_add(len, Ordering::AcqRel);
+    }
+
+    /// Uncounts `len` bytes handed on or dropped.
+    pub fn release(&self, len: usize) {
+        self.queued.fetch_sub(len, Ordering::AcqRel);
+    }
+
+    /// Bytes counted now.
+    pub fn queued(&self) -> usize {
+        self.queued.load(Ordering::Acquire)
+    }
+}
+
+/// What one connection's handles and its writer share.
+#[derive(Debug)]
+struct Shared {
+    /// Frames queued and not yet written.
+    frames: AtomicUsize,
+    bytes: ByteBudget,
+    /// Set once the bound was passed; nothing is queued after that.
+    overflowed: AtomicBool,
+    /// Wakes the writer to drop the connection.
+    drop_now: Notify,
+    /// `ide_bridge_outbound_overflow_drops_total`.
+    drops: Counter,
+}
+
 /// Cloneable handle that queues frames for one connection.
 #[derive(Debug, Clone)]
 pub struct Outbound {
     tx: UnboundedSender<Frame>,
-    /// Frames queued and not yet written; shared only with this connection's writer.
-    queued: Arc<AtomicUsize>,
+    shared: Arc<Shared>,
 }
 
 impl Outbound {
-    /// Queues a text frame. False when the connection is gone.
+    /// Queues a text frame. False when the connection is gone or being dropped.
     pub fn send_text(&self, text: String) -> bool {
         self.send(Frame::Text(text))
     }
 
-    /// Queues a frame.
+    /// Queues a frame. Past the byte bound the frame is refused and the connection is
+    /// dropped (logged once, counted in the metrics and `/status`).
     pub fn send(&self, frame: Frame) -> bool {
-        self.queued.fetch_add(1, Ordering::Relaxed);
+        let shared = &self.shared;
+        if shared.overflowed.load(Ordering::Acquire) {
+            return false;
+        }
+        let len = frame.queued_len();
+        if matches!(frame, Frame::Close(..)) {
+            shared.bytes.add(len);
+        } else if let Err(overflow) = shared.bytes.try_add(len) {
+            if !shared.overflowed.swap(true, Ordering::AcqRel) {
+                shared.drops.inc();
+                tracing::warn!(
+                    queued_bytes = overflow.queued,
+                    frame_bytes = overflow.adding,
+                    max_outbound_bytes = overflow.max,
+                    "dropping the connection: {overflow}"
+                );
+                shared.drop_now.notify_one();
+            }
+            return false;
+        }
+        shared.frames.fetch_add(1, Ordering::Relaxed);
         let sent = self.tx.send(frame).is_ok();
         if !sent {
-            self.queued.fetch_sub(1, Ordering::Relaxed);
+            shared.frames.fetch_sub(1, Ordering::Relaxed);
+            shared.bytes.release(len);
         }
         sent
     }
@@ -54,7 +176,12 @@ impl Outbound {
 
     /// Frames queued but not yet written (backpressure signal).
     pub fn backlog(&self) -> usize {
-        self.queued.load(Ordering::Relaxed)
+        self.shared.frames.load(Ordering::Relaxed)
+    }
+
+    /// Bytes queued but not yet handed to the socket.
+    pub fn backlog_bytes(&self) -> usize {
+        self.shared.bytes.queued()
     }
 
     /// True when the writer has stopped.
@@ -64,47 +191,76 @@ impl Outbound {
 }
 
 impl Outbound {
-    /// A handle and the receiving end it feeds (an HTTP response stream reads it).
-    pub fn channel() -> (Outbound, FrameReceiver) {
+    /// A handle bounded by `max_bytes` and the receiving end it feeds, for transports
+    /// that are not WebSockets (an HTTP response or GET stream reads it).
+    pub fn channel(max_bytes: usize) -> (Outbound, FrameReceiver) {
         let (tx, rx) = unbounded_channel();
-        let queued = Arc::new(AtomicUsize::new(0));
+        let shared = Arc::new(Shared {
+            frames: AtomicUsize::new(0),
+            bytes: ByteBudget::new(max_bytes),
+            overflowed: AtomicBool::new(false),
+            drop_now: Notify::new(),
+            drops: Counter::default(),
+        });
         (
             Outbound {
                 tx,
-                queued: Arc::clone(&queued),
+                shared: Arc::clone(&shared),
             },
-            FrameReceiver { rx, queued },
+            FrameReceiver { rx, shared },
         )
     }
 
     /// A handle whose frames go nowhere (an HTTP session with no GET stream open).
     pub fn nowhere() -> Outbound {
-        Self::channel().0
+        Self::channel(0).0
     }
 }
 
-/// The receiving end of an [`Outbound`], for transports that are not WebSockets.
+/// The receiving end of [`Outbound::channel`].
 pub struct FrameReceiver {
     rx: UnboundedReceiver<Frame>,
-    queued: Arc<AtomicUsize>,
+    shared: Arc<Shared>,
 }
 
 impl FrameReceiver {
     /// The next frame; `None` when every handle is gone.
     pub async fn recv(&mut self) -> Option<Frame> {
         let frame = self.rx.recv().await;
-        if frame.is_some() {
-            self.queued.fetch_sub(1, Ordering::Relaxed);
+        if let Some(f) = &frame {
+            self.shared.frames.fetch_sub(1, Ordering::Relaxed);
+            self.shared.bytes.release(f.queued_len());
         }
         frame
     }
 }
 
+/// How a connection's writer is bounded.
+#[derive(Debug, Clone, Default)]
+pub struct WriterLimits {
+    /// `server.max_outbound_bytes`.
+    pub max_bytes: usize,
+    /// The connection's TCP socket (a duplicate owned by the HTTP connection, see
+    /// `http::conn`), shut down when the bound is passed. Weak, so that the socket is
+    /// closed with the connection and never kept open by a lingering writer; absent
+    /// when the server did not record it, and then dropping only frees the queue.
+    pub socket: Option<Weak<TcpStream>>,
+    /// Counts dropped connections.
+    pub drops: Counter,
+}
+
 /// Starts the writer task for `ws` and returns the handle that feeds it.
-pub fn spawn_writer(ws: actix_ws::Session) -> Outbound {
-    let (outbound, rx) = Outbound::channel();
-    actix_rt::spawn(write_loop(ws, rx));
-    outbound
+pub fn spawn_writer(ws: actix_ws::Session, limits: WriterLimits) -> Outbound {
+    let (tx, rx) = unbounded_channel();
+    let shared = Arc::new(Shared {
+        frames: AtomicUsize::new(0),
+        bytes: ByteBudget::new(limits.max_bytes),
+        overflowed: AtomicBool::new(false),
+        drop_now: Notify::new(),
+        drops: limits.drops,
+    });
+    actix_rt::spawn(write_loop(ws, rx, Arc::clone(&shared), limits.socket));
+    Outbound { tx, shared }
 }
 
 /// Cuts `reason` to what a close frame can carry, at a character boundary.
@@ -119,25 +275,60 @@ pub fn truncate_reason(mut reason: String) -> String {
     reason
 }
 
-async fn write_loop(mut ws: actix_ws::Session, mut rx: FrameReceiver) {
-    while let Some(frame) = rx.recv().await {
-        let written = match frame {
-            Frame::Text(text) => ws.text(text).await,
-            Frame::Ping => ws.ping(b"").await,
-            Frame::Pong(data) => ws.pong(&data).await,
-            Frame::Close(code, reason) => {
-                let _ = ws
-                    .close(Some(CloseReason {
-                        code,
-                        description: Some(reason),
-                    }))
-                    .await;
-                return;
+/// Writes frames in order until a close frame, a write error, the last handle gone, or
+/// an overflow (then the socket is shut down and everything queued is dropped).
+async fn write_loop(
+    mut ws: actix_ws::Session,
+    mut rx: UnboundedReceiver<Frame>,
+    shared: Arc<Shared>,
+    socket: Option<Weak<TcpStream>>,
+) {
+    let overflowed = loop {
+        let frame = tokio::select! {
+            biased;
+            () = shared.drop_now.notified() => break true,
+            frame = rx.recv() => frame,
+        };
+        let Some(frame) = frame else { break false };
+        shared.frames.fetch_sub(1, Ordering::Relaxed);
+        let len = frame.queued_len();
+        let write = async {
+            match frame {
+                Frame::Text(text) => ws.text(text).await.map(|()| true),
+                Frame::Ping => ws.ping(b"").await.map(|()| true),
+                Frame::Pong(data) => ws.pong(&data).await.map(|()| true),
+                Frame::Close(code, reason) => {
+                    // `close` consumes the session; the loop ends after it anyway.
+                    let _ = ws
+                        .clone()
+                        .close(Some(CloseReason {
+                            code,
+                            description: Some(reason),
+                        }))
+                        .await;
+                    Ok(false)
+                }
             }
         };
-        if written.is_err() {
-            return;
+        let written = tokio::select! {
+            biased;
+            () = shared.drop_now.notified() => break true,
+            written = write => written,
+        };
+        shared.bytes.release(len);
+        match written {
+            Ok(true) => {}
+            // Closed on purpose, or the socket is gone.
+            Ok(false) | Err(_) => return,
         }
+    };
+    if overflowed {
+        // The peer reads nothing, so a close frame would only queue behind the rest:
+        // end the TCP connection; the Transport then sees its stream end and stops.
+        if let Some(socket) = socket.as_ref().and_then(Weak::upgrade) {
+            let _ = socket.shutdown(Shutdown::Both);
+        }
+        return;
     }
     let _ = ws
         .close(Some(CloseReason {
@@ -145,4 +336,31 @@ async fn write_loop(mut ws: actix_ws::Session, mut rx: FrameReceiver) {
             description: None,
         }))
         .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_budget_admits_up_to_its_bound_and_one_big_frame_alone() {
+        let budget = ByteBudget::new(100);
+        budget.try_add(60).unwrap();
+        budget.try_add(40).unwrap();
+        assert_eq!(
+            budget.try_add(1),
+            Err(Overflow {
+                queued: 100,
+                adding: 1,
+                max: 100
+            })
+        );
+        assert_eq!(budget.queued(), 100, "a refused frame is not counted");
+        budget.release(100);
+        // Alone, a frame over the bound still goes.
+        budget.try_add(500).unwrap();
+        assert!(budget.try_add(1).is_err());
+        budget.release(500);
+        assert_eq!(budget.queued(), 0);
+    }
 }

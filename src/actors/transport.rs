@@ -3,7 +3,7 @@
 //! messages to its session.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
@@ -11,9 +11,10 @@ use actix_ws::{AggregatedMessage, CloseCode, ProtocolError};
 
 use super::extension::{EditorAttach, EditorDetach, EditorFrame, EditorResponse, ExtensionClient};
 use super::heartbeat::{Heartbeat, Tick};
-use super::outbound::{spawn_writer, Frame, Outbound};
+use super::outbound::{spawn_writer, Frame, Outbound, WriterLimits};
 use super::rate_limit::{ConnectionLimits, Verdict};
 use super::session::{Attach, ConnectionKind, Detach, FromClient, Rebind, Session};
+use crate::http::frame_guard::FrameLimit;
 use crate::protocol::jsonrpc::{self, classify, Incoming, RpcError};
 use crate::services::Services;
 
@@ -44,11 +45,14 @@ pub struct Transport {
 }
 
 impl Transport {
-    /// Starts a transport for an upgraded connection and attaches it to `peer`.
+    /// Starts a transport for an upgraded connection and attaches it to `peer`;
+    /// `socket` is the connection's TCP socket, shut down if its outbound queue
+    /// overflows (see [`WriterLimits`]).
     pub fn start(
         peer: Peer,
         ws: actix_ws::Session,
         stream: actix_ws::MessageStream,
+        socket: Option<Weak<std::net::TcpStream>>,
         services: &Services,
     ) -> Addr<Transport> {
         let settings = &services.settings;
@@ -57,7 +61,14 @@ impl Transport {
             .max_frame_size(max)
             .aggregate_continuations()
             .max_continuation_size(max);
-        let outbound = spawn_writer(ws);
+        let outbound = spawn_writer(
+            ws,
+            WriterLimits {
+                max_bytes: settings.server.max_outbound_bytes,
+                socket,
+                drops: services.metrics.outbound_overflow_drops.clone(),
+            },
+        );
         let transport = Transport {
             generation: next_generation(),
             peer,
@@ -210,6 +221,15 @@ impl StreamHandler<Result<AggregatedMessage, ProtocolError>> for Transport {
             Ok(AggregatedMessage::Close(reason)) => {
                 tracing::debug!(?reason, "client closed the connection");
                 self.close(ctx, CloseCode::Normal, "");
+            }
+            Err(err) if FrameLimit::find(&err).is_some() => {
+                let limit = FrameLimit::find(&err).expect("checked");
+                let reason = format!(
+                    "message exceeds the {} byte limit (server.max_message_bytes)",
+                    self.max_message_bytes
+                );
+                tracing::warn!(%limit, "closing connection before reading the frame");
+                self.close(ctx, CloseCode::Policy, reason);
             }
             Err(ProtocolError::Overflow) => {
                 let reason = format!(

@@ -125,6 +125,81 @@ pub const PROGRAM_BLOCKED_FLAGS: &[(&str, &[&str])] = &[(
     ],
 )];
 
+/// Git subcommands `runCommand` may run. Anything else is refused, aliases included:
+/// an alias comes from configuration the agent may be able to write and can be
+/// `!<shell command>`; git never lets an alias shadow these built-ins.
+pub const GIT_SUBCOMMANDS: &[&str] = &[
+    "add",
+    "am",
+    "apply",
+    "blame",
+    "branch",
+    "cat-file",
+    "checkout",
+    "cherry-pick",
+    "clean",
+    "clone",
+    "commit",
+    "describe",
+    "diff",
+    "fetch",
+    "for-each-ref",
+    "format-patch",
+    "grep",
+    "init",
+    "log",
+    "ls-files",
+    "ls-remote",
+    "ls-tree",
+    "merge",
+    "merge-base",
+    "mv",
+    "pull",
+    "push",
+    "rebase",
+    "reflog",
+    "remote",
+    "reset",
+    "restore",
+    "rev-list",
+    "rev-parse",
+    "revert",
+    "rm",
+    "shortlog",
+    "show",
+    "show-ref",
+    "stash",
+    "status",
+    "switch",
+    "tag",
+    "version",
+    "worktree",
+];
+
+/// Global options accepted before a git subcommand; every other one is refused. Git
+/// parses its global options itself, and several take a separate value
+/// (`--namespace x config …`), which would otherwise hide the real subcommand.
+pub const GIT_GLOBAL_FLAGS: &[&str] = &[
+    "--no-pager",
+    "-P",
+    "--no-optional-locks",
+    "--literal-pathspecs",
+    "--no-replace-objects",
+    "--version",
+];
+
+/// Git flags refused wherever they appear after the subcommand (exact, `--flag=value`,
+/// or for `-O` with the value attached): they name a program to run or a file to write
+/// outside the checked arguments.
+pub const GIT_BLOCKED_FLAGS: &[&str] = &["--output", "--open-files-in-pager", "-O"];
+
+/// Git subcommands that talk to another repository, and their flags that name a
+/// program to run there or here (`clone -u <cmd>` is `--upload-pack`).
+pub const GIT_REMOTE_PROGRAM_FLAGS: (&[&str], &[&str]) = (
+    &["clone", "fetch", "pull", "ls-remote", "archive", "push"],
+    &["-u", "--upload-pack", "--receive-pack", "--exec"],
+);
+
 /// Subcommands that run code, change global state or reach credentials.
 pub const BLOCKED_SUBCOMMANDS: &[(&str, &[&str])] = &[
     (
@@ -324,6 +399,50 @@ pub fn check(
             return Err(PolicyError::PathEscapes(value.to_string()));
         }
     }
+    if program == "git" {
+        check_git(args)?;
+    }
+    Ok(())
+}
+
+/// Git's own rules: only [`GIT_GLOBAL_FLAGS`] before the subcommand, the subcommand
+/// from [`GIT_SUBCOMMANDS`], no [`GIT_BLOCKED_FLAGS`] after it, and no
+/// program-naming flags for subcommands that reach another repository.
+fn check_git(args: &[String]) -> Result<(), PolicyError> {
+    let mut rest = args.iter();
+    let sub = loop {
+        match rest.next() {
+            None => return Ok(()),
+            Some(arg) if arg.starts_with('-') => {
+                if !GIT_GLOBAL_FLAGS.contains(&arg.as_str()) {
+                    return Err(PolicyError::FlagBlocked(arg.clone()));
+                }
+            }
+            Some(sub) => break sub,
+        }
+    };
+    if !GIT_SUBCOMMANDS.contains(&sub.as_str()) {
+        return Err(PolicyError::SubcommandBlocked {
+            program: "git".into(),
+            sub: sub.clone(),
+        });
+    }
+    let (remote_subs, remote_flags) = GIT_REMOTE_PROGRAM_FLAGS;
+    let remote = remote_subs.contains(&sub.as_str());
+    for arg in rest {
+        if arg == "--" {
+            break;
+        }
+        let flag = arg.split('=').next().unwrap_or(arg);
+        let attached_o = arg.len() > 2 && arg.starts_with("-O");
+        if GIT_BLOCKED_FLAGS.contains(&flag)
+            || attached_o
+            || (remote
+                && (remote_flags.contains(&flag) || (arg.len() > 2 && arg.starts_with("-u"))))
+        {
+            return Err(PolicyError::FlagBlocked(arg.clone()));
+        }
+    }
     Ok(())
 }
 
@@ -378,6 +497,9 @@ mod tests {
             ("git", vec!["log", "-n", "5", "--oneline"]),
             ("cargo", vec!["test", "-r", "--", "--exact", "x"]),
             ("git", vec!["diff", "origin/main", "--", "src/"]),
+            ("git", vec!["--no-pager", "log", "-p", "-u"]),
+            ("git", vec!["add", "-u"]),
+            ("git", vec![]),
             ("cargo", vec!["build", "--manifest-path=src/../Cargo.toml"]),
             ("npm", vec!["test", "-x"]),
         ] {
@@ -431,6 +553,36 @@ mod tests {
                 "escapes workspace",
             ),
             ("git", vec!["log", "a\0b"], "null bytes"),
+            // Git's global options, aliases and program-naming flags.
+            (
+                "git",
+                vec!["--namespace", "x", "config", "core.fsmonitor", "id"],
+                "Flag blocked",
+            ),
+            ("git", vec!["-p", "log"], "Flag blocked"),
+            ("git", vec!["--paginate", "log"], "Flag blocked"),
+            ("git", vec!["myalias"], "Subcommand blocked"),
+            (
+                "git",
+                vec!["--no-pager", "config", "x", "y"],
+                "Subcommand blocked",
+            ),
+            (
+                "git",
+                vec!["grep", "--open-files-in-pager=id", "x"],
+                "Flag blocked",
+            ),
+            ("git", vec!["grep", "-Oid", "x"], "Flag blocked"),
+            ("git", vec!["grep", "-O", "x"], "Flag blocked"),
+            (
+                "git",
+                vec!["clone", "-u", "id", "src", "dst"],
+                "Flag blocked",
+            ),
+            ("git", vec!["clone", "-uid", "src", "dst"], "Flag blocked"),
+            ("git", vec!["fetch", "--upload-pack", "id"], "Flag blocked"),
+            ("git", vec!["log", "--output=out.txt"], "Flag blocked"),
+            ("git", vec!["log", "--output", "out.txt"], "Flag blocked"),
             ("git", vec!["x"; 9], "Too many arguments"),
             ("git", vec![long.as_str()], "bytes (max 64)"),
         ];

@@ -4,6 +4,7 @@
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, ResponseError};
 use serde_json::json;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use crate::config::Settings;
 
@@ -39,42 +40,130 @@ pub fn ct_eq(a: &[u8], b: &[u8]) -> bool {
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// True for loopback host names (`localhost`, `127.x.x.x`, `[::1]`), with or without port.
-pub fn is_loopback_host(host: &str) -> bool {
-    let name = if let Some(rest) = host.strip_prefix('[') {
-        rest.split(']').next().unwrap_or("")
+/// Splits a `Host` value into its name and optional port, exactly: a bracketed IPv6
+/// literal (`[::1]`, `[::1]:80`) or a name without colons (`localhost:80`). A port is
+/// one to five ASCII digits; anything else after the name (`127.0.0.1:`, `:80x`,
+/// `[::1]x`) makes the whole value unparseable (`None`).
+fn split_host(host: &str) -> Option<(HostName<'_>, Option<u16>)> {
+    let (name, port) = if let Some(rest) = host.strip_prefix('[') {
+        let (inside, after) = rest.split_once(']')?;
+        let ip = inside.parse::<Ipv6Addr>().ok()?;
+        let port = match after {
+            "" => None,
+            _ => Some(after.strip_prefix(':')?),
+        };
+        (HostName::Ip(IpAddr::V6(ip)), port)
     } else {
-        host.rsplit_once(':').map_or(host, |(h, port)| {
-            if port.bytes().all(|b| b.is_ascii_digit()) {
-                h
-            } else {
-                host
-            }
-        })
+        let (name, port) = match host.split_once(':') {
+            Some((name, port)) => (name, Some(port)),
+            None => (host, None),
+        };
+        let name = match name.parse::<Ipv4Addr>() {
+            Ok(ip) => HostName::Ip(IpAddr::V4(ip)),
+            Err(_) => HostName::Name(name),
+        };
+        (name, port)
     };
-    let name = name.trim_end_matches('.').to_ascii_lowercase();
-    name == "localhost"
-        || name.ends_with(".localhost")
-        || name
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
+    let port = match port {
+        None => None,
+        Some(p) if (1..=5).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit()) => {
+            Some(p.parse::<u16>().ok()?)
+        }
+        Some(_) => return None,
+    };
+    Some((name, port))
 }
 
-/// Refuses a non-loopback `Host` (unless it names the configured bind address) and
-/// any `Origin` not explicitly allowed.
+/// The name part of a `Host` value: an IP literal (IPv4 dotted quad as Rust parses it,
+/// so no octal, hex or shortened forms; IPv6 only in brackets) or anything else.
+enum HostName<'a> {
+    Ip(IpAddr),
+    Name(&'a str),
+}
+
+/// True for `localhost` and names below it (`a.localhost`, `x-1.y.localhost`), each
+/// label made of ASCII letters, digits and `-`, one trailing dot allowed.
+///
+/// RFC 6761 reserves `.localhost`: no public DNS name ends in it and resolvers answer
+/// it with loopback, so a web page cannot rebind such a name to itself. Anything that
+/// merely starts with a loopback spelling (`localhost.evil.com`) is not below it.
+fn is_localhost_name(name: &str) -> bool {
+    let name = name.strip_suffix('.').unwrap_or(name);
+    let Some(below) = name
+        .len()
+        .checked_sub("localhost".len())
+        .filter(|&at| name.is_char_boundary(at))
+        .map(|at| name.split_at(at))
+        .filter(|(_, last)| last.eq_ignore_ascii_case("localhost"))
+        .map(|(below, _)| below)
+    else {
+        return false;
+    };
+    if below.is_empty() {
+        return true;
+    }
+    let Some(labels) = below.strip_suffix('.') else {
+        return false;
+    };
+    labels.split('.').all(|label| {
+        !label.is_empty()
+            && label.len() <= 63
+            && label
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    })
+}
+
+/// True for a loopback `Host` value with any port or none: `localhost` and names below
+/// it, an IPv4 address in 127.0.0.0/8, `[::1]`. The value must be exactly that — a name
+/// that only starts with one (`127.0.0.1.evil.com`, `127.0.0.1evil.com`,
+/// `127.0.0.1%2eevil.com`) is not loopback.
+pub fn is_loopback_host(host: &str) -> bool {
+    match split_host(host) {
+        Some((HostName::Ip(ip), _)) => ip.is_loopback(),
+        Some((HostName::Name(name), _)) => is_localhost_name(name),
+        None => false,
+    }
+}
+
+/// Why a `Host` value is refused, or `None` when it is allowed: a loopback name or
+/// address ([`is_loopback_host`]) or exactly the configured bind address, either
+/// optionally followed by `:<port>` where `port` is the one the bridge listens on.
+fn host_refusal(host: &str, bind: &str, own_port: u16) -> Option<&'static str> {
+    let Some((name, port)) = split_host(host) else {
+        return Some("is not a host name or address with an optional port");
+    };
+    let allowed_name = match name {
+        HostName::Ip(ip) => ip.is_loopback() || bind.parse::<IpAddr>().is_ok_and(|b| b == ip),
+        HostName::Name(name) => is_localhost_name(name),
+    };
+    if !allowed_name {
+        return Some("is not a loopback name or the bind address (DNS rebinding protection)");
+    }
+    if port.is_some_and(|p| p != own_port) {
+        return Some("names another port than the bridge's");
+    }
+    None
+}
+
+/// Refuses a `Host` that is not exactly a loopback name or address or the configured
+/// bind address (with, optionally, the bridge's own port), and any `Origin` not
+/// explicitly allowed. The own port is the local port of the accepting listener.
 pub fn check_host_and_origin(req: &HttpRequest, settings: &Settings) -> Result<(), Rejection> {
     let host = req
         .headers()
         .get("host")
-        .and_then(|h| h.to_str().ok())
         .ok_or_else(|| Rejection::Forbidden("Missing Host header".into()))?;
-    let bound_host = host.starts_with(&settings.server.bind)
-        && host[settings.server.bind.len()..]
-            .strip_prefix(':')
-            .is_none_or(|p| p.bytes().all(|b| b.is_ascii_digit()));
-    if !is_loopback_host(host) && !bound_host {
+    let Ok(host) = host.to_str() else {
         return Err(Rejection::Forbidden(format!(
-            "Host {host:?} is not a loopback name (DNS rebinding protection); connect to 127.0.0.1"
+            "Host {:?} is not allowed: it is not ASCII; connect to 127.0.0.1",
+            String::from_utf8_lossy(host.as_bytes())
+        )));
+    };
+    let own_port = req.app_config().local_addr().port();
+    if let Some(why) = host_refusal(host, &settings.server.bind, own_port) {
+        return Err(Rejection::Forbidden(format!(
+            "Host {host:?} is not allowed: it {why}; connect to 127.0.0.1:{own_port}"
         )));
     }
     if let Some(origin) = req.headers().get("origin") {
@@ -132,12 +221,15 @@ mod tests {
         for ok in [
             "localhost",
             "localhost:8080",
+            "localhost.",
             "127.0.0.1:1",
             "127.1.2.3",
             "[::1]:9",
             "[::1]",
+            "[0:0:0:0:0:0:0:1]",
             "LOCALHOST",
             "a.localhost:3",
+            "x-1.Y.localhost",
         ] {
             assert!(is_loopback_host(ok), "{ok}");
         }
@@ -146,12 +238,56 @@ mod tests {
             "evil.com:80",
             "10.0.0.1:8",
             "localhost.evil.com",
+            "evillocalhost",
+            ".localhost",
+            "a..localhost",
+            "a_b.localhost",
             "[::2]:1",
+            "::1",
+            "[::1]x",
+            "[::1]:",
             "127.0.0.1.evil.com",
+            "127.0.0.1evil.com",
+            "127.0.0.1%2eevil.com",
+            "127.0.0.1%2eevil.com:80",
+            "127.0.0.1:",
+            "127.0.0.1:80x",
+            "127.0.0.1:80:80",
+            "127.0.0.1:123456",
+            "127.0.0.1:65536",
+            "127.1",
+            "0x7f.0.0.1",
+            "127.000.0.1",
+            "[::ffff:127.0.0.1]",
             "",
         ] {
             assert!(!is_loopback_host(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn host_needs_the_own_port_and_may_be_the_bind_address() {
+        let ok = |h: &str, bind: &str| host_refusal(h, bind, 4000).is_none();
+        assert!(ok("127.0.0.1", "127.0.0.1"));
+        assert!(ok("127.0.0.1:4000", "127.0.0.1"));
+        assert!(ok("[::1]:4000", "::1"));
+        assert!(ok("localhost:4000", "127.0.0.1"));
+        assert!(!ok("127.0.0.1:4001", "127.0.0.1"));
+        assert!(!ok("localhost:80", "127.0.0.1"));
+        assert!(!ok("[::1]:80", "127.0.0.1"));
+        // The bind address itself, exactly, and nothing that starts with it.
+        assert!(ok("192.168.1.5:4000", "192.168.1.5"));
+        assert!(ok("[fe80::1]", "fe80::1"));
+        for bad in [
+            "192.168.1.5.evil.com",
+            "192.168.1.5evil.com",
+            "192.168.1.5%2eevil.com:4000",
+            "192.168.1.50",
+            "192.168.1.5:4001",
+        ] {
+            assert!(!ok(bad, "192.168.1.5"), "{bad}");
+        }
+        assert!(!ok("192.168.1.5", "127.0.0.1"));
     }
 
     #[test]

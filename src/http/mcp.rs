@@ -181,7 +181,7 @@ pub async fn post(
     };
     let streams = matches!(&message, Incoming::Request(r) if r.method == "tools/call")
         && header_str(&req, "accept").is_some_and(|a| a.contains("text/event-stream"));
-    let (reply, rx) = Outbound::channel();
+    let (reply, rx) = Outbound::channel(services.settings.server.max_outbound_bytes);
     let posted = transport.send(Post { message, reply }).await;
     let refused = match posted {
         Ok(Ok(())) => None,
@@ -312,7 +312,7 @@ pub async fn get(req: HttpRequest, services: web::Data<Services>) -> HttpRespons
         Ok(t) => t,
         Err(refused) => return refused,
     };
-    let (outbound, rx) = Outbound::channel();
+    let (outbound, rx) = Outbound::channel(services.settings.server.max_outbound_bytes);
     transport.do_send(OpenStream(outbound));
     let events = futures_util::stream::unfold(rx, |mut rx| async move {
         loop {

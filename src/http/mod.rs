@@ -1,6 +1,8 @@
 //! actix-web routes on the bridge's port: the WebSocket upgrade at `/`, streamable
 //! HTTP MCP at `/mcp`, and `/health`, `/status`, `/metrics`, `/activity/stream`.
 
+pub mod conn;
+pub mod frame_guard;
 pub mod guard;
 pub mod mcp;
 mod routes;

@@ -1,12 +1,19 @@
 //! The WebSocket upgrade at `/`: checks, pacing, admission by the registry, then a
 //! Transport.
 
-use std::sync::Arc;
+use std::pin::Pin;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::dev::Payload;
+use actix_web::error::PayloadError;
+use actix_web::web::Bytes;
+use actix_web::{web, FromRequest, HttpRequest, HttpResponse};
 use actix_ws::{CloseCode, CloseReason};
+use futures_util::Stream;
 
+use super::conn::ConnSocket;
+use super::frame_guard::FrameGuard;
 use super::guard::{check_host_and_origin, check_token, Rejection};
 use super::{AGENT_AUTH_HEADER, EDITOR_AUTH_HEADER, RELAY_HEADER, SESSION_ANCHOR_HEADER};
 use crate::actors::outbound::truncate_reason;
@@ -43,6 +50,7 @@ pub async fn upgrade(
         return Err(rejection.into());
     }
     pace(&services).await?;
+    let body = guard_frames(&req, body, services.settings.server.max_message_bytes).await?;
     if editor {
         let (response, ws, stream) = actix_ws::handle(&req, body)?;
         let services: Arc<Services> = services.into_inner();
@@ -50,6 +58,7 @@ pub async fn upgrade(
             Peer::Editor(services.extension.clone()),
             ws,
             stream,
+            socket_of(&req),
             &services,
         );
         return Ok(response);
@@ -72,7 +81,13 @@ pub async fn upgrade(
     let services: Arc<Services> = services.into_inner();
     match admit(&services, anchor, kind, client_pids).await {
         Ok(session) => {
-            Transport::start(Peer::Agent(session, kind), ws, stream, &services);
+            Transport::start(
+                Peer::Agent(session, kind),
+                ws,
+                stream,
+                socket_of(&req),
+                &services,
+            );
         }
         Err(err) => {
             let code = match err {
@@ -167,6 +182,23 @@ pub(crate) async fn pace(services: &Services) -> Result<(), actix_web::Error> {
             .into())
         }
     }
+}
+
+/// The connection's socket as recorded by [`crate::http::conn::on_connect`], weakly.
+fn socket_of(req: &HttpRequest) -> Option<Weak<std::net::TcpStream>> {
+    req.conn_data::<ConnSocket>().map(|c| Arc::downgrade(&c.0))
+}
+
+/// The connection's payload behind a [`FrameGuard`]: a frame or fragmented message
+/// announced over `limit` bytes ends the stream before its payload is buffered.
+async fn guard_frames(
+    req: &HttpRequest,
+    body: web::Payload,
+    limit: usize,
+) -> actix_web::Result<web::Payload> {
+    let guarded: Pin<Box<dyn Stream<Item = Result<Bytes, PayloadError>>>> =
+        Box::pin(FrameGuard::new(body.into_inner(), limit));
+    web::Payload::from_request(req, &mut Payload::from(guarded)).await
 }
 
 /// The pids in a relay header; anything unparseable is ignored.

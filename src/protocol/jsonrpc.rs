@@ -22,19 +22,96 @@ pub const TOOL_NOT_FOUND: i64 = -32003;
 pub const RATE_LIMITED: i64 = -32004;
 
 /// A request id: echoed back exactly as the client sent it.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum RequestId {
-    /// Numeric id (the Claude Code CLI counts from 0).
-    Number(serde_json::Number),
+    /// Numeric id (the Claude Code CLI counts from 0), kept as the JSON text sent.
+    Number(NumberId),
     /// String id.
     String(String),
+}
+
+/// A numeric request id as the exact JSON text sent: `1e2`, `-0` and
+/// `18446744073709551616` come back unchanged, where a parsed number would be
+/// re-encoded (`100.0`, `-0.0`, `1.8446744073709552e19`). Two ids are the same when
+/// their text is (`1` and `1.0` are different ids).
+#[derive(Debug, Clone)]
+pub struct NumberId(Box<RawValue>);
+
+impl NumberId {
+    /// The id as an unsigned integer, when its text is one (ids the bridge sends).
+    pub fn as_u64(&self) -> Option<u64> {
+        self.0.get().parse().ok()
+    }
+
+    /// The JSON text.
+    pub fn as_str(&self) -> &str {
+        self.0.get()
+    }
+}
+
+impl From<u64> for NumberId {
+    fn from(n: u64) -> Self {
+        NumberId(RawValue::from_string(n.to_string()).expect("an integer is valid JSON"))
+    }
+}
+
+impl PartialEq for NumberId {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for NumberId {}
+
+impl std::hash::Hash for NumberId {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+/// Why a raw `id` is not a request id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("Request id must be a string or a number")]
+pub struct BadId;
+
+impl RequestId {
+    /// The id in `raw` (any JSON value): a string or a number (kept as sent), `None`
+    /// for `null`, [`BadId`] for anything else.
+    pub fn from_raw(raw: Box<RawValue>) -> Result<Option<RequestId>, BadId> {
+        match raw.get().as_bytes().first() {
+            Some(b'"') => serde_json::from_str(raw.get())
+                .map(|s| Some(RequestId::String(s)))
+                .map_err(|_| BadId),
+            Some(b'-' | b'0'..=b'9') => Ok(Some(RequestId::Number(NumberId(raw)))),
+            Some(b'n') => Ok(None),
+            _ => Err(BadId),
+        }
+    }
+}
+
+impl Serialize for RequestId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            RequestId::Number(n) => n.0.serialize(s),
+            RequestId::String(text) => text.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RequestId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = Box::<RawValue>::deserialize(d)?;
+        match RequestId::from_raw(raw) {
+            Ok(Some(id)) => Ok(id),
+            Ok(None) | Err(_) => Err(serde::de::Error::custom(BadId)),
+        }
+    }
 }
 
 impl fmt::Display for RequestId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            RequestId::Number(n) => write!(f, "{n}"),
+            RequestId::Number(n) => f.write_str(n.as_str()),
             RequestId::String(s) => write!(f, "{s:?}"),
         }
     }
@@ -89,16 +166,17 @@ impl RpcError {
 struct Envelope {
     jsonrpc: Option<String>,
     #[serde(default, deserialize_with = "present")]
-    id: Option<Value>,
+    id: Option<Box<RawValue>>,
     method: Option<String>,
     params: Option<Box<RawValue>>,
     result: Option<Box<RawValue>>,
     error: Option<Box<RawValue>>,
 }
 
-/// Distinguishes `"id": null` (Some(Null)) from a missing id (None).
-fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(d).map(Some)
+/// Distinguishes `"id": null` (Some(raw `null`)) from a missing id (None), and keeps
+/// the id's text so that numbers are echoed exactly.
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Box<RawValue>>, D::Error> {
+    Box::<RawValue>::deserialize(d).map(Some)
 }
 
 /// One classified incoming frame.
@@ -148,15 +226,14 @@ pub fn classify(text: &str) -> Incoming {
         Ok(env) => env,
         Err(err) => return classify_failure(text, err),
     };
-    let id = match env.id {
+    let id = match env.id.map(RequestId::from_raw) {
         None => None,
-        Some(Value::Number(n)) => Some(RequestId::Number(n)),
-        Some(Value::String(s)) => Some(RequestId::String(s)),
-        Some(Value::Null) if env.method.is_none() => None,
-        Some(_) => {
+        Some(Ok(Some(id))) => Some(id),
+        Some(Ok(None)) if env.method.is_none() => None,
+        Some(Ok(None) | Err(BadId)) => {
             return Incoming::Invalid {
                 id: None,
-                error: RpcError::invalid_request("Request id must be a string or a number"),
+                error: RpcError::invalid_request(BadId.to_string()),
             }
         }
     };
@@ -312,6 +389,7 @@ mod tests {
             Incoming::Request(r) => {
                 assert_eq!(r.method, "ping");
                 assert_eq!(r.id, RequestId::Number(0.into()));
+                assert_eq!(r.id.to_string(), "0");
             }
             other => panic!("{other:?}"),
         }
@@ -357,5 +435,47 @@ mod tests {
         );
         let err = error_response(None, &RpcError::parse("eof"));
         assert!(err.starts_with(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700"#));
+        for raw in [
+            "1e2",
+            "-0",
+            "18446744073709551616",
+            "1.50",
+            "-1.5E+3",
+            "0",
+            "123456789012345678901234567890",
+        ] {
+            let Incoming::Request(req) = classify(&format!(
+                r#"{{"jsonrpc":"2.0","id": {raw} ,"method":"ping"}}"#
+            )) else {
+                panic!("{raw}")
+            };
+            assert_eq!(
+                response(&req.id, &serde_json::json!({})),
+                format!(r#"{{"jsonrpc":"2.0","id":{raw},"result":{{}}}}"#)
+            );
+            assert_eq!(
+                error_response(Some(&req.id), &RpcError::method_not_found("x")),
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":{raw},"error":{{"code":-32601,"message":"Method not found: x"}}}}"#
+                )
+            );
+        }
+        // Ids compare by their text; cancellation params find them the same way.
+        let parsed: crate::protocol::mcp::CancelledParams =
+            serde_json::from_str(r#"{"requestId": 1e2}"#).unwrap();
+        let Incoming::Request(req) = classify(r#"{"jsonrpc":"2.0","id":1e2,"method":"x"}"#) else {
+            panic!()
+        };
+        assert_eq!(parsed.request_id, req.id);
+        assert_ne!(
+            RequestId::Number(NumberId::from(100)),
+            req.id,
+            "100 is not 1e2"
+        );
+        assert_eq!(RequestId::Number(NumberId::from(7)).to_string(), "7");
+        assert!(
+            serde_json::from_str::<crate::protocol::mcp::CancelledParams>(r#"{"requestId": null}"#)
+                .is_err()
+        );
     }
 }

@@ -49,6 +49,14 @@ pub enum FileError {
         /// Size.
         size: u64,
     },
+    /// A FIFO, device or socket: reading could block forever or never end.
+    #[error("Not a regular file: {path} is {what}; only regular files can be read")]
+    NotRegular {
+        /// Path.
+        path: String,
+        /// What it is instead.
+        what: &'static str,
+    },
     /// Not UTF-8 text.
     #[error("Not a text file (binary or not UTF-8): {0}")]
     Binary(String),
@@ -84,11 +92,42 @@ impl FileError {
     }
 }
 
-/// Reads a whole text file (≤ [`MAX_FILE_BYTES`]) and its fingerprint.
-pub fn read_text(path: &Path) -> Result<(String, Fingerprint), FileError> {
-    let meta = fs::metadata(path).map_err(|e| FileError::io(path, e))?;
-    if meta.is_dir() {
+/// Opens `path` for reading without blocking and returns the handle only when it is
+/// a regular file of at most [`MAX_FILE_BYTES`], checked on the opened handle.
+///
+/// `O_NONBLOCK` makes opening a FIFO return at once instead of waiting for a writer
+/// (which kept a blocking thread forever, and after ~255 of them every read timed out);
+/// `fstat` on the handle then refuses FIFOs, devices and sockets, so the check and the
+/// read concern the same file even if the path is swapped in between. For a regular
+/// file `O_NONBLOCK` changes nothing.
+pub fn open_regular(path: &Path) -> Result<(fs::File, u64), FileError> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| FileError::io(path, e))?;
+    let meta = file.metadata().map_err(|e| FileError::io(path, e))?;
+    let kind = meta.file_type();
+    if kind.is_dir() {
         return Err(FileError::IsDirectory(path.display().to_string()));
+    }
+    if !kind.is_file() {
+        let what = if kind.is_fifo() {
+            "a FIFO (named pipe)"
+        } else if kind.is_char_device() {
+            "a character device"
+        } else if kind.is_block_device() {
+            "a block device"
+        } else if kind.is_socket() {
+            "a socket"
+        } else {
+            "not a regular file"
+        };
+        return Err(FileError::NotRegular {
+            path: path.display().to_string(),
+            what,
+        });
     }
     if meta.len() > MAX_FILE_BYTES {
         return Err(FileError::TooLarge {
@@ -96,7 +135,31 @@ pub fn read_text(path: &Path) -> Result<(String, Fingerprint), FileError> {
             size: meta.len(),
         });
     }
-    let bytes = fs::read(path).map_err(|e| FileError::io(path, e))?;
+    Ok((file, meta.len()))
+}
+
+/// The bytes of a regular file of at most [`MAX_FILE_BYTES`] ([`open_regular`]); a
+/// file that grows while being read is cut off at the limit plus one byte and refused.
+pub fn read_regular(path: &Path) -> Result<Vec<u8>, FileError> {
+    use std::io::Read;
+    let (file, len) = open_regular(path)?;
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| FileError::io(path, e))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(FileError::TooLarge {
+            path: path.display().to_string(),
+            size: bytes.len() as u64,
+        });
+    }
+    Ok(bytes)
+}
+
+/// Reads a whole text file (≤ [`MAX_FILE_BYTES`], regular files only, see
+/// [`open_regular`]) and its fingerprint.
+pub fn read_text(path: &Path) -> Result<(String, Fingerprint), FileError> {
+    let bytes = read_regular(path)?;
     let fp = fingerprint(&bytes);
     if bytes.iter().take(8192).any(|b| *b == 0) {
         return Err(FileError::Binary(path.display().to_string()));
@@ -283,5 +346,23 @@ mod tests {
     fn fingerprints_differ_with_content() {
         assert_eq!(fingerprint(b"a"), fingerprint(b"a"));
         assert_ne!(fingerprint(b"a"), fingerprint(b"b"));
+    }
+
+    #[test]
+    fn fifos_and_devices_are_refused_without_blocking() {
+        let tmp = tempfile::tempdir().unwrap();
+        let fifo = tmp.path().join("pipe");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let err = read_text(&fifo).unwrap_err();
+        assert!(err.to_string().contains("is a FIFO (named pipe)"), "{err}");
+        let err = read_text(Path::new("/dev/zero")).unwrap_err();
+        assert!(err.to_string().contains("a character device"), "{err}");
+        let err = read_text(tmp.path()).unwrap_err();
+        assert!(matches!(err, FileError::IsDirectory(_)), "{err}");
+        let f = tmp.path().join("f.txt");
+        fs::write(&f, "text\n").unwrap();
+        assert_eq!(read_text(&f).unwrap().0, "text\n");
     }
 }

@@ -1,10 +1,14 @@
 //! Full-text and regex search across the workspace with ripgrep's libraries.
 
+use std::fs::File;
+use std::io::{self, Read};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::sinks::UTF8;
 use grep_searcher::{BinaryDetection, SearcherBuilder};
+use regex_syntax::ast::{self, Ast, RepetitionKind, RepetitionRange};
 use serde::Serialize;
 
 use super::tree::{glob, walker};
@@ -13,6 +17,51 @@ use super::tree::{glob, walker};
 const MAX_LINE_CHARS: usize = 300;
 /// Files larger than this are skipped.
 const MAX_SEARCH_FILE_BYTES: u64 = 4 * 1024 * 1024;
+/// Most bytes of a compiled pattern (grep-regex's default is 100 MiB).
+pub const MAX_REGEX_BYTES: usize = 1024 * 1024;
+/// Most bytes of the lazy DFA's cache per pattern (grep-regex's default is 1000 MiB;
+/// past it the cache is cleared and rebuilt, or the engine falls back to a slower one).
+pub const MAX_DFA_BYTES: usize = 2 * 1024 * 1024;
+/// Largest product of nested counted repetitions (`a{1000}`, `(a{10}){100}`).
+///
+/// The compiled size does not bound the work: `a{10000}` compiles to a few hundred
+/// KiB, yet each lazy-DFA state holds thousands of NFA states and searching a 1 MB line
+/// takes about a second (optimised build) — seconds in which a cancelled search could
+/// not be stopped. At 1000 the same search takes about 10 ms.
+pub const MAX_REPETITION: u64 = 1000;
+/// The searcher's buffer bound: a file with a longer line is skipped (and counted in
+/// `longLineFilesSkipped`) instead of buffered whole.
+pub const MAX_LINE_BYTES: usize = 2 * 1024 * 1024;
+
+/// Why a search did not run or did not finish.
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    /// The pattern does not parse, or compiles past [`MAX_REGEX_BYTES`].
+    #[error("Invalid pattern: {0}")]
+    Pattern(String),
+    /// Nested counted repetitions multiply past [`MAX_REPETITION`].
+    #[error(
+        "Pattern repeats too much: counted repetitions allow {count} (nested ones multiply); \
+         at most {MAX_REPETITION} — use a shorter count or `+`/`*`"
+    )]
+    Repetition {
+        /// The product of the nested bounds.
+        count: u64,
+    },
+    /// The compiled pattern is over [`MAX_REGEX_BYTES`].
+    #[error(
+        "Pattern is too complex: its compiled form exceeds {} KiB; simplify it (large Unicode \
+         classes such as \\w repeated many times are big; (?-u) makes them ASCII)",
+        MAX_REGEX_BYTES / 1024
+    )]
+    TooComplex,
+    /// The glob does not parse.
+    #[error("{0}")]
+    Glob(String),
+    /// The call was cancelled or timed out while searching.
+    #[error("Search cancelled")]
+    Cancelled,
+}
 
 /// One matching line.
 #[derive(Debug, Serialize)]
@@ -36,6 +85,14 @@ pub struct Hits {
     pub files_searched: usize,
     /// True when `max_results` cut the results.
     pub truncated: bool,
+    /// Files not searched (to their end) because a line is longer than
+    /// [`MAX_LINE_BYTES`].
+    #[serde(skip_serializing_if = "is_zero")]
+    pub long_line_files_skipped: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// What to search for.
@@ -50,31 +107,126 @@ pub struct Query<'a> {
     pub glob: Option<&'a str>,
     /// At most this many matches.
     pub max_results: usize,
+    /// Set when the caller gave up (timeout, cancellation): the search stops at the
+    /// next file, the next buffer read (at most 64 KiB, or one line up to
+    /// [`MAX_LINE_BYTES`]) or the next match, and returns [`SearchError::Cancelled`].
+    pub cancel: Option<&'a AtomicBool>,
+}
+
+impl Query<'_> {
+    fn cancelled(&self) -> bool {
+        self.cancel.is_some_and(|c| c.load(Ordering::Relaxed))
+    }
+}
+
+/// Refuses patterns whose nested counted repetitions multiply past [`MAX_REPETITION`].
+fn check_repetitions(pattern: &str) -> Result<(), SearchError> {
+    /// Keeps the product of the counted repetitions enclosing the current node.
+    struct Counter {
+        stack: Vec<u64>,
+        product: u64,
+    }
+    impl ast::Visitor for Counter {
+        type Output = ();
+        type Err = SearchError;
+        fn finish(self) -> Result<(), SearchError> {
+            Ok(())
+        }
+        fn visit_pre(&mut self, ast: &Ast) -> Result<(), SearchError> {
+            if let Ast::Repetition(rep) = ast {
+                let n = match &rep.op.kind {
+                    RepetitionKind::Range(
+                        RepetitionRange::Exactly(n)
+                        | RepetitionRange::AtLeast(n)
+                        | RepetitionRange::Bounded(_, n),
+                    ) => u64::from(*n).max(1),
+                    _ => 1,
+                };
+                self.stack.push(self.product);
+                self.product = self.product.saturating_mul(n);
+                if self.product > MAX_REPETITION {
+                    return Err(SearchError::Repetition {
+                        count: self.product,
+                    });
+                }
+            }
+            Ok(())
+        }
+        fn visit_post(&mut self, ast: &Ast) -> Result<(), SearchError> {
+            if let Ast::Repetition(_) = ast {
+                self.product = self.stack.pop().unwrap_or(1);
+            }
+            Ok(())
+        }
+    }
+    let ast = ast::parse::Parser::new()
+        .parse(pattern)
+        .map_err(|e| SearchError::Pattern(e.to_string()))?;
+    ast::visit(
+        &ast,
+        Counter {
+            stack: Vec::new(),
+            product: 1,
+        },
+    )
+}
+
+/// A file read that fails once the query is cancelled, so that the searcher stops
+/// between buffer fills.
+struct CancellableRead<'a> {
+    file: File,
+    query: &'a Query<'a>,
+}
+
+impl Read for CancellableRead<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.query.cancelled() {
+            return Err(io::Error::other(SearchError::Cancelled));
+        }
+        self.file.read(buf)
+    }
 }
 
 /// Searches every non-ignored text file below `start`.
-pub fn search(root: &Path, start: &Path, q: &Query<'_>) -> Result<Hits, String> {
+pub fn search(root: &Path, start: &Path, q: &Query<'_>) -> Result<Hits, SearchError> {
+    if q.regex {
+        check_repetitions(q.pattern)?;
+    }
     let matcher = RegexMatcherBuilder::new()
         .fixed_strings(!q.regex)
         .case_insensitive(!q.case_sensitive)
         .line_terminator(Some(b'\n'))
+        .size_limit(MAX_REGEX_BYTES)
+        .dfa_size_limit(MAX_DFA_BYTES)
         .build(q.pattern)
-        .map_err(|e| format!("Invalid pattern: {e}"))?;
+        .map_err(|e| {
+            let e = e.to_string();
+            if e.contains("size limit") {
+                SearchError::TooComplex
+            } else {
+                SearchError::Pattern(e)
+            }
+        })?;
     let filter = match q.glob {
-        Some(g) if g.contains('/') => Some(glob(g)?),
-        Some(g) => Some(glob(&format!("**/{g}"))?),
+        Some(g) if g.contains('/') => Some(glob(g).map_err(SearchError::Glob)?),
+        Some(g) => Some(glob(&format!("**/{g}")).map_err(SearchError::Glob)?),
         None => None,
     };
     let mut searcher = SearcherBuilder::new()
         .binary_detection(BinaryDetection::quit(0))
         .line_number(true)
+        .heap_limit(Some(MAX_LINE_BYTES))
         .build();
     let mut hits = Hits {
         matches: Vec::new(),
         files_searched: 0,
         truncated: false,
+        long_line_files_skipped: 0,
     };
     for entry in walker(start, None).flatten() {
+        if q.cancelled() {
+            return Err(SearchError::Cancelled);
+        }
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }
@@ -94,14 +246,17 @@ pub fn search(root: &Path, start: &Path, q: &Query<'_>) -> Result<Hits, String> 
         if filter.as_ref().is_some_and(|f| !f.is_match(&rel)) {
             continue;
         }
+        let Ok(file) = File::open(entry.path()) else {
+            continue;
+        };
         hits.files_searched += 1;
         let room = q.max_results.saturating_sub(hits.matches.len());
         let mut found = Vec::new();
-        let _ = searcher.search_path(
+        let searched = searcher.search_reader(
             &matcher,
-            entry.path(),
+            CancellableRead { file, query: q },
             UTF8(|line, text| {
-                if found.len() > room {
+                if found.len() > room || q.cancelled() {
                     return Ok(false);
                 }
                 let text = text.trim_end_matches(['\n', '\r']);
@@ -117,6 +272,14 @@ pub fn search(root: &Path, start: &Path, q: &Query<'_>) -> Result<Hits, String> 
                 Ok(true)
             }),
         );
+        if q.cancelled() {
+            return Err(SearchError::Cancelled);
+        }
+        if let Err(err) = searched {
+            if err.to_string().contains("allocation limit") {
+                hits.long_line_files_skipped += 1;
+            }
+        }
         if found.len() > room {
             found.truncate(room);
             hits.matches.extend(found);
@@ -140,6 +303,7 @@ mod tests {
             case_sensitive: true,
             glob: None,
             max_results: 100,
+            cancel: None,
         }
     }
 
@@ -210,5 +374,77 @@ mod tests {
             }
         )
         .is_err());
+    }
+
+    fn re(pattern: &str) -> Query<'_> {
+        Query {
+            regex: true,
+            ..q(pattern)
+        }
+    }
+
+    #[test]
+    fn patterns_that_repeat_too_much_or_compile_too_big_are_refused() {
+        let t = tempfile::tempdir().unwrap();
+        let r = t.path();
+        fs::write(r.join("a.txt"), "aaaa\n").unwrap();
+        for bad in [
+            "a{100000}",
+            "(a{1000}){1000}",
+            "(a{10}){101}",
+            "((a{2}){2}){251}",
+            "a{1001,}",
+        ] {
+            let err = search(r, r, &re(bad)).unwrap_err();
+            assert!(
+                matches!(err, SearchError::Repetition { .. }),
+                "{bad}: {err}"
+            );
+            assert!(err.to_string().contains("repeats too much"), "{err}");
+        }
+        let err = search(r, r, &re(r"\w{100}x")).unwrap_err();
+        assert!(matches!(err, SearchError::TooComplex), "{err}");
+        assert!(err.to_string().contains("too complex"), "{err}");
+        // Within the limits, and literal text is never parsed as a regex.
+        assert_eq!(search(r, r, &re("a{2}(a{1}){2}")).unwrap().matches.len(), 1);
+        assert_eq!(search(r, r, &re("(a{10}){100}")).unwrap().matches.len(), 0);
+        assert_eq!(search(r, r, &q("a{100000}")).unwrap().matches.len(), 0);
+    }
+
+    #[test]
+    fn a_cancelled_search_stops_and_says_so() {
+        let t = tempfile::tempdir().unwrap();
+        let r = t.path();
+        fs::write(r.join("a.txt"), "needle\n").unwrap();
+        let cancel = AtomicBool::new(true);
+        let err = search(
+            r,
+            r,
+            &Query {
+                cancel: Some(&cancel),
+                ..q("needle")
+            },
+        )
+        .unwrap_err();
+        assert!(matches!(err, SearchError::Cancelled));
+    }
+
+    #[test]
+    fn files_with_lines_over_the_buffer_bound_are_skipped_and_counted() {
+        let t = tempfile::tempdir().unwrap();
+        let r = t.path();
+        let mut long = "x".repeat(MAX_LINE_BYTES + 1);
+        long.push_str("needle\n");
+        fs::write(r.join("long.txt"), long).unwrap();
+        fs::write(r.join("short.txt"), "needle\n").unwrap();
+        let hits = search(r, r, &q("needle")).unwrap();
+        assert_eq!(hits.matches.len(), 1);
+        assert_eq!(hits.matches[0].path, "short.txt");
+        assert_eq!(hits.long_line_files_skipped, 1);
+        // A 1 MB line is within the bound and searched.
+        fs::write(r.join("long.txt"), "y".repeat(1_000_000) + "needle\n").unwrap();
+        let hits = search(r, r, &q("needle")).unwrap();
+        assert_eq!(hits.matches.len(), 2);
+        assert_eq!(hits.long_line_files_skipped, 0);
     }
 }

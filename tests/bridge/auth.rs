@@ -112,6 +112,103 @@ async fn foreign_host_and_web_origins_are_403() {
     );
 }
 
+/// Sends `GET <path>` with these raw header bytes and returns (status, body).
+fn raw_get(port: u16, path: &str, headers: &[u8]) -> (u16, String) {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(DEADLINE)).unwrap();
+    let mut req = format!("GET {path} HTTP/1.1\r\nConnection: close\r\n").into_bytes();
+    req.extend_from_slice(headers);
+    req.extend_from_slice(b"\r\n");
+    s.write_all(&req).unwrap();
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw);
+    let text = String::from_utf8_lossy(&raw).to_string();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_string();
+    (status, body)
+}
+
+#[tokio::test]
+async fn dns_rebinding_host_forms_are_403_everywhere() {
+    let bridge = Bridge::start();
+    let port = bridge.port;
+    let bearer = format!("Bearer {}", bridge.token);
+    let other_port = if port == 65535 { 1 } else { port + 1 };
+    let mut refused: Vec<String> = Vec::new();
+    for name in [
+        "127.0.0.1.evil.com",
+        "127.0.0.1evil.com",
+        "127.0.0.1%2eevil.com",
+        "localhost.evil.com",
+        "[::1].evil.com",
+        "127.1",
+        "0x7f000001",
+    ] {
+        refused.push(name.to_string());
+        refused.push(format!("{name}:{port}"));
+    }
+    refused.extend([
+        format!("127.0.0.1:{other_port}"),
+        format!("localhost:{other_port}"),
+        format!("[::1]:{other_port}"),
+        format!("127.0.0.1:{port}x"),
+        format!("127.0.0.1:{port}:{port}"),
+        "127.0.0.1:".to_string(),
+        "[::1]x".to_string(),
+        "::1".to_string(),
+    ]);
+    for host in &refused {
+        let err = Agent::connect(&bridge, &[("host", host)])
+            .await
+            .err()
+            .unwrap_or_else(|| panic!("{host} upgraded"));
+        assert_eq!(http_status(err), 403, "{host}");
+        for path in ["/health", "/status"] {
+            let (code, body) = http_get(port, path, &[("Host", host), ("Authorization", &bearer)]);
+            assert_eq!(code, 403, "{host} {path}: {body}");
+            assert!(body.contains("is not allowed"), "{host} {path}: {body}");
+        }
+    }
+    // A non-ASCII Host is refused as not allowed, not as missing.
+    for host in [&b"127.0.0.1\xc3\xa9"[..], b"\xff", b"localhost\xe2\x80\x8b"] {
+        let mut headers = b"Host: ".to_vec();
+        headers.extend_from_slice(host);
+        headers.extend_from_slice(b"\r\n");
+        let (code, body) = raw_get(port, "/health", &headers);
+        assert_eq!(code, 403, "{body}");
+        assert!(body.contains("is not allowed"), "{body}");
+        assert!(body.contains("not ASCII"), "{body}");
+        assert!(!body.contains("Missing"), "{body}");
+    }
+    // Exact loopback forms, with the bridge's own port or none, get through.
+    for host in [
+        "127.0.0.1".to_string(),
+        format!("127.0.0.1:{port}"),
+        format!("127.9.8.7:{port}"),
+        "localhost".to_string(),
+        format!("localhost:{port}"),
+        format!("agent.localhost:{port}"),
+        "[::1]".to_string(),
+        format!("[::1]:{port}"),
+    ] {
+        let agent = Agent::connect(&bridge, &[("host", &host)]).await;
+        assert!(agent.is_ok(), "{host}");
+        let (code, body) = http_get(
+            port,
+            "/status",
+            &[("Host", &host), ("Authorization", &bearer)],
+        );
+        assert_eq!(code, 200, "{host}: {body}");
+    }
+}
+
 #[test]
 fn allowed_origins_can_be_configured() {
     let mut opts = Options::default();

@@ -29,7 +29,9 @@ async fn runs_allowlisted_commands_without_a_shell() {
     let failing = agent
         .call(
             "runCommand",
-            json!({"command": "git", "args": ["not-a-command"]}),
+            // Not a repository: git exits 128. (An unknown subcommand is refused by
+            // the policy now, since it could be an alias.)
+            json!({"command": "git", "args": ["rev-parse", "--verify", "HEAD"]}),
         )
         .await;
     assert!(
@@ -213,4 +215,55 @@ async fn terminals_keep_the_last_output_per_session() {
         ),
         -32602
     );
+}
+
+#[tokio::test]
+async fn git_bypasses_of_the_allowlist_are_refused_and_run_nothing() {
+    let bridge = Bridge::start();
+    let ws = &bridge.workspace;
+    let sentinel_dir = tempfile::tempdir().unwrap();
+    let sentinel = sentinel_dir.path().join("ran");
+    let touch = format!("touch {}", sentinel.display());
+    let mut agent = bridge.ready_agent().await;
+    let init = agent
+        .call(
+            "runCommand",
+            json!({"command": "git", "args": ["init", "-q"]}),
+        )
+        .await;
+    assert_eq!(json_text(&init)["exitCode"], 0, "{init}");
+    for args in [
+        json!(["--namespace", "x", "config", "core.fsmonitor", touch]),
+        json!(["--no-pager", "config", "alias.st", format!("!{touch}")]),
+        json!(["st"]),
+        json!(["grep", format!("--open-files-in-pager={touch}"), "x"]),
+        json!(["grep", "-Otouch", "x"]),
+        json!(["clone", "-u", touch, ".", "copy"]),
+        json!(["log", "--output=out.txt"]),
+        json!(["-p", "log"]),
+    ] {
+        let r = agent
+            .call("runCommand", json!({"command": "git", "args": args}))
+            .await;
+        assert!(is_error(&r), "{args}: {r}");
+        assert!(text(&r).contains("blocked"), "{args}: {r}");
+    }
+    // Configuration written as a file (createFile can reach .git/config) is not obeyed.
+    let config = ws.join(".git/config");
+    let mut text_config = std::fs::read_to_string(&config).unwrap();
+    text_config.push_str(&format!(
+        "[core]\n\tfsmonitor = {touch}\n\thooksPath = hooks\n[alias]\n\tst = !{touch}\n"
+    ));
+    std::fs::write(&config, text_config).unwrap();
+    let status = agent
+        .call("runCommand", json!({"command": "git", "args": ["status"]}))
+        .await;
+    assert!(!is_error(&status), "{status}");
+    let tool = agent.call("gitStatus", json!({})).await;
+    assert!(!is_error(&tool), "{tool}");
+    assert!(
+        !sentinel.exists(),
+        "git ran a program from the repository config"
+    );
+    assert!(!ws.join("out.txt").exists() && !ws.join("copy").exists());
 }

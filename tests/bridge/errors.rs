@@ -104,3 +104,64 @@ async fn binary_frames_are_refused_with_invalid_request() {
     let resp = agent.recv().await;
     assert_eq!(error_code(&resp), -32600);
 }
+
+#[test]
+fn request_ids_come_back_exactly_as_sent() {
+    let bridge = Bridge::start();
+    let mut ws = RawWs::connect(&bridge);
+    for raw in [
+        "1e2",
+        "-0",
+        "18446744073709551616",
+        "1.50",
+        "-1.5E+3",
+        "123456789012345678901234567890",
+        "\"\\u0041b\"",
+    ] {
+        // A success, and an error answered by the session.
+        let ping = format!(r#"{{"jsonrpc":"2.0","id":{raw},"method":"ping"}}"#);
+        assert!(ws.frame(true, 1, ping.as_bytes()));
+        let answer = ws.read_text().expect("an answer");
+        let id = if raw.starts_with('"') { "\"Ab\"" } else { raw };
+        assert_eq!(
+            answer,
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#)
+        );
+        let unknown = format!(r#"{{"jsonrpc":"2.0","id":{raw},"method":"nope/nope"}}"#);
+        assert!(ws.frame(true, 1, unknown.as_bytes()));
+        let answer = ws.read_text().expect("an answer");
+        assert!(
+            answer.starts_with(&format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32601"#
+            )),
+            "{answer}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_editor_socket_answers_unknown_requests_with_32601() {
+    let bridge = Bridge::start();
+    let mut editor = Agent::connect_raw(
+        bridge.port,
+        &[("x-claude-ide-extension", bridge.token.as_str())],
+    )
+    .await
+    .expect("editor connects");
+    // Known methods sent as requests are handled and answered with {}.
+    let hello = editor
+        .request(
+            "extension/hello",
+            json!({"extensionVersion": "1.2.3", "packageVersion": "1"}),
+        )
+        .await;
+    assert_eq!(hello["result"], json!({}), "{hello}");
+    let unknown = editor.request("extension/noSuchThing", json!({})).await;
+    assert_eq!(error_code(&unknown), -32601, "{unknown}");
+    assert!(unknown["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("extension/noSuchThing"));
+    let status = bridge.get_json("/status");
+    assert_eq!(status["extension"]["hello"]["extensionVersion"], "1.2.3");
+}

@@ -425,3 +425,70 @@ async fn two_agents_racing_on_one_file_one_wins_and_the_file_is_never_torn() {
         );
     }
 }
+
+#[tokio::test]
+async fn reading_a_fifo_is_refused_at_once_and_keeps_no_thread() {
+    let bridge = Bridge::start_with(
+        Options::default()
+            .set("rate_limit.requests", 1000)
+            .set("tools.timeout_ms", 2000),
+    );
+    let fifo = bridge.workspace.join("pipe");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let mut agent = bridge.ready_agent().await;
+    let pid = bridge.pid();
+    // Warm the blocking pool up with as many concurrent normal reads as a batch.
+    let batch = |agent: &mut Agent, path: &str| {
+        let ids: Vec<i64> = (0..10).map(|_| agent.id()).collect();
+        let msgs: Vec<serde_json::Value> = ids
+            .iter()
+            .map(|id| {
+                json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "readFile", "arguments": {"filePath": path}}})
+            })
+            .collect();
+        (ids, msgs)
+    };
+    let (ids, msgs) = batch(&mut agent, "README.md");
+    for m in &msgs {
+        agent.send(m).await;
+    }
+    for id in ids {
+        let resp = agent.response_to(&json!(id)).await;
+        assert!(!is_error(&resp["result"]), "{resp}");
+    }
+    let threads_before = proc_status(pid, "Threads");
+    let started = std::time::Instant::now();
+    for _ in 0..30 {
+        let (ids, msgs) = batch(&mut agent, "pipe");
+        let sent = std::time::Instant::now();
+        for m in &msgs {
+            agent.send(m).await;
+        }
+        for id in ids {
+            let resp = agent.response_to(&json!(id)).await;
+            let result = &resp["result"];
+            assert!(is_error(result), "{resp}");
+            assert!(
+                text(result).contains("Not a regular file") && text(result).contains("FIFO"),
+                "{resp}"
+            );
+        }
+        assert!(sent.elapsed() < std::time::Duration::from_secs(1));
+    }
+    let threads_after = proc_status(pid, "Threads");
+    assert!(
+        // The blocking pool may still grow to one batch's concurrency; a stuck read
+        // would keep one thread per call (300).
+        threads_after <= threads_before + 10,
+        "threads {threads_before} -> {threads_after} after 300 FIFO reads in {:?}",
+        started.elapsed()
+    );
+    // Normal reads are unaffected.
+    let ok = agent
+        .call("readFile", json!({"filePath": "README.md"}))
+        .await;
+    assert!(text(&ok).contains("# fixture"), "{ok}");
+}

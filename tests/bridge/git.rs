@@ -176,3 +176,125 @@ async fn push_is_off_by_default_and_guards_main() {
         .await;
     assert!(text(&bad).starts_with("Invalid remote"));
 }
+
+#[tokio::test]
+async fn a_workspace_inside_a_larger_repository_exposes_nothing_above_it() {
+    let place = Place::new();
+    // The outer repository is the workspace's parent; the workspace has no .git.
+    let outer = place.workspace.parent().unwrap().to_path_buf();
+    std::fs::write(outer.join("secret.txt"), "TOPSECRET\n").unwrap();
+    std::fs::write(place.workspace.join("inside.txt"), "inside\n").unwrap();
+    git(&outer, &["init", "-q", "-b", "main"]);
+    git(&outer, &["config", "user.name", "Test"]);
+    git(&outer, &["config", "user.email", "test@example.com"]);
+    git(&outer, &["add", "secret.txt", "workspace/inside.txt"]);
+    git(&outer, &["commit", "-q", "-m", "outer"]);
+    std::fs::write(outer.join("secret.txt"), "TOPSECRET changed\n").unwrap();
+    std::fs::write(outer.join("unstaged.txt"), "x\n").unwrap();
+    let bridge = Bridge::start_with(place.options());
+    let mut agent = bridge.ready_agent().await;
+    let calls = [
+        ("gitStatus", json!({})),
+        ("gitShow", json!({"ref": "HEAD:secret.txt"})),
+        ("gitShow", json!({"ref": "HEAD"})),
+        ("gitDiff", json!({})),
+        ("gitDiff", json!({"from": "HEAD"})),
+        ("gitLog", json!({})),
+        ("gitBranches", json!({})),
+        ("gitBlame", json!({"filePath": "inside.txt"})),
+        ("gitAdd", json!({"paths": [":(top)unstaged.txt"]})),
+        ("gitAdd", json!({"paths": [":/unstaged.txt"]})),
+        ("gitAdd", json!({"paths": ["inside.txt"]})),
+        ("gitCommit", json!({"message": "x", "all": true})),
+    ];
+    for (tool, args) in calls {
+        let result = agent.call_raw(tool, args.clone()).await;
+        let shown = result.to_string();
+        assert!(!shown.contains("TOPSECRET"), "{tool} {args}: {shown}");
+        assert!(!shown.contains("secret.txt") || shown.contains("HEAD:secret.txt"));
+        assert!(is_error(&result["result"]), "{tool} {args}: {shown}");
+    }
+    // Nothing was staged or committed in the outer repository.
+    let staged = Command::new("git")
+        .args(["diff", "--cached", "--name-only"])
+        .current_dir(&outer)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&staged.stdout), "");
+    let log = Command::new("git")
+        .args(["rev-list", "--count", "HEAD"])
+        .current_dir(&outer)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&log.stdout).trim(), "1");
+}
+
+#[tokio::test]
+async fn pathspec_magic_is_refused_inside_the_workspace_repository() {
+    let bridge = Bridge::start();
+    init_repo(&bridge.workspace);
+    std::fs::write(bridge.workspace.join("a.txt"), "a\n").unwrap();
+    let mut agent = bridge.ready_agent().await;
+    for magic in [":(top)a.txt", ":/a.txt", ":!README.md", ":(glob)*.txt"] {
+        let r = agent.call("gitAdd", json!({"paths": [magic]})).await;
+        assert!(is_error(&r), "{magic}: {r}");
+        assert!(text(&r).contains("Pathspec magic is not allowed"), "{r}");
+    }
+    // A plain path still works, and a glob character is taken literally.
+    let ok = agent.call("gitAdd", json!({"paths": ["a.txt"]})).await;
+    assert!(!is_error(&ok), "{ok}");
+    let star = agent.call("gitAdd", json!({"paths": ["*.md"]})).await;
+    assert!(is_error(&star), "a literal `*.md` matches no file: {star}");
+}
+
+#[tokio::test]
+async fn repository_config_cannot_make_git_tools_run_programs() {
+    let bridge = Bridge::start();
+    init_repo(&bridge.workspace);
+    let sentinel_dir = tempfile::tempdir().unwrap();
+    let sentinel = sentinel_dir.path().join("ran");
+    // What an agent could write with createFile: a hook and config keys that run code.
+    let hooks = bridge.workspace.join(".git/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    for hook in [
+        "pre-commit",
+        "commit-msg",
+        "post-commit",
+        "post-index-change",
+    ] {
+        let path = hooks.join(hook);
+        std::fs::write(&path, format!("#!/bin/sh\ntouch {}\n", sentinel.display())).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let touch = format!("touch {}", sentinel.display());
+    git(&bridge.workspace, &["config", "core.fsmonitor", &touch]);
+    git(&bridge.workspace, &["config", "commit.gpgSign", "true"]);
+    git(&bridge.workspace, &["config", "gpg.program", &touch]);
+    git(&bridge.workspace, &["config", "core.pager", &touch]);
+    git(&bridge.workspace, &["config", "diff.external", &touch]);
+    git(&bridge.workspace, &["config", "diff.evil.textconv", &touch]);
+    std::fs::write(bridge.workspace.join(".gitattributes"), "*.md diff=evil\n").unwrap();
+    std::fs::write(bridge.workspace.join("README.md"), "# changed\n").unwrap();
+    std::fs::write(bridge.workspace.join("b.txt"), "b\n").unwrap();
+    let mut agent = bridge.ready_agent().await;
+    let status = agent.call("gitStatus", json!({})).await;
+    assert!(!is_error(&status), "{status}");
+    agent.call("gitAdd", json!({"paths": ["b.txt"]})).await;
+    let commit = agent.call("gitCommit", json!({"message": "b"})).await;
+    assert!(!is_error(&commit), "{commit}");
+    agent.call("gitLog", json!({})).await;
+    for (tool, args) in [
+        ("gitDiff", json!({"from": "HEAD~1"})),
+        ("gitDiff", json!({})),
+        ("gitShow", json!({"ref": "HEAD~1"})),
+        ("gitShow", json!({"ref": "HEAD:README.md"})),
+    ] {
+        let r = agent.call(tool, args.clone()).await;
+        assert!(!is_error(&r), "{tool} {args}: {r}");
+    }
+    assert!(
+        !sentinel.exists(),
+        "a git tool ran a program from the repository config"
+    );
+}

@@ -677,3 +677,143 @@ pub fn cpu_time(pid: u32) -> Duration {
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
     Duration::from_micros(ticks * 1_000_000 / hz)
 }
+
+/// A field of /proc/<pid>/status as a number (`VmRSS` in KiB, `Threads`).
+pub fn proc_status(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"))
+}
+
+/// Resident set size of a process in KiB.
+pub fn rss_kib(pid: u32) -> u64 {
+    proc_status(pid, "VmRSS")
+}
+
+/// A WebSocket spoken byte by byte: the upgrade is done, frames are written and read
+/// raw, so tests can send what no well-behaved client library would.
+pub struct RawWs {
+    pub stream: StdTcpStream,
+}
+
+impl RawWs {
+    /// Upgrades an agent connection with the bridge's token.
+    pub fn connect(bridge: &Bridge) -> RawWs {
+        let mut stream = StdTcpStream::connect(("127.0.0.1", bridge.port)).unwrap();
+        stream.set_read_timeout(Some(DEADLINE)).unwrap();
+        write!(
+            stream,
+            "GET / HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+             Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\
+             Sec-WebSocket-Protocol: mcp\r\nx-claude-code-ide-authorization: {}\r\n\r\n",
+            bridge.port, bridge.token
+        )
+        .unwrap();
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            stream.read_exact(&mut byte).expect("upgrade response");
+            head.push(byte[0]);
+        }
+        let head = String::from_utf8_lossy(&head);
+        assert!(head.starts_with("HTTP/1.1 101"), "{head}");
+        RawWs { stream }
+    }
+
+    /// A client frame header (masked with a zero key, so the payload goes as is).
+    pub fn header(fin: bool, opcode: u8, len: u64) -> Vec<u8> {
+        let mut h = vec![(u8::from(fin) << 7) | opcode];
+        if len < 126 {
+            h.push(0x80 | len as u8);
+        } else if len <= u64::from(u16::MAX) {
+            h.push(0x80 | 126);
+            h.extend_from_slice(&(len as u16).to_be_bytes());
+        } else {
+            h.push(0x80 | 127);
+            h.extend_from_slice(&len.to_be_bytes());
+        }
+        h.extend_from_slice(&[0, 0, 0, 0]);
+        h
+    }
+
+    /// Writes a whole frame; false when the bridge already closed the socket.
+    pub fn frame(&mut self, fin: bool, opcode: u8, payload: &[u8]) -> bool {
+        let mut f = Self::header(fin, opcode, payload.len() as u64);
+        f.extend_from_slice(payload);
+        self.stream.write_all(&f).is_ok()
+    }
+
+    /// Writes one JSON-RPC message as a text frame.
+    pub fn send_json(&mut self, v: &Value) -> bool {
+        self.frame(true, 1, v.to_string().as_bytes())
+    }
+
+    /// Reads server frames until a text frame and returns it (None on close, end or
+    /// timeout). Pings are skipped unanswered.
+    pub fn read_text(&mut self) -> Option<String> {
+        loop {
+            let mut h = [0u8; 2];
+            self.stream.read_exact(&mut h).ok()?;
+            let mut len = u64::from(h[1] & 0x7f);
+            if len == 126 {
+                let mut b = [0u8; 2];
+                self.stream.read_exact(&mut b).ok()?;
+                len = u64::from(u16::from_be_bytes(b));
+            } else if len == 127 {
+                let mut b = [0u8; 8];
+                self.stream.read_exact(&mut b).ok()?;
+                len = u64::from_be_bytes(b);
+            }
+            let mut payload = vec![0u8; len as usize];
+            self.stream.read_exact(&mut payload).ok()?;
+            match h[0] & 0x0f {
+                1 => return Some(String::from_utf8(payload).expect("UTF-8 text")),
+                8 => return None,
+                _ => continue,
+            }
+        }
+    }
+
+    /// `initialize` and `notifications/initialized`, reading the one response.
+    pub fn initialize(&mut self) {
+        self.send_json(
+            &json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}}),
+        );
+        let resp = self.read_text().expect("initialize response");
+        assert!(resp.contains("\"result\""), "{resp}");
+        self.send_json(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    }
+
+    /// Reads server frames until a close frame; returns its code and reason (None if
+    /// the socket ends or times out first). Other frames are skipped.
+    pub fn read_close(&mut self) -> Option<(u16, String)> {
+        loop {
+            let mut h = [0u8; 2];
+            self.stream.read_exact(&mut h).ok()?;
+            let mut len = u64::from(h[1] & 0x7f);
+            if len == 126 {
+                let mut b = [0u8; 2];
+                self.stream.read_exact(&mut b).ok()?;
+                len = u64::from(u16::from_be_bytes(b));
+            } else if len == 127 {
+                let mut b = [0u8; 8];
+                self.stream.read_exact(&mut b).ok()?;
+                len = u64::from_be_bytes(b);
+            }
+            let mut payload = vec![0u8; len as usize];
+            self.stream.read_exact(&mut payload).ok()?;
+            if h[0] & 0x0f == 8 {
+                let code = payload
+                    .get(..2)
+                    .map_or(1005, |c| u16::from_be_bytes([c[0], c[1]]));
+                let reason = String::from_utf8_lossy(payload.get(2..).unwrap_or(&[])).to_string();
+                return Some((code, reason));
+            }
+        }
+    }
+}

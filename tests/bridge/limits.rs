@@ -274,3 +274,226 @@ async fn a_silent_peer_is_dropped_and_a_listening_one_is_kept() {
         json!({})
     );
 }
+
+#[test]
+fn a_frame_header_announcing_2_pow_62_bytes_closes_before_the_body_is_buffered() {
+    let bridge = Bridge::start();
+    let mut ws = RawWs::connect(&bridge);
+    // Let start-up allocations settle, then measure.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let before = rss_kib(bridge.pid());
+    let mut writer = ws.stream.try_clone().unwrap();
+    writer
+        .set_write_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    let sent = std::thread::spawn(move || {
+        use std::io::Write;
+        let mut sent = 0usize;
+        if writer.write_all(&RawWs::header(true, 1, 1 << 62)).is_err() {
+            return sent;
+        }
+        let chunk = vec![b'x'; 64 * 1024];
+        // 16 MiB after the header: the bridge must not keep it.
+        for _ in 0..256 {
+            if writer.write_all(&chunk).is_err() {
+                break;
+            }
+            sent += chunk.len();
+        }
+        sent
+    });
+    let (code, reason) = ws.read_close().expect("a close frame");
+    assert_eq!(code, 1008, "{reason}");
+    assert!(reason.contains("max_message_bytes"), "{reason}");
+    let sent = sent.join().unwrap();
+    let after = rss_kib(bridge.pid());
+    assert!(
+        after < before + 4 * 1024,
+        "RSS grew from {before} KiB to {after} KiB with {sent} bytes sent after the header"
+    );
+    assert!(bridge.log().contains("announces 4611686018427387904 bytes"));
+    // The bridge serves others as before.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut fresh = bridge.ready_agent().await;
+        assert_eq!(fresh.request("ping", json!({})).await["result"], json!({}));
+    });
+}
+
+#[test]
+fn a_fragmented_message_over_the_limit_closes_with_1008() {
+    let limit = 2 * 1024 * 1024;
+    let bridge = Bridge::start_with(Options::default().set("server.max_message_bytes", limit));
+    let mut ws = RawWs::connect(&bridge);
+    let part = vec![b' '; 1024 * 1024];
+    assert!(ws.frame(
+        false,
+        1,
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}"
+    ));
+    assert!(ws.frame(false, 0, &part));
+    // Two fragments of 1 MiB (plus the first) cross 2 MiB at the third header.
+    ws.frame(false, 0, &part);
+    ws.frame(true, 0, &part);
+    let (code, reason) = ws.read_close().expect("a close frame");
+    assert_eq!(code, 1008, "{reason}");
+    assert!(reason.contains("max_message_bytes"), "{reason}");
+    assert!(bridge.log().contains("fragmented message reaches"));
+}
+
+#[test]
+fn a_fragmented_message_within_the_limit_is_served() {
+    let bridge = Bridge::start();
+    let mut ws = RawWs::connect(&bridge);
+    assert!(ws.frame(false, 1, b"{\"jsonrpc\":\"2.0\","));
+    assert!(ws.frame(false, 0, b"\"id\":7,"));
+    assert!(ws.frame(true, 0, b"\"method\":\"ping\"}"));
+    // The answer comes back as one text frame.
+    let mut h = [0u8; 2];
+    std::io::Read::read_exact(&mut ws.stream, &mut h).unwrap();
+    assert_eq!(h[0], 0x81);
+    let mut body = vec![0u8; usize::from(h[1] & 0x7f)];
+    std::io::Read::read_exact(&mut ws.stream, &mut body).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(v["id"], 7);
+    assert_eq!(v["result"], json!({}));
+}
+
+#[test]
+fn a_client_that_never_reads_is_dropped_and_rss_stays_bounded() {
+    // 400 reads of a 256 KiB file: about 105 MB of replies for a peer that reads none.
+    let bridge = Bridge::start_with(
+        Options::default()
+            .set("rate_limit.requests", 1000)
+            .file("big.txt", &"x".repeat(256 * 1024)),
+    );
+    let mut ws = RawWs::connect(&bridge);
+    ws.initialize();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let before = rss_kib(bridge.pid());
+    let mut peak = before;
+    for id in 0..400 {
+        let sent = ws.send_json(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "readFile", "arguments": {"filePath": "big.txt"}}}));
+        if !sent {
+            break;
+        }
+        // At most 10 calls run at once per session; pace so that they are served.
+        if id % 10 == 9 {
+            std::thread::sleep(std::time::Duration::from_millis(25));
+            peak = peak.max(rss_kib(bridge.pid()));
+        }
+    }
+    let status = wait_for("the never-reading client dropped", DEADLINE, || {
+        peak = peak.max(rss_kib(bridge.pid()));
+        let status = bridge.get_json("/status");
+        (status["outboundOverflowDrops"] == 1).then_some(status)
+    });
+    assert_eq!(status["outboundOverflowDrops"], 1, "{status}");
+    // The dropped connection ends: what is left in the socket is read, then EOF.
+    ws.stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    let mut sink = Vec::new();
+    let end = std::io::Read::read_to_end(&mut ws.stream, &mut sink);
+    assert!(
+        end.is_ok()
+            || end
+                .as_ref()
+                .is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionReset),
+        "the bridge ended the connection: {end:?}"
+    );
+    assert!(
+        sink.len() < 100 * 1024 * 1024,
+        "only part of the replies was ever sent ({} bytes)",
+        sink.len()
+    );
+    peak = peak.max(rss_kib(bridge.pid()));
+    // 8 MiB queue + actix-ws's 32-frame channel (~8.4 MB of these replies) + buffers;
+    // measured +12 to +15 MiB.
+    assert!(
+        peak < before + 24 * 1024,
+        "RSS grew from {before} KiB to {peak} KiB"
+    );
+    let log = bridge.log();
+    assert!(log.contains("server.max_outbound_bytes"), "{log}");
+    assert!(bridge
+        .get("/metrics")
+        .1
+        .contains("ide_bridge_outbound_overflow_drops_total 1"));
+    // Others are served as before.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut fresh = bridge.ready_agent().await;
+        let text = text(&fresh.call("readFile", json!({"filePath": "big.txt"})).await).len();
+        assert!(text >= 256 * 1024);
+    });
+}
+
+/// CPU time the bridge uses during `window`.
+fn cpu_used_during(pid: u32, window: std::time::Duration) -> std::time::Duration {
+    let start = cpu_time(pid);
+    std::thread::sleep(window);
+    cpu_time(pid).saturating_sub(start)
+}
+
+#[tokio::test]
+async fn regex_bombs_are_refused_and_a_timed_out_search_stops_using_cpu() {
+    let line = "a".repeat(1_000_000) + "\n";
+    let mut opts = Options::default().set("tools.timeout_ms", 500);
+    for i in 0..40 {
+        opts = opts.file(&format!("big/{i:02}.txt"), &line);
+    }
+    let bridge = Bridge::start_with(opts);
+    let pid = bridge.pid();
+    let mut agent = bridge.ready_agent().await;
+    for bomb in ["a{100000}", "(a{1000}){1000}", "(a{100}){100}"] {
+        let started = std::time::Instant::now();
+        let result = agent
+            .call("searchWorkspace", json!({"query": bomb, "regex": true}))
+            .await;
+        assert!(is_error(&result), "{bomb}: {result}");
+        assert!(text(&result).contains("repeats too much"), "{result}");
+        assert!(started.elapsed() < std::time::Duration::from_millis(400));
+    }
+    let err = agent
+        .call(
+            "searchWorkspace",
+            json!({"query": "\\w{100}x", "regex": true}),
+        )
+        .await;
+    assert!(text(&err).contains("too complex"), "{err}");
+    // Allowed but slow over 40 MB of one-line files: the call times out, and the
+    // search stops with it.
+    let result = agent
+        .call(
+            "searchWorkspace",
+            json!({"query": "a{1000}b", "regex": true, "path": "big"}),
+        )
+        .await;
+    assert!(is_error(&result), "{result}");
+    assert!(text(&result).contains("timed out"), "{result}");
+    let settle = cpu_used_during(pid, std::time::Duration::from_millis(1000));
+    let idle = cpu_used_during(pid, std::time::Duration::from_millis(1000));
+    // Measured: 10 ms in the first second, nothing in the next.
+    assert!(
+        settle < std::time::Duration::from_millis(250)
+            && idle < std::time::Duration::from_millis(100),
+        "the bridge used {idle:?} of CPU in the second after the timeout ({settle:?} in the first)"
+    );
+    // Searching still works.
+    let ok = agent
+        .call(
+            "searchWorkspace",
+            json!({"query": "println", "path": "src"}),
+        )
+        .await;
+    assert!(!is_error(&ok), "{ok}");
+    assert_eq!(json_text(&ok)["matches"][0]["path"], "src/main.rs", "{ok}");
+}

@@ -26,7 +26,7 @@ use super::registry::{Broadcast, EditorConnected, Mention, SessionRegistry, Tool
 use super::supervise::{guard, ActorFault};
 use crate::diagnostics::FileDiagnostics;
 use crate::metrics::Metrics;
-use crate::protocol::jsonrpc::{self, Incoming, RequestId};
+use crate::protocol::jsonrpc::{self, Incoming, RequestId, RpcError};
 use crate::workspace::file_url;
 
 /// Actor name used in logs, metrics and faults.
@@ -312,7 +312,9 @@ impl ExtensionClient {
         let _ = p.reply.send(outcome);
     }
 
-    fn on_notification(&mut self, method: &str, params: Value, ctx: &mut Context<Self>) {
+    /// Handles one editor notification (or request, answered by the caller); false
+    /// when the method is not one the bridge knows, which is then only logged.
+    fn on_notification(&mut self, method: &str, params: Value, ctx: &mut Context<Self>) -> bool {
         match method {
             "extension/hello" => {
                 if let Some(c) = &mut self.conn {
@@ -399,8 +401,12 @@ impl ExtensionClient {
                 }
             }
             "extension/atMentioned" => self.registry.do_send(Mention(params)),
-            other => tracing::info!(method = other, "unknown editor notification ignored"),
+            other => {
+                tracing::info!(method = other, "unknown editor notification ignored");
+                return false;
+            }
         }
+        true
     }
 
     fn notify_listeners(&mut self, file: &str) {
@@ -650,14 +656,22 @@ impl Handler<EditorFrame> for ExtensionClient {
                 act.on_notification(&method, params, ctx);
             }
             Incoming::Request(req) => {
-                // The editor may send its hello as a request; anything else is unknown.
+                // The editor may send any of its notifications as a request (its hello,
+                // typically), answered with `{}`; an unknown method gets -32601.
                 let params = req
                     .params
                     .and_then(|p| serde_json::from_str(p.get()).ok())
                     .unwrap_or(Value::Null);
-                act.on_notification(&req.method, params, ctx);
+                let known = act.on_notification(&req.method, params, ctx);
                 if let Some(c) = &act.conn {
-                    c.outbound.send_text(jsonrpc::response(&req.id, &json!({})));
+                    c.outbound.send_text(if known {
+                        jsonrpc::response(&req.id, &json!({}))
+                    } else {
+                        jsonrpc::error_response(
+                            Some(&req.id),
+                            &RpcError::method_not_found(&req.method),
+                        )
+                    });
                 }
             }
             Incoming::Response { .. } | Incoming::Invalid { .. } => {}

@@ -48,13 +48,20 @@ impl CommandArgs {
             )));
         }
         let limit = settings.commands.timeout_ms;
+        // Git gets the git tools' protections too: forced safe config, no system
+        // config, no discovery above the workspace, literal pathspecs.
+        let (args, env) = if self.command == "git" {
+            crate::tools::git::hardened(ctx.services.workspace.root(), self.args)
+        } else {
+            (self.args, Vec::new())
+        };
         let spec = RunSpec {
             program: self.command,
-            args: self.args,
+            args,
             cwd,
             timeout: Duration::from_millis(self.timeout_ms.unwrap_or(limit).min(limit)),
             max_output: settings.commands.max_output_bytes,
-            env: Vec::new(),
+            env,
         };
         exec::run(spec)
             .await

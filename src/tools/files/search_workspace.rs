@@ -1,5 +1,8 @@
 //! `searchWorkspace`: full-text or regex search with ripgrep's libraries.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -25,6 +28,15 @@ pub struct Args {
     max_results: Option<usize>,
 }
 
+/// Sets its flag when dropped.
+struct CancelOnDrop(Arc<AtomicBool>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 fn yes() -> bool {
     true
 }
@@ -34,7 +46,9 @@ impl Tool for SearchWorkspace {
     const NAME: &'static str = "searchWorkspace";
     const DESCRIPTION: &'static str =
         "Search file contents across the workspace (literal text, or a regex with regex: true), \
-         honouring .gitignore and skipping binary files.";
+         honouring .gitignore and skipping binary files. Regex limits: nested counted \
+         repetitions multiply to at most 1000 (a{1000}, (a{10}){100}), compiled size 1 MiB; \
+         files with a line over 2 MiB are skipped and counted (longLineFilesSkipped).";
 
     fn schema() -> Value {
         json!({
@@ -58,6 +72,10 @@ impl Tool for SearchWorkspace {
                 Ok(s) => s,
                 Err(e) => return e,
             };
+        // The call's future is dropped on timeout and on cancellation; the guard then
+        // tells the blocking search to stop, which it does within one buffer read.
+        let cancel = Arc::new(AtomicBool::new(false));
+        let _stop_on_drop = CancelOnDrop(Arc::clone(&cancel));
         let run = move || {
             search(
                 &root,
@@ -68,12 +86,13 @@ impl Tool for SearchWorkspace {
                     case_sensitive: args.case_sensitive,
                     glob: args.glob.as_deref(),
                     max_results: max,
+                    cancel: Some(&cancel),
                 },
             )
         };
         match blocking(run).await {
             Ok(Ok(hits)) => CallToolResult::json(&hits),
-            Ok(Err(msg)) => CallToolResult::error(msg),
+            Ok(Err(err)) => CallToolResult::error(err.to_string()),
             Err(e) => e,
         }
     }

@@ -40,7 +40,12 @@ impl Tool for GitDiff {
     }
 
     async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
-        let mut argv = vec!["diff".to_string()];
+        // No diff program or textconv filter from the repository configuration.
+        let mut argv = vec![
+            "diff".to_string(),
+            "--no-ext-diff".into(),
+            "--no-textconv".into(),
+        ];
         if args.staged {
             argv.push("--cached".into());
         }

@@ -40,6 +40,9 @@ impl Tool for GitShow {
             &ctx,
             vec![
                 "show".into(),
+                // No diff program or textconv filter from the repository configuration.
+                "--no-ext-diff".into(),
+                "--no-textconv".into(),
                 "--stat".into(),
                 "--patch".into(),
                 revision,

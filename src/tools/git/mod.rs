@@ -11,23 +11,65 @@ pub mod git_push;
 pub mod git_show;
 pub mod git_status;
 
+use std::path::Path;
 use std::time::Duration;
 
 use super::{resolve, ToolContext};
 use crate::exec::{self, RunOutput, RunSpec};
 use crate::protocol::mcp::CallToolResult;
 
-/// Runs `git args…` in the workspace root. Non-zero exits become tool errors with git's
-/// own message; "not a git repository" is said plainly.
+/// Configuration forced on every git tool call (`-c` wins over every config file), so
+/// that a repository configuration the agent could write (`.git/config` through
+/// `createFile`) cannot make a read-only tool run a program: no fsmonitor hook, no
+/// hooks, no signing program, no pager. `gitDiff`/`gitShow` add `--no-ext-diff
+/// --no-textconv`; filter drivers (`filter.<name>.clean`) are not neutralised.
+pub(crate) const FORCED_CONFIG: &[&str] = &[
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "commit.gpgSign=false",
+    "tag.gpgSign=false",
+    "core.pager=cat",
+];
+
+/// The arguments and environment of a git tool call in `root`: [`FORCED_CONFIG`] before
+/// `args`; the system config ignored (`GIT_CONFIG_NOSYSTEM`); repository discovery
+/// stopped at the workspace (`GIT_CEILING_DIRECTORIES` = its parent), so a workspace
+/// inside a larger repository is "not a git repository" rather than a window on the
+/// outer one; and every pathspec literal (`GIT_LITERAL_PATHSPECS`: no `:(top)`, `:/`
+/// or glob magic, which git applies even after `--`).
+pub(crate) fn hardened(root: &Path, args: Vec<String>) -> (Vec<String>, Vec<(String, String)>) {
+    let mut argv = Vec::with_capacity(args.len() + 2 * FORCED_CONFIG.len());
+    for kv in FORCED_CONFIG {
+        argv.push("-c".to_string());
+        argv.push((*kv).to_string());
+    }
+    argv.extend(args);
+    let mut env = vec![
+        ("GIT_CONFIG_NOSYSTEM".to_string(), "1".to_string()),
+        ("GIT_LITERAL_PATHSPECS".to_string(), "1".to_string()),
+    ];
+    if let Some(parent) = root.parent() {
+        env.push((
+            "GIT_CEILING_DIRECTORIES".to_string(),
+            parent.display().to_string(),
+        ));
+    }
+    (argv, env)
+}
+
+/// Runs `git args…` in the workspace root, [`hardened`]. Non-zero exits become tool
+/// errors with git's own message; "not a git repository" is said plainly.
 pub(crate) async fn git(ctx: &ToolContext, args: Vec<String>) -> Result<RunOutput, CallToolResult> {
     let settings = &ctx.services.settings;
+    let root = ctx.services.workspace.root();
+    let (args, env) = hardened(root, args);
     let spec = RunSpec {
         program: "git".into(),
         args,
-        cwd: ctx.services.workspace.root().to_path_buf(),
+        cwd: root.to_path_buf(),
         timeout: Duration::from_millis(settings.commands.timeout_ms),
         max_output: settings.commands.max_output_bytes,
-        env: Vec::new(),
+        env,
     };
     let out = exec::run(spec)
         .await
@@ -37,7 +79,8 @@ pub(crate) async fn git(ctx: &ToolContext, args: Vec<String>) -> Result<RunOutpu
     }
     if out.stderr.contains("not a git repository") {
         return Err(CallToolResult::error(format!(
-            "Not a git repository: {} (run `git init` there first)",
+            "Not a git repository: {} (git tools do not look above the workspace; run \
+             `git init` there first)",
             ctx.services.workspace.root().display()
         )));
     }
@@ -86,8 +129,15 @@ pub(crate) fn check_ref_or_range(value: &str) -> Result<String, CallToolResult> 
     Ok(value.to_string())
 }
 
-/// A workspace path as a pathspec after `--`.
+/// A workspace path as a pathspec after `--`. A leading `:` (pathspec magic such as
+/// `:(top)x` or `:/x`, which reaches above the workspace) is refused; the runner also
+/// makes every pathspec literal ([`hardened`]).
 pub(crate) fn pathspec(ctx: &ToolContext, path: &str) -> Result<String, CallToolResult> {
+    if path.starts_with(':') {
+        return Err(CallToolResult::error(format!(
+            "Pathspec magic is not allowed: {path:?} (give a plain workspace path)"
+        )));
+    }
     let resolved = resolve(ctx, path)?;
     let root = ctx.services.workspace.root();
     Ok(resolved

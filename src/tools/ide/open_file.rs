@@ -56,13 +56,19 @@ impl Tool for OpenFile {
             Ok(p) => p,
             Err(e) => return e,
         };
-        let text = match tokio::fs::read(&path).await {
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return CallToolResult::error(format!("File not found: {}", args.file_path))
-            }
-            Err(e) => return CallToolResult::error(format!("Cannot open {}: {e}", args.file_path)),
-        };
+        // Regular files only, opened without blocking (a FIFO would hold the thread).
+        let p = path.clone();
+        let text =
+            match crate::tools::blocking(move || crate::workspace::files::read_regular(&p)).await {
+                Ok(Ok(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
+                Ok(Err(crate::workspace::files::FileError::NotFound(_))) => {
+                    return CallToolResult::error(format!("File not found: {}", args.file_path))
+                }
+                Ok(Err(e)) => {
+                    return CallToolResult::error(format!("Cannot open {}: {e}", args.file_path))
+                }
+                Err(e) => return e,
+            };
         ctx.record_opened(path.clone());
         let mut request = json!({ "file": path });
         if let Some(line) = args.start_line {
