@@ -519,12 +519,11 @@ async fn shut_down(
     });
     let bound = Duration::from_millis(500);
     let checkpoint = async {
-        match &services.checkpoint {
-            Some(c) => match tokio::time::timeout(bound, c.send(SaveNow)).await {
+        if let Some(c) = &services.checkpoint {
+            match tokio::time::timeout(bound, c.send(SaveNow)).await {
                 Ok(Ok(Ok(()))) => tracing::info!("final checkpoint written"),
                 other => tracing::warn!(?other, "final checkpoint not written"),
-            },
-            None => {}
+            }
         }
     };
     let tasks = tokio::time::timeout(bound, services.orchestrator.send(SaveTasks));

@@ -30,19 +30,22 @@ pub const VERSION_HEADER: &str = "mcp-protocol-version";
 /// Keep-alive comment interval on SSE streams.
 const KEEPALIVE: Duration = Duration::from_secs(15);
 
+/// A refused request's response (boxed: an `HttpResponse` is large).
+type Refused = Box<HttpResponse>;
+
 /// An HTTP error with a JSON body (and, when it concerns a JSON-RPC message, a
 /// JSON-RPC error inside).
-fn refuse(status: actix_web::http::StatusCode, message: impl Into<String>) -> HttpResponse {
+fn refuse(status: actix_web::http::StatusCode, message: impl Into<String>) -> Refused {
     let message = message.into();
-    HttpResponse::build(status).json(json!({
+    Box::new(HttpResponse::build(status).json(json!({
         "jsonrpc": "2.0",
         "id": null,
         "error": { "code": -32600, "message": message },
-    }))
+    })))
 }
 
 /// Host, Origin and bearer token; refusals are counted by reason.
-fn check(req: &HttpRequest, services: &Services) -> Result<(), HttpResponse> {
+fn check(req: &HttpRequest, services: &Services) -> Result<(), Refused> {
     check_host_and_origin(req, &services.settings)
         .and_then(|_| check_bearer(req, &services.auth_token))
         .map_err(|rejection: Rejection| {
@@ -58,7 +61,7 @@ fn check(req: &HttpRequest, services: &Services) -> Result<(), HttpResponse> {
                     ),
                 );
             }
-            response
+            Box::new(response)
         })
 }
 
@@ -67,7 +70,7 @@ fn header_str<'a>(req: &'a HttpRequest, name: &str) -> Option<&'a str> {
 }
 
 /// 400 when the client names a protocol version the bridge does not speak.
-fn check_version(req: &HttpRequest) -> Result<(), HttpResponse> {
+fn check_version(req: &HttpRequest) -> Result<(), Refused> {
     match header_str(req, VERSION_HEADER) {
         Some(v) if !SUPPORTED_PROTOCOL_VERSIONS.contains(&v.trim()) => Err(refuse(
             actix_web::http::StatusCode::BAD_REQUEST,
@@ -85,7 +88,7 @@ fn check_version(req: &HttpRequest) -> Result<(), HttpResponse> {
 async fn session_of(
     req: &HttpRequest,
     services: &Services,
-) -> Result<actix::Addr<HttpTransport>, HttpResponse> {
+) -> Result<actix::Addr<HttpTransport>, Refused> {
     let Some(id) = header_str(req, SESSION_HEADER) else {
         return Err(refuse(
             actix_web::http::StatusCode::BAD_REQUEST,
@@ -107,7 +110,7 @@ async fn read_body(
     req: &HttpRequest,
     mut payload: web::Payload,
     limit: usize,
-) -> Result<web::BytesMut, HttpResponse> {
+) -> Result<web::BytesMut, Refused> {
     let too_large = || {
         refuse(
             actix_web::http::StatusCode::PAYLOAD_TOO_LARGE,
@@ -141,11 +144,11 @@ pub async fn post(
     services: web::Data<Services>,
 ) -> HttpResponse {
     if let Err(refused) = check(&req, &services).and_then(|_| check_version(&req)) {
-        return refused;
+        return *refused;
     }
     let body = match read_body(&req, payload, services.settings.server.max_message_bytes).await {
         Ok(b) => b,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     let text = match std::str::from_utf8(&body) {
         Ok(t) => t,
@@ -167,12 +170,12 @@ pub async fn post(
     let (transport, new_id) = if is_initialize && header_str(&req, SESSION_HEADER).is_none() {
         match start_session(&req, &services).await {
             Ok((addr, id)) => (addr, Some(id)),
-            Err(refused) => return refused,
+            Err(refused) => return *refused,
         }
     } else {
         match session_of(&req, &services).await {
             Ok(addr) => (addr, None),
-            Err(refused) => return refused,
+            Err(refused) => return *refused,
         }
     };
     let request_id = match &message {
@@ -224,11 +227,11 @@ pub async fn post(
 async fn start_session(
     req: &HttpRequest,
     services: &Arc<Services>,
-) -> Result<(actix::Addr<HttpTransport>, String), HttpResponse> {
+) -> Result<(actix::Addr<HttpTransport>, String), Refused> {
     if let Err(e) = pace(services).await {
-        return Err(actix_web::ResponseError::error_response(
+        return Err(Box::new(actix_web::ResponseError::error_response(
             e.as_response_error(),
-        ));
+        )));
     }
     let anchor = header_str(req, SESSION_ANCHOR_HEADER)
         .map(str::trim)
@@ -300,7 +303,7 @@ fn sse_until_answered(
 /// `GET /mcp`: the stream of server-initiated messages (`list_changed`, log messages).
 pub async fn get(req: HttpRequest, services: web::Data<Services>) -> HttpResponse {
     if let Err(refused) = check(&req, &services).and_then(|_| check_version(&req)) {
-        return refused;
+        return *refused;
     }
     let wants_sse = header_str(&req, "accept").is_some_and(|a| a.contains("text/event-stream"));
     if !wants_sse {
@@ -310,7 +313,7 @@ pub async fn get(req: HttpRequest, services: web::Data<Services>) -> HttpRespons
     }
     let transport = match session_of(&req, &services).await {
         Ok(t) => t,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     let (outbound, rx) = Outbound::channel(services.settings.server.max_outbound_bytes);
     transport.do_send(OpenStream(outbound));
@@ -333,13 +336,13 @@ pub async fn get(req: HttpRequest, services: web::Data<Services>) -> HttpRespons
 /// `DELETE /mcp`: ends the session.
 pub async fn delete(req: HttpRequest, services: web::Data<Services>) -> HttpResponse {
     if let Err(refused) = check(&req, &services) {
-        return refused;
+        return *refused;
     }
     match session_of(&req, &services).await {
         Ok(transport) => {
             let _ = transport.send(End).await;
             HttpResponse::Ok().finish()
         }
-        Err(refused) => refused,
+        Err(refused) => *refused,
     }
 }

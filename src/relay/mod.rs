@@ -143,7 +143,7 @@ impl Relay {
         loop {
             tokio::select! {
                 line = lines.recv() => match line.flatten() {
-                    Some(line) => self.from_client(line).await,
+                    Some(line) => self.on_client_line(line).await,
                     None => return 0, // the client closed stdin: we are done
                 },
                 Some(event) = events.recv() => self.on_event(event, &events_tx).await,
@@ -166,7 +166,7 @@ impl Relay {
         self.write(&message.to_string()).await;
     }
 
-    async fn from_client(&mut self, line: String) {
+    async fn on_client_line(&mut self, line: String) {
         let Ok(msg) = serde_json::from_str::<Value>(&line) else {
             if self.upstream.is_connected() {
                 self.upstream.send(line);
@@ -252,7 +252,7 @@ impl Relay {
             }
             Event::Frame(generation, text) => {
                 if self.upstream.is_current(generation) {
-                    self.from_bridge(text).await;
+                    self.on_bridge_frame(text).await;
                 }
             }
             Event::Closed(generation, why) => {
@@ -292,7 +292,7 @@ impl Relay {
         }
     }
 
-    async fn from_bridge(&mut self, text: String) {
+    async fn on_bridge_frame(&mut self, text: String) {
         let Ok(msg) = serde_json::from_str::<Value>(&text) else {
             return self.write(&text).await;
         };
