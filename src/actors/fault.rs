@@ -17,6 +17,12 @@ pub struct Crash;
 #[rtype(result = "Result<(), ActorFault>")]
 pub struct Stall(pub Duration);
 
+/// Close every connection of an agent's session from the bridge's side (1001), as a
+/// network cut would; the session itself stays and waits for its agent.
+#[derive(Debug, Message)]
+#[rtype(result = "bool")]
+pub struct CutConnections(pub String);
+
 /// Implements [`Crash`] and [`Stall`] for a supervised singleton actor: `Crash` panics
 /// inside the actor's panic boundary (so its supervisor restarts it), `Stall` answers
 /// after the given time without blocking the actor.

@@ -798,3 +798,17 @@ impl Handler<CloseAll> for SessionRegistry {
 
 #[cfg(feature = "fault-injection")]
 crate::actors::fault::fault_handlers!(SessionRegistry, NAME);
+
+#[cfg(feature = "fault-injection")]
+impl Handler<crate::actors::fault::CutConnections> for SessionRegistry {
+    type Result = bool;
+    fn handle(&mut self, msg: crate::actors::fault::CutConnections, _: &mut Context<Self>) -> bool {
+        match self.slots.get(&msg.0) {
+            Some(slot) => {
+                slot.addr.do_send(Shutdown);
+                true
+            }
+            None => false,
+        }
+    }
+}

@@ -58,6 +58,29 @@ class Place:
                 "config_dir": self.config_dir}[key]
 
 
+def call_over_http(place, tool, args):
+    """One tool call over /mcp (a fresh HTTP MCP session)."""
+    url = f"http://127.0.0.1:{place.port}/mcp"
+    headers = {"Authorization": f"Bearer {place.token}", "Content-Type": "application/json",
+               "Accept": "application/json, text/event-stream"}
+
+    def post(body, extra=None):
+        req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
+                                     headers={**headers, **(extra or {})})
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.headers.get("mcp-session-id"), resp.read()
+
+    sid, _ = post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"}}})
+    _, body = post({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                    "params": {"name": tool, "arguments": args}}, {"Mcp-Session-Id": sid})
+    text = body.decode()
+    if text.startswith("event:"):
+        text = text.split("data: ", 1)[1]
+    return json.loads(text)
+
+
 def prepare(place):
     config = {
         "hasCompletedOnboarding": True,
@@ -127,6 +150,27 @@ def test_the_cli_gets_its_session_back_after_a_restart_and_a_crash():
                         assert back["id"] == first["id"], (how, back, first)
                         assert back["openedFiles"] == 1, back
                         assert len(place.status()["sessions"]) == 1, place.status()["sessions"]
+                    # A cut from the bridge's side: both connections closed (1001); the
+                    # CLI and its relay reconnect by themselves into the same session.
+                    def disconnects():
+                        return sum(1 for e in place.status()["recentActivity"]
+                                   if e.get("event") == "agent_disconnected"
+                                   and e.get("sessionId") == first["id"])
+
+                    before = disconnects()
+                    cut = call_over_http(place, "debug_cut_connections", {"sessionId": first["id"]})
+                    assert cut["result"]["content"][0]["text"] == "cut", cut
+                    wait_for("the cut to close the agent's connections",
+                             lambda: disconnects() > before, screen)
+                    back = wait_for(
+                        "the CLI reconnects by itself after a cut",
+                        lambda: (s := cli_session(place, pid))
+                        and {"ide", "relay"} <= {c["kind"] for c in s["connections"]}
+                        and s,
+                        screen,
+                    )
+                    assert back["id"] == first["id"] and back["openedFiles"] == 1, back
+
                 finally:
                     os.killpg(pid, signal.SIGKILL)
                     os.waitpid(pid, 0)

@@ -20,6 +20,7 @@ pub fn register(r: &mut ToolRegistry) -> Result<(), CatalogError> {
     r.register::<DebugCrashActor>()?;
     r.register::<DebugStallActor>()?;
     r.register::<DebugListChanged>()?;
+    r.register::<DebugCutConnections>()?;
     Ok(())
 }
 
@@ -227,5 +228,38 @@ impl Tool for DebugListChanged {
             immediate: args.immediate,
         });
         CallToolResult::text("signalled")
+    }
+}
+
+/// Closes a session's connections from the bridge's side.
+pub struct DebugCutConnections;
+
+/// Arguments of `debug_cut_connections`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CutArgs {
+    session_id: String,
+}
+
+impl Tool for DebugCutConnections {
+    type Args = CutArgs;
+    const NAME: &'static str = "debug_cut_connections";
+    const DESCRIPTION: &'static str =
+        "Test only: close every connection of a session from the bridge's side (1001).";
+
+    fn schema() -> Value {
+        json!({ "type": "object", "properties": { "sessionId": { "type": "string" } }, "required": ["sessionId"] })
+    }
+
+    async fn call(ctx: ToolContext, args: CutArgs) -> CallToolResult {
+        match ctx
+            .services
+            .registry
+            .send(crate::actors::fault::CutConnections(args.session_id))
+            .await
+        {
+            Ok(true) => CallToolResult::text("cut"),
+            _ => CallToolResult::error("no such session"),
+        }
     }
 }
