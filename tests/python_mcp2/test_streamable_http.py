@@ -136,3 +136,21 @@ def test_edges_are_refused_with_the_documented_status(bridge):
     assert post(bridge, too_big, auth) == 413
     # Nothing of it reached a session.
     assert status(bridge)["sessions"] == []
+
+
+def initialize(bridge):
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}}).encode()
+    auth = {"Authorization": f"Bearer {bridge['token']}", "Accept": "application/json, text/event-stream"}
+    return post(bridge, body, auth)
+
+
+def test_http_sessions_count_against_max_sessions():
+    from conftest import running_bridge
+
+    with running_bridge("--max-sessions", "1") as bridge:
+        assert initialize(bridge) == 200
+        assert initialize(bridge) == 503, "the only slot is taken by a connected HTTP agent"
+        refused = status(bridge)["refusedConnections"]
+        assert refused["maxSessions"] == 1, refused
