@@ -121,6 +121,9 @@ pub struct Session {
     services: Arc<Services>,
     conns: Vec<Connection>,
     client_pid: Option<u32>,
+    /// The client as its IDE connection (else any connection) last introduced itself;
+    /// kept while the agent is away.
+    last_client: Option<(ConnectionKind, String, &'static str)>,
     opened_files: Vec<PathBuf>,
     read_versions: HashMap<PathBuf, Fingerprint>,
     terminals: Vec<(String, TerminalRun)>,
@@ -144,6 +147,7 @@ impl Session {
             services,
             conns: Vec::new(),
             client_pid: None,
+            last_client: None,
             opened_files: Vec::new(),
             read_versions: HashMap::new(),
             terminals: Vec::new(),
@@ -454,6 +458,14 @@ impl Session {
                         client: params.client_info,
                         ..McpState::default()
                     };
+                    let kind = conn.kind;
+                    let label = conn.mcp.client.as_ref().map(Implementation::label);
+                    let replaces = self.last_client.as_ref().is_none_or(|(k, ..)| {
+                        *k != ConnectionKind::Ide || kind == ConnectionKind::Ide
+                    });
+                    if let (Some(label), true) = (label, replaces) {
+                        self.last_client = Some((kind, label, version));
+                    }
                 }
                 respond(&self.initialize_result(version));
             }
@@ -724,9 +736,13 @@ impl Session {
             initialized: main.is_some(),
             opened_files: self.opened_files.len(),
             active_tool_calls: self.in_flight.len(),
-            client: main.and_then(|c| c.mcp.client.as_ref().map(Implementation::label)),
+            client: main
+                .and_then(|c| c.mcp.client.as_ref().map(Implementation::label))
+                .or_else(|| self.last_client.as_ref().map(|(_, l, _)| l.clone())),
             client_pid: self.client_pid,
-            protocol_version: main.and_then(|c| c.mcp.protocol_version),
+            protocol_version: main
+                .and_then(|c| c.mcp.protocol_version)
+                .or_else(|| self.last_client.as_ref().map(|(_, _, v)| *v)),
             connections: self.conns.iter().map(Connection::info).collect(),
             terminal_prefix: self.terminal_prefix.to_string(),
             created_at: self.created_at.clone(),
