@@ -751,6 +751,25 @@ impl Handler<Broadcast> for SessionRegistry {
 impl Handler<Mention> for SessionRegistry {
     type Result = ();
     fn handle(&mut self, msg: Mention, _: &mut Context<Self>) {
+        let mut params = msg.0;
+        // The editor may address one agent (`sessionId`, as /status names it); the
+        // agent sees the mention without it.
+        let target = params
+            .as_object_mut()
+            .and_then(|p| p.remove("sessionId"))
+            .and_then(|v| v.as_str().map(str::to_string));
+        if let Some(id) = target {
+            match self.slots.get(&id) {
+                Some(slot) => slot.addr.do_send(SendNotification {
+                    method: "at_mentioned",
+                    params,
+                }),
+                None => {
+                    tracing::warn!(session = %id, "dropping an at_mentioned for a session that does not exist")
+                }
+            }
+            return;
+        }
         let targets: Vec<Addr<Session>> = self.listening().cloned().collect();
         if targets.is_empty() {
             let now = Instant::now();
@@ -760,13 +779,13 @@ impl Handler<Mention> for SessionRegistry {
                 tracing::warn!("dropping the oldest queued at_mentioned: no agent is listening");
                 self.mentions.remove(0);
             }
-            self.mentions.push((now, msg.0));
+            self.mentions.push((now, params));
             return;
         }
         for addr in targets {
             addr.do_send(SendNotification {
                 method: "at_mentioned",
-                params: msg.0.clone(),
+                params: params.clone(),
             });
         }
     }

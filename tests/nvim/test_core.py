@@ -84,16 +84,38 @@ def test_ide_bridge_send_mentions(world):
     a1 = world.agent("one")
     a2 = world.agent("two")
     world.editor.edit(f)
+    # Two agents: the plugin asks which one gets it (or all), in the order /status lists.
+    connected = [s for s in world.bridge.status()["sessions"] if s["connected"]]
+    ids = [s["id"] for s in connected]
+    one = next(s["id"] for s in connected if s.get("client", "").startswith("one "))
+    # The choice goes through vim.ui.select (what pickers such as telescope replace);
+    # here it answers with the entry naming agent "one" and records what was offered.
+    world.editor.lua(
+        """
+        local wanted = ...
+        vim.ui.select = function(items, opts, on_choice)
+          local labels = vim.tbl_map(opts.format_item, items)
+          _G.ide_bridge_offered = labels
+          for i, label in ipairs(labels) do
+            if label:find(wanted, 1, true) then return on_choice(items[i], i) end
+          end
+          on_choice(nil)
+        end
+        """,
+        one,
+    )
     world.editor.input("ggjVj:IdeBridgeSend<CR>")
     p = a1.wait_notification("at_mentioned")
     assert p == {"filePath": str(f), "lineStart": 1, "lineEnd": 2}
-    # The bridge broadcasts @-mentions: every listening agent gets it (no targeting
-    # exists on the bridge side; see docs/editors.md).
-    assert a2.wait_notification("at_mentioned") == p
-    # Without a range: the whole file.
-    world.editor.input(":IdeBridgeSend<CR>")
-    p = a1.wait_notification("at_mentioned", lambda p: "lineStart" not in p)
-    assert p == {"filePath": str(f)}
+    offered = world.editor.lua("return _G.ide_bridge_offered")
+    assert offered[0] == "all agents" and len(offered) == 3, offered
+    assert all(any(i in label for label in offered) for i in ids), offered
+    # Only the chosen agent: the other gets nothing (a later mention to all arrives
+    # first for it, which proves nothing else was queued before).
+    world.editor.input(":IdeBridgeSend all<CR>")
+    q = a2.wait_notification("at_mentioned")
+    assert q == {"filePath": str(f)}, "the other agent's first mention is the one sent to all"
+    assert a1.wait_notification("at_mentioned", lambda p: "lineStart" not in p) == q
 
 
 def test_active_file_change(world):

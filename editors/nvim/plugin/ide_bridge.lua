@@ -34,7 +34,11 @@ end, { desc = "ide-bridge: disconnect and stop reconnecting" })
 
 vim.api.nvim_create_user_command("IdeBridgeSend", function(opts)
   ib().send(opts)
-end, { range = true, desc = "ide-bridge: send the selection (or file) to the agents as an @-mention" })
+end, {
+  range = true,
+  nargs = "?",
+  desc = "ide-bridge: send the selection (or file) as an @-mention; [all|<session id>], else asks when several agents are connected",
+})
 
 vim.api.nvim_create_user_command("IdeBridgeDiffAccept", function()
   ib()

@@ -208,13 +208,61 @@ function M.send(opts)
     params.lineStart = opts.line1 - 1
     params.lineEnd = opts.line2 - 1
   end
-  -- The bridge broadcasts at_mentioned to every listening agent: it has no way to
-  -- address one (see docs/editors.md).
-  c.notify("extension/atMentioned", params)
-  local agents = c.state.agents and c.state.agents.agents or 0
   local where = params.lineStart and string.format(":%d-%d", params.lineStart + 1, params.lineEnd + 1) or ""
-  local who = agents == 0 and "queued until an agent connects" or (agents == 1 and "sent to the agent" or ("sent to all " .. agents .. " agents"))
-  c.log(vim.log.levels.INFO, vim.fn.fnamemodify(path, ":~:.") .. where .. " " .. who)
+  local function deliver(agent)
+    if agent then
+      params.sessionId = agent.id
+    end
+    c.notify("extension/atMentioned", params)
+    local who = agent and ("sent to " .. agent.id)
+      or (c.state.agents and (c.state.agents.agents or 0) > 0 and "sent to every agent")
+      or "queued until an agent connects"
+    c.log(vim.log.levels.INFO, vim.fn.fnamemodify(path, ":~:.") .. where .. " " .. who)
+  end
+  local wanted = opts.args and vim.trim(opts.args) or ""
+  if wanted == "all" then
+    return deliver(nil)
+  end
+  -- Which agents are connected: /status names them (id, client, pid).
+  M.refresh_status(function(status)
+    vim.schedule(function()
+      local agents = {}
+      for _, s in ipairs((status and status.sessions) or {}) do
+        if s.connected then
+          table.insert(agents, s)
+        end
+      end
+      if wanted ~= "" then
+        for _, a in ipairs(agents) do
+          if a.id == wanted then
+            return deliver(a)
+          end
+        end
+        return vim.notify("[ide-bridge] no connected agent with session id " .. wanted, vim.log.levels.WARN)
+      end
+      if #agents <= 1 then
+        return deliver(nil)
+      end
+      local choices = { { label = "all agents" } }
+      for _, a in ipairs(agents) do
+        local label = a.id .. "  " .. (a.client or "agent")
+        if a.clientPid then
+          label = label .. "  pid " .. a.clientPid
+        end
+        table.insert(choices, { label = label, agent = a })
+      end
+      vim.ui.select(choices, {
+        prompt = "Send to which agent?",
+        format_item = function(item)
+          return item.label
+        end,
+      }, function(choice)
+        if choice then
+          deliver(choice.agent)
+        end
+      end)
+    end)
+  end)
 end
 
 return M
