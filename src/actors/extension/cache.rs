@@ -224,7 +224,12 @@ impl EditorCache {
     }
 
     /// Replaces the AI comments of every file mentioned (grouped by their `file`).
-    pub fn set_ai_comments(&mut self, comments: Vec<Value>) {
+    pub fn set_ai_comments(&mut self, comments: Vec<Value>, file: Option<&str>) {
+        // With `file`, that file's comments are replaced even by an empty list (its last
+        // comment was removed).
+        if let Some(file) = file {
+            self.ai_comments.remove(&file.to_string());
+        }
         let mut by_file: HashMap<String, Vec<Value>> = HashMap::new();
         for mut c in comments {
             let Some(file) = c.get("file").and_then(Value::as_str).map(str::to_string) else {
@@ -249,6 +254,24 @@ mod tests {
 
     fn wire(msg: &str) -> WireDiagnostic {
         serde_json::from_value(serde_json::json!({"message": msg, "severity": "error", "line": 3, "column": 5, "endLine": 3, "endColumn": 9})).unwrap()
+    }
+
+    #[test]
+    fn a_files_ai_comments_are_cleared_when_it_is_named_with_none() {
+        let mut c = EditorCache::default();
+        let comment = |f: &str| serde_json::json!({"file": f, "line": 1, "comment": "AI: x"});
+        c.set_ai_comments(vec![comment("/a"), comment("/b")], None);
+        c.set_ai_comments(Vec::new(), Some("/a"));
+        assert!(c.ai_comments.get(&"/a".to_string()).is_none());
+        assert!(
+            c.ai_comments.get(&"/b".to_string()).is_some(),
+            "other files keep theirs"
+        );
+        c.set_ai_comments(Vec::new(), None);
+        assert!(
+            c.ai_comments.get(&"/b".to_string()).is_some(),
+            "without a file nothing is cleared"
+        );
     }
 
     #[test]
@@ -303,9 +326,9 @@ mod tests {
         let comments: Vec<Value> = (0..201)
             .map(|i| serde_json::json!({"file": format!("/f{i}"), "line": 1, "comment": "AI: fix"}))
             .collect();
-        c.set_ai_comments(comments[..200].to_vec());
+        c.set_ai_comments(comments[..200].to_vec(), None);
         assert_eq!(c.ai_comments.len(), 200);
-        c.set_ai_comments(comments[200..].to_vec());
+        c.set_ai_comments(comments[200..].to_vec(), None);
         assert_eq!(c.ai_comments.len(), 200);
     }
 

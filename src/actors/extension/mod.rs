@@ -377,7 +377,8 @@ impl ExtensionClient {
                     .and_then(Value::as_array)
                     .cloned()
                     .unwrap_or_default();
-                self.cache.set_ai_comments(comments);
+                let file = params.get("file").and_then(Value::as_str);
+                self.cache.set_ai_comments(comments, file);
                 self.registry.do_send(ToolsChanged { immediate: false });
             }
             "extension/debugSessionChanged" => {

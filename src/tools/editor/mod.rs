@@ -9,6 +9,8 @@ mod tools;
 
 pub use tools::register;
 
+use std::time::Duration;
+
 use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
@@ -29,6 +31,9 @@ const TERMINAL_METHODS: &[&str] = &[
     "getTerminalOutput",
 ];
 
+/// How much longer than its own `timeoutMs` a waiting editor request may take.
+const EDITOR_WAIT_MARGIN: Duration = Duration::from_secs(2);
+
 /// Sends `extension/<method>` with `params` and waits for the answer. The reply
 /// channel goes with the message, so the answer comes straight back to this tool.
 pub(crate) async fn call_editor(
@@ -37,10 +42,18 @@ pub(crate) async fn call_editor(
     params: Value,
 ) -> Result<Value, ExtError> {
     let (reply, answer) = oneshot::channel();
+    // A request that itself waits (`timeoutMs`: executeInTerminal, waitForTerminalOutput)
+    // gets that long plus a margin from the editor, not the default request timeout, so
+    // a long wait is not taken for a stuck editor (which would open the breaker).
+    let timeout = params
+        .get("timeoutMs")
+        .and_then(Value::as_u64)
+        .map(|ms| Duration::from_millis(ms) + EDITOR_WAIT_MARGIN)
+        .filter(|t| *t > Duration::from_millis(ctx.services.settings.editor.request_timeout_ms));
     ctx.services.extension.do_send(Call {
         method: format!("extension/{method}"),
         params,
-        timeout: None,
+        timeout,
         reply,
     });
     answer

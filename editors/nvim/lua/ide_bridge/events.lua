@@ -219,7 +219,7 @@ local function push_ai(buf, force)
   if not force and ai_sent[path] == nil and #list == 0 then
     return
   end
-  if client.notify("extension/aiCommentsChanged", { comments = list }) then
+  if client.notify("extension/aiCommentsChanged", { comments = list, file = path }) then
     ai_sent[path] = key
   end
 end
