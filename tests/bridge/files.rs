@@ -517,7 +517,8 @@ fn exchange(a: &std::path::Path, b: &std::path::Path) {
 /// handle (`openat2` `RESOLVE_BENEATH`), so whichever way a call lands, nothing
 /// outside is read or created. Up to 10 000 tries (one `readFile` of a swapped file,
 /// one of a file in a swapped directory and one `createFile` in a swapped directory
-/// each), bounded at 20 s.
+/// each, and a `searchWorkspace` for the outside file's text every 24 tries),
+/// bounded at 20 s.
 #[tokio::test]
 async fn swapping_symlinks_never_leads_reads_or_creates_outside() {
     const TRIES: usize = 10_000;
@@ -548,6 +549,7 @@ async fn swapping_symlinks_never_leads_reads_or_creates_outside() {
     let mut agent = bridge.ready_agent().await;
     let started = std::time::Instant::now();
     let (mut tries, mut read_ok, mut refused, mut created) = (0usize, 0usize, 0usize, 0usize);
+    let mut searches = 0usize;
     while tries < TRIES && started.elapsed() < BUDGET {
         // Three calls per try, three tries per batch (within 10 concurrent calls).
         let mut ids = Vec::new();
@@ -569,6 +571,18 @@ async fn swapping_symlinks_never_leads_reads_or_creates_outside() {
                 ids.push((id, name));
             }
         }
+        // Every eighth batch, a search for the sentinel's text too: the walker lists
+        // `f`, which may be the outward symlink by the time it is opened.
+        let search_id = if tries % 24 == 0 {
+            let id = agent.id();
+            agent
+                .send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                    "params": {"name": "searchWorkspace", "arguments": {"query": "OUTSIDE-SENTINEL"}}}))
+                .await;
+            Some(id)
+        } else {
+            None
+        };
         for (id, name) in ids {
             let resp = agent.response_to(&json!(id)).await;
             let result = &resp["result"];
@@ -583,6 +597,13 @@ async fn swapping_symlinks_never_leads_reads_or_creates_outside() {
                 created += 1;
             }
         }
+        if let Some(id) = search_id {
+            let search = agent.response_to(&json!(id)).await;
+            assert!(!is_error(&search["result"]), "{search}");
+            let hits = json_text(&search["result"]);
+            assert_eq!(hits["matches"], json!([]), "found outside: {search}");
+            searches += 1;
+        }
         tries += 3;
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -594,7 +615,7 @@ async fn swapping_symlinks_never_leads_reads_or_creates_outside() {
         .collect();
     eprintln!(
         "{tries} tries in {elapsed:?}: {read_ok} reads inside, {created} creates inside, \
-         {refused} refused, {} swaps",
+         {refused} refused, {searches} searches found nothing, {} swaps",
         swaps.load(std::sync::atomic::Ordering::Relaxed)
     );
     assert_eq!(
