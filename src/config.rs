@@ -227,6 +227,9 @@ pub struct CommandSettings {
     pub max_args: usize,
     /// Longest argument in bytes.
     pub max_arg_bytes: usize,
+    /// Where the kernel has no Landlock, run commands anyway, unconfined (they may run
+    /// code the agent wrote: `npm run`, build scripts, tests). Off: they are refused.
+    pub run_unsandboxed: bool,
 }
 
 impl Default for CommandSettings {
@@ -241,6 +244,7 @@ impl Default for CommandSettings {
             max_output_bytes: 64 * 1024,
             max_args: 64,
             max_arg_bytes: 4096,
+            run_unsandboxed: false,
         }
     }
 }

@@ -267,3 +267,76 @@ async fn git_bypasses_of_the_allowlist_are_refused_and_run_nothing() {
     );
     assert!(!ws.join("out.txt").exists() && !ws.join("copy").exists());
 }
+
+/// Issue 17, item 5: `npm run` of a script the agent wrote runs under Landlock. The
+/// script tries to write outside the workspace and to connect to a local TCP
+/// listener: both fail, the sentinel outside does not exist, nothing connects; a
+/// write inside the workspace and one in its temp dir still work.
+#[tokio::test]
+async fn npm_run_of_an_agent_script_cannot_write_outside_or_connect() {
+    if std::process::Command::new("npm")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("npm not installed: skipped");
+        return;
+    }
+    let bridge = Bridge::start_with(with_allow("npm"));
+    // This kernel has Landlock with network rules (ABI >= 4): said in /status and the log.
+    let status = bridge.get_json("/status");
+    assert_eq!(status["commandSandbox"]["enforced"], true, "{status}");
+    assert_eq!(status["commandSandbox"]["networkRules"], true, "{status}");
+    assert!(bridge.log().contains("commands run under Landlock"));
+    let outside = tempfile::tempdir().unwrap();
+    let sentinel = outside.path().join("sentinel.txt");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let script = format!(
+        r#"const fs = require("fs"), net = require("net"), os = require("os");
+let out = [];
+try {{ fs.writeFileSync({sentinel:?}, "x"); out.push("outside-write:ok"); }}
+catch (e) {{ out.push("outside-write:" + e.code); }}
+try {{ fs.writeFileSync("inside.txt", "x"); out.push("inside-write:ok"); }}
+catch (e) {{ out.push("inside-write:" + e.code); }}
+try {{ fs.writeFileSync(os.tmpdir() + "/t", "x"); out.push("tmp-write:ok"); }}
+catch (e) {{ out.push("tmp-write:" + e.code); }}
+const s = net.connect({port}, "127.0.0.1");
+s.on("connect", () => {{ out.push("connect:ok"); s.end(); console.log(out.join(" ")); }});
+s.on("error", (e) => {{ out.push("connect:" + e.code); console.log(out.join(" ")); }});
+"#
+    );
+    let mut agent = bridge.ready_agent().await;
+    for (path, content) in [
+        (
+            "package.json",
+            r#"{"name": "x", "version": "1.0.0", "scripts": {"evil": "node evil.js"}}"#.to_string(),
+        ),
+        ("evil.js", script),
+    ] {
+        let r = agent
+            .call("createFile", json!({"filePath": path, "content": content}))
+            .await;
+        assert!(!is_error(&r), "{r}");
+    }
+    let r = agent
+        .call(
+            "runCommand",
+            json!({"command": "npm", "args": ["run", "evil"]}),
+        )
+        .await;
+    let out = json_text(&r);
+    let stdout = out["stdout"].as_str().unwrap_or_default();
+    eprintln!("npm run evil: {stdout}");
+    assert!(stdout.contains("outside-write:EACCES"), "{r}");
+    assert!(stdout.contains("inside-write:ok"), "{r}");
+    assert!(stdout.contains("tmp-write:ok"), "{r}");
+    assert!(stdout.contains("connect:EACCES"), "{r}");
+    assert!(!sentinel.exists(), "written outside the workspace");
+    assert!(bridge.workspace.join("inside.txt").exists());
+    assert!(
+        listener.accept().is_err(),
+        "something connected to the listener"
+    );
+}
