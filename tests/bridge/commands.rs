@@ -340,3 +340,48 @@ s.on("error", (e) => {{ out.push("connect:" + e.code); console.log(out.join(" ")
         "something connected to the listener"
     );
 }
+
+/// Without Landlock (simulated: fault-injection builds read
+/// `BRIDGE_TEST_NO_LANDLOCK`) commands are refused, the log and /status say so;
+/// `commands.run_unsandboxed` runs them anyway, unconfined, and says that too.
+#[tokio::test]
+async fn without_landlock_commands_are_refused_unless_opted_in() {
+    let mut opts = with_allow("seq");
+    opts.env
+        .push(("BRIDGE_TEST_NO_LANDLOCK".into(), "1".into()));
+    let bridge = Bridge::start_with(opts);
+    let status = bridge.get_json("/status");
+    assert_eq!(status["commandSandbox"]["landlockAbi"], 0, "{status}");
+    assert_eq!(status["commandSandbox"]["enforced"], false, "{status}");
+    assert!(bridge.log().contains("no Landlock in this kernel"));
+    let mut agent = bridge.ready_agent().await;
+    for (tool, args) in [
+        ("runCommand", json!({"command": "seq", "args": ["2"]})),
+        (
+            "runInTerminal",
+            json!({"command": "seq", "args": ["2"], "name": "t"}),
+        ),
+    ] {
+        let r = agent.call(tool, args).await;
+        assert!(is_error(&r), "{r}");
+        assert!(text(&r).contains("no Landlock"), "{r}");
+    }
+    drop(agent);
+    drop(bridge);
+
+    let mut opts = with_allow("seq").set("commands.run_unsandboxed", true);
+    opts.env
+        .push(("BRIDGE_TEST_NO_LANDLOCK".into(), "1".into()));
+    let bridge = Bridge::start_with(opts);
+    assert_eq!(
+        bridge.get_json("/status")["commandSandbox"]["runUnsandboxed"],
+        true
+    );
+    assert!(bridge.log().contains("UNCONFINED"));
+    let mut agent = bridge.ready_agent().await;
+    let r = agent
+        .call("runCommand", json!({"command": "seq", "args": ["2"]}))
+        .await;
+    assert!(!is_error(&r), "{r}");
+    assert_eq!(json_text(&r)["stdout"], "1\n2\n", "{r}");
+}
