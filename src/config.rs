@@ -230,6 +230,9 @@ pub struct CommandSettings {
     /// Where the kernel has no Landlock, run commands anyway, unconfined (they may run
     /// code the agent wrote: `npm run`, build scripts, tests). Off: they are refused.
     pub run_unsandboxed: bool,
+    /// Programs whose commands may open TCP connections and listen (`npm` for `npm
+    /// install`, `cargo` for fetching crates); every other command is denied TCP.
+    pub network: Vec<String>,
 }
 
 impl Default for CommandSettings {
@@ -245,6 +248,7 @@ impl Default for CommandSettings {
             max_args: 64,
             max_arg_bytes: 4096,
             run_unsandboxed: false,
+            network: Vec::new(),
         }
     }
 }
@@ -482,6 +486,7 @@ impl Settings {
                 .list_separator(",")
                 .with_list_parse_key("server.allowed_origins")
                 .with_list_parse_key("commands.allow")
+                .with_list_parse_key("commands.network")
                 .with_list_parse_key("diagnostics.linters")
                 .with_list_parse_key("tools.expose.include")
                 .with_list_parse_key("tools.expose.exclude"),

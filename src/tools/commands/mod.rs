@@ -62,6 +62,7 @@ impl CommandArgs {
         } else {
             (self.args, Vec::new())
         };
+        let network = settings.commands.network.contains(&self.command);
         let spec = RunSpec {
             program: self.command,
             args,
@@ -70,10 +71,11 @@ impl CommandArgs {
             max_output: settings.commands.max_output_bytes,
             env,
             // Allowlisted programs may run code the agent wrote (npm run, cargo
-            // build scripts, pytest): writes only in the workspace, no TCP.
+            // build scripts, pytest): writes only in the workspace, TCP only for the
+            // programs in commands.network.
             sandbox: Some(exec::sandbox::Sandbox {
                 writable: vec![ctx.services.workspace.root().to_path_buf()],
-                network: false,
+                network,
             }),
         };
         exec::run(spec)
