@@ -318,6 +318,19 @@ async fn serve(settings: Settings, rotate_token: bool) -> Result<(), AppError> {
         path: root.clone(),
         source,
     })?;
+    match crate::exec::sandbox::abi() {
+        0 if settings.commands.run_unsandboxed => tracing::warn!(
+            "no Landlock in this kernel: commands run UNCONFINED (commands.run_unsandboxed = true)"
+        ),
+        0 => tracing::warn!(
+            "no Landlock in this kernel: runCommand and runInTerminal are refused (set commands.run_unsandboxed = true to run them unconfined)"
+        ),
+        abi => tracing::info!(
+            landlock_abi = abi,
+            network_rules = abi >= 4,
+            "commands run under Landlock: writes only in the workspace and a temp dir of their own, no TCP"
+        ),
+    }
     if settings.binds_beyond_loopback() {
         tracing::warn!(
             bind = %settings.server.bind,

@@ -227,6 +227,12 @@ pub struct CommandSettings {
     pub max_args: usize,
     /// Longest argument in bytes.
     pub max_arg_bytes: usize,
+    /// Where the kernel has no Landlock, run commands anyway, unconfined (they may run
+    /// code the agent wrote: `npm run`, build scripts, tests). Off: they are refused.
+    pub run_unsandboxed: bool,
+    /// Programs whose commands may open TCP connections and listen (`npm` for `npm
+    /// install`, `cargo` for fetching crates); every other command is denied TCP.
+    pub network: Vec<String>,
 }
 
 impl Default for CommandSettings {
@@ -241,6 +247,8 @@ impl Default for CommandSettings {
             max_output_bytes: 64 * 1024,
             max_args: 64,
             max_arg_bytes: 4096,
+            run_unsandboxed: false,
+            network: Vec::new(),
         }
     }
 }
@@ -478,6 +486,7 @@ impl Settings {
                 .list_separator(",")
                 .with_list_parse_key("server.allowed_origins")
                 .with_list_parse_key("commands.allow")
+                .with_list_parse_key("commands.network")
                 .with_list_parse_key("diagnostics.linters")
                 .with_list_parse_key("tools.expose.include")
                 .with_list_parse_key("tools.expose.exclude"),

@@ -44,6 +44,8 @@ pub struct BridgeStatus {
     /// Connections dropped because their peer did not read and the outbound queue
     /// passed `server.max_outbound_bytes`.
     pub outbound_overflow_drops: u64,
+    /// Whether commands run under Landlock.
+    pub command_sandbox: crate::exec::sandbox::SandboxStatus,
     /// The last timeline entries, oldest first.
     pub recent_activity: Vec<Entry>,
 }
@@ -96,6 +98,7 @@ pub async fn collect(services: &Services) -> Result<BridgeStatus, ActorFault> {
         activity,
         rate_limit_rejections: services.metrics.rate_limit_rejections.get(),
         outbound_overflow_drops: services.metrics.outbound_overflow_drops.get(),
+        command_sandbox: crate::exec::sandbox::status(services.settings.commands.run_unsandboxed),
         recent_activity,
     })
 }

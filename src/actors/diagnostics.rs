@@ -144,6 +144,7 @@ impl DiagnosticsActor {
                         timeout,
                         max_output: MAX_LINTER_OUTPUT,
                         env: Vec::new(),
+                        sandbox: None,
                     };
                     let outcome = match exec::run(spec).await {
                         Ok(out) if out.timed_out => Err(format!(

@@ -4,6 +4,7 @@
 //! detects concurrent modification and writes atomically.
 
 use std::fs;
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -135,10 +136,11 @@ impl WorkspaceWriter {
 
     fn apply(&self, msg: Write) -> Result<Written, WriteError> {
         let path = self.recheck(&msg.path)?;
+        let root = self.workspace.dir();
         let shown = path.display().to_string();
         if let Some(expected) = msg.expected {
             if path.is_file() {
-                let (_, current) = read_text(&path)?;
+                let (_, current) = read_text(root, &path)?;
                 if current != expected {
                     return Err(WriteError::Concurrent(shown));
                 }
@@ -155,7 +157,8 @@ impl WorkspaceWriter {
                     if exists && !path.is_dir() {
                         return Err(WriteError::Exists(shown));
                     }
-                    fs::create_dir_all(&path).map_err(|e| FileError::io(&path, e))?;
+                    root.create_dir_all(&path)
+                        .map_err(|e| FileError::beneath(&path, e))?;
                     return Ok(Written {
                         fingerprint: None,
                         detail: if exists {
@@ -170,9 +173,10 @@ impl WorkspaceWriter {
                     return Err(WriteError::Exists(shown));
                 }
                 if let Some(parent) = path.parent() {
-                    fs::create_dir_all(parent).map_err(|e| FileError::io(parent, e))?;
+                    root.create_dir_all(parent)
+                        .map_err(|e| FileError::beneath(parent, e))?;
                 }
-                write_atomic(&path, content.as_bytes())?;
+                write_atomic(root, &path, content.as_bytes())?;
                 Ok(Written {
                     fingerprint: Some(crate::workspace::files::fingerprint(content.as_bytes())),
                     detail: if exists {
@@ -187,18 +191,43 @@ impl WorkspaceWriter {
                 if path == self.workspace.root() {
                     return Err(WriteError::Root("delete"));
                 }
-                let meta = fs::symlink_metadata(&path).map_err(|e| FileError::io(&path, e))?;
-                if meta.is_dir() {
-                    let empty = fs::read_dir(&path)
+                // Through the handle of the parent directory, opened beneath the root;
+                // a directory's contents through a handle on it (its /proc/self/fd
+                // name), so no path is resolved from the root again.
+                let (dir, name) = root
+                    .open_parent(&path)
+                    .map_err(|e| FileError::beneath(&path, e))?;
+                let meta = crate::workspace::stat_at(&dir, &name)
+                    .map_err(|e| FileError::io(&path, e))?
+                    .ok_or_else(|| FileError::NotFound(shown.clone()))?;
+                let mut flags = 0;
+                if meta.st_mode & libc::S_IFMT == libc::S_IFDIR {
+                    flags = libc::AT_REMOVEDIR;
+                    let handle = root
+                        .open_beneath(&path, libc::O_RDONLY | libc::O_DIRECTORY, 0)
+                        .map_err(|e| FileError::beneath(&path, e))?;
+                    let via = PathBuf::from(format!("/proc/self/fd/{}", handle.as_raw_fd()));
+                    let entries: Vec<_> = fs::read_dir(&via)
                         .map_err(|e| FileError::io(&path, e))?
-                        .next()
-                        .is_none();
-                    if !empty && !recursive {
+                        .collect::<Result<_, _>>()
+                        .map_err(|e| FileError::io(&path, e))?;
+                    if !entries.is_empty() && !recursive {
                         return Err(WriteError::NotEmpty(shown));
                     }
-                    fs::remove_dir_all(&path).map_err(|e| FileError::io(&path, e))?;
-                } else {
-                    fs::remove_file(&path).map_err(|e| FileError::io(&path, e))?;
+                    for entry in entries {
+                        let inner = via.join(entry.file_name());
+                        let kind = entry.file_type().map_err(|e| FileError::io(&path, e))?;
+                        if kind.is_dir() {
+                            fs::remove_dir_all(&inner)
+                        } else {
+                            fs::remove_file(&inner)
+                        }
+                        .map_err(|e| FileError::io(&path, e))?;
+                    }
+                }
+                // SAFETY: a valid directory fd and a NUL-terminated name.
+                if unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), flags) } != 0 {
+                    return Err(FileError::io(&path, std::io::Error::last_os_error()).into());
                 }
                 Ok(Written {
                     fingerprint: None,
@@ -215,30 +244,50 @@ impl WorkspaceWriter {
                     if !overwrite {
                         return Err(WriteError::Exists(to.display().to_string()));
                     }
-                    check_single_link(&to)?;
+                    check_single_link(root, &to)?;
                 }
                 if let Some(parent) = to.parent() {
-                    fs::create_dir_all(parent).map_err(|e| FileError::io(parent, e))?;
+                    root.create_dir_all(parent)
+                        .map_err(|e| FileError::beneath(parent, e))?;
                 }
-                fs::rename(&path, &to).map_err(|e| FileError::io(&path, e))?;
+                // Both ends through handles on their directories, opened beneath the
+                // root: a directory swapped for a symlink meanwhile leads nowhere.
+                let (from_dir, from_name) = root
+                    .open_parent(&path)
+                    .map_err(|e| FileError::beneath(&path, e))?;
+                let (to_dir, to_name) = root
+                    .open_parent(&to)
+                    .map_err(|e| FileError::beneath(&to, e))?;
+                // SAFETY: valid directory fds and NUL-terminated names.
+                let r = unsafe {
+                    libc::renameat(
+                        from_dir.as_raw_fd(),
+                        from_name.as_ptr(),
+                        to_dir.as_raw_fd(),
+                        to_name.as_ptr(),
+                    )
+                };
+                if r != 0 {
+                    return Err(FileError::io(&path, std::io::Error::last_os_error()).into());
+                }
                 Ok(Written {
                     fingerprint: None,
                     detail: format!("moved to {}", to.display()),
                 })
             }
             WriteOp::Replace { old, new } => {
-                let (text, _) = read_text(&path)?;
+                let (text, _) = read_text(root, &path)?;
                 let updated = replace_block(&text, &old, &new, &shown)?;
-                write_atomic(&path, updated.as_bytes())?;
+                write_atomic(root, &path, updated.as_bytes())?;
                 Ok(Written {
                     fingerprint: Some(crate::workspace::files::fingerprint(updated.as_bytes())),
                     detail: "block replaced".into(),
                 })
             }
             WriteOp::Edit { edits } => {
-                let (text, _) = read_text(&path)?;
+                let (text, _) = read_text(root, &path)?;
                 let updated = apply_edits(&text, &edits)?;
-                write_atomic(&path, updated.as_bytes())?;
+                write_atomic(root, &path, updated.as_bytes())?;
                 Ok(Written {
                     fingerprint: Some(crate::workspace::files::fingerprint(updated.as_bytes())),
                     detail: format!("{} edits applied", edits.len()),

@@ -4,6 +4,7 @@
 
 pub mod policy;
 pub mod process;
+pub mod sandbox;
 
 pub use policy::{check, CommandPolicy, PolicyError};
 pub use process::{run, RunOutput, RunSpec};

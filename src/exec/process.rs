@@ -60,6 +60,9 @@ pub struct RunSpec {
     pub max_output: usize,
     /// Extra environment (internal callers only).
     pub env: Vec<(String, String)>,
+    /// Run under this Landlock sandbox ([`super::sandbox`]); `TMPDIR` is then a
+    /// fresh directory of its own, writable, removed afterwards.
+    pub sandbox: Option<super::sandbox::Sandbox>,
 }
 
 /// The outcome of a run that started.
@@ -138,6 +141,28 @@ pub async fn run(spec: RunSpec) -> Result<RunOutput, RunError> {
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    let spawn_error = |program: &str, source| RunError::Spawn {
+        program: program.to_string(),
+        source,
+    };
+    // Kept until the run ends: the per-command temp dir.
+    let mut _tmp = None;
+    if let Some(mut sandbox) = spec.sandbox.clone() {
+        let tmp = tempfile::Builder::new()
+            .prefix("ide-bridge-cmd-")
+            .tempdir()
+            .map_err(|e| spawn_error(&spec.program, e))?;
+        cmd.env("TMPDIR", tmp.path());
+        sandbox.writable.push(tmp.path().to_path_buf());
+        let ruleset = super::sandbox::ruleset(&sandbox)
+            .map_err(|e| spawn_error(&spec.program, std::io::Error::other(e)))?;
+        // SAFETY: the hook only takes the prepared ruleset out of its slot and makes
+        // the prctl and landlock_restrict_self calls.
+        unsafe {
+            cmd.pre_exec(super::sandbox::restrict_in_child(ruleset));
+        }
+        _tmp = Some(tmp);
+    }
     let mut child = cmd.spawn().map_err(|source| {
         if source.kind() == std::io::ErrorKind::NotFound {
             RunError::NotFound(spec.program.clone())
@@ -223,6 +248,7 @@ mod tests {
             cwd: std::env::temp_dir(),
             timeout: Duration::from_secs(10),
             max_output: 1000,
+            sandbox: None,
             env: Vec::new(),
         }
     }

@@ -7,35 +7,49 @@
 //! canonical one. Anything else (a symlink, a file in the middle of the path, an I/O
 //! error, a moved root) takes the canonicalising check, so both give the same answer.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::{CString, OsStr, OsString};
 use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
-/// A canonical workspace root and the identity (device, inode) it had when opened.
+/// A canonical workspace root, the identity (device, inode) it had when opened, and a
+/// directory handle on it: files are opened beneath that handle ([`Root::open_beneath`]),
+/// never by their path again, so a symlink swapped in after the check cannot lead out.
 #[derive(Debug, Clone)]
 pub struct Root {
     path: PathBuf,
     dev: u64,
     ino: u64,
+    dir: Arc<OwnedFd>,
 }
 
 impl Root {
-    /// Canonicalises `path` and records which directory it names.
+    /// Canonicalises `path`, opens it as a directory handle and records which
+    /// directory it names.
+    #[allow(clippy::useless_conversion)] // `st_dev`/`st_ino` widths vary by target
     pub fn open(path: &Path) -> io::Result<Self> {
         let path = path.canonicalize()?;
-        let meta = std::fs::metadata(&path)?;
-        if !meta.is_dir() {
-            return Err(io::Error::new(
-                io::ErrorKind::NotADirectory,
-                format!("workspace is not a directory: {}", path.display()),
-            ));
-        }
+        let dir =
+            open_at(libc::AT_FDCWD, &path, libc::O_PATH | libc::O_DIRECTORY, 0).map_err(|e| {
+                if e.raw_os_error() == Some(libc::ENOTDIR) {
+                    io::Error::new(
+                        io::ErrorKind::NotADirectory,
+                        format!("workspace is not a directory: {}", path.display()),
+                    )
+                } else {
+                    e
+                }
+            })?;
+        let meta = fstat(dir.as_raw_fd())?;
         Ok(Self {
-            dev: meta.dev(),
-            ino: meta.ino(),
+            dev: u64::from(meta.st_dev),
+            ino: u64::from(meta.st_ino),
             path,
+            dir: Arc::new(dir),
         })
     }
 
@@ -44,10 +58,311 @@ impl Root {
         &self.path
     }
 
+    /// Opens `path` (absolute and inside the root, as [`resolve`] returns it, or
+    /// relative to the root) beneath the root's directory handle with `flags`
+    /// (`O_CLOEXEC` added; `mode` for `O_CREAT`). Where the kernel has `openat2`,
+    /// resolution is `RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS`: symlinks that stay
+    /// inside are followed, anything that would leave the root (`..`, an absolute or
+    /// outward symlink, a magic link) fails. Elsewhere a walk one component at a time
+    /// with `O_NOFOLLOW` refuses every symlink (the paths [`resolve`] returns have none
+    /// unless one was swapped in). Leaving the root is reported as `EXDEV`
+    /// ([`is_escape`]).
+    pub fn open_beneath(&self, path: &Path, flags: libc::c_int, mode: u32) -> io::Result<OwnedFd> {
+        let rel = self.relative(path)?;
+        open_beneath(self.dir.as_fd_borrowed(), &rel, flags, mode)
+    }
+
+    /// Opens the directory `path` beneath the root, creating each missing component
+    /// with `mkdirat` relative to the handle of its already-checked parent.
+    pub fn create_dir_all(&self, path: &Path) -> io::Result<OwnedFd> {
+        let rel = self.relative(path)?;
+        let dir_flags = libc::O_RDONLY | libc::O_DIRECTORY;
+        let mut current = open_beneath(self.dir.as_fd_borrowed(), Path::new("."), dir_flags, 0)?;
+        let mut so_far = PathBuf::new();
+        for component in rel.components() {
+            let Component::Normal(name) = component else {
+                continue;
+            };
+            so_far.push(name);
+            let next = match open_beneath(self.dir.as_fd_borrowed(), &so_far, dir_flags, 0) {
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    let c = cstring(Path::new(name))?;
+                    // SAFETY: a valid directory fd and a NUL-terminated name.
+                    let r = unsafe { libc::mkdirat(current.as_raw_fd(), c.as_ptr(), 0o777) };
+                    if r != 0 {
+                        let e = io::Error::last_os_error();
+                        if e.raw_os_error() != Some(libc::EEXIST) {
+                            return Err(e);
+                        }
+                    }
+                    open_beneath(self.dir.as_fd_borrowed(), &so_far, dir_flags, 0)?
+                }
+                other => other?,
+            };
+            current = next;
+        }
+        Ok(current)
+    }
+
+    /// The directory holding `path`, opened beneath the root (readable, so it can be
+    /// fsynced), and the last component's name: for `*at` calls on that name.
+    pub fn open_parent(&self, path: &Path) -> io::Result<(OwnedFd, CString)> {
+        let rel = self.relative(path)?;
+        let name = match rel.components().next_back() {
+            Some(Component::Normal(name)) => name.to_os_string(),
+            _ => return Err(io::Error::from_raw_os_error(libc::EINVAL)),
+        };
+        let parent = rel.parent().unwrap_or(Path::new("."));
+        let parent = if parent.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            parent
+        };
+        let dir = open_beneath(
+            self.dir.as_fd_borrowed(),
+            parent,
+            libc::O_RDONLY | libc::O_DIRECTORY,
+            0,
+        )?;
+        Ok((dir, cstring(Path::new(&name))?))
+    }
+
+    /// `path` relative to the root; `EXDEV` when it is not below it.
+    fn relative(&self, path: &Path) -> io::Result<PathBuf> {
+        let rel = if path.is_absolute() {
+            path.strip_prefix(&self.path)
+                .map_err(|_| io::Error::from_raw_os_error(libc::EXDEV))?
+        } else {
+            path
+        };
+        if rel
+            .components()
+            .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
+        {
+            return Err(io::Error::from_raw_os_error(libc::EXDEV));
+        }
+        Ok(if rel.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            rel.to_path_buf()
+        })
+    }
+
     /// True when the root path still names the directory that was opened.
     fn unchanged(&self) -> bool {
         std::fs::metadata(&self.path).is_ok_and(|m| (m.dev(), m.ino()) == (self.dev, self.ino))
     }
+}
+
+/// True when an error from [`Root::open_beneath`] and friends means the path would
+/// have left the root.
+pub fn is_escape(e: &io::Error) -> bool {
+    e.raw_os_error() == Some(libc::EXDEV)
+}
+
+trait BorrowFd {
+    fn as_fd_borrowed(&self) -> BorrowedFd<'_>;
+}
+
+impl BorrowFd for Arc<OwnedFd> {
+    fn as_fd_borrowed(&self) -> BorrowedFd<'_> {
+        use std::os::fd::AsFd;
+        self.as_ref().as_fd()
+    }
+}
+
+/// Set when the kernel answered `openat2` with `ENOSYS`.
+static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
+
+#[cfg(test)]
+thread_local! {
+    static FORCE_WALK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Makes [`Root::open_beneath`] on this thread use the component walk, as on a
+/// kernel without `openat2` (tests only).
+#[cfg(test)]
+pub(crate) fn force_component_walk(on: bool) {
+    FORCE_WALK.with(|f| f.set(on));
+}
+
+fn use_openat2() -> bool {
+    #[cfg(test)]
+    if FORCE_WALK.with(|f| f.get()) {
+        return false;
+    }
+    !NO_OPENAT2.load(Ordering::Relaxed)
+}
+
+fn cstring(path: &Path) -> io::Result<CString> {
+    CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+}
+
+fn open_at(dir: libc::c_int, path: &Path, flags: libc::c_int, mode: u32) -> io::Result<OwnedFd> {
+    let c = cstring(path)?;
+    loop {
+        // SAFETY: a NUL-terminated path; the fd returned is owned by the caller.
+        let fd = unsafe {
+            libc::openat(
+                dir,
+                c.as_ptr(),
+                flags | libc::O_CLOEXEC,
+                mode as libc::c_uint,
+            )
+        };
+        if fd >= 0 {
+            // SAFETY: a fresh fd nothing else owns.
+            return Ok(unsafe { OwnedFd::from_raw_fd(fd) });
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+fn fstat(fd: libc::c_int) -> io::Result<libc::stat> {
+    // SAFETY: a zeroed stat is a valid out-parameter.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `st` is valid for writes.
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(st)
+}
+
+/// `lstat` of `name` in `dir`; `None` when it does not exist.
+pub fn stat_at(dir: &OwnedFd, name: &CString) -> io::Result<Option<libc::stat>> {
+    // SAFETY: a zeroed stat is a valid out-parameter.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid fd, a NUL-terminated name, `st` valid for writes.
+    let r = unsafe {
+        libc::fstatat(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            &mut st,
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    if r == 0 {
+        return Ok(Some(st));
+    }
+    let e = io::Error::last_os_error();
+    if e.kind() == io::ErrorKind::NotFound {
+        Ok(None)
+    } else {
+        Err(e)
+    }
+}
+
+fn open_beneath(
+    root: BorrowedFd<'_>,
+    rel: &Path,
+    flags: libc::c_int,
+    mode: u32,
+) -> io::Result<OwnedFd> {
+    if use_openat2() {
+        match openat2_beneath(root, rel, flags, mode) {
+            Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
+                NO_OPENAT2.store(true, Ordering::Relaxed);
+                tracing::warn!("openat2 unavailable: confining file access by a component walk");
+            }
+            other => return other,
+        }
+    }
+    walk_beneath(root, rel, flags, mode)
+}
+
+fn openat2_beneath(
+    root: BorrowedFd<'_>,
+    rel: &Path,
+    flags: libc::c_int,
+    mode: u32,
+) -> io::Result<OwnedFd> {
+    let c = cstring(rel)?;
+    // SAFETY: open_how is plain data; zero is its default.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = (flags | libc::O_CLOEXEC) as u64;
+    how.mode = if flags & (libc::O_CREAT | libc::O_TMPFILE) != 0 {
+        mode as u64
+    } else {
+        0
+    };
+    how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS;
+    // EAGAIN: a concurrent rename somewhere in the filesystem made the kernel unsure
+    // that `..` stayed beneath; it asks to retry.
+    for _ in 0..64 {
+        // SAFETY: valid fd, NUL-terminated path, `how` valid for its stated size.
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_openat2,
+                root.as_raw_fd(),
+                c.as_ptr(),
+                &how as *const libc::open_how,
+                std::mem::size_of::<libc::open_how>(),
+            )
+        };
+        if fd >= 0 {
+            // SAFETY: a fresh fd nothing else owns.
+            return Ok(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) });
+        }
+        let e = io::Error::last_os_error();
+        if !matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EINTR)) {
+            return Err(e);
+        }
+    }
+    Err(io::Error::from_raw_os_error(libc::EAGAIN))
+}
+
+/// The fallback: one `openat` per component with `O_NOFOLLOW`, each relative to the
+/// handle of the one before; a symlink anywhere is `EXDEV`.
+fn walk_beneath(
+    root: BorrowedFd<'_>,
+    rel: &Path,
+    flags: libc::c_int,
+    mode: u32,
+) -> io::Result<OwnedFd> {
+    let names: Vec<&OsStr> = rel
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(Ok(n)),
+            Component::CurDir => None,
+            _ => Some(Err(io::Error::from_raw_os_error(libc::EXDEV))),
+        })
+        .collect::<io::Result<_>>()?;
+    let symlink_means_escape = |dir: libc::c_int, name: &OsStr, e: io::Error| -> io::Error {
+        let Ok(c) = cstring(Path::new(name)) else {
+            return e;
+        };
+        // SAFETY: a zeroed stat is a valid out-parameter.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: a valid fd, a NUL-terminated name, `st` valid for writes.
+        let r = unsafe { libc::fstatat(dir, c.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) };
+        if r == 0 && st.st_mode & libc::S_IFMT == libc::S_IFLNK {
+            io::Error::from_raw_os_error(libc::EXDEV)
+        } else {
+            e
+        }
+    };
+    let Some((last, middle)) = names.split_last() else {
+        return open_at(root.as_raw_fd(), Path::new("."), flags, mode);
+    };
+    let mut current: Option<OwnedFd> = None;
+    for name in middle {
+        let dir = current.as_ref().map_or(root.as_raw_fd(), |d| d.as_raw_fd());
+        let next = open_at(
+            dir,
+            Path::new(name),
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW,
+            0,
+        )
+        .map_err(|e| symlink_means_escape(dir, name, e))?;
+        current = Some(next);
+    }
+    let dir = current.as_ref().map_or(root.as_raw_fd(), |d| d.as_raw_fd());
+    open_at(dir, Path::new(last), flags | libc::O_NOFOLLOW, mode)
+        .map_err(|e| symlink_means_escape(dir, last, e))
 }
 
 /// Why a path was refused.

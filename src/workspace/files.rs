@@ -1,11 +1,16 @@
 //! Blocking file helpers: reading text with a line range and byte cap, content
 //! fingerprints, and atomic writes that refuse hard-linked targets.
 
+use std::ffi::CString;
 use std::fs;
 use std::hash::{Hash, Hasher};
 use std::io::{self, Write};
-use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use super::confine::{is_escape, stat_at};
+use super::Root;
 
 use serde::Serialize;
 
@@ -68,6 +73,10 @@ pub enum FileError {
         /// Link count.
         links: u64,
     },
+    /// Opening beneath the workspace's directory handle met a way out of it (a
+    /// symlink swapped in after the path was checked).
+    #[error("Path escapes workspace: {0}")]
+    Escapes(String),
     /// Anything else.
     #[error("{path}: {source}")]
     Io {
@@ -90,6 +99,15 @@ impl FileError {
             }
         }
     }
+
+    /// Wraps an error from opening beneath the root: `EXDEV` is an escape.
+    pub fn beneath(path: &Path, source: io::Error) -> Self {
+        if is_escape(&source) {
+            FileError::Escapes(path.display().to_string())
+        } else {
+            Self::io(path, source)
+        }
+    }
 }
 
 /// Opens `path` for reading without blocking and returns the handle only when it is
@@ -99,14 +117,15 @@ impl FileError {
 /// (which kept a blocking thread forever, and after ~255 of them every read timed out);
 /// `fstat` on the handle then refuses FIFOs, devices and sockets, so the check and the
 /// read concern the same file even if the path is swapped in between. For a regular
-/// file `O_NONBLOCK` changes nothing.
-pub fn open_regular(path: &Path) -> Result<(fs::File, u64), FileError> {
-    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-    let file = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)
-        .map_err(|e| FileError::io(path, e))?;
+/// file `O_NONBLOCK` changes nothing. The file is opened beneath the workspace's
+/// directory handle ([`Root::open_beneath`]), not by its path: a symlink swapped in
+/// after confinement was checked cannot lead outside.
+pub fn open_regular(root: &Root, path: &Path) -> Result<(fs::File, u64), FileError> {
+    use std::os::unix::fs::FileTypeExt;
+    let file = fs::File::from(
+        root.open_beneath(path, libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY, 0)
+            .map_err(|e| FileError::beneath(path, e))?,
+    );
     let meta = file.metadata().map_err(|e| FileError::io(path, e))?;
     let kind = meta.file_type();
     if kind.is_dir() {
@@ -140,9 +159,9 @@ pub fn open_regular(path: &Path) -> Result<(fs::File, u64), FileError> {
 
 /// The bytes of a regular file of at most [`MAX_FILE_BYTES`] ([`open_regular`]); a
 /// file that grows while being read is cut off at the limit plus one byte and refused.
-pub fn read_regular(path: &Path) -> Result<Vec<u8>, FileError> {
+pub fn read_regular(root: &Root, path: &Path) -> Result<Vec<u8>, FileError> {
     use std::io::Read;
-    let (file, len) = open_regular(path)?;
+    let (file, len) = open_regular(root, path)?;
     let mut bytes = Vec::with_capacity(len as usize);
     file.take(MAX_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
@@ -158,8 +177,8 @@ pub fn read_regular(path: &Path) -> Result<Vec<u8>, FileError> {
 
 /// Reads a whole text file (≤ [`MAX_FILE_BYTES`], regular files only, see
 /// [`open_regular`]) and its fingerprint.
-pub fn read_text(path: &Path) -> Result<(String, Fingerprint), FileError> {
-    let bytes = read_regular(path)?;
+pub fn read_text(root: &Root, path: &Path) -> Result<(String, Fingerprint), FileError> {
+    let bytes = read_regular(root, path)?;
     let fp = fingerprint(&bytes);
     if bytes.iter().take(8192).any(|b| *b == 0) {
         return Err(FileError::Binary(path.display().to_string()));
@@ -227,59 +246,101 @@ pub fn excerpt(text: &str, start: Option<usize>, end: Option<usize>, max_bytes: 
     }
 }
 
-/// Refuses targets with more than one hard link.
-pub fn check_single_link(path: &Path) -> Result<(), FileError> {
-    match fs::symlink_metadata(path) {
-        Ok(meta) if meta.is_file() && meta.nlink() > 1 => Err(FileError::Hardlinked {
-            path: path.display().to_string(),
-            links: meta.nlink(),
-        }),
-        Ok(_) => Ok(()),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+/// Refuses targets with more than one hard link (looked at through the handle of its
+/// directory, opened beneath the root).
+pub fn check_single_link(root: &Root, path: &Path) -> Result<(), FileError> {
+    let (dir, name) = root
+        .open_parent(path)
+        .map_err(|e| FileError::beneath(path, e))?;
+    single_link(&dir, &name, path).map(|_| ())
+}
+
+/// The mode of an existing regular file `name` in `dir` (`None` when there is none),
+/// refusing one with more than one hard link.
+#[allow(clippy::useless_conversion)] // `st_nlink`'s width varies by target
+fn single_link(dir: &OwnedFd, name: &CString, path: &Path) -> Result<Option<u32>, FileError> {
+    match stat_at(dir, name) {
+        Ok(Some(st)) if st.st_mode & libc::S_IFMT == libc::S_IFREG => {
+            if st.st_nlink > 1 {
+                return Err(FileError::Hardlinked {
+                    path: path.display().to_string(),
+                    links: u64::from(st.st_nlink),
+                });
+            }
+            Ok(Some(st.st_mode & 0o7777))
+        }
+        Ok(_) => Ok(None),
         Err(e) => Err(FileError::io(path, e)),
     }
 }
 
-/// Writes `bytes` to `path` atomically (temp file in the same directory, fsync,
-/// rename), keeping the permissions of an existing file. Refuses hard-linked targets.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), FileError> {
-    check_single_link(path)?;
-    let dir = path.parent().unwrap_or(Path::new("/"));
-    let perms = fs::metadata(path).ok().map(|m| m.permissions());
-    let tmp = temp_sibling(path);
+/// Writes `bytes` to `path` atomically, keeping the permissions of an existing file
+/// and refusing hard-linked targets. The target's directory is opened once beneath the
+/// workspace's handle; the temp file is created in it (`openat`, `O_EXCL |
+/// O_NOFOLLOW`), fsynced and renamed over the target with `renameat` relative to that
+/// same handle, so a directory swapped for a symlink meanwhile changes nothing outside.
+pub fn write_atomic(root: &Root, path: &Path, bytes: &[u8]) -> Result<(), FileError> {
+    let (dir, name) = root
+        .open_parent(path)
+        .map_err(|e| FileError::beneath(path, e))?;
+    let mode = single_link(&dir, &name, path)?;
+    let tmp = temp_name(&name);
     let result = (|| -> io::Result<()> {
-        let mut file = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
+        // SAFETY: valid fd, NUL-terminated name; the fd returned is owned below.
+        let fd = unsafe {
+            libc::openat(
+                dir.as_raw_fd(),
+                tmp.as_ptr(),
+                libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+                0o666 as libc::c_uint,
+            )
+        };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: a fresh fd nothing else owns.
+        let mut file = unsafe { fs::File::from_raw_fd(fd) };
         file.write_all(bytes)?;
+        if let Some(mode) = mode {
+            file.set_permissions(fs::Permissions::from_mode(mode))?;
+        }
         file.sync_all()?;
-        if let Some(perms) = perms {
-            fs::set_permissions(&tmp, perms)?;
+        // SAFETY: valid fds and NUL-terminated names.
+        let r = unsafe {
+            libc::renameat(
+                dir.as_raw_fd(),
+                tmp.as_ptr(),
+                dir.as_raw_fd(),
+                name.as_ptr(),
+            )
+        };
+        if r != 0 {
+            return Err(io::Error::last_os_error());
         }
-        fs::rename(&tmp, path)?;
-        if let Ok(d) = fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
+        // SAFETY: a valid fd.
+        unsafe { libc::fsync(dir.as_raw_fd()) };
         Ok(())
     })();
     if let Err(e) = result {
-        let _ = fs::remove_file(&tmp);
+        // SAFETY: valid fd and NUL-terminated name.
+        unsafe { libc::unlinkat(dir.as_raw_fd(), tmp.as_ptr(), 0) };
         return Err(FileError::io(path, e));
     }
     Ok(())
 }
 
-fn temp_sibling(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    path.with_file_name(format!(
-        ".{name}.ide-bridge-{}-{}",
-        std::process::id(),
-        uuid::Uuid::new_v4().simple()
-    ))
+fn temp_name(name: &CString) -> CString {
+    let mut bytes = b".".to_vec();
+    bytes.extend_from_slice(name.as_bytes());
+    bytes.extend_from_slice(
+        format!(
+            ".ide-bridge-{}-{}",
+            std::process::id(),
+            uuid::Uuid::new_v4().simple()
+        )
+        .as_bytes(),
+    );
+    CString::new(bytes).expect("no NUL in a checked name")
 }
 
 #[cfg(test)]
@@ -318,12 +379,12 @@ mod tests {
 
     #[test]
     fn atomic_writes_keep_mode_and_refuse_hard_links() {
-        use std::os::unix::fs::PermissionsExt;
         let tmp = tempfile::tempdir().unwrap();
-        let f = tmp.path().join("a.sh");
+        let root = Root::open(tmp.path()).unwrap();
+        let f = root.path().join("a.sh");
         fs::write(&f, "old").unwrap();
         fs::set_permissions(&f, fs::Permissions::from_mode(0o755)).unwrap();
-        write_atomic(&f, b"new").unwrap();
+        write_atomic(&root, &f, b"new").unwrap();
         assert_eq!(fs::read_to_string(&f).unwrap(), "new");
         assert_eq!(
             fs::metadata(&f).unwrap().permissions().mode() & 0o777,
@@ -331,7 +392,7 @@ mod tests {
         );
         fs::hard_link(&f, tmp.path().join("b.sh")).unwrap();
         assert!(matches!(
-            write_atomic(&f, b"x"),
+            write_atomic(&root, &f, b"x"),
             Err(FileError::Hardlinked { links: 2, .. })
         ));
         assert_eq!(fs::read_to_string(&f).unwrap(), "new");
@@ -351,18 +412,66 @@ mod tests {
     #[test]
     fn fifos_and_devices_are_refused_without_blocking() {
         let tmp = tempfile::tempdir().unwrap();
-        let fifo = tmp.path().join("pipe");
+        let root = Root::open(tmp.path()).unwrap();
+        let fifo = root.path().join("pipe");
         let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
         // SAFETY: a valid NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        let err = read_text(&fifo).unwrap_err();
+        let err = read_text(&root, &fifo).unwrap_err();
         assert!(err.to_string().contains("is a FIFO (named pipe)"), "{err}");
-        let err = read_text(Path::new("/dev/zero")).unwrap_err();
+        let top = Root::open(Path::new("/")).unwrap();
+        let err = read_text(&top, Path::new("/dev/zero")).unwrap_err();
         assert!(err.to_string().contains("a character device"), "{err}");
-        let err = read_text(tmp.path()).unwrap_err();
+        let err = read_text(&root, root.path()).unwrap_err();
         assert!(matches!(err, FileError::IsDirectory(_)), "{err}");
-        let f = tmp.path().join("f.txt");
+        let f = root.path().join("f.txt");
         fs::write(&f, "text\n").unwrap();
-        assert_eq!(read_text(&f).unwrap().0, "text\n");
+        assert_eq!(read_text(&root, &f).unwrap().0, "text\n");
+    }
+
+    /// A symlink swapped in after the path was checked: reads and writes through it
+    /// are refused as escapes, with `openat2` and with the component walk; symlinks
+    /// that stay inside still work with `openat2`.
+    #[test]
+    fn opening_beneath_the_root_refuses_a_swapped_symlink() {
+        let tmp = tempfile::tempdir().unwrap();
+        let outside = tmp.path().join("outside");
+        fs::create_dir_all(&outside).unwrap();
+        fs::write(outside.join("secret.txt"), "secret").unwrap();
+        let ws = tmp.path().join("ws");
+        fs::create_dir_all(ws.join("d")).unwrap();
+        fs::write(ws.join("d/secret.txt"), "inside").unwrap();
+        let root = Root::open(&ws).unwrap();
+        let checked = root.path().join("d/secret.txt");
+        let created = root.path().join("d/new.txt");
+        // The swap: `d` becomes a symlink out.
+        fs::rename(ws.join("d"), ws.join("d.real")).unwrap();
+        std::os::unix::fs::symlink(&outside, ws.join("d")).unwrap();
+        for walk in [false, true] {
+            crate::workspace::confine::force_component_walk(walk);
+            let read = read_text(&root, &checked);
+            let write = write_atomic(&root, &created, b"x");
+            let dirs = root.create_dir_all(&root.path().join("d/sub"));
+            crate::workspace::confine::force_component_walk(false);
+            assert!(
+                matches!(read, Err(FileError::Escapes(_))),
+                "{walk}: {read:?}"
+            );
+            assert!(
+                matches!(write, Err(FileError::Escapes(_))),
+                "{walk}: {write:?}"
+            );
+            assert!(dirs.is_err_and(|e| is_escape(&e)), "{walk}");
+        }
+        assert!(!outside.join("new.txt").exists() && !outside.join("sub").exists());
+        // A symlink inside pointing inside is followed by openat2.
+        fs::remove_file(ws.join("d")).unwrap();
+        std::os::unix::fs::symlink("d.real", ws.join("d")).unwrap();
+        assert_eq!(read_text(&root, &checked).unwrap().0, "inside");
+        write_atomic(&root, &created, b"x").unwrap();
+        assert!(ws.join("d.real/new.txt").exists());
+        let made = root.create_dir_all(&root.path().join("a/b/c")).unwrap();
+        drop(made);
+        assert!(ws.join("a/b/c").is_dir());
     }
 }

@@ -7,7 +7,7 @@ mod language;
 pub mod search;
 pub mod tree;
 
-pub use confine::{normalize_lexically, PathError, Root};
+pub use confine::{is_escape, normalize_lexically, stat_at, PathError, Root};
 pub use language::language_id;
 
 use std::path::{Path, PathBuf};
@@ -29,6 +29,12 @@ impl Workspace {
     /// The canonical root.
     pub fn root(&self) -> &Path {
         self.root.path()
+    }
+
+    /// The root with its directory handle: open files beneath it
+    /// ([`Root::open_beneath`]), never by path.
+    pub fn dir(&self) -> &Root {
+        &self.root
     }
 
     /// The root's display name (last component).

@@ -12,6 +12,7 @@ use regex_syntax::ast::{self, Ast, RepetitionKind, RepetitionRange};
 use serde::Serialize;
 
 use super::tree::{glob, walker};
+use super::Root;
 
 /// Lines longer than this are cut in results.
 const MAX_LINE_CHARS: usize = 300;
@@ -111,6 +112,10 @@ pub struct Query<'a> {
     /// next file, the next buffer read (at most 64 KiB, or one line up to
     /// [`MAX_LINE_BYTES`]) or the next match, and returns [`SearchError::Cancelled`].
     pub cancel: Option<&'a AtomicBool>,
+    /// When set, each file is opened beneath this root's directory handle
+    /// ([`Root::open_beneath`]) rather than by its path, and only a regular file is
+    /// read: a symlink swapped in between listing and reading leads nowhere.
+    pub beneath: Option<&'a Root>,
 }
 
 impl Query<'_> {
@@ -246,9 +251,22 @@ pub fn search(root: &Path, start: &Path, q: &Query<'_>) -> Result<Hits, SearchEr
         if filter.as_ref().is_some_and(|f| !f.is_match(&rel)) {
             continue;
         }
-        let Ok(file) = File::open(entry.path()) else {
+        let opened = match q.beneath {
+            Some(dir) => dir
+                .open_beneath(
+                    entry.path(),
+                    libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY,
+                    0,
+                )
+                .map(File::from),
+            None => File::open(entry.path()),
+        };
+        let Ok(file) = opened else {
             continue;
         };
+        if !file.metadata().is_ok_and(|m| m.is_file()) {
+            continue;
+        }
         hits.files_searched += 1;
         let room = q.max_results.saturating_sub(hits.matches.len());
         let mut found = Vec::new();
@@ -304,6 +322,7 @@ mod tests {
             glob: None,
             max_results: 100,
             cancel: None,
+            beneath: None,
         }
     }
 
@@ -422,6 +441,7 @@ mod tests {
             r,
             &Query {
                 cancel: Some(&cancel),
+                beneath: None,
                 ..q("needle")
             },
         )

@@ -267,3 +267,156 @@ async fn git_bypasses_of_the_allowlist_are_refused_and_run_nothing() {
     );
     assert!(!ws.join("out.txt").exists() && !ws.join("copy").exists());
 }
+
+/// Runs an agent-written `npm run evil` script that writes outside the workspace,
+/// inside it, in its temp dir, and connects to a local listener; returns its report,
+/// whether the sentinel outside exists and whether the listener was reached.
+async fn npm_run_evil(bridge: &Bridge) -> (String, bool, bool) {
+    let outside = tempfile::tempdir().unwrap();
+    let sentinel = outside.path().join("sentinel.txt");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let script = format!(
+        r#"const fs = require("fs"), net = require("net"), os = require("os");
+let out = [];
+try {{ fs.writeFileSync({sentinel:?}, "x"); out.push("outside-write:ok"); }}
+catch (e) {{ out.push("outside-write:" + e.code); }}
+try {{ fs.writeFileSync("inside.txt", "x"); out.push("inside-write:ok"); }}
+catch (e) {{ out.push("inside-write:" + e.code); }}
+try {{ fs.writeFileSync(os.tmpdir() + "/t", "x"); out.push("tmp-write:ok"); }}
+catch (e) {{ out.push("tmp-write:" + e.code); }}
+const s = net.connect({port}, "127.0.0.1");
+const done = () => {{ console.log(out.join(" ")); process.exit(0); }};
+s.on("connect", () => {{ out.push("connect:ok"); s.destroy(); done(); }});
+s.on("error", (e) => {{ out.push("connect:" + e.code); done(); }});
+"#
+    );
+    let mut agent = bridge.ready_agent().await;
+    for (path, content) in [
+        (
+            "package.json",
+            r#"{"name": "x", "version": "1.0.0", "scripts": {"evil": "node evil.js"}}"#.to_string(),
+        ),
+        ("evil.js", script),
+    ] {
+        let r = agent
+            .call(
+                "createFile",
+                json!({"filePath": path, "content": content, "overwrite": true}),
+            )
+            .await;
+        assert!(!is_error(&r), "{r}");
+    }
+    let r = agent
+        .call(
+            "runCommand",
+            json!({"command": "npm", "args": ["run", "evil"]}),
+        )
+        .await;
+    let stdout = json_text(&r)["stdout"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    eprintln!("npm run evil: {stdout}");
+    let connected = listener.accept().is_ok();
+    (stdout, sentinel.exists(), connected)
+}
+
+fn npm_installed() -> bool {
+    let found = std::process::Command::new("npm")
+        .arg("--version")
+        .output()
+        .is_ok();
+    if !found {
+        eprintln!("npm not installed: skipped");
+    }
+    found
+}
+
+/// Issue 17, item 5: `npm run` of a script the agent wrote runs under Landlock. The
+/// script tries to write outside the workspace and to connect to a local TCP
+/// listener: both fail, the sentinel outside does not exist, nothing connects; a
+/// write inside the workspace and one in its temp dir still work.
+#[tokio::test]
+async fn npm_run_of_an_agent_script_cannot_write_outside_or_connect() {
+    if !npm_installed() {
+        return;
+    }
+    let bridge = Bridge::start_with(with_allow("npm"));
+    // This kernel has Landlock with network rules (ABI >= 4): said in /status and the log.
+    let status = bridge.get_json("/status");
+    assert_eq!(status["commandSandbox"]["enforced"], true, "{status}");
+    assert_eq!(status["commandSandbox"]["networkRules"], true, "{status}");
+    assert!(bridge.log().contains("commands run under Landlock"));
+    let (stdout, sentinel, connected) = npm_run_evil(&bridge).await;
+    assert!(stdout.contains("outside-write:EACCES"), "{stdout}");
+    assert!(stdout.contains("inside-write:ok"), "{stdout}");
+    assert!(stdout.contains("tmp-write:ok"), "{stdout}");
+    assert!(stdout.contains("connect:EACCES"), "{stdout}");
+    assert!(!sentinel, "written outside the workspace");
+    assert!(bridge.workspace.join("inside.txt").exists());
+    assert!(!connected, "something connected to the listener");
+}
+
+/// `commands.network` lets a program's commands use TCP; writes stay confined.
+#[tokio::test]
+async fn commands_network_allows_tcp_for_the_programs_it_names() {
+    if !npm_installed() {
+        return;
+    }
+    let mut opts = with_allow("npm");
+    opts.env
+        .push(("IDE_BRIDGE_COMMANDS__NETWORK".into(), "npm".into()));
+    let bridge = Bridge::start_with(opts);
+    let (stdout, sentinel, connected) = npm_run_evil(&bridge).await;
+    assert!(stdout.contains("connect:ok"), "{stdout}");
+    assert!(connected, "the listener saw no connection");
+    assert!(stdout.contains("outside-write:EACCES"), "{stdout}");
+    assert!(!sentinel, "written outside the workspace");
+}
+
+/// Without Landlock (simulated: fault-injection builds read
+/// `BRIDGE_TEST_NO_LANDLOCK`) commands are refused, the log and /status say so;
+/// `commands.run_unsandboxed` runs them anyway, unconfined, and says that too.
+#[tokio::test]
+async fn without_landlock_commands_are_refused_unless_opted_in() {
+    let mut opts = with_allow("seq");
+    opts.env
+        .push(("BRIDGE_TEST_NO_LANDLOCK".into(), "1".into()));
+    let bridge = Bridge::start_with(opts);
+    let status = bridge.get_json("/status");
+    assert_eq!(status["commandSandbox"]["landlockAbi"], 0, "{status}");
+    assert_eq!(status["commandSandbox"]["enforced"], false, "{status}");
+    assert!(bridge.log().contains("no Landlock in this kernel"));
+    let mut agent = bridge.ready_agent().await;
+    for (tool, args) in [
+        ("runCommand", json!({"command": "seq", "args": ["2"]})),
+        (
+            "runInTerminal",
+            json!({"command": "seq", "args": ["2"], "name": "t"}),
+        ),
+    ] {
+        let r = agent.call(tool, args).await;
+        assert!(is_error(&r), "{r}");
+        assert!(text(&r).contains("no Landlock"), "{r}");
+    }
+    drop(agent);
+    drop(bridge);
+
+    let mut opts = with_allow("seq").set("commands.run_unsandboxed", true);
+    opts.env
+        .push(("BRIDGE_TEST_NO_LANDLOCK".into(), "1".into()));
+    let bridge = Bridge::start_with(opts);
+    assert_eq!(
+        bridge.get_json("/status")["commandSandbox"]["runUnsandboxed"],
+        true
+    );
+    assert!(bridge.log().contains("UNCONFINED"));
+    let mut agent = bridge.ready_agent().await;
+    let r = agent
+        .call("runCommand", json!({"command": "seq", "args": ["2"]}))
+        .await;
+    assert!(!is_error(&r), "{r}");
+    assert_eq!(json_text(&r)["stdout"], "1\n2\n", "{r}");
+}

@@ -492,3 +492,147 @@ async fn reading_a_fifo_is_refused_at_once_and_keeps_no_thread() {
         .await;
     assert!(text(&ok).contains("# fixture"), "{ok}");
 }
+
+/// Exchanges two names atomically (`renameat2(RENAME_EXCHANGE)`).
+fn exchange(a: &std::path::Path, b: &std::path::Path) {
+    let a = std::ffi::CString::new(a.as_os_str().as_encoded_bytes()).unwrap();
+    let b = std::ffi::CString::new(b.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: valid NUL-terminated paths.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_renameat2,
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    assert_eq!(r, 0, "{}", std::io::Error::last_os_error());
+}
+
+/// Issue 17, item 4: a local process swapping a symlink out of the workspace in and
+/// out, as fast as it can, while an agent reads and creates through it. Confinement
+/// is checked on the path, then the file is opened beneath the root's directory
+/// handle (`openat2` `RESOLVE_BENEATH`), so whichever way a call lands, nothing
+/// outside is read or created. Up to 10 000 tries (one `readFile` of a swapped file,
+/// one of a file in a swapped directory and one `createFile` in a swapped directory
+/// each, and a `searchWorkspace` for the outside file's text every 24 tries),
+/// bounded at 20 s.
+#[tokio::test]
+async fn swapping_symlinks_never_leads_reads_or_creates_outside() {
+    const TRIES: usize = 10_000;
+    const BUDGET: std::time::Duration = std::time::Duration::from_secs(20);
+    let bridge = Bridge::start_with(Options::default().set("rate_limit.requests", 100_000));
+    let outside = tempfile::tempdir().unwrap();
+    let out = outside.path().canonicalize().unwrap();
+    std::fs::write(out.join("secret.txt"), "OUTSIDE-SENTINEL\n").unwrap();
+    let ws = bridge.workspace.canonicalize().unwrap();
+    // `d` and `f` are a real directory and file; `d.alt` and `f.alt` symlinks out.
+    std::fs::create_dir(ws.join("d")).unwrap();
+    std::fs::write(ws.join("d/secret.txt"), "inside\n").unwrap();
+    std::fs::write(ws.join("f"), "inside\n").unwrap();
+    std::os::unix::fs::symlink(&out, ws.join("d.alt")).unwrap();
+    std::os::unix::fs::symlink(out.join("secret.txt"), ws.join("f.alt")).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swaps = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let swapper = {
+        let (stop, swaps, ws) = (stop.clone(), swaps.clone(), ws.clone());
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                exchange(&ws.join("d"), &ws.join("d.alt"));
+                exchange(&ws.join("f"), &ws.join("f.alt"));
+                swaps.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        })
+    };
+    let mut agent = bridge.ready_agent().await;
+    let started = std::time::Instant::now();
+    let (mut tries, mut read_ok, mut refused, mut created) = (0usize, 0usize, 0usize, 0usize);
+    let mut searches = 0usize;
+    while tries < TRIES && started.elapsed() < BUDGET {
+        // Three calls per try, three tries per batch (within 10 concurrent calls).
+        let mut ids = Vec::new();
+        for k in 0..3 {
+            let n = tries + k;
+            for (name, args) in [
+                ("readFile", json!({"filePath": "f"})),
+                ("readFile", json!({"filePath": "d/secret.txt"})),
+                (
+                    "createFile",
+                    json!({"filePath": format!("d/sub{}/new{n}.txt", n % 7), "content": "x"}),
+                ),
+            ] {
+                let id = agent.id();
+                agent
+                    .send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                        "params": {"name": name, "arguments": args}}))
+                    .await;
+                ids.push((id, name));
+            }
+        }
+        // Every eighth batch, a search for the sentinel's text too: the walker lists
+        // `f`, which may be the outward symlink by the time it is opened.
+        let search_id = if tries % 24 == 0 {
+            let id = agent.id();
+            agent
+                .send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                    "params": {"name": "searchWorkspace", "arguments": {"query": "OUTSIDE-SENTINEL"}}}))
+                .await;
+            Some(id)
+        } else {
+            None
+        };
+        for (id, name) in ids {
+            let resp = agent.response_to(&json!(id)).await;
+            let result = &resp["result"];
+            let body = text(result);
+            assert!(!body.contains("OUTSIDE-SENTINEL"), "read outside: {resp}");
+            if is_error(result) {
+                refused += 1;
+            } else if name == "readFile" {
+                assert!(body.contains("inside"), "{resp}");
+                read_ok += 1;
+            } else {
+                created += 1;
+            }
+        }
+        if let Some(id) = search_id {
+            let search = agent.response_to(&json!(id)).await;
+            assert!(!is_error(&search["result"]), "{search}");
+            let hits = json_text(&search["result"]);
+            assert_eq!(hits["matches"], json!([]), "found outside: {search}");
+            searches += 1;
+        }
+        tries += 3;
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    swapper.join().unwrap();
+    let elapsed = started.elapsed();
+    let left: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    eprintln!(
+        "{tries} tries in {elapsed:?}: {read_ok} reads inside, {created} creates inside, \
+         {refused} refused, {searches} searches found nothing, {} swaps",
+        swaps.load(std::sync::atomic::Ordering::Relaxed)
+    );
+    assert_eq!(
+        left,
+        ["secret.txt"],
+        "created outside the workspace: {left:?}"
+    );
+    assert!(tries >= 1_000, "only {tries} tries in {elapsed:?}");
+    assert!(
+        read_ok > 0 && created > 0,
+        "the race never let a call through"
+    );
+    // The swap did land between check and use on some calls: refused, never outside.
+    assert!(refused > 0, "the race was never hit");
+    // Both sides of the race are still inside the workspace and readable as usual.
+    let ok = agent
+        .call("readFile", json!({"filePath": "README.md"}))
+        .await;
+    assert!(text(&ok).contains("# fixture"), "{ok}");
+}

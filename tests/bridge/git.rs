@@ -298,3 +298,27 @@ async fn repository_config_cannot_make_git_tools_run_programs() {
         "a git tool ran a program from the repository config"
     );
 }
+
+/// Issue 17, item 5: a filter driver in the repository's configuration (which the
+/// agent can write with createFile) runs under the git tools' Landlock sandbox: it
+/// may write in the workspace but not outside it.
+#[tokio::test]
+async fn a_filter_driver_run_by_git_add_cannot_write_outside() {
+    let bridge = Bridge::start();
+    init_repo(&bridge.workspace);
+    let outside = tempfile::tempdir().unwrap();
+    let sentinel = outside.path().join("sentinel");
+    let inside = bridge.workspace.join("filter-ran");
+    let clean = format!(
+        "touch {}; touch {}; cat",
+        inside.display(),
+        sentinel.display()
+    );
+    git(&bridge.workspace, &["config", "filter.x.clean", &clean]);
+    std::fs::write(bridge.workspace.join(".gitattributes"), "*.txt filter=x\n").unwrap();
+    std::fs::write(bridge.workspace.join("a.txt"), "a\n").unwrap();
+    let mut agent = bridge.ready_agent().await;
+    let added = agent.call("gitAdd", json!({"paths": ["a.txt"]})).await;
+    assert!(inside.exists(), "the filter did not run: {added}");
+    assert!(!sentinel.exists(), "the filter wrote outside: {added}");
+}

@@ -47,6 +47,13 @@ impl CommandArgs {
                 cwd.display()
             )));
         }
+        if exec::sandbox::abi() == 0 && !settings.commands.run_unsandboxed {
+            return Err(CallToolResult::error(
+                "Commands are refused: this kernel has no Landlock, so a command could not be \
+                 confined to the workspace (set commands.run_unsandboxed = true to run them \
+                 unconfined)",
+            ));
+        }
         let limit = settings.commands.timeout_ms;
         // Git gets the git tools' protections too: forced safe config, no system
         // config, no discovery above the workspace, literal pathspecs.
@@ -55,6 +62,7 @@ impl CommandArgs {
         } else {
             (self.args, Vec::new())
         };
+        let network = settings.commands.network.contains(&self.command);
         let spec = RunSpec {
             program: self.command,
             args,
@@ -62,6 +70,13 @@ impl CommandArgs {
             timeout: Duration::from_millis(self.timeout_ms.unwrap_or(limit).min(limit)),
             max_output: settings.commands.max_output_bytes,
             env,
+            // Allowlisted programs may run code the agent wrote (npm run, cargo
+            // build scripts, pytest): writes only in the workspace, TCP only for the
+            // programs in commands.network.
+            sandbox: Some(exec::sandbox::Sandbox {
+                writable: vec![ctx.services.workspace.root().to_path_buf()],
+                network,
+            }),
         };
         exec::run(spec)
             .await

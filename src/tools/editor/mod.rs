@@ -130,7 +130,7 @@ pub(crate) async fn forward(
     let fallback = (method == "getFileContent").then(|| params.clone());
     let answer = call_editor(&ctx, method, params).await;
     match (fallback, answer) {
-        (Some(params), Err(ExtError::NotConnected)) => file_content_from_disk(&params).await,
+        (Some(params), Err(ExtError::NotConnected)) => file_content_from_disk(&ctx, &params).await,
         (_, answer) => editor_result(method, answer),
     }
 }
@@ -167,7 +167,7 @@ fn with_source(mut result: CallToolResult, source: &str) -> CallToolResult {
 }
 
 /// `getFileContent` without an editor: the file on disk.
-async fn file_content_from_disk(params: &Value) -> CallToolResult {
+async fn file_content_from_disk(ctx: &ToolContext, params: &Value) -> CallToolResult {
     let Some(path) = params
         .get("file")
         .and_then(Value::as_str)
@@ -176,7 +176,8 @@ async fn file_content_from_disk(params: &Value) -> CallToolResult {
         return CallToolResult::error("file is required");
     };
     let p = path.clone();
-    let read = match super::blocking(move || crate::workspace::files::read_text(&p)).await {
+    let root = ctx.services.workspace.dir().clone();
+    let read = match super::blocking(move || crate::workspace::files::read_text(&root, &p)).await {
         Ok(r) => r,
         Err(e) => return e,
     };

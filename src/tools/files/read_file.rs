@@ -49,7 +49,8 @@ impl Tool for ReadFile {
         let cap = ctx.services.settings.files.max_read_bytes;
         let max = args.max_bytes.unwrap_or(cap).min(cap);
         let p = path.clone();
-        let read = match blocking(move || read_text(&p)).await {
+        let root = ctx.services.workspace.dir().clone();
+        let read = match blocking(move || read_text(&root, &p)).await {
             Ok(r) => r,
             Err(e) => return e,
         };

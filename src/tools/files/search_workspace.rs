@@ -76,6 +76,7 @@ impl Tool for SearchWorkspace {
         // tells the blocking search to stop, which it does within one buffer read.
         let cancel = Arc::new(AtomicBool::new(false));
         let _stop_on_drop = CancelOnDrop(Arc::clone(&cancel));
+        let dir = ctx.services.workspace.dir().clone();
         let run = move || {
             search(
                 &root,
@@ -87,6 +88,7 @@ impl Tool for SearchWorkspace {
                     glob: args.glob.as_deref(),
                     max_results: max,
                     cancel: Some(&cancel),
+                    beneath: Some(&dir),
                 },
             )
         };

@@ -62,6 +62,9 @@ pub(crate) fn hardened(root: &Path, args: Vec<String>) -> (Vec<String>, Vec<(Str
 pub(crate) async fn git(ctx: &ToolContext, args: Vec<String>) -> Result<RunOutput, CallToolResult> {
     let settings = &ctx.services.settings;
     let root = ctx.services.workspace.root();
+    // A push may write outside (a remote on a local path: git runs receive-pack for
+    // it); it is off unless `git.allow_push`, and hooks are off either way.
+    let pushing = args.first().is_some_and(|a| a == "push");
     let (args, env) = hardened(root, args);
     let spec = RunSpec {
         program: "git".into(),
@@ -70,6 +73,11 @@ pub(crate) async fn git(ctx: &ToolContext, args: Vec<String>) -> Result<RunOutpu
         timeout: Duration::from_millis(settings.commands.timeout_ms),
         max_output: settings.commands.max_output_bytes,
         env,
+        // Writes only in the workspace (and its .git); network for fetch.
+        sandbox: (!pushing).then(|| exec::sandbox::Sandbox {
+            writable: vec![root.to_path_buf()],
+            network: true,
+        }),
     };
     let out = exec::run(spec)
         .await

@@ -58,8 +58,11 @@ impl Tool for OpenFile {
         };
         // Regular files only, opened without blocking (a FIFO would hold the thread).
         let p = path.clone();
+        let root = ctx.services.workspace.dir().clone();
         let text =
-            match crate::tools::blocking(move || crate::workspace::files::read_regular(&p)).await {
+            match crate::tools::blocking(move || crate::workspace::files::read_regular(&root, &p))
+                .await
+            {
                 Ok(Ok(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
                 Ok(Err(crate::workspace::files::FileError::NotFound(_))) => {
                     return CallToolResult::error(format!("File not found: {}", args.file_path))
