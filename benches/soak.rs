@@ -37,7 +37,9 @@ fn fds(pid: u32) -> usize {
 
 /// Connects, asks for `n` large reads, and never reads a byte back.
 async fn never_reader(port: u16, token: &str, n: usize) {
-    let mut req = format!("ws://127.0.0.1:{port}/").into_client_request().unwrap();
+    let mut req = format!("ws://127.0.0.1:{port}/")
+        .into_client_request()
+        .unwrap();
     req.headers_mut()
         .insert("x-claude-code-ide-authorization", token.parse().unwrap());
     let Ok((mut ws, _)) = tokio_tungstenite::connect_async(req).await else {
@@ -88,7 +90,10 @@ fn main() {
                 while Instant::now() < end {
                     tick.tick().await;
                     let (tool, args) = match (i + a) % 3 {
-                        0 => ("readFile", json!({"filePath": "big.txt", "maxBytes": 65536})),
+                        0 => (
+                            "readFile",
+                            json!({"filePath": "big.txt", "maxBytes": 65536}),
+                        ),
                         1 => ("searchWorkspace", json!({"query": "xxxx"})),
                         _ => ("getWorkspaceFolders", json!({})),
                     };
