@@ -11,11 +11,8 @@ mod harness;
 
 use std::time::{Duration, Instant};
 
-use futures_util::SinkExt;
 use harness::{Bridge, Options};
 use serde_json::json;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::Message;
 
 fn rss_kib(pid: u32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
@@ -35,28 +32,50 @@ fn fds(pid: u32) -> usize {
         .unwrap_or(0)
 }
 
-/// Connects, asks for `n` large reads, and never reads a byte back.
-async fn never_reader(port: u16, token: &str, n: usize) {
-    let mut req = format!("ws://127.0.0.1:{port}/")
-        .into_client_request()
-        .unwrap();
-    req.headers_mut()
-        .insert("x-claude-code-ide-authorization", token.parse().unwrap());
-    let Ok((mut ws, _)) = tokio_tungstenite::connect_async(req).await else {
+/// A masked client text frame.
+fn frame(text: &str) -> Vec<u8> {
+    let data = text.as_bytes();
+    let mut out = vec![0x81u8];
+    match data.len() {
+        n if n < 126 => out.push(0x80 | n as u8),
+        n => {
+            out.push(0x80 | 126);
+            out.extend_from_slice(&(n as u16).to_be_bytes());
+        }
+    }
+    let mask = [0x12u8, 0x34, 0x56, 0x78];
+    out.extend_from_slice(&mask);
+    out.extend(data.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+    out
+}
+
+/// Connects (with a small receive buffer), asks for `n` large reads, and never reads
+/// the answers; gives up the socket after `hold`.
+fn never_reader(port: u16, token: &str, n: usize, hold: Duration) {
+    use std::io::{Read, Write};
+    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
         return;
     };
+    let upgrade = format!(
+        "GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+         Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\
+         x-claude-code-ide-authorization: {token}\r\n\r\n"
+    );
+    let mut head = [0u8; 512];
+    if s.write_all(upgrade.as_bytes()).is_err() || s.read(&mut head).is_err() {
+        return;
+    }
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "never-reads", "version": "0"}}});
-    let _ = ws.send(Message::text(init.to_string())).await;
+    let _ = s.write_all(&frame(&init.to_string()));
     for i in 1..=n {
         let call = json!({"jsonrpc": "2.0", "id": i, "method": "tools/call",
             "params": {"name": "readFile", "arguments": {"filePath": "big.txt"}}});
-        if ws.send(Message::text(call.to_string())).await.is_err() {
+        if s.write_all(&frame(&call.to_string())).is_err() {
             return;
         }
     }
-    // Hold the socket without reading until the bridge drops it (or a minute passes).
-    tokio::time::sleep(Duration::from_secs(60)).await;
+    std::thread::sleep(hold);
 }
 
 fn main() {
@@ -104,9 +123,9 @@ fn main() {
             });
         }
         let (port, token) = (bridge.port, bridge.token.clone());
-        local.spawn_local(async move {
+        std::thread::spawn(move || {
             while Instant::now() < end {
-                never_reader(port, &token, 190).await;
+                never_reader(port, &token, 190, Duration::from_secs(20));
             }
         });
         println!("| minute | RSS MiB | fds | calls answered | dropped non-readers |");
