@@ -56,6 +56,19 @@ fn never_reader(port: u16, token: &str, n: usize, hold: Duration) {
     let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
         return;
     };
+    // Loopback receive buffers grow to 32 MiB here: keep this one small, so that what
+    // the bridge sends waits in the bridge, as with a client that really stopped reading.
+    let small: libc::c_int = 4096;
+    // SAFETY: setsockopt on a socket we own, with a correctly sized int.
+    unsafe {
+        libc::setsockopt(
+            std::os::fd::AsRawFd::as_raw_fd(&s),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            (&small as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
     let upgrade = format!(
         "GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
          Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\
@@ -85,11 +98,16 @@ fn main() {
         .and_then(|n| n.parse().ok())
         .unwrap_or(5);
     let big = "x".repeat(255) + "\n";
-    let bridge = Bridge::start_with(Options {
-        log_level: Some("warn"),
-        files: vec![("big.txt".into(), big.repeat(1024))],
-        ..Options::default()
-    });
+    // Defaults, but room for the non-reader beside the five agents (its sessions wait
+    // in grace after each drop and are evicted for the next one).
+    let bridge = Bridge::start_with(
+        Options {
+            log_level: Some("warn"),
+            files: vec![("big.txt".into(), big.repeat(1024))],
+            ..Options::default()
+        }
+        .set("sessions.max_sessions", 7),
+    );
     let pid = bridge.pid();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
