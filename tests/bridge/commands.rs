@@ -420,3 +420,50 @@ async fn without_landlock_commands_are_refused_unless_opted_in() {
     assert!(!is_error(&r), "{r}");
     assert_eq!(json_text(&r)["stdout"], "1\n2\n", "{r}");
 }
+
+/// Issue 17, item 7: the remaining bypasses of the allowlist's intent — a shell through
+/// `npm exec`, and `cargo install --root` through a symlink that leaves the workspace —
+/// create nothing outside the workspace (refused by the policy, or confined by the
+/// sandbox).
+#[tokio::test]
+async fn npm_exec_and_cargo_install_root_create_nothing_outside() {
+    if !npm_installed() {
+        return;
+    }
+    let bridge = Bridge::start_with(with_allow("npm,cargo"));
+    let outside = tempfile::tempdir().unwrap();
+    let sentinel = outside.path().join("ran");
+    let mut agent = bridge.ready_agent().await;
+    let shell = format!("touch {}", sentinel.display());
+    let exec = agent
+        .call(
+            "runCommand",
+            json!({"command": "npm", "args": ["--loglevel", "silent", "exec", "--", "sh", "-c", shell]}),
+        )
+        .await;
+    // Without a shell flag the policy lets it run: the sandbox stops the write.
+    let touch = agent
+        .call(
+            "runCommand",
+            json!({"command": "npm", "args": ["--loglevel", "silent", "exec", "--", "touch", sentinel.display().to_string()]}),
+        )
+        .await;
+    eprintln!("npm exec touch: {touch}");
+    std::os::unix::fs::symlink(outside.path(), bridge.workspace.join("out")).unwrap();
+    let install = agent
+        .call(
+            "runCommand",
+            json!({"command": "cargo", "args": ["install", "--root", "out", "--path", "."]}),
+        )
+        .await;
+    eprintln!("npm exec: {exec}\ncargo install: {install}");
+    let left: Vec<_> = std::fs::read_dir(outside.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(
+        left.is_empty(),
+        "created outside: {left:?}\nnpm exec: {exec}\ncargo install: {install}"
+    );
+}
