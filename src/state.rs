@@ -222,6 +222,11 @@ pub fn prune(keep: &Path, max_age: Duration) -> Vec<String> {
     removed
 }
 
+/// True when a live bridge serves `workspace` (holds its state directory's lock).
+pub fn is_served(workspace: &Path) -> bool {
+    held(&dir_for(workspace))
+}
+
 /// True when a live bridge holds `dir`'s owner lock.
 fn held(dir: &Path) -> bool {
     let Ok(file) = File::open(dir.join(files::OWNER)) else {

@@ -38,6 +38,18 @@ pub fn stop(settings: &Settings) -> u8 {
     let Ok(pid) = libc::pid_t::try_from(lock.pid) else {
         return 1;
     };
+    // A lock file left by a killed bridge may name a pid reused by another process:
+    // signal only a bridge that really holds the workspace.
+    let served = lock
+        .workspace_folders
+        .iter()
+        .any(|w| crate::state::is_served(std::path::Path::new(w)));
+    if !served {
+        eprintln!(
+            "The lock file for port {port} names pid {pid}, but no bridge holds that workspace              any more (it was killed); not signalling that pid. The next bridge removes the stale lock."
+        );
+        return 1;
+    }
     // SAFETY: kill with a pid read from a lock file we own; SIGTERM asks for a clean stop.
     if unsafe { libc::kill(pid, libc::SIGTERM) } != 0 {
         eprintln!(

@@ -35,6 +35,9 @@ pub struct HttpTransport {
     last_seen: Instant,
     idle_after: Duration,
     push: Outbound,
+    /// Response streams of POSTs still being answered: the session is not idle while
+    /// any is open (a long tool call without a GET stream).
+    open_replies: Vec<Outbound>,
     table: Addr<HttpSessions>,
 }
 
@@ -57,6 +60,7 @@ impl HttpTransport {
             last_seen: Instant::now(),
             idle_after,
             push: Outbound::nowhere(),
+            open_replies: Vec::new(),
             table,
         }
     }
@@ -83,17 +87,30 @@ impl Actor for HttpTransport {
             transport: ctx.address().recipient(),
         });
         ctx.run_interval(IDLE_CHECK, |act, ctx| {
-            let streaming = !act.push.is_closed();
-            if !streaming && act.last_seen.elapsed() >= act.idle_after {
+            if !act.session.connected() {
+                return act.end(ctx, "its session ended");
+            }
+            act.open_replies.retain(|r| !r.is_closed());
+            let busy = !act.push.is_closed() || !act.open_replies.is_empty();
+            if !busy && act.last_seen.elapsed() >= act.idle_after {
                 act.end(ctx, "idle for longer than the grace period");
             }
         });
     }
 }
 
+/// Why a POST was not passed on.
+#[derive(Debug)]
+pub enum PostRefused {
+    /// Over the rate limit: answer the request with this error.
+    Limited(RpcError),
+    /// The session behind this id has ended: 404, the client initializes anew.
+    Gone,
+}
+
 /// One message POSTed to the session; request answers go to `reply`.
 #[derive(Message)]
-#[rtype(result = "Result<(), RpcError>")]
+#[rtype(result = "Result<(), PostRefused>")]
 pub struct Post {
     /// The message.
     pub message: Incoming,
@@ -102,14 +119,20 @@ pub struct Post {
 }
 
 impl Handler<Post> for HttpTransport {
-    type Result = Result<(), RpcError>;
-    fn handle(&mut self, msg: Post, _: &mut Context<Self>) -> Self::Result {
+    type Result = Result<(), PostRefused>;
+    fn handle(&mut self, msg: Post, ctx: &mut Context<Self>) -> Self::Result {
+        if !self.session.connected() {
+            self.end(ctx, "its session ended");
+            return Err(PostRefused::Gone);
+        }
         self.last_seen = Instant::now();
         match self.limits.check(&msg.message, self.last_seen) {
             Verdict::Pass => {}
-            Verdict::Refuse(err) => return Err(err),
+            Verdict::Refuse(err) => return Err(PostRefused::Limited(err)),
             Verdict::Drop => return Ok(()),
         }
+        self.open_replies.retain(|r| !r.is_closed());
+        self.open_replies.push(msg.reply.clone());
         self.session.do_send(FromClient {
             generation: self.generation,
             message: msg.message,

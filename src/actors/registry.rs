@@ -50,15 +50,19 @@ impl Slot {
     }
 
     /// True when a relay with these ancestors serves the same client process as this
-    /// slot: the CLI this slot knows is one of them, or the relays share a parent.
+    /// slot: the CLI this slot knows is its parent or grandparent (one wrapper such as
+    /// `npx` in between), or the relays share a parent. Further ancestors do not count:
+    /// a `claude -p` started from a CLI's shell is an agent of its own.
     fn same_client_as_relay(&self, chain: &[u32]) -> bool {
-        self.ide_pid.is_some_and(|pid| chain.contains(&pid))
+        let near = &chain[..chain.len().min(2)];
+        self.ide_pid.is_some_and(|pid| near.contains(&pid))
             || (!chain.is_empty() && self.relay_pids.first() == chain.first())
     }
 
-    /// True when this slot serves the CLI process `pid`.
+    /// True when this slot serves the CLI process `pid` (its relay's parent or
+    /// grandparent).
     fn serves_pid(&self, pid: u32) -> bool {
-        self.ide_pid == Some(pid) || self.relay_pids.contains(&pid)
+        self.ide_pid == Some(pid) || self.relay_pids.iter().take(2).any(|p| *p == pid)
     }
 }
 

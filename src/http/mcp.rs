@@ -16,7 +16,9 @@ use serde_json::json;
 use super::guard::{check_bearer, check_host_and_origin, Rejection};
 use super::upgrade::{admit, pace};
 use super::SESSION_ANCHOR_HEADER;
-use crate::actors::http_transport::{End, HttpTransport, Lookup, OpenStream, Post, Register};
+use crate::actors::http_transport::{
+    End, HttpTransport, Lookup, OpenStream, Post, PostRefused, Register,
+};
 use crate::actors::outbound::{Frame, FrameReceiver, Outbound};
 use crate::actors::session::ConnectionKind;
 use crate::protocol::jsonrpc::{self, classify, Incoming, RpcError};
@@ -188,10 +190,13 @@ pub async fn post(
     let posted = transport.send(Post { message, reply }).await;
     let refused = match posted {
         Ok(Ok(())) => None,
-        Ok(Err(err)) => Some(err),
-        Err(_) => Some(RpcError::internal(
-            "the MCP session is gone; initialize a new one",
-        )),
+        Ok(Err(PostRefused::Limited(err))) => Some(err),
+        Ok(Err(PostRefused::Gone)) | Err(_) => {
+            return *refuse(
+                actix_web::http::StatusCode::NOT_FOUND,
+                "This MCP session has ended: initialize a new one",
+            )
+        }
     };
     let Some(id) = request_id else {
         // Notifications and responses: accepted, nothing to answer.

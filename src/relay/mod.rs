@@ -204,6 +204,13 @@ impl Relay {
                 if method == "notifications/initialized" {
                     self.initialized = true;
                 }
+                if method == "notifications/cancelled" {
+                    // No answer will come for it: forget it, or a later reconnect would
+                    // answer it with an error.
+                    if let Some(id) = msg.pointer("/params/requestId") {
+                        self.pending.remove(&id_key(id));
+                    }
+                }
                 if self.upstream.is_connected() {
                     self.upstream.send(line);
                 } else if method == "notifications/cancelled" {

@@ -66,6 +66,8 @@ pub struct Upstream {
     failures: u32,
     /// When the last connection was lost.
     lost_at: Option<Instant>,
+    /// When the live connection was made.
+    connected_at: Option<Instant>,
     /// The directory is in no project, so no bridge will be started.
     no_project: bool,
     ever_connected: bool,
@@ -87,6 +89,7 @@ impl Upstream {
             started: None,
             failures: 0,
             lost_at: None,
+            connected_at: None,
             no_project: false,
             ever_connected: false,
         }
@@ -173,8 +176,8 @@ impl Upstream {
         if let Some((_, log)) = self.started.take() {
             tracing::info!(log = %log.display(), "the bridge the relay started is up");
         }
-        self.failures = 0;
         self.lost_at = None;
+        self.connected_at = Some(Instant::now());
         self.ever_connected = true;
         self.state = State::Connected(sink);
     }
@@ -215,8 +218,20 @@ impl Upstream {
     pub fn closed(&mut self, why: String, events: mpsc::UnboundedSender<Event>) {
         tracing::debug!(%why, "bridge connection closed");
         self.lost_at = Some(Instant::now());
-        self.failures = 0;
-        self.connect_soon(events, Duration::from_millis(50));
+        // A connection closed right after it was made was refused (max sessions, a
+        // bridge shutting down): back off like any failed attempt instead of looping.
+        let refused = self
+            .connected_at
+            .take()
+            .is_some_and(|at| at.elapsed() < Duration::from_secs(2));
+        let delay = if refused {
+            self.failures += 1;
+            Duration::from_millis(250 * u64::from(self.failures.min(20))).min(MAX_BACKOFF)
+        } else {
+            self.failures = 0;
+            Duration::from_millis(50)
+        };
+        self.connect_soon(events, delay);
     }
 
     fn start(&mut self) {

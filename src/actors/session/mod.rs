@@ -47,6 +47,9 @@ pub const MAX_OPENED_FILES: usize = 1000;
 pub const MAX_READ_VERSIONS: usize = 4096;
 /// Terminals whose last output a session keeps (without an editor).
 pub const MAX_TERMINALS: usize = 32;
+/// How long a merged session keeps passing frames on to the session that took its
+/// connections.
+const MERGE_LINGER: Duration = Duration::from_secs(5);
 
 /// The MCP methods a session answers, parsed once from the wire name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,8 +136,11 @@ pub struct Session {
     ever_attached: bool,
     restored: bool,
     /// After a merge: the session that took this one's connections. Frames still
-    /// addressed here are passed on; the actor stops once its own calls finished.
+    /// addressed here are passed on; the actor stops once its own calls finished and
+    /// [`MERGE_LINGER`] has passed (a transport may send here until it handled `Rebind`).
     merged_into: Option<Addr<Session>>,
+    /// The linger after a merge is over.
+    lingered: bool,
 }
 
 impl Session {
@@ -157,6 +163,7 @@ impl Session {
             ever_attached: false,
             restored: false,
             merged_into: None,
+            lingered: false,
         }
     }
 
@@ -274,13 +281,14 @@ impl Session {
         }
     }
 
-    /// Adds a connection. A newer connection of the same kind replaces an older one
-    /// (the agent reconnected while its old socket looked alive).
+    /// Adds a connection. A newer IDE connection replaces an older one (the CLI
+    /// reconnected while its old socket looked alive); relays and HTTP connections add
+    /// up (one client may run several relays, and their sockets close by themselves).
     fn add_connection(&mut self, conn: Connection, ctx: &mut Context<Self>) {
         let replaced: Vec<Generation> = self
             .conns
             .iter()
-            .filter(|c| c.kind == conn.kind)
+            .filter(|c| c.kind == ConnectionKind::Ide && conn.kind == ConnectionKind::Ide)
             .map(|c| c.generation)
             .collect();
         for generation in replaced {
@@ -381,9 +389,12 @@ impl Session {
             format!("same client process as session {}", msg.target_id),
         );
         self.merged_into = Some(msg.target);
-        if self.in_flight.is_empty() {
-            ctx.stop();
-        }
+        ctx.run_later(MERGE_LINGER, |act, ctx| {
+            act.lingered = true;
+            if act.in_flight.is_empty() {
+                ctx.stop();
+            }
+        });
     }
 
     fn on_message(
@@ -717,7 +728,7 @@ impl Session {
         };
         flight.reply.send_text(jsonrpc::response(&key.1, &result));
         self.record_call(flight.tool, flight.started, flight.summary, status);
-        if self.merged_into.is_some() && self.in_flight.is_empty() {
+        if self.merged_into.is_some() && self.lingered && self.in_flight.is_empty() {
             ctx.stop();
         }
     }
