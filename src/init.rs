@@ -82,6 +82,10 @@ pub enum Change {
 
 /// Adds (or with `remove`, removes) the server `name` in `path`.
 pub fn apply(path: &Path, name: &str, binary: &Path, remove: bool) -> Result<Change, InitError> {
+    // A symlinked configuration (dotfile managers) is updated where it really lives,
+    // not replaced by a regular file.
+    let resolved = std::fs::canonicalize(path).ok();
+    let path = resolved.as_deref().unwrap_or(path);
     let valid = !name.is_empty()
         && name != "ide"
         && name
@@ -300,6 +304,18 @@ mod tests {
             apply(&path, "a b", bin, false),
             Err(InitError::BadName(_))
         ));
+        let real = t.path().join("dotfiles.json");
+        std::fs::write(&real, "{}").unwrap();
+        let link = t.path().join("linked.json");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        apply(&link, "ide-bridge", bin, false).unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert!(std::fs::read_to_string(&real)
+            .unwrap()
+            .contains("ide-bridge"));
         let fresh = t.path().join("new/.claude.json");
         assert_eq!(
             apply(&fresh, "ide-bridge", bin, false).unwrap(),

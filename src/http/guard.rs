@@ -199,10 +199,11 @@ pub fn check_bearer(req: &HttpRequest, token: &str) -> Result<(), Rejection> {
         .get("authorization")
         .and_then(|v| v.to_str().ok())
         .ok_or_else(|| Rejection::Unauthorized("Missing Authorization: Bearer <token>".into()))?;
-    let given = value
-        .strip_prefix("Bearer ")
-        .or_else(|| value.strip_prefix("bearer "))
-        .unwrap_or("");
+    // The scheme name is case-insensitive (RFC 9110).
+    let given = match value.split_once(' ') {
+        Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => token,
+        _ => "",
+    };
     if ct_eq(given.trim().as_bytes(), token.as_bytes()) {
         Ok(())
     } else {
