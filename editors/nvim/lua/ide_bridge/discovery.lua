@@ -13,12 +13,7 @@ function M.lock_dir()
   return base .. "/ide"
 end
 
-function M.realpath(p)
-  if not p or p == "" then
-    return p
-  end
-  return uv.fs_realpath(p) or vim.fs.normalize(p)
-end
+M.realpath = require("ide_bridge.util").realpath
 
 local function pid_alive(pid)
   if type(pid) ~= "number" then
