@@ -46,6 +46,13 @@ pub struct Enqueue {
     pub timeout_ms: u64,
 }
 
+/// Start (or queue) a task and follow its output from its first line: the follower is
+/// registered in the same step that queues the task, so no output can slip past it
+/// (as it could between an [`Enqueue`] and a later [`Follow`]).
+#[derive(Debug, Message)]
+#[rtype(result = "Result<(Task, mpsc::UnboundedReceiver<String>), String>")]
+pub struct EnqueueFollowed(pub Enqueue);
+
 /// One task, if `session` may see it (`None`: the bridge itself).
 #[derive(Debug, Message)]
 #[rtype(result = "Result<Task, String>")]
@@ -258,6 +265,47 @@ impl Orchestrator {
         self.schedule_save(ctx);
     }
 
+    /// Queues a task (starting it when a slot is free) with `follower` registered
+    /// before anything can run.
+    fn enqueue(
+        &mut self,
+        msg: Enqueue,
+        follower: Option<mpsc::UnboundedSender<String>>,
+        ctx: &mut Context<Self>,
+    ) -> Result<Task, String> {
+        let slots_free = self.running.len() < self.limits.max_concurrent;
+        if !slots_free && self.queue.len() >= self.limits.max_queue {
+            return Err(format!(
+                "Task queue is full: {} tasks running and {} waiting (max {}); try again when one finishes",
+                self.running.len(),
+                self.queue.len(),
+                self.limits.max_queue
+            ));
+        }
+        let id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
+        let task = Task {
+            id: id.clone(),
+            origin: msg.origin,
+            prompt: msg.prompt,
+            status: TaskStatus::Pending,
+            timeout_ms: msg.timeout_ms,
+            created_at: now_ms(),
+            started_at: None,
+            finished_at: None,
+            output: String::new(),
+            error: None,
+        };
+        self.order.push_back(id.clone());
+        self.tasks.insert(id.clone(), task);
+        self.queue.push_back(id.clone());
+        if let Some(follower) = follower {
+            self.followers.entry(id.clone()).or_default().push(follower);
+        }
+        self.start_ready(ctx);
+        self.schedule_save(ctx);
+        Ok(self.tasks[&id].clone())
+    }
+
     /// Keeps at most `max_history` finished tasks (the oldest go first).
     fn evict(&mut self) {
         let finished = self
@@ -312,37 +360,19 @@ impl Supervised for Orchestrator {
 impl Handler<Enqueue> for Orchestrator {
     type Result = Result<Task, String>;
     fn handle(&mut self, msg: Enqueue, ctx: &mut Context<Self>) -> Self::Result {
-        guard(NAME, self, ctx, |act, ctx| {
-            let slots_free = act.running.len() < act.limits.max_concurrent;
-            if !slots_free && act.queue.len() >= act.limits.max_queue {
-                return Err(format!(
-                    "Task queue is full: {} tasks running and {} waiting (max {}); try again when one finishes",
-                    act.running.len(),
-                    act.queue.len(),
-                    act.limits.max_queue
-                ));
-            }
-            let id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
-            let task = Task {
-                id: id.clone(),
-                origin: msg.origin,
-                prompt: msg.prompt,
-                status: TaskStatus::Pending,
-                timeout_ms: msg.timeout_ms,
-                created_at: now_ms(),
-                started_at: None,
-                finished_at: None,
-                output: String::new(),
-                error: None,
-            };
-            act.order.push_back(id.clone());
-            act.tasks.insert(id.clone(), task);
-            act.queue.push_back(id.clone());
-            act.start_ready(ctx);
-            act.schedule_save(ctx);
-            Ok(act.tasks[&id].clone())
+        guard(NAME, self, ctx, |act, ctx| act.enqueue(msg, None, ctx)).map_err(|f| f.to_string())?
+    }
+}
+
+impl Handler<EnqueueFollowed> for Orchestrator {
+    type Result = Result<(Task, mpsc::UnboundedReceiver<String>), String>;
+    fn handle(&mut self, msg: EnqueueFollowed, ctx: &mut Context<Self>) -> Self::Result {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let task = guard(NAME, self, ctx, |act, ctx| {
+            act.enqueue(msg.0, Some(tx), ctx)
         })
-        .map_err(|f| f.to_string())?
+        .map_err(|f| f.to_string())??;
+        Ok((task, rx))
     }
 }
 

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::view;
-use crate::actors::orchestrator::{Enqueue, Follow, GetTask};
+use crate::actors::orchestrator::{Enqueue, EnqueueFollowed, GetTask};
 use crate::orchestrator::{
     TaskOrigin, DEFAULT_TIMEOUT_MS, MAX_CONTEXT_FILES, MAX_PROMPT_BYTES, MAX_TIMEOUT_MS,
     MIN_TIMEOUT_MS,
@@ -76,23 +76,22 @@ impl Tool for RunClaudeTask {
             timeout_ms: args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS),
         };
         let orchestrator = &ctx.services.orchestrator;
-        let task = match orchestrator.send(enqueue).await {
-            Ok(Ok(t)) => t,
+        if !args.wait {
+            return super::ask_orchestrator(orchestrator, enqueue).await;
+        }
+        // Queued and followed in one message: the first output line cannot slip past.
+        let (task, mut chunks) = match orchestrator.send(EnqueueFollowed(enqueue)).await {
+            Ok(Ok(followed)) => followed,
             Ok(Err(e)) => return CallToolResult::error(e),
             Err(e) => {
                 return CallToolResult::error(format!("the orchestrator is unavailable: {e}"))
             }
         };
-        if !args.wait {
-            return CallToolResult::json(&view(&task));
-        }
-        if let Ok(Some(mut chunks)) = orchestrator.send(Follow(task.id.clone())).await {
-            let mut n = 0.0;
-            while let Some(chunk) = chunks.recv().await {
-                n += 1.0;
-                let excerpt: String = chunk.chars().take(200).collect();
-                ctx.report_progress(n, None, Some(&excerpt));
-            }
+        let mut n = 0.0;
+        while let Some(chunk) = chunks.recv().await {
+            n += 1.0;
+            let excerpt: String = chunk.chars().take(200).collect();
+            ctx.report_progress(n, None, Some(&excerpt));
         }
         let session = Some(ctx.session_id.to_string());
         match orchestrator
