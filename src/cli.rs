@@ -124,14 +124,19 @@ pub struct RunArgs {
     pub set: Vec<String>,
 }
 
+/// A `--set` argument without `=`.
+#[derive(Debug, thiserror::Error)]
+#[error("--set expects KEY=VALUE, got {0:?}")]
+pub struct SetSyntaxError(String);
+
 impl RunArgs {
     /// The configuration overrides these flags express.
-    pub fn overrides(&self) -> Result<Overrides, String> {
+    pub fn overrides(&self) -> Result<Overrides, SetSyntaxError> {
         let mut values: Vec<(String, String)> = Vec::new();
         for item in &self.set {
             let (key, value) = item
                 .split_once('=')
-                .ok_or_else(|| format!("--set expects KEY=VALUE, got {item:?}"))?;
+                .ok_or_else(|| SetSyntaxError(item.clone()))?;
             values.push((key.trim().to_string(), value.to_string()));
         }
         let mut put = |key: &str, value: Option<String>| {

@@ -673,7 +673,7 @@ impl Settings {
         crate::orchestrator::permissions::Policy::compile(&o.permissions).map_err(|e| {
             ConfigError::Invalid {
                 key: "orchestrator.permissions",
-                value: e,
+                value: e.to_string(),
                 allowed: "{ tool, pattern?, decision = allow|deny }".into(),
             }
         })?;

@@ -7,21 +7,27 @@ use serde_json::Value;
 use crate::config::Settings;
 use crate::{http_client, lockfile};
 
-/// The live bridge serving the configured workspace (or the current directory), or
-/// the message saying there is none.
-fn find(settings: &Settings) -> Result<(u16, lockfile::LockFile), String> {
+/// No lock file names a live bridge for the workspace.
+#[derive(Debug, thiserror::Error)]
+#[error("No running ide-bridge serves {} (looked for lock files in {}).", workspace.display(), ide_dir.display())]
+struct NoBridge {
+    /// The workspace asked about, canonicalised when it exists.
+    workspace: PathBuf,
+    /// Where lock files were looked for.
+    ide_dir: PathBuf,
+}
+
+/// The live bridge serving the configured workspace (or the current directory).
+fn find(settings: &Settings) -> Result<(u16, lockfile::LockFile), NoBridge> {
     let dir = settings
         .workspace
         .clone()
         .unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")));
     let dir = dir.canonicalize().unwrap_or(dir);
     let ide_dir = lockfile::ide_dir();
-    lockfile::find_bridge_for(&ide_dir, &dir).ok_or_else(|| {
-        format!(
-            "No running ide-bridge serves {} (looked for lock files in {}).",
-            dir.display(),
-            ide_dir.display()
-        )
+    lockfile::find_bridge_for(&ide_dir, &dir).ok_or(NoBridge {
+        workspace: dir,
+        ide_dir,
     })
 }
 

@@ -152,7 +152,8 @@ impl DiagnosticsActor {
                             linter.name(),
                             timeout.as_millis()
                         )),
-                        Ok(out) => parse(linter, &root, &out.stdout, &out.stderr),
+                        Ok(out) => parse(linter, &root, &out.stdout, &out.stderr)
+                            .map_err(|e| e.to_string()),
                         Err(e) => Err(format!("{}: {e}", linter.name())),
                     };
                     (linter.name(), outcome, started.elapsed())

@@ -235,7 +235,12 @@ impl Orchestrator {
         self.running.insert(key, handle);
     }
 
-    fn finish(&mut self, id: &str, outcome: Result<String, String>, ctx: &mut Context<Self>) {
+    fn finish(
+        &mut self,
+        id: &str,
+        outcome: Result<String, driver::RunError>,
+        ctx: &mut Context<Self>,
+    ) {
         self.running.remove(id);
         if let Some(task) = self.tasks.get_mut(id) {
             if task.status == TaskStatus::Running {
@@ -243,7 +248,7 @@ impl Orchestrator {
                     Ok(_) => task.status = TaskStatus::Done,
                     Err(e) => {
                         task.status = TaskStatus::Error;
-                        task.error = Some(e);
+                        task.error = Some(e.to_string());
                     }
                 }
                 task.finished_at = Some(now_ms());

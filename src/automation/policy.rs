@@ -197,7 +197,7 @@ impl Policy {
         &mut self,
         raw: RawHook,
         name: &'static str,
-        trigger: impl FnOnce(&RawHook) -> Result<Trigger, String>,
+        trigger: impl FnOnce(&RawHook) -> Result<Trigger, TriggerError>,
     ) -> Result<(), Vec<String>> {
         if raw.enabled == Some(false) {
             return Ok(());
@@ -216,7 +216,7 @@ impl Policy {
     }
 }
 
-fn diagnostics_trigger(raw: &RawHook, state: DiagnosticsState) -> Result<Trigger, String> {
+fn diagnostics_trigger(raw: &RawHook, state: DiagnosticsState) -> Result<Trigger, TriggerError> {
     let min_severity = match raw.min_severity.as_deref().unwrap_or("error") {
         "error" => Severity::Error,
         "warning" => Severity::Warning,
@@ -229,15 +229,31 @@ fn diagnostics_trigger(raw: &RawHook, state: DiagnosticsState) -> Result<Trigger
     })
 }
 
-fn file_save_trigger(raw: &RawHook) -> Result<Trigger, String> {
+/// A hook's trigger that does not compile; the message starts with the key at fault.
+#[derive(Debug, thiserror::Error)]
+enum TriggerError {
+    /// One of `patterns` is not a glob.
+    #[error("patterns.{index}: {source}")]
+    Pattern {
+        /// Position in `patterns`.
+        index: usize,
+        /// Why globset refused it.
+        source: globset::Error,
+    },
+    /// The patterns do not build into one set.
+    #[error("patterns: {0}")]
+    Set(globset::Error),
+}
+
+fn file_save_trigger(raw: &RawHook) -> Result<Trigger, TriggerError> {
     let mut set = GlobSetBuilder::new();
-    for (i, p) in raw.patterns.iter().enumerate() {
-        let glob = Glob::new(p).map_err(|e| format!("patterns.{i}: {e}"))?;
+    for (index, p) in raw.patterns.iter().enumerate() {
+        let glob = Glob::new(p).map_err(|source| TriggerError::Pattern { index, source })?;
         set.add(glob);
     }
     set.build()
         .map(|patterns| Trigger::FileSave { patterns })
-        .map_err(|e| format!("patterns: {e}"))
+        .map_err(TriggerError::Set)
 }
 
 #[cfg(test)]

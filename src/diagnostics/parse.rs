@@ -13,13 +13,43 @@ use crate::protocol::ide::Position;
 /// One parsed diagnostic with the absolute path of its file.
 pub type Located = (PathBuf, Diagnostic);
 
+/// A linter's output that does not have the shape its parser expects.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: failed to parse output ({shape})", linter.name())]
+pub struct ParseError {
+    /// Whose output it was.
+    pub linter: Linter,
+    /// What was wrong with it.
+    pub shape: ShapeError,
+}
+
+/// What a parser found wrong with the output.
+#[derive(Debug, thiserror::Error)]
+pub enum ShapeError {
+    /// Neither `[` nor `{` anywhere.
+    #[error("no JSON in output")]
+    NoJson,
+    /// JSON that does not parse.
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
+    /// Output with no JSON line among its lines.
+    #[error("expected JSON lines")]
+    NoJsonLines,
+    /// A document that is not the array expected.
+    #[error("expected an array")]
+    NotArray,
+    /// A field the format always has is missing.
+    #[error("missing {0}")]
+    Missing(&'static str),
+}
+
 /// Parses `linter`'s output produced in `root`.
 pub fn parse(
     linter: Linter,
     root: &Path,
     stdout: &str,
     stderr: &str,
-) -> Result<Vec<Located>, String> {
+) -> Result<Vec<Located>, ParseError> {
     let parsed = match linter {
         Linter::Cargo => cargo(root, stdout),
         Linter::Tsc => tsc(root, stdout),
@@ -29,7 +59,7 @@ pub fn parse(
         Linter::Go => go_vet(root, stderr),
         Linter::Biome => biome(root, stdout),
     };
-    parsed.map_err(|detail| format!("{}: failed to parse output ({detail})", linter.name()))
+    parsed.map_err(|shape| ParseError { linter, shape })
 }
 
 fn diag(
@@ -54,18 +84,18 @@ fn num(v: &Value) -> u32 {
         .unwrap_or(0)
 }
 
-fn json_doc(text: &str) -> Result<Value, String> {
-    let start = text.find(['[', '{']).ok_or("no JSON in output")?;
-    serde_json::from_str(&text[start..]).map_err(|e| e.to_string())
+fn json_doc(text: &str) -> Result<Value, ShapeError> {
+    let start = text.find(['[', '{']).ok_or(ShapeError::NoJson)?;
+    Ok(serde_json::from_str(&text[start..])?)
 }
 
 /// `cargo check --message-format=json`: one JSON object per line.
-fn cargo(root: &Path, stdout: &str) -> Result<Vec<Located>, String> {
+fn cargo(root: &Path, stdout: &str) -> Result<Vec<Located>, ShapeError> {
     let mut out = Vec::new();
     let mut seen = HashSet::new();
     let mut any_json = false;
     for line in stdout.lines().filter(|l| l.starts_with('{')) {
-        let v: Value = serde_json::from_str(line).map_err(|e| e.to_string())?;
+        let v: Value = serde_json::from_str(line)?;
         any_json = true;
         if v["reason"] != "compiler-message" {
             continue;
@@ -112,13 +142,13 @@ fn cargo(root: &Path, stdout: &str) -> Result<Vec<Located>, String> {
         }
     }
     if !any_json && !stdout.trim().is_empty() {
-        return Err("expected JSON lines".into());
+        return Err(ShapeError::NoJsonLines);
     }
     Ok(out)
 }
 
 /// `tsc --pretty false`: `path(line,col): error TS1234: message`.
-fn tsc(root: &Path, stdout: &str) -> Result<Vec<Located>, String> {
+fn tsc(root: &Path, stdout: &str) -> Result<Vec<Located>, ShapeError> {
     let mut out = Vec::new();
     for line in stdout.lines() {
         let Some((loc, rest)) = line.split_once("): ") else {
@@ -151,12 +181,16 @@ fn tsc(root: &Path, stdout: &str) -> Result<Vec<Located>, String> {
 }
 
 /// `eslint -f json`.
-fn eslint(stdout: &str) -> Result<Vec<Located>, String> {
+fn eslint(stdout: &str) -> Result<Vec<Located>, ShapeError> {
     let doc = json_doc(stdout)?;
-    let files = doc.as_array().ok_or("expected an array")?;
+    let files = doc.as_array().ok_or(ShapeError::NotArray)?;
     let mut out = Vec::new();
     for f in files {
-        let path = PathBuf::from(f["filePath"].as_str().ok_or("missing filePath")?);
+        let path = PathBuf::from(
+            f["filePath"]
+                .as_str()
+                .ok_or(ShapeError::Missing("filePath"))?,
+        );
         for m in f["messages"].as_array().into_iter().flatten() {
             let severity = if m["severity"] == 2 {
                 Severity::Error
@@ -182,12 +216,16 @@ fn eslint(stdout: &str) -> Result<Vec<Located>, String> {
 }
 
 /// `ruff check --output-format json`.
-fn ruff(root: &Path, stdout: &str) -> Result<Vec<Located>, String> {
+fn ruff(root: &Path, stdout: &str) -> Result<Vec<Located>, ShapeError> {
     let doc = json_doc(stdout)?;
-    let items = doc.as_array().ok_or("expected an array")?;
+    let items = doc.as_array().ok_or(ShapeError::NotArray)?;
     let mut out = Vec::new();
     for m in items {
-        let file = root.join(m["filename"].as_str().ok_or("missing filename")?);
+        let file = root.join(
+            m["filename"]
+                .as_str()
+                .ok_or(ShapeError::Missing("filename"))?,
+        );
         let code = m["code"].as_str().map(str::to_string);
         let severity = if code.is_none() {
             Severity::Error
@@ -215,11 +253,11 @@ fn ruff(root: &Path, stdout: &str) -> Result<Vec<Located>, String> {
 }
 
 /// `pyright --outputjson` (ranges are already 0-based).
-fn pyright(stdout: &str) -> Result<Vec<Located>, String> {
+fn pyright(stdout: &str) -> Result<Vec<Located>, ShapeError> {
     let doc = json_doc(stdout)?;
     let items = doc["generalDiagnostics"]
         .as_array()
-        .ok_or("missing generalDiagnostics")?;
+        .ok_or(ShapeError::Missing("generalDiagnostics"))?;
     let pos = |v: &Value| Position {
         line: num(&v["line"]),
         character: num(&v["character"]),
@@ -251,7 +289,7 @@ fn pyright(stdout: &str) -> Result<Vec<Located>, String> {
 }
 
 /// `go vet`: `path:line:col: message` on stderr.
-fn go_vet(root: &Path, stderr: &str) -> Result<Vec<Located>, String> {
+fn go_vet(root: &Path, stderr: &str) -> Result<Vec<Located>, ShapeError> {
     let mut out = Vec::new();
     for line in stderr.lines().filter(|l| !l.starts_with('#')) {
         let line = line.strip_prefix("vet: ").unwrap_or(line);
@@ -279,9 +317,11 @@ fn go_vet(root: &Path, stderr: &str) -> Result<Vec<Located>, String> {
 }
 
 /// `biome lint --reporter=json`: spans are byte offsets into the file.
-fn biome(root: &Path, stdout: &str) -> Result<Vec<Located>, String> {
+fn biome(root: &Path, stdout: &str) -> Result<Vec<Located>, ShapeError> {
     let doc = json_doc(stdout)?;
-    let items = doc["diagnostics"].as_array().ok_or("missing diagnostics")?;
+    let items = doc["diagnostics"]
+        .as_array()
+        .ok_or(ShapeError::Missing("diagnostics"))?;
     let mut out = Vec::new();
     for m in items {
         let Some(file) = m["location"]["path"]["file"].as_str() else {
@@ -363,6 +403,7 @@ mod tests {
         );
         assert!(parse(Linter::Cargo, root, "garbage that is not json", "")
             .unwrap_err()
+            .to_string()
             .contains("cargo: failed to parse output"));
     }
 

@@ -34,6 +34,42 @@ pub enum Event {
     },
 }
 
+/// Why a run did not end with a result.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The program could not be spawned.
+    #[error("cannot start {program}: {source}")]
+    Start {
+        /// The Claude executable as configured.
+        program: String,
+        /// The spawn error.
+        source: std::io::Error,
+    },
+    /// A pipe that was asked for is missing.
+    #[error("no {0}")]
+    NoPipe(&'static str),
+    /// Writing the prompt to the process failed.
+    #[error("cannot send the prompt: {0}")]
+    Prompt(std::io::Error),
+    /// The run outlived its timeout.
+    #[error("timed out after {} ms; the process group was killed", .0.as_millis())]
+    Timeout(Duration),
+    /// Waiting for the process failed.
+    #[error("{0}")]
+    Wait(std::io::Error),
+    /// The process exited 0 but its result says it failed.
+    #[error("the task reported an error: {0}")]
+    Reported(String),
+    /// The process exited non-zero or was killed by a signal.
+    #[error("claude exited with {}{}", code.map_or("a signal".to_string(), |c| format!("code {c}")), if stderr.is_empty() { String::new() } else { format!(": {stderr}") })]
+    Exit {
+        /// The exit code; `None` after a signal.
+        code: Option<i32>,
+        /// The start of its stderr, trimmed.
+        stderr: String,
+    },
+}
+
 /// How to run tasks.
 #[derive(Debug, Clone)]
 pub struct DriverConfig {
@@ -52,7 +88,7 @@ pub async fn run(
     prompt: &str,
     timeout: Duration,
     events: UnboundedSender<Event>,
-) -> Result<String, String> {
+) -> Result<String, RunError> {
     let mut command = Command::new(&config.program);
     command
         .args([
@@ -81,13 +117,14 @@ pub async fn run(
             Ok(())
         });
     }
-    let mut child = command
-        .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", config.program))?;
+    let mut child = command.spawn().map_err(|source| RunError::Start {
+        program: config.program.clone(),
+        source,
+    })?;
     let _group = GroupGuard(child.id().and_then(|id| i32::try_from(id).ok()));
     let mut stdin = child.stdin.take();
-    let stdout = child.stdout.take().ok_or("no stdout")?;
-    let mut stderr = child.stderr.take().ok_or("no stderr")?;
+    let stdout = child.stdout.take().ok_or(RunError::NoPipe("stdout"))?;
+    let mut stderr = child.stderr.take().ok_or(RunError::NoPipe("stderr"))?;
     let stderr_task = actix_rt::spawn(async move {
         let mut buf = Vec::new();
         let _ = (&mut stderr).take(16 * 1024).read_to_end(&mut buf).await;
@@ -101,7 +138,7 @@ pub async fn run(
     if let Some(w) = stdin.as_mut() {
         w.write_all(format!("{user}\n").as_bytes())
             .await
-            .map_err(|e| format!("cannot send the prompt: {e}"))?;
+            .map_err(RunError::Prompt)?;
     }
     let work = async {
         let mut lines = BufReader::new(stdout).lines();
@@ -150,33 +187,25 @@ pub async fn run(
         stdin.take();
         (child.wait().await, result)
     };
-    let (status, result) = tokio::time::timeout(timeout, work).await.map_err(|_| {
-        format!(
-            "timed out after {} ms; the process group was killed",
-            timeout.as_millis()
-        )
-    })?;
+    let (status, result) = tokio::time::timeout(timeout, work)
+        .await
+        .map_err(|_| RunError::Timeout(timeout))?;
     let stderr = tokio::time::timeout(Duration::from_secs(1), stderr_task)
         .await
         .ok()
         .and_then(Result::ok)
         .unwrap_or_default();
-    let code = status.map_err(|e| e.to_string())?.code();
+    let code = status.map_err(RunError::Wait)?.code();
     match (code, result) {
         (Some(0), Some((text, false))) => {
             let _ = events.send(Event::Output(text.clone()));
             Ok(text)
         }
         (Some(0), None) => Ok(String::new()),
-        (Some(0), Some((text, true))) => Err(format!("the task reported an error: {text}")),
-        (code, _) => Err(format!(
-            "claude exited with {}{}",
-            code.map_or("a signal".to_string(), |c| format!("code {c}")),
-            if stderr.trim().is_empty() {
-                String::new()
-            } else {
-                format!(": {}", stderr.trim())
-            }
-        )),
+        (Some(0), Some((text, true))) => Err(RunError::Reported(text)),
+        (code, _) => Err(RunError::Exit {
+            code,
+            stderr: stderr.trim().to_string(),
+        }),
     }
 }

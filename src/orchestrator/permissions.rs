@@ -19,6 +19,27 @@ pub struct RuleConfig {
     pub decision: String,
 }
 
+/// A rule that does not compile; the message names it as `orchestrator.permissions[i]`.
+#[derive(Debug, thiserror::Error)]
+pub enum RuleError {
+    /// `decision` is neither `allow` nor `deny`.
+    #[error("orchestrator.permissions[{index}].decision: {decision:?} (allowed: allow, deny)")]
+    Decision {
+        /// Position of the rule.
+        index: usize,
+        /// What it said.
+        decision: String,
+    },
+    /// `pattern` is not a valid regex.
+    #[error("orchestrator.permissions[{index}].pattern: {source}")]
+    Pattern {
+        /// Position of the rule.
+        index: usize,
+        /// Why the regex was refused.
+        source: regex::Error,
+    },
+}
+
 /// A compiled policy.
 #[derive(Debug, Clone, Default)]
 pub struct Policy {
@@ -36,23 +57,23 @@ pub struct Decision {
 
 impl Policy {
     /// Compiles rules; the error names the bad rule.
-    pub fn compile(rules: &[RuleConfig]) -> Result<Self, String> {
+    pub fn compile(rules: &[RuleConfig]) -> Result<Self, RuleError> {
         let mut out = Vec::new();
         for (i, r) in rules.iter().enumerate() {
             let allow = match r.decision.as_str() {
                 "allow" => true,
                 "deny" => false,
                 other => {
-                    return Err(format!(
-                        "orchestrator.permissions[{i}].decision: {other:?} (allowed: allow, deny)"
-                    ))
+                    return Err(RuleError::Decision {
+                        index: i,
+                        decision: other.to_string(),
+                    })
                 }
             };
             let pattern = match &r.pattern {
-                Some(p) => Some(
-                    Regex::new(p)
-                        .map_err(|e| format!("orchestrator.permissions[{i}].pattern: {e}"))?,
-                ),
+                Some(p) => {
+                    Some(Regex::new(p).map_err(|source| RuleError::Pattern { index: i, source })?)
+                }
                 None => None,
             };
             out.push((r.tool.clone(), pattern, allow));
@@ -125,9 +146,11 @@ mod tests {
         assert_eq!((d.allow, d.reason.as_str()), (false, "default deny"));
         assert!(Policy::compile(&[rule("x", None, "maybe")])
             .unwrap_err()
+            .to_string()
             .contains("decision"));
         assert!(Policy::compile(&[rule("x", Some("("), "allow")])
             .unwrap_err()
+            .to_string()
             .contains("pattern"));
     }
 

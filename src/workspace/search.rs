@@ -58,7 +58,7 @@ pub enum SearchError {
     TooComplex,
     /// The glob does not parse.
     #[error("{0}")]
-    Glob(String),
+    Glob(super::tree::GlobError),
     /// The call was cancelled or timed out while searching.
     #[error("Search cancelled")]
     Cancelled,

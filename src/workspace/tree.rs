@@ -77,13 +77,26 @@ pub fn file_tree(root: &Path, start: &Path, max_depth: usize, max_entries: usize
     Listing { entries, truncated }
 }
 
+/// A glob pattern that does not parse.
+#[derive(Debug, thiserror::Error)]
+#[error("Invalid glob {pattern:?}: {source}")]
+pub struct GlobError {
+    /// The pattern as given.
+    pattern: String,
+    /// What globset found wrong with it.
+    source: globset::Error,
+}
+
 /// Compiles a glob; `**` crosses directories, `*` does not.
-pub fn glob(pattern: &str) -> Result<GlobMatcher, String> {
+pub fn glob(pattern: &str) -> Result<GlobMatcher, GlobError> {
     GlobBuilder::new(pattern)
         .literal_separator(true)
         .build()
         .map(|g| g.compile_matcher())
-        .map_err(|e| format!("Invalid glob {pattern:?}: {e}"))
+        .map_err(|source| GlobError {
+            pattern: pattern.to_string(),
+            source,
+        })
 }
 
 /// Files below `start` whose workspace-relative path matches `pattern` (a pattern
@@ -93,7 +106,7 @@ pub fn find_files(
     start: &Path,
     pattern: &str,
     max_results: usize,
-) -> Result<Listing, String> {
+) -> Result<Listing, GlobError> {
     let full = if pattern.contains('/') {
         pattern.to_string()
     } else {

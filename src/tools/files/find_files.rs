@@ -47,7 +47,7 @@ impl Tool for FindFiles {
             };
         match blocking(move || find_files(&root, &start, &args.pattern, max)).await {
             Ok(Ok(listing)) => CallToolResult::json(&listing),
-            Ok(Err(msg)) => CallToolResult::error(msg),
+            Ok(Err(e)) => CallToolResult::error(e.to_string()),
             Err(e) => e,
         }
     }
