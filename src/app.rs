@@ -101,7 +101,7 @@ impl Seed {
                     PersistConfig {
                         path: path.clone(),
                         max_file_bytes: a.max_file_bytes,
-                        flush_every: Duration::from_millis(a.flush_ms),
+                        flush_every: a.flush_every,
                     },
                     a.max_stream_subscribers,
                 ),
@@ -111,10 +111,13 @@ impl Seed {
         };
         let registry = {
             let max = self.settings.sessions.max_sessions;
-            let gap = Duration::from_millis(self.settings.server.min_connect_interval_ms);
-            let wait = Duration::from_millis(self.settings.server.max_connect_wait_ms);
+            let gap = self.settings.server.min_connect_interval;
+            let wait = self.settings.server.max_connect_wait;
+            let debounce = self.settings.tools.list_changed_debounce;
             let (a, m) = (activity.clone(), Arc::clone(&self.metrics));
-            Supervisor::start(move |_| SessionRegistry::new(max, gap, wait, a, m))
+            Supervisor::start(move |_| {
+                SessionRegistry::new(max, gap, wait, a, m).with_list_changed_debounce(debounce)
+            })
         };
         let writer = {
             let (ws, a, m) = (
@@ -131,15 +134,15 @@ impl Seed {
             let config = DiagnosticsConfig {
                 root: self.workspace.root().to_path_buf(),
                 enabled: self.settings.diagnostics.linters.clone(),
-                timeout: Duration::from_millis(self.settings.diagnostics.timeout_ms),
-                cache_for: Duration::from_millis(self.settings.diagnostics.cache_ms),
+                timeout: self.settings.diagnostics.timeout,
+                cache_for: self.settings.diagnostics.cache_for,
             };
             let (a, m) = (activity.clone(), Arc::clone(&self.metrics));
             Supervisor::start(move |_| DiagnosticsActor::new(config, a, m))
         };
         let extension = {
             let config = ExtensionConfig {
-                request_timeout: Duration::from_millis(self.settings.editor.request_timeout_ms),
+                request_timeout: self.settings.editor.request_timeout,
             };
             let (r, a, m) = (
                 registry.clone(),
@@ -182,7 +185,7 @@ impl Seed {
         });
         let checkpoint = self.checkpoint_path.clone().map(|path| {
             let (w, port) = (self.workspace.root().display().to_string(), self.port);
-            let interval = Duration::from_millis(self.settings.checkpoint.interval_ms);
+            let interval = self.settings.checkpoint.interval;
             let (r, a, m) = (
                 registry.clone(),
                 activity.clone(),
@@ -345,10 +348,7 @@ async fn serve(settings: Settings, rotate_token: bool) -> Result<(), AppError> {
             );
         }
     }
-    let ip: IpAddr = settings.server.bind.parse().map_err(|_| AppError::Bind {
-        addr: settings.server.bind.clone(),
-        source: std::io::Error::other("not an IP address"),
-    })?;
+    let ip = settings.server.bind;
     // One bridge per workspace: claiming its state directory fails, touching nothing,
     // while another live bridge holds it.
     let mut state = WorkspaceState::claim(workspace.root())?;
@@ -374,7 +374,7 @@ async fn serve(settings: Settings, rotate_token: bool) -> Result<(), AppError> {
                 state.dir(),
                 &workspace_name,
                 now_ms(),
-                Duration::from_millis(settings.checkpoint.max_age_ms),
+                settings.checkpoint.max_age,
             )
         })
         .flatten();

@@ -9,6 +9,8 @@ use std::time::Duration;
 use config::{Config, Environment, File, FileFormat};
 use serde::{Deserialize, Serialize};
 
+use crate::diagnostics::linters::{self, Linter};
+
 /// The shipped defaults, embedded so the binary works from any directory.
 pub const DEFAULT_TOML: &str = include_str!("../config/default.toml");
 
@@ -87,7 +89,8 @@ pub struct AutomationSettings {
 #[serde(deny_unknown_fields, default)]
 pub struct ServerSettings {
     /// Bind address; loopback unless you know why not.
-    pub bind: String,
+    #[serde(deserialize_with = "ip_address")]
+    pub bind: IpAddr,
     /// Port; 0 lets the OS choose.
     pub port: u16,
     /// HTTP worker threads.
@@ -98,15 +101,19 @@ pub struct ServerSettings {
     /// connection is dropped.
     pub max_outbound_bytes: usize,
     /// Interval between server pings.
-    pub ping_interval_ms: u64,
+    #[serde(rename = "ping_interval_ms", with = "millis")]
+    pub ping_interval: Duration,
     /// A connection silent for this long is closed.
-    pub pong_timeout_ms: u64,
+    #[serde(rename = "pong_timeout_ms", with = "millis")]
+    pub pong_timeout: Duration,
     /// `Origin` values accepted on WebSocket upgrades (browsers always send one).
     pub allowed_origins: Vec<String>,
     /// Least time between two accepted connections; sooner ones are held until then.
-    pub min_connect_interval_ms: u64,
+    #[serde(rename = "min_connect_interval_ms", with = "millis")]
+    pub min_connect_interval: Duration,
     /// Longest a connection is held for its slot; a burst longer than that gets 429.
-    pub max_connect_wait_ms: u64,
+    #[serde(rename = "max_connect_wait_ms", with = "millis")]
+    pub max_connect_wait: Duration,
 }
 
 /// `[sessions]`
@@ -116,7 +123,8 @@ pub struct SessionSettings {
     /// Maximum agent sessions (connected or in grace).
     pub max_sessions: usize,
     /// How long a disconnected agent's session waits for it to reconnect.
-    pub grace_period_ms: u64,
+    #[serde(rename = "grace_period_ms", with = "millis")]
+    pub grace_period: Duration,
 }
 
 /// `[tools]`
@@ -124,7 +132,12 @@ pub struct SessionSettings {
 #[serde(deny_unknown_fields, default)]
 pub struct ToolSettings {
     /// Default per-call timeout.
-    pub timeout_ms: u64,
+    #[serde(rename = "timeout_ms", with = "millis")]
+    pub timeout: Duration,
+    /// Events that change the tool set within this time make one
+    /// `notifications/tools/list_changed` (an editor connecting is announced at once).
+    #[serde(rename = "list_changed_debounce_ms", with = "millis")]
+    pub list_changed_debounce: Duration,
     /// Concurrent tool calls allowed per session.
     pub max_concurrent_per_session: usize,
     /// Largest `arguments` object accepted, in bytes of JSON as sent.
@@ -178,17 +191,18 @@ pub struct RateLimitSettings {
     /// Notifications allowed per window and connection; more are dropped and logged.
     pub notifications: usize,
     /// Sliding window length.
-    pub window_ms: u64,
+    #[serde(rename = "window_ms", with = "millis")]
+    pub window: Duration,
 }
 
 /// `[log]`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct LogSettings {
-    /// trace, debug, info, warn or error (`RUST_LOG` wins when set).
-    pub level: String,
-    /// text or json.
-    pub format: String,
+    /// How much is logged (`RUST_LOG` wins when set).
+    pub level: LogLevel,
+    /// How each line is written.
+    pub format: LogFormat,
 }
 
 /// `[files]`
@@ -220,7 +234,8 @@ pub struct CommandSettings {
     /// Programs `runCommand` may run (shells and interpreters are refused regardless).
     pub allow: Vec<String>,
     /// Kill a command after this long.
-    pub timeout_ms: u64,
+    #[serde(rename = "timeout_ms", with = "millis")]
+    pub timeout: Duration,
     /// Bytes of stdout and of stderr kept per command.
     pub max_output_bytes: usize,
     /// Most arguments per command.
@@ -243,7 +258,7 @@ impl Default for CommandSettings {
             ]
             .map(String::from)
             .to_vec(),
-            timeout_ms: 30_000,
+            timeout: Duration::from_millis(30_000),
             max_output_bytes: 64 * 1024,
             max_args: 64,
             max_arg_bytes: 4096,
@@ -268,21 +283,21 @@ pub struct GitSettings {
 #[serde(deny_unknown_fields, default)]
 pub struct DiagnosticsSettings {
     /// Linters that may run when they exist and apply to the workspace.
-    pub linters: Vec<String>,
+    pub linters: Vec<Linter>,
     /// Per-linter timeout.
-    pub timeout_ms: u64,
+    #[serde(rename = "timeout_ms", with = "millis")]
+    pub timeout: Duration,
     /// How long a linter result is reused.
-    pub cache_ms: u64,
+    #[serde(rename = "cache_ms", with = "millis")]
+    pub cache_for: Duration,
 }
 
 impl Default for DiagnosticsSettings {
     fn default() -> Self {
         Self {
-            linters: ["cargo", "tsc", "eslint", "ruff", "pyright", "go", "biome"]
-                .map(String::from)
-                .to_vec(),
-            timeout_ms: 50_000,
-            cache_ms: 5_000,
+            linters: linters::ALL.to_vec(),
+            timeout: Duration::from_millis(50_000),
+            cache_for: Duration::from_millis(5_000),
         }
     }
 }
@@ -296,7 +311,8 @@ pub struct ActivitySettings {
     /// Persist to `<config dir>/ide/activity-<port>.jsonl` and reload at start-up.
     pub persist: bool,
     /// Buffered entries are handed to the writer thread at least this often.
-    pub flush_ms: u64,
+    #[serde(rename = "flush_ms", with = "millis")]
+    pub flush_every: Duration,
     /// Rotate the JSONL file beyond this size.
     pub max_file_bytes: u64,
     /// Concurrent `/activity/stream` subscribers.
@@ -308,13 +324,14 @@ pub struct ActivitySettings {
 #[serde(deny_unknown_fields, default)]
 pub struct EditorSettings {
     /// Per-request timeout for `extension/*` requests (openDiff waits for the user).
-    pub request_timeout_ms: u64,
+    #[serde(rename = "request_timeout_ms", with = "millis")]
+    pub request_timeout: Duration,
 }
 
 impl Default for EditorSettings {
     fn default() -> Self {
         Self {
-            request_timeout_ms: 10_000,
+            request_timeout: Duration::from_millis(10_000),
         }
     }
 }
@@ -354,17 +371,19 @@ pub struct CheckpointSettings {
     /// Write checkpoints and restore sessions from them.
     pub enabled: bool,
     /// Write a checkpoint this often (and on graceful shutdown).
-    pub interval_ms: u64,
+    #[serde(rename = "interval_ms", with = "millis")]
+    pub interval: Duration,
     /// Ignore checkpoints older than this at start-up.
-    pub max_age_ms: u64,
+    #[serde(rename = "max_age_ms", with = "millis")]
+    pub max_age: Duration,
 }
 
 impl Default for CheckpointSettings {
     fn default() -> Self {
         Self {
             enabled: true,
-            interval_ms: 30_000,
-            max_age_ms: 86_400_000,
+            interval: Duration::from_millis(30_000),
+            max_age: Duration::from_millis(86_400_000),
         }
     }
 }
@@ -396,16 +415,16 @@ impl Default for Settings {
 impl Default for ServerSettings {
     fn default() -> Self {
         Self {
-            bind: "127.0.0.1".into(),
+            bind: IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
             port: 0,
             workers: 1,
             max_message_bytes: 16 * 1024 * 1024,
             max_outbound_bytes: 8 * 1024 * 1024,
-            ping_interval_ms: 30_000,
-            pong_timeout_ms: 90_000,
+            ping_interval: Duration::from_millis(30_000),
+            pong_timeout: Duration::from_millis(90_000),
             allowed_origins: Vec::new(),
-            min_connect_interval_ms: 50,
-            max_connect_wait_ms: 2_000,
+            min_connect_interval: Duration::from_millis(50),
+            max_connect_wait: Duration::from_millis(2_000),
         }
     }
 }
@@ -414,7 +433,7 @@ impl Default for SessionSettings {
     fn default() -> Self {
         Self {
             max_sessions: 5,
-            grace_period_ms: 120_000,
+            grace_period: Duration::from_millis(120_000),
         }
     }
 }
@@ -422,7 +441,8 @@ impl Default for SessionSettings {
 impl Default for ToolSettings {
     fn default() -> Self {
         Self {
-            timeout_ms: 60_000,
+            timeout: Duration::from_millis(60_000),
+            list_changed_debounce: Duration::from_millis(2_000),
             max_concurrent_per_session: 10,
             max_argument_bytes: 1024 * 1024,
             expose: ExposeSettings::default(),
@@ -435,7 +455,7 @@ impl Default for RateLimitSettings {
         Self {
             requests: 200,
             notifications: 500,
-            window_ms: 60_000,
+            window: Duration::from_millis(60_000),
         }
     }
 }
@@ -443,8 +463,8 @@ impl Default for RateLimitSettings {
 impl Default for LogSettings {
     fn default() -> Self {
         Self {
-            level: "info".into(),
-            format: "text".into(),
+            level: LogLevel::Info,
+            format: LogFormat::Text,
         }
     }
 }
@@ -454,7 +474,7 @@ impl Default for ActivitySettings {
         Self {
             max_entries: 500,
             persist: true,
-            flush_ms: 200,
+            flush_every: Duration::from_millis(200),
             max_file_bytes: 10 * 1024 * 1024,
             max_stream_subscribers: 8,
         }
@@ -503,26 +523,14 @@ impl Settings {
     pub fn validate(&self) -> Result<(), ConfigError> {
         const MIB: usize = 1024 * 1024;
         let s = &self.server;
-        if s.bind.parse::<IpAddr>().is_err() {
-            return Err(invalid(
-                "server.bind",
-                &s.bind,
-                "an IP address such as 127.0.0.1",
-            ));
-        }
         range("server.workers", s.workers, 1, 64)?;
-        range(
+        range_ms(
             "server.min_connect_interval_ms",
-            s.min_connect_interval_ms,
+            s.min_connect_interval,
             0,
             10_000,
         )?;
-        range(
-            "server.max_connect_wait_ms",
-            s.max_connect_wait_ms,
-            0,
-            60_000,
-        )?;
+        range_ms("server.max_connect_wait_ms", s.max_connect_wait, 0, 60_000)?;
         range(
             "state.prune_after_days",
             self.state.prune_after_days,
@@ -541,26 +549,27 @@ impl Settings {
             MIB,
             1024 * MIB,
         )?;
-        range(
-            "server.ping_interval_ms",
-            s.ping_interval_ms,
-            1_000,
-            600_000,
-        )?;
-        range(
+        range_ms("server.ping_interval_ms", s.ping_interval, 1_000, 600_000)?;
+        range_ms(
             "server.pong_timeout_ms",
-            s.pong_timeout_ms,
-            s.ping_interval_ms,
+            s.pong_timeout,
+            millis_of(s.ping_interval),
             3_600_000,
         )?;
         range("sessions.max_sessions", self.sessions.max_sessions, 1, 100)?;
-        range(
+        range_ms(
             "sessions.grace_period_ms",
-            self.sessions.grace_period_ms,
+            self.sessions.grace_period,
             0,
             86_400_000,
         )?;
-        range("tools.timeout_ms", self.tools.timeout_ms, 100, 3_600_000)?;
+        range_ms("tools.timeout_ms", self.tools.timeout, 100, 3_600_000)?;
+        range_ms(
+            "tools.list_changed_debounce_ms",
+            self.tools.list_changed_debounce,
+            10,
+            60_000,
+        )?;
         range(
             "tools.max_concurrent_per_session",
             self.tools.max_concurrent_per_session,
@@ -580,26 +589,13 @@ impl Settings {
             1,
             100_000,
         )?;
-        range(
+        range_ms(
             "rate_limit.window_ms",
-            self.rate_limit.window_ms,
+            self.rate_limit.window,
             1_000,
             3_600_000,
         )?;
         self.validate_sections()?;
-        if !matches!(
-            self.log.level.as_str(),
-            "trace" | "debug" | "info" | "warn" | "error"
-        ) {
-            return Err(invalid(
-                "log.level",
-                &self.log.level,
-                "trace, debug, info, warn, error",
-            ));
-        }
-        if !matches!(self.log.format.as_str(), "text" | "json") {
-            return Err(invalid("log.format", &self.log.format, "text, json"));
-        }
         if self.ide_name.trim().is_empty() || self.ide_name.len() > 100 {
             return Err(invalid("ide_name", &self.ide_name, "1 to 100 characters"));
         }
@@ -611,7 +607,7 @@ impl Settings {
         const MIB: usize = 1024 * 1024;
         let a = &self.activity;
         range("activity.max_entries", a.max_entries, 10, 100_000)?;
-        range("activity.flush_ms", a.flush_ms, 10, 10_000)?;
+        range_ms("activity.flush_ms", a.flush_every, 10, 10_000)?;
         range(
             "activity.max_file_bytes",
             a.max_file_bytes,
@@ -629,7 +625,7 @@ impl Settings {
         range("files.max_results", f.max_results, 1, 100_000)?;
         range("files.max_tree_entries", f.max_tree_entries, 1, 100_000)?;
         let c = &self.commands;
-        range("commands.timeout_ms", c.timeout_ms, 100, 600_000)?;
+        range_ms("commands.timeout_ms", c.timeout, 100, 600_000)?;
         range(
             "commands.max_output_bytes",
             c.max_output_bytes,
@@ -639,26 +635,17 @@ impl Settings {
         range("commands.max_args", c.max_args, 1, 1024)?;
         range("commands.max_arg_bytes", c.max_arg_bytes, 16, MIB)?;
         let d = &self.diagnostics;
-        range("diagnostics.timeout_ms", d.timeout_ms, 1_000, 600_000)?;
-        range("diagnostics.cache_ms", d.cache_ms, 0, 600_000)?;
-        let known = ["cargo", "tsc", "eslint", "ruff", "pyright", "go", "biome"];
-        if let Some(bad) = d.linters.iter().find(|l| !known.contains(&l.as_str())) {
-            return Err(invalid("diagnostics.linters", bad, &known.join(", ")));
-        }
-        range(
+        range_ms("diagnostics.timeout_ms", d.timeout, 1_000, 600_000)?;
+        range_ms("diagnostics.cache_ms", d.cache_for, 0, 600_000)?;
+        range_ms(
             "editor.request_timeout_ms",
-            self.editor.request_timeout_ms,
+            self.editor.request_timeout,
             100,
             600_000,
         )?;
         let cp = &self.checkpoint;
-        range("checkpoint.interval_ms", cp.interval_ms, 100, 3_600_000)?;
-        range(
-            "checkpoint.max_age_ms",
-            cp.max_age_ms,
-            1_000,
-            30 * 86_400_000,
-        )?;
+        range_ms("checkpoint.interval_ms", cp.interval, 100, 3_600_000)?;
+        range_ms("checkpoint.max_age_ms", cp.max_age, 1_000, 30 * 86_400_000)?;
         let o = &self.orchestrator;
         range("orchestrator.max_concurrent", o.max_concurrent, 1, 10)?;
         range("orchestrator.max_queue", o.max_queue, 0, 20)?;
@@ -682,11 +669,7 @@ impl Settings {
 
     /// True when the bind address is not a loopback address.
     pub fn binds_beyond_loopback(&self) -> bool {
-        self.server
-            .bind
-            .parse::<IpAddr>()
-            .map(|ip| !ip.is_loopback())
-            .unwrap_or(true)
+        !self.server.bind.is_loopback()
     }
 
     /// The command policy from `[commands]`.
@@ -698,14 +681,14 @@ impl Settings {
         }
     }
 
-    /// Grace period as a duration.
+    /// How long a disconnected agent's session waits (`sessions.grace_period_ms`).
     pub fn grace_period(&self) -> Duration {
-        Duration::from_millis(self.sessions.grace_period_ms)
+        self.sessions.grace_period
     }
 
-    /// Default tool timeout as a duration.
+    /// The default tool timeout (`tools.timeout_ms`).
     pub fn tool_timeout(&self) -> Duration {
-        Duration::from_millis(self.tools.timeout_ms)
+        self.tools.timeout
     }
 }
 
@@ -727,6 +710,123 @@ where
     Ok(())
 }
 
+/// [`range`] for a duration configured in milliseconds.
+fn range_ms(key: &'static str, value: Duration, min: u64, max: u64) -> Result<(), ConfigError> {
+    range(key, millis_of(value), min, max)
+}
+
+/// Whole milliseconds of `d`, saturating.
+fn millis_of(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// (De)serializes a [`Duration`] as whole milliseconds, the unit of every `*_ms` key.
+mod millis {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(super::millis_of(*d))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        u64::deserialize(d).map(Duration::from_millis)
+    }
+}
+
+/// Reads `server.bind`; the error says what is allowed (the loader adds the key).
+fn ip_address<'de, D: serde::Deserializer<'de>>(d: D) -> Result<IpAddr, D::Error> {
+    let text = String::deserialize(d)?;
+    text.parse().map_err(|_| {
+        serde::de::Error::custom(format!(
+            "{text:?} is not an IP address (allowed: an IP address such as 127.0.0.1)"
+        ))
+    })
+}
+
+/// A name from a closed list that is not on it; the loader adds the key.
+#[derive(Debug, thiserror::Error)]
+#[error("{value:?} is not allowed (allowed: {allowed})")]
+pub struct UnknownName {
+    /// What was configured.
+    pub value: String,
+    /// The names accepted, comma-separated.
+    pub allowed: &'static str,
+}
+
+/// `log.level`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", try_from = "String")]
+pub enum LogLevel {
+    /// Everything, including per-frame detail.
+    Trace,
+    /// Diagnostic detail.
+    Debug,
+    /// Start-up, connections and decisions.
+    Info,
+    /// Only what needs attention.
+    Warn,
+    /// Only failures.
+    Error,
+}
+
+impl LogLevel {
+    /// The name used in configuration and in `tracing` filters.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogLevel::Trace => "trace",
+            LogLevel::Debug => "debug",
+            LogLevel::Info => "info",
+            LogLevel::Warn => "warn",
+            LogLevel::Error => "error",
+        }
+    }
+}
+
+impl TryFrom<String> for LogLevel {
+    type Error = UnknownName;
+    fn try_from(value: String) -> Result<Self, UnknownName> {
+        [
+            LogLevel::Trace,
+            LogLevel::Debug,
+            LogLevel::Info,
+            LogLevel::Warn,
+            LogLevel::Error,
+        ]
+        .into_iter()
+        .find(|l| l.as_str() == value)
+        .ok_or(UnknownName {
+            value,
+            allowed: "trace, debug, info, warn, error",
+        })
+    }
+}
+
+/// `log.format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", try_from = "String")]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+impl TryFrom<String> for LogFormat {
+    type Error = UnknownName;
+    fn try_from(value: String) -> Result<Self, UnknownName> {
+        match value.as_str() {
+            "text" => Ok(LogFormat::Text),
+            "json" => Ok(LogFormat::Json),
+            _ => Err(UnknownName {
+                value,
+                allowed: "text, json",
+            }),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -739,6 +839,44 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
         })
+    }
+
+    fn from_file(toml: &str) -> Result<Settings, ConfigError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bridge.toml");
+        std::fs::write(&path, toml).unwrap();
+        Settings::load(&Overrides {
+            config_file: Some(path),
+            values: Vec::new(),
+        })
+    }
+
+    #[test]
+    fn values_are_typed_once_at_load() {
+        let s = with(&[
+            ("server.bind", "::1"),
+            ("log.level", "debug"),
+            ("log.format", "json"),
+            ("tools.list_changed_debounce_ms", "150"),
+            ("sessions.grace_period_ms", "2500"),
+        ])
+        .unwrap();
+        assert_eq!(s.server.bind, IpAddr::V6(std::net::Ipv6Addr::LOCALHOST));
+        assert!(!s.binds_beyond_loopback());
+        assert_eq!(
+            (s.log.level, s.log.format),
+            (LogLevel::Debug, LogFormat::Json)
+        );
+        assert_eq!(s.tools.list_changed_debounce, Duration::from_millis(150));
+        assert_eq!(s.grace_period(), Duration::from_millis(2500));
+        let linters = from_file("[diagnostics]\nlinters = [\"ruff\", \"go\"]\n").unwrap();
+        assert_eq!(linters.diagnostics.linters, vec![Linter::Ruff, Linter::Go]);
+        // Shown as configured: names and milliseconds.
+        let shown = serde_json::to_value(&s).unwrap();
+        assert_eq!(shown["server"]["bind"], "::1");
+        assert_eq!(shown["log"]["level"], "debug");
+        assert_eq!(shown["sessions"]["grace_period_ms"], 2500);
+        assert_eq!(shown["diagnostics"]["linters"][0], "cargo");
     }
 
     #[test]
@@ -786,17 +924,12 @@ mod tests {
             ("orchestrator.max_queue", "21"),
             ("orchestrator.max_history", "501"),
         ] {
-            let overrides: Vec<(&str, &str)> = if key == "diagnostics.linters" {
-                vec![]
-            } else {
-                vec![(key, bad)]
-            };
             let result = if key == "diagnostics.linters" {
-                let mut s = Settings::default();
-                s.diagnostics.linters = vec![bad.to_string()];
-                s.validate()
+                // A list: given the way a file gives it.
+                let (section, leaf) = key.split_once('.').unwrap();
+                from_file(&format!("[{section}]\n{leaf} = [{bad:?}]\n"))
             } else {
-                with(&overrides).map(|_| ())
+                with(&[(key, bad)])
             };
             let err = result.expect_err(key).to_string();
             assert!(err.contains(key), "{key}: {err}");
@@ -848,5 +981,17 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("server.bind"), "{err}");
+        let err = with(&[("log.level", "loud")]).unwrap_err().to_string();
+        assert!(
+            err.contains("log.level") && err.contains("trace, debug, info, warn, error"),
+            "{err}"
+        );
+        let err = from_file("[diagnostics]\nlinters = [\"clippy\"]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("diagnostics.linters") && err.contains("cargo, tsc"),
+            "{err}"
+        );
     }
 }

@@ -2,12 +2,15 @@
 
 use tracing_subscriber::EnvFilter;
 
-use crate::config::LogSettings;
+use crate::config::{LogFormat, LogSettings};
 
 /// Installs the global subscriber. `RUST_LOG` wins over the configured level.
 pub fn init(settings: &LogSettings) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-        EnvFilter::new(format!("ide_bridge={0},actix_web=warn,{0}", settings.level))
+        EnvFilter::new(format!(
+            "ide_bridge={0},actix_web=warn,{0}",
+            settings.level.as_str()
+        ))
     });
     // Colour only for a person at a terminal: never in files or pipes, never with NO_COLOR.
     let colour = std::io::IsTerminal::is_terminal(&std::io::stderr())
@@ -17,7 +20,7 @@ pub fn init(settings: &LogSettings) {
         .with_writer(std::io::stderr)
         .with_ansi(colour)
         .with_target(false);
-    let _ = if settings.format == "json" {
+    let _ = if settings.format == LogFormat::Json {
         builder.json().try_init()
     } else {
         builder.try_init()

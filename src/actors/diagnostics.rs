@@ -74,7 +74,7 @@ pub struct DiagnosticsConfig {
     /// Workspace root.
     pub root: PathBuf,
     /// Enabled linter names.
-    pub enabled: Vec<String>,
+    pub enabled: Vec<crate::diagnostics::linters::Linter>,
     /// Per-linter timeout.
     pub timeout: Duration,
     /// How long a result stays fresh.

@@ -99,7 +99,7 @@ impl ConnectionLimits {
         settings: &crate::config::RateLimitSettings,
         metrics: std::sync::Arc<crate::metrics::Metrics>,
     ) -> Self {
-        let window = Duration::from_millis(settings.window_ms);
+        let window = settings.window;
         Self {
             requests: SlidingWindow::new(settings.requests, window),
             notifications: SlidingWindow::new(settings.notifications, window),

@@ -22,7 +22,7 @@ use crate::persist::checkpoint::SessionState;
 /// Actor name used in logs, metrics and faults.
 pub const NAME: &str = "registry";
 
-/// Debounce of `notifications/tools/list_changed`.
+/// Default debounce of `notifications/tools/list_changed` (`tools.list_changed_debounce_ms`).
 pub const LIST_CHANGED_DEBOUNCE: Duration = Duration::from_secs(2);
 
 struct Slot {
@@ -260,6 +260,7 @@ pub struct SessionRegistry {
     activity: Addr<ActivityLog>,
     metrics: Arc<Metrics>,
     list_changed_timer: Option<SpawnHandle>,
+    list_changed_debounce: Duration,
     pending_list_changed: bool,
     connections: u64,
     reconnects: u64,
@@ -295,6 +296,7 @@ impl SessionRegistry {
             activity,
             metrics,
             list_changed_timer: None,
+            list_changed_debounce: LIST_CHANGED_DEBOUNCE,
             pending_list_changed: false,
             connections: 0,
             reconnects: 0,
@@ -305,6 +307,12 @@ impl SessionRegistry {
             mentions: Vec::new(),
             editor: None,
         }
+    }
+
+    /// Tool-set changes within `debounce` make one `notifications/tools/list_changed`.
+    pub fn with_list_changed_debounce(mut self, debounce: Duration) -> Self {
+        self.list_changed_debounce = debounce;
+        self
     }
 
     fn listening(&self) -> impl Iterator<Item = &Addr<Session>> {
@@ -476,10 +484,11 @@ impl SessionRegistry {
             }
             self.fire_list_changed(ctx);
         } else if self.list_changed_timer.is_none() {
-            self.list_changed_timer = Some(ctx.run_later(LIST_CHANGED_DEBOUNCE, |act, ctx| {
-                act.list_changed_timer = None;
-                act.fire_list_changed(ctx);
-            }));
+            self.list_changed_timer =
+                Some(ctx.run_later(self.list_changed_debounce, |act, ctx| {
+                    act.list_changed_timer = None;
+                    act.fire_list_changed(ctx);
+                }));
         }
     }
 

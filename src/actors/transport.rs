@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use actix::prelude::*;
 use actix_ws::{AggregatedMessage, CloseCode, ProtocolError};
@@ -76,8 +76,8 @@ impl Transport {
             limits: ConnectionLimits::new(&settings.rate_limit, Arc::clone(&services.metrics)),
             max_message_bytes: max,
             heartbeat: Heartbeat::new(
-                Duration::from_millis(settings.server.ping_interval_ms),
-                Duration::from_millis(settings.server.pong_timeout_ms),
+                settings.server.ping_interval,
+                settings.server.pong_timeout,
                 Instant::now(),
             ),
         };

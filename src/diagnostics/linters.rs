@@ -2,11 +2,13 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+use crate::config::UnknownName;
 
 /// The linters the bridge knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", try_from = "String")]
 pub enum Linter {
     /// `cargo check --message-format=json`.
     Cargo,
@@ -34,6 +36,21 @@ pub const ALL: [Linter; 7] = [
     Linter::Go,
     Linter::Biome,
 ];
+
+/// [`ALL`]'s names, as error messages list them.
+const NAMES: &str = "cargo, tsc, eslint, ruff, pyright, go, biome";
+
+impl TryFrom<String> for Linter {
+    type Error = UnknownName;
+    fn try_from(value: String) -> Result<Self, UnknownName> {
+        ALL.into_iter()
+            .find(|l| l.name() == value)
+            .ok_or(UnknownName {
+                value,
+                allowed: NAMES,
+            })
+    }
+}
 
 impl Linter {
     /// Name used in configuration and results.
@@ -153,13 +170,13 @@ impl Probe {
 }
 
 /// Probes every linter for `root`.
-pub fn probe(root: &Path, enabled: &[String]) -> Vec<Probe> {
+pub fn probe(root: &Path, enabled: &[Linter]) -> Vec<Probe> {
     ALL.iter()
         .map(|&linter| Probe {
             linter,
             program: find_program(root, linter.program()),
             applicable: linter.applies_to(root),
-            enabled: enabled.iter().any(|e| e == linter.name()),
+            enabled: enabled.contains(&linter),
         })
         .collect()
 }
@@ -177,7 +194,7 @@ mod tests {
         std::fs::write(t.path().join("x.py"), "").unwrap();
         assert!(Linter::Ruff.applies_to(t.path()));
         assert!(!Linter::Go.applies_to(t.path()));
-        let probes = probe(t.path(), &["cargo".to_string()]);
+        let probes = probe(t.path(), &[Linter::Cargo]);
         let cargo = probes.iter().find(|p| p.linter == Linter::Cargo).unwrap();
         assert!(cargo.program.is_some() && cargo.runs());
         assert!(

@@ -129,12 +129,12 @@ pub fn is_loopback_host(host: &str) -> bool {
 /// Why a `Host` value is refused, or `None` when it is allowed: a loopback name or
 /// address ([`is_loopback_host`]) or exactly the configured bind address, either
 /// optionally followed by `:<port>` where `port` is the one the bridge listens on.
-fn host_refusal(host: &str, bind: &str, own_port: u16) -> Option<&'static str> {
+fn host_refusal(host: &str, bind: IpAddr, own_port: u16) -> Option<&'static str> {
     let Some((name, port)) = split_host(host) else {
         return Some("is not a host name or address with an optional port");
     };
     let allowed_name = match name {
-        HostName::Ip(ip) => ip.is_loopback() || bind.parse::<IpAddr>().is_ok_and(|b| b == ip),
+        HostName::Ip(ip) => ip.is_loopback() || bind == ip,
         HostName::Name(name) => is_localhost_name(name),
     };
     if !allowed_name {
@@ -161,7 +161,7 @@ pub fn check_host_and_origin(req: &HttpRequest, settings: &Settings) -> Result<(
         )));
     };
     let own_port = req.app_config().local_addr().port();
-    if let Some(why) = host_refusal(host, &settings.server.bind, own_port) {
+    if let Some(why) = host_refusal(host, settings.server.bind, own_port) {
         return Err(Rejection::Forbidden(format!(
             "Host {host:?} is not allowed: it {why}; connect to 127.0.0.1:{own_port}"
         )));
@@ -268,7 +268,7 @@ mod tests {
 
     #[test]
     fn host_needs_the_own_port_and_may_be_the_bind_address() {
-        let ok = |h: &str, bind: &str| host_refusal(h, bind, 4000).is_none();
+        let ok = |h: &str, bind: &str| host_refusal(h, bind.parse().unwrap(), 4000).is_none();
         assert!(ok("127.0.0.1", "127.0.0.1"));
         assert!(ok("127.0.0.1:4000", "127.0.0.1"));
         assert!(ok("[::1]:4000", "::1"));

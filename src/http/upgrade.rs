@@ -219,8 +219,8 @@ fn too_soon(services: &Services, wait: Duration) -> HttpResponse {
         .body(format!(
             "Too many connections at once: they are admitted one every {} ms and at most {} ms \
              of waiting is held; retry in {} ms",
-            services.settings.server.min_connect_interval_ms,
-            services.settings.server.max_connect_wait_ms,
+            services.settings.server.min_connect_interval.as_millis(),
+            services.settings.server.max_connect_wait.as_millis(),
             wait.as_millis().max(1)
         ))
 }

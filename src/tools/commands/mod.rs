@@ -54,7 +54,7 @@ impl CommandArgs {
                  unconfined)",
             ));
         }
-        let limit = settings.commands.timeout_ms;
+        let limit = settings.commands.timeout;
         // Git gets the git tools' protections too: forced safe config, no system
         // config, no discovery above the workspace, literal pathspecs.
         let (args, env) = if self.command == "git" {
@@ -67,7 +67,10 @@ impl CommandArgs {
             program: self.command,
             args,
             cwd,
-            timeout: Duration::from_millis(self.timeout_ms.unwrap_or(limit).min(limit)),
+            timeout: self
+                .timeout_ms
+                .map_or(limit, Duration::from_millis)
+                .min(limit),
             max_output: settings.commands.max_output_bytes,
             env,
             // Allowlisted programs may run code the agent wrote (npm run, cargo

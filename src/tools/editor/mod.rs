@@ -49,7 +49,7 @@ pub(crate) async fn call_editor(
         .get("timeoutMs")
         .and_then(Value::as_u64)
         .map(|ms| Duration::from_millis(ms) + EDITOR_WAIT_MARGIN)
-        .filter(|t| *t > Duration::from_millis(ctx.services.settings.editor.request_timeout_ms));
+        .filter(|t| *t > ctx.services.settings.editor.request_timeout);
     ctx.services.extension.do_send(Call {
         method: format!("extension/{method}"),
         params,

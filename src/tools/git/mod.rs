@@ -12,7 +12,6 @@ pub mod git_show;
 pub mod git_status;
 
 use std::path::Path;
-use std::time::Duration;
 
 use super::{resolve, ToolContext};
 use crate::exec::{self, RunOutput, RunSpec};
@@ -70,7 +69,7 @@ pub(crate) async fn git(ctx: &ToolContext, args: Vec<String>) -> Result<RunOutpu
         program: "git".into(),
         args,
         cwd: root.to_path_buf(),
-        timeout: Duration::from_millis(settings.commands.timeout_ms),
+        timeout: settings.commands.timeout,
         max_output: settings.commands.max_output_bytes,
         env,
         // Writes only in the workspace (and its .git); network for fetch.
