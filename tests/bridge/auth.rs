@@ -35,7 +35,7 @@ async fn missing_or_wrong_token_is_401_before_the_upgrade() {
         .unwrap();
     assert_eq!(http_status(err), 401);
     // Rejected attempts are counted.
-    let metrics = bridge.get("/metrics").1;
+    let metrics = bridge.metrics().await;
     assert!(
         metrics.contains("ide_bridge_rejected_connections_total 3"),
         "{metrics}"
@@ -309,7 +309,7 @@ async fn a_burst_is_paced_and_only_what_would_wait_too_long_gets_429() {
         .err()
         .unwrap();
     assert_eq!(http_status(err), 401);
-    let metrics = bridge.get("/metrics").1;
+    let metrics = bridge.metrics().await;
     assert!(
         metrics.contains("ide_bridge_rejected_connections_total 2"),
         "{metrics}"
@@ -318,7 +318,7 @@ async fn a_burst_is_paced_and_only_what_would_wait_too_long_gets_429() {
         metrics.contains(r#"ide_bridge_refused_connections_total{reason="burst"} 1"#),
         "{metrics}"
     );
-    let status = bridge.get_json("/status");
+    let status = bridge.status().await;
     assert_eq!(status["refusedConnections"]["burst"], 1, "{status}");
     assert_eq!(status["refusedConnections"]["unauthorized"], 1, "{status}");
     assert!(bridge.log().contains("429"), "the refusal is logged");
@@ -347,7 +347,7 @@ async fn ten_upgrades_in_one_burst_are_all_admitted_within_a_second() {
             .collect::<Vec<_>>()
     );
     assert!(elapsed < Duration::from_secs(1), "took {elapsed:?}");
-    let status = bridge.get_json("/status");
+    let status = bridge.status().await;
     assert_eq!(status["sessions"].as_array().unwrap().len(), 10, "{status}");
     assert_eq!(status["refusedConnections"]["burst"], 0, "{status}");
 }
@@ -358,7 +358,7 @@ async fn agents_connecting_at_once_all_get_in_by_retrying() {
     // retries on 429 like a real client, and every one ends up with a session.
     let bridge = Bridge::start();
     let agents = futures_util::future::join_all((0..5).map(|_| bridge.ready_agent())).await;
-    let status = bridge.get_json("/status");
+    let status = bridge.status().await;
     assert_eq!(status["sessions"].as_array().unwrap().len(), 5, "{status}");
     drop(agents);
 }

@@ -16,16 +16,18 @@ fn with_policy(name: &str, policy: &str) -> Options {
         .set("automation.policy", name)
 }
 
-fn automation(bridge: &Bridge) -> Value {
-    bridge.get_json("/status")["automation"].clone()
+async fn automation(bridge: &Bridge) -> Value {
+    bridge.status().await["automation"].clone()
 }
 
 /// Polls `/status` until `pred` holds for its `automation` part.
-fn wait_automation(bridge: &Bridge, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-    wait_for(what, DEADLINE, || {
-        let a = automation(bridge);
-        pred(&a).then_some(a)
-    })
+async fn wait_automation(bridge: &Bridge, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+    bridge
+        .wait_status(what, |s| {
+            let a = &s["automation"];
+            pred(a).then(|| a.clone())
+        })
+        .await
 }
 
 fn settled(a: &Value) -> bool {
@@ -84,13 +86,13 @@ async fn a_matching_save_starts_one_task_and_the_cooldown_holds_the_next() {
         )
         .file("src/deep/lib.rs", "fn main() {}\n"),
     );
-    let a = automation(&bridge);
+    let a = automation(&bridge).await;
     assert_eq!(a["hooks"], json!(["onFileSave"]), "{a}");
     assert_eq!(a["maxTasksPerHour"], 10);
     let editor = EditorSim::connect(&bridge, handler(|_, _| None)).await;
     save(&editor, &bridge, "src/deep/lib.rs").await;
     wait_output(&editor, "Review src/deep/lib.rs please").await;
-    let a = wait_automation(&bridge, "the task ends", |a| a["fired"] == 1 && settled(a));
+    let a = wait_automation(&bridge, "the task ends", |a| a["fired"] == 1 && settled(a)).await;
     assert_eq!(a["skipped"], 0, "{a}");
     // No match, outside the workspace, no file at all: nothing happens.
     save(&editor, &bridge, "README.md").await;
@@ -100,21 +102,22 @@ async fn a_matching_save_starts_one_task_and_the_cooldown_holds_the_next() {
     editor.notify("extension/fileSaved", json!({})).await;
     // The same file again within its cooldown: skipped.
     save(&editor, &bridge, "src/deep/lib.rs").await;
-    let a = wait_automation(&bridge, "the cooldown skip", |a| a["skipped"] == 1);
+    let a = wait_automation(&bridge, "the cooldown skip", |a| a["skipped"] == 1).await;
     assert_eq!(a["fired"], 1, "{a}");
     assert!(bridge.log().contains("cooldown"), "the skip is logged");
-    let out = command(&bridge.config_dir)
+    let out = async_command(&bridge.config_dir)
         .arg("status")
         .arg("--workspace")
         .arg(&bridge.workspace)
         .output()
+        .await
         .unwrap();
     let shown = String::from_utf8_lossy(&out.stdout);
     assert!(
         shown.contains("[onFileSave], 1 tasks started (1 in the last hour, cap 10), 1 skipped"),
         "{shown}"
     );
-    let timeline = bridge.get_json("/status")["recentActivity"].to_string();
+    let timeline = bridge.status().await["recentActivity"].to_string();
     assert!(
         timeline.contains("onFileSave src/deep/lib.rs → task"),
         "{timeline}"
@@ -132,21 +135,22 @@ async fn tasks_started_by_automation_never_trigger_automation() {
     save(&editor, &bridge, "a.rs").await;
     wait_automation(&bridge, "the slow task is in flight", |a| {
         a["fired"] == 1 && a["inFlight"].as_array().is_some_and(|l| !l.is_empty())
-    });
+    })
+    .await;
     // What the task's edits make the editor report while it runs is not acted on.
     let error =
         json!([{"message": "mismatched types", "severity": "error", "line": 2, "column": 5}]);
     push_diagnostics(&editor, &bridge, "a.rs", error.clone()).await;
     push_diagnostics(&editor, &bridge, "b.rs", error.clone()).await;
     save(&editor, &bridge, "b.rs").await;
-    let a = wait_automation(&bridge, "three suppressed events", |a| a["skipped"] == 3);
+    let a = wait_automation(&bridge, "three suppressed events", |a| a["skipped"] == 3).await;
     assert_eq!(a["fired"], 1, "{a}");
     assert_eq!(a["quiet"], true, "{a}");
     // Once the task is over and settled, the editor's events count again.
-    wait_automation(&bridge, "the slow task ends", settled);
+    wait_automation(&bridge, "the slow task ends", settled).await;
     push_diagnostics(&editor, &bridge, "c.rs", error).await;
     wait_output(&editor, "diagnostics of c.rs").await;
-    assert_eq!(automation(&bridge)["fired"], 2);
+    assert_eq!(automation(&bridge).await["fired"], 2);
 }
 
 #[tokio::test]
@@ -216,12 +220,13 @@ async fn cleared_and_the_legacy_error_hook_each_fire_on_their_transition() {
     wait_output(&editor, "m.rs is clean").await;
     wait_automation(&bridge, "the first task settles", |a| {
         a["fired"] == 1 && settled(a)
-    });
+    })
+    .await;
     assert!(!task_output(&editor).contains("legacy"));
     let error = json!([{"message": "boom", "severity": "error", "line": 1, "column": 1}]);
     push_diagnostics(&editor, &bridge, "n.rs", error).await;
     wait_output(&editor, "legacy n.rs").await;
-    assert_eq!(automation(&bridge)["fired"], 2);
+    assert_eq!(automation(&bridge).await["fired"], 2);
 }
 
 #[tokio::test]
@@ -238,21 +243,22 @@ async fn policy_edits_reload_when_valid_and_are_refused_when_not() {
         "onFileSave:\n  patterns: ['*.rs']\n  prompt: 'mode:echo second {{file}}'\n  cooldownMs: 100\n",
     )
     .unwrap();
-    let a = wait_automation(&bridge, "the refusal", |a| a["lastReloadError"].is_string());
+    let a = wait_automation(&bridge, "the refusal", |a| a["lastReloadError"].is_string()).await;
     let why = a["lastReloadError"].as_str().unwrap();
     assert!(why.contains("onFileSave.cooldownMs"), "{why}");
     assert_eq!(a["hooks"], json!(["onFileSave"]));
     assert!(bridge.log().contains("keeping the previous policy"));
     save(&editor, &bridge, "x.rs").await;
     wait_output(&editor, "first x.rs").await;
-    wait_automation(&bridge, "the task settles", settled);
+    wait_automation(&bridge, "the task settles", settled).await;
     // Unparseable text is refused the same way.
     std::fs::write(&path, "onFileSave: [unclosed\n").unwrap();
     wait_automation(&bridge, "the parse refusal", |a| {
         a["lastReloadError"]
             .as_str()
             .is_some_and(|e| !e.contains("cooldownMs"))
-    });
+    })
+    .await;
     // A valid edit takes effect without a restart.
     std::fs::write(
         &path,
@@ -261,7 +267,8 @@ async fn policy_edits_reload_when_valid_and_are_refused_when_not() {
     .unwrap();
     let a = wait_automation(&bridge, "the reload", |a| {
         a["hooks"] == json!(["onDiagnosticsStateChange"])
-    });
+    })
+    .await;
     assert!(a.get("lastReloadError").is_none(), "{a}");
     push_diagnostics(
         &editor,

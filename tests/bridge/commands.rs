@@ -125,9 +125,10 @@ async fn timeouts_kill_the_process_group_and_keep_partial_output() {
         .as_str()
         .unwrap()
         .contains("timed out after 400 ms"));
-    let orphans = std::process::Command::new("pgrep")
+    let orphans = tokio::process::Command::new("pgrep")
         .args(["-f", &format!("sleep {marker}")])
         .output()
+        .await
         .unwrap();
     assert!(
         orphans.stdout.is_empty(),
@@ -345,7 +346,7 @@ async fn npm_run_of_an_agent_script_cannot_write_outside_or_connect() {
     }
     let bridge = Bridge::start_with(with_allow("npm"));
     // This kernel has Landlock with network rules (ABI >= 4): said in /status and the log.
-    let status = bridge.get_json("/status");
+    let status = bridge.status().await;
     assert_eq!(status["commandSandbox"]["enforced"], true, "{status}");
     assert_eq!(status["commandSandbox"]["networkRules"], true, "{status}");
     assert!(bridge.log().contains("commands run under Landlock"));
@@ -385,7 +386,7 @@ async fn without_landlock_commands_are_refused_unless_opted_in() {
     opts.env
         .push(("BRIDGE_TEST_NO_LANDLOCK".into(), "1".into()));
     let bridge = Bridge::start_with(opts);
-    let status = bridge.get_json("/status");
+    let status = bridge.status().await;
     assert_eq!(status["commandSandbox"]["landlockAbi"], 0, "{status}");
     assert_eq!(status["commandSandbox"]["enforced"], false, "{status}");
     assert!(bridge.log().contains("no Landlock in this kernel"));
@@ -409,7 +410,7 @@ async fn without_landlock_commands_are_refused_unless_opted_in() {
         .push(("BRIDGE_TEST_NO_LANDLOCK".into(), "1".into()));
     let bridge = Bridge::start_with(opts);
     assert_eq!(
-        bridge.get_json("/status")["commandSandbox"]["runUnsandboxed"],
+        bridge.status().await["commandSandbox"]["runUnsandboxed"],
         true
     );
     assert!(bridge.log().contains("UNCONFINED"));

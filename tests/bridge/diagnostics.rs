@@ -114,24 +114,19 @@ async fn a_linter_whose_output_cannot_be_parsed_is_reported_by_name() {
     assert!(notes.contains("eslint: failed to parse output"), "{notes}");
     assert!(notes.contains("biome: timed out after 1500 ms"), "{notes}");
     // The timed-out linter's process group is gone.
-    let deadline = std::time::Instant::now() + Duration::from_secs(3);
-    loop {
-        let ps = std::process::Command::new("pgrep")
-            .args([
-                "-f",
-                &format!("{}/node_modules/.bin/biome", bridge.workspace.display()),
-            ])
-            .output()
-            .unwrap();
-        if ps.stdout.is_empty() {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "timed-out linter still running"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let linter = format!("{}/node_modules/.bin/biome", bridge.workspace.display());
+    wait_for_blocking(
+        "the timed-out linter's process group is gone",
+        Duration::from_secs(3),
+        move || {
+            let ps = std::process::Command::new("pgrep")
+                .args(["-f", &linter])
+                .output()
+                .unwrap();
+            ps.stdout.is_empty().then_some(())
+        },
+    )
+    .await;
 }
 
 #[tokio::test]

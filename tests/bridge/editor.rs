@@ -27,7 +27,7 @@ async fn hello_is_shown_and_agents_hear_of_the_editor_at_once() {
         "editor connect is announced immediately, not after the 2 s debounce"
     );
     let status = wait_for_async("hello in /status", DEADLINE, || async {
-        let s = bridge.get_json("/status");
+        let s = bridge.status().await;
         (s["extension"]["hello"]["extensionVersion"] == "9.9.9").then_some(s)
     })
     .await;
@@ -128,7 +128,8 @@ async fn at_mentions_wait_for_an_agent() {
             json!({"filePath": file, "lineStart": 1, "lineEnd": 2}),
         )
         .await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The mention is queued before any agent exists.
+    editor.barrier(&bridge).await;
     let mut agent = bridge.ready_agent().await;
     let m = agent
         .notification("at_mentioned", DEADLINE)
@@ -150,18 +151,9 @@ async fn pushed_diagnostics_answer_get_diagnostics_and_caps_hold() {
         ]}))
         .await;
     let uri = format!("file://{file}");
-    let deadline = std::time::Instant::now() + DEADLINE;
-    let files = loop {
-        let f = json_text(&agent.call("getDiagnostics", json!({"uri": uri})).await);
-        if !f.as_array().unwrap().is_empty() {
-            break f;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "diagnostics never cached"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    editor.barrier(&bridge).await;
+    let files = json_text(&agent.call("getDiagnostics", json!({"uri": uri})).await);
+    assert!(!files.as_array().unwrap().is_empty(), "diagnostics cached");
     assert_eq!(files[0]["uri"], uri.as_str());
     let d = &files[0]["diagnostics"][0];
     assert_eq!(
@@ -181,10 +173,11 @@ async fn pushed_diagnostics_answer_get_diagnostics_and_caps_hold() {
     editor
         .notify("extension/aiCommentsChanged", json!({"comments": comments}))
         .await;
-    wait_for("caps", DEADLINE, || {
-        let e = bridge.get_json("/status")["extension"].clone();
+    wait_for_async("caps", DEADLINE, || async {
+        let e = bridge.status().await["extension"].clone();
         (e["diagnosticFiles"] == 500 && e["aiCommentFiles"] == 200).then_some(())
-    });
+    })
+    .await;
     // Unknown notifications are ignored, never fatal.
     editor.notify("extension/somethingNew", json!({})).await;
     assert!(!is_error(&agent.call("getBridgeStatus", json!({})).await));
@@ -490,10 +483,6 @@ async fn every_editor_tool_maps_to_its_extension_request() {
         if resp["error"]["code"] != -32602 {
             failures.push(format!("{tool} malformed {bad}: {resp}"));
         }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-        if editor.requests().len() != before {
-            failures.push(format!("{tool}: a malformed call reached the editor"));
-        }
         let result = agent.call(tool, good.clone()).await;
         let method = match *tool {
             "getOpenEditors" => "getOpenFiles",
@@ -502,12 +491,13 @@ async fn every_editor_tool_maps_to_its_extension_request() {
             other => other,
         };
         let wanted = format!("extension/{method}");
-        let Some(req) = editor
-            .requests()
-            .into_iter()
-            .rev()
-            .find(|r| r.method == wanted)
-        else {
+        // One socket carries both calls' requests in order, and the good call was
+        // answered: a request the malformed call caused would be in this list too.
+        let sent: Vec<Received> = editor.requests().split_off(before);
+        if sent.iter().filter(|r| r.method == wanted).count() > 1 {
+            failures.push(format!("{tool}: a malformed call reached the editor"));
+        }
+        let Some(req) = sent.into_iter().rev().find(|r| r.method == wanted) else {
             failures.push(format!("{tool}: editor never received {wanted} ({result})"));
             continue;
         };
@@ -560,35 +550,71 @@ async fn without_an_editor_editor_tools_say_how_to_connect_one() {
 #[tokio::test]
 async fn a_silent_editor_trips_the_circuit_breaker_and_an_answer_closes_it() {
     let bridge = Bridge::start_with(Options::default().set("editor.request_timeout_ms", 300));
-    let _editor = EditorSim::connect(
+    let editor = EditorSim::connect(
         &bridge,
         handler(|m, _| (m == "extension/getHover").then_some(Reply::Never)),
     )
     .await;
     let mut agent = bridge.ready_agent().await;
     let at = json!({"file": "src/main.rs", "line": 1, "column": 1});
+    let symbols = json!({"file": "src/main.rs"});
     let timed_out = agent.call("getHover", at.clone()).await;
     assert!(
         text(&timed_out).starts_with("Extension request timed out after 300 ms"),
         "{timed_out}"
     );
-    let fast = agent.call("getHover", at.clone()).await;
-    let msg = text(&fast).to_string();
-    assert!(
-        msg.contains("circuit breaker open") || msg.starts_with("Extension request timed out"),
-        "{msg}"
-    );
-    let status = bridge.get_json("/status");
+    let status = bridge.status().await;
     assert_eq!(status["extension"]["failures"], 1);
     let timeline = status["recentActivity"].as_array().unwrap().clone();
     assert!(timeline.iter().any(|e| e["event"] == "circuit_opened"));
-    // After at most the first backoff (≤ 1 s) a probe goes through; an answer closes it.
-    tokio::time::sleep(Duration::from_millis(1100)).await;
-    let probe = agent
-        .call("getDocumentSymbols", json!({"file": "src/main.rs"}))
+    // After the first backoff (at most 1 s) the next request is the one probe.
+    bridge
+        .wait_status("the backoff to end", |s| {
+            (s["extension"]["circuit"] == "half-open").then_some(())
+        })
         .await;
-    assert!(!is_error(&probe), "{probe}");
-    assert_eq!(bridge.get_json("/status")["extension"]["circuit"], "closed");
+    let probe = agent.id();
+    agent
+        .send(
+            &json!({"jsonrpc": "2.0", "id": probe, "method": "tools/call",
+                       "params": {"name": "getHover", "arguments": at}}),
+        )
+        .await;
+    editor.wait_request("extension/getHover", 1).await;
+    // While the probe runs, every other request fails fast.
+    let fast = agent.call("getDocumentSymbols", symbols.clone()).await;
+    assert!(
+        is_error(&fast) && text(&fast).contains("circuit breaker open"),
+        "{fast}"
+    );
+    assert!(
+        editor
+            .requests()
+            .iter()
+            .all(|r| r.method != "extension/getDocumentSymbols"),
+        "the fast failure reached nobody"
+    );
+    // The probe times out too: the breaker backs off again (at most 2 s) …
+    let failed = agent.response_to(&json!(probe)).await;
+    assert!(
+        text(&failed["result"]).starts_with("Extension request timed out after 300 ms"),
+        "{failed}"
+    );
+    assert_eq!(bridge.status().await["extension"]["failures"], 2);
+    // … and then a probe that is answered closes it.
+    let deadline = std::time::Instant::now() + Duration::from_secs(4);
+    loop {
+        let r = agent.call("getDocumentSymbols", symbols.clone()).await;
+        if !is_error(&r) {
+            break;
+        }
+        assert!(
+            text(&r).contains("circuit breaker open") && std::time::Instant::now() < deadline,
+            "{r}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(bridge.status().await["extension"]["circuit"], "closed");
 }
 
 #[tokio::test]
@@ -608,16 +634,17 @@ async fn an_editor_dropping_mid_request_fails_the_request_not_the_agent() {
         .await;
     assert!(is_error(&r) && text(&r).contains("disconnected"), "{r}");
     assert_eq!(agent.request("ping", json!({})).await["result"], json!({}));
-    wait_for("editor gone", DEADLINE, || {
-        (bridge.get_json("/status")["extension"]["connected"] == false).then_some(())
-    });
+    wait_for_async("editor gone", DEADLINE, || async {
+        (bridge.status().await["extension"]["connected"] == false).then_some(())
+    })
+    .await;
 }
 
 #[cfg(feature = "fault-injection")]
 #[tokio::test]
 async fn extension_client_panic_fails_in_flight_requests_and_recovers_within_a_second() {
     let bridge = Bridge::start();
-    let _editor = EditorSim::connect(
+    let editor = EditorSim::connect(
         &bridge,
         handler(|m, _| (m == "extension/getHover").then_some(Reply::Never)),
     )
@@ -629,7 +656,8 @@ async fn extension_client_panic_fails_in_flight_requests_and_recovers_within_a_s
         .send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                        "params": {"name": "getHover", "arguments": {"file": "src/main.rs", "line": 1, "column": 1}}}))
         .await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // The request is in flight: the editor holds it unanswered.
+    editor.wait_request("extension/getHover", 0).await;
     let crash = bystander
         .call("debug_crash_actor", json!({"actor": "extension_client"}))
         .await;
@@ -657,6 +685,21 @@ async fn extension_client_panic_fails_in_flight_requests_and_recovers_within_a_s
     }
 }
 
+/// Returns once a `watchDiagnostics` call the agent just sent is registered with the
+/// editor client: the agent's next editor request is handled by the same client after
+/// it, and the editor answering that one shows the client got that far.
+async fn watcher_registered(agent: &mut Agent, editor: &EditorSim) {
+    let before = editor.requests().len();
+    let hover = agent
+        .call(
+            "getHover",
+            json!({"file": "src/main.rs", "line": 1, "column": 1}),
+        )
+        .await;
+    assert!(!is_error(&hover), "{hover}");
+    assert!(editor.requests().len() > before);
+}
+
 #[tokio::test]
 async fn watch_diagnostics_waits_for_the_next_push_and_listeners_end_with_the_editor() {
     let bridge = Bridge::start();
@@ -666,9 +709,10 @@ async fn watch_diagnostics_waits_for_the_next_push_and_listeners_end_with_the_ed
         .await;
     assert!(is_error(&none) && text(&none).contains("not connected"));
     let editor = EditorSim::connect(&bridge, ok()).await;
-    wait_for("editor connected", DEADLINE, || {
-        (bridge.get_json("/status")["extension"]["connected"] == true).then_some(())
-    });
+    wait_for_async("editor connected", DEADLINE, || async {
+        (bridge.status().await["extension"]["connected"] == true).then_some(())
+    })
+    .await;
     assert_eq!(
         text(
             &agent
@@ -679,7 +723,7 @@ async fn watch_diagnostics_waits_for_the_next_push_and_listeners_end_with_the_ed
     );
     let id = agent.id();
     agent.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "watchDiagnostics", "arguments": {"timeoutMs": 20000}}})).await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    watcher_registered(&mut agent, &editor).await;
     editor.notify("extension/diagnosticsChanged", json!({"file": "/w/x.rs", "diagnostics": [{"message": "boom", "severity": "error", "line": 1, "column": 1}]})).await;
     let got = agent.response_to(&json!(id)).await;
     let files = json_text(&got["result"]);
@@ -688,10 +732,14 @@ async fn watch_diagnostics_waits_for_the_next_push_and_listeners_end_with_the_ed
     // A watcher waiting when the editor leaves gets an answer, not silence.
     let id = agent.id();
     agent.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "watchDiagnostics", "arguments": {"timeoutMs": 20000}}})).await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    watcher_registered(&mut agent, &editor).await;
     editor.disconnect().await;
     let ended = agent.response_to(&json!(id)).await;
     assert!(is_error(&ended["result"]), "{ended}");
+    assert_eq!(
+        text(&ended["result"]),
+        "The editor disconnected while watching diagnostics"
+    );
     assert_eq!(
         error_code(
             &agent
@@ -702,18 +750,23 @@ async fn watch_diagnostics_waits_for_the_next_push_and_listeners_end_with_the_ed
     );
 }
 
+/// The debounce, short here so that the absence of a second announcement is proven
+/// quickly (2 s by default).
+const DEBOUNCE_MS: u64 = 200;
+
 #[tokio::test]
 async fn debug_file_and_comment_events_announce_a_debounced_tool_change() {
-    let bridge = Bridge::start();
-    let editor = EditorSim::connect(&bridge, ok()).await;
+    let bridge =
+        Bridge::start_with(Options::default().set("tools.list_changed_debounce_ms", DEBOUNCE_MS));
     let mut agent = bridge.ready_agent().await;
-    // The connect announcement may already be queued for this agent: let it arrive.
-    let _ = agent
-        .notification(
-            "notifications/tools/list_changed",
-            Duration::from_millis(2500),
-        )
-        .await;
+    let editor = EditorSim::connect(&bridge, ok()).await;
+    assert!(
+        agent
+            .notification("notifications/tools/list_changed", DEADLINE)
+            .await
+            .is_some(),
+        "the editor connecting is announced"
+    );
     for (method, params) in [
         (
             "extension/debugSessionChanged",
@@ -749,13 +802,16 @@ async fn debug_file_and_comment_events_announce_a_debounced_tool_change() {
         .notification("notifications/tools/list_changed", Duration::from_secs(5))
         .await
         .is_some());
-    assert!(agent
-        .notification(
-            "notifications/tools/list_changed",
-            Duration::from_millis(2500)
-        )
-        .await
-        .is_none());
+    assert!(
+        agent
+            .notification(
+                "notifications/tools/list_changed",
+                Duration::from_millis(3 * DEBOUNCE_MS)
+            )
+            .await
+            .is_none(),
+        "one announcement per debounce window"
+    );
     let comments = json_text(&agent.call("getAIComments", json!({})).await);
     assert_eq!(comments["ok"], true, "forwarded to the editor");
 }

@@ -133,6 +133,24 @@ impl EditorSim {
         let _ = self.sink.lock().await.send(Message::text(text)).await;
     }
 
+    /// Returns once the bridge has handled every frame this editor sent before: a new
+    /// `extension/hello` carrying a fresh marker is sent after them on the same socket,
+    /// and `/status` is polled until it shows that marker.
+    pub async fn barrier(&self, bridge: &Bridge) {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let marker = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.notify(
+            "extension/hello",
+            json!({"extensionVersion": "9.9.9", "packageVersion": "1.2.3", "barrier": marker}),
+        )
+        .await;
+        bridge
+            .wait_status("the editor's frames handled", |s| {
+                (s["extension"]["hello"]["barrier"] == marker).then_some(())
+            })
+            .await;
+    }
+
     /// Answers a request held with [`Reply::Manual`].
     pub async fn respond(&self, id: &Value, result: Value) {
         let text = json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();

@@ -162,6 +162,6 @@ async fn the_editor_socket_answers_unknown_requests_with_32601() {
         .as_str()
         .unwrap()
         .contains("extension/noSuchThing"));
-    let status = bridge.get_json("/status");
+    let status = bridge.status().await;
     assert_eq!(status["extension"]["hello"]["extensionVersion"], "1.2.3");
 }

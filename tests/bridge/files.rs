@@ -383,7 +383,7 @@ async fn a_stale_session_gets_concurrent_modification_and_nothing_changes() {
         .await;
     assert!(!is_error(&ok), "{ok}");
     // Every edit is attributed to its session in the timeline.
-    let status = bridge.get_json("/status");
+    let status = bridge.status().await;
     let edits: Vec<&Value> = status["recentActivity"]
         .as_array()
         .unwrap()

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use crate::harness::*;
 
-fn git(dir: &Path, args: &[&str]) {
+async fn git(dir: &Path, args: &[&str]) {
     let ok = Command::new("git")
         .args(args)
         .current_dir(dir)
@@ -20,12 +20,12 @@ fn git(dir: &Path, args: &[&str]) {
     );
 }
 
-fn init_repo(dir: &Path) {
-    git(dir, &["init", "-q", "-b", "main"]);
-    git(dir, &["config", "user.name", "Test"]);
-    git(dir, &["config", "user.email", "test@example.com"]);
-    git(dir, &["add", "."]);
-    git(dir, &["commit", "-q", "-m", "initial"]);
+async fn init_repo(dir: &Path) {
+    git(dir, &["init", "-q", "-b", "main"]).await;
+    git(dir, &["config", "user.name", "Test"]).await;
+    git(dir, &["config", "user.email", "test@example.com"]).await;
+    git(dir, &["add", "."]).await;
+    git(dir, &["commit", "-q", "-m", "initial"]).await;
 }
 
 #[tokio::test]
@@ -40,7 +40,7 @@ async fn outside_a_repository_the_error_is_clear() {
 #[tokio::test]
 async fn status_add_commit_log_diff_show_blame_branches() {
     let bridge = Bridge::start();
-    init_repo(&bridge.workspace);
+    init_repo(&bridge.workspace).await;
     let mut agent = bridge.ready_agent().await;
     let clean = json_text(&agent.call("gitStatus", json!({})).await);
     assert_eq!(clean["clean"], true);
@@ -144,12 +144,12 @@ async fn status_add_commit_log_diff_show_blame_branches() {
 #[tokio::test]
 async fn push_is_off_by_default_and_guards_main() {
     let remote = tempfile::tempdir().unwrap();
-    git(remote.path(), &["init", "-q", "--bare"]);
+    git(remote.path(), &["init", "-q", "--bare"]).await;
     let url = remote.path().display().to_string();
 
     let bridge = Bridge::start();
-    init_repo(&bridge.workspace);
-    git(&bridge.workspace, &["remote", "add", "origin", &url]);
+    init_repo(&bridge.workspace).await;
+    git(&bridge.workspace, &["remote", "add", "origin", &url]).await;
     let mut agent = bridge.ready_agent().await;
     let off = agent.call("gitPush", json!({})).await;
     assert!(text(&off).starts_with("Push is disabled"), "{off}");
@@ -157,18 +157,19 @@ async fn push_is_off_by_default_and_guards_main() {
     drop(bridge);
 
     let bridge = Bridge::start_with(Options::default().set("git.allow_push", true));
-    init_repo(&bridge.workspace);
-    git(&bridge.workspace, &["remote", "add", "origin", &url]);
+    init_repo(&bridge.workspace).await;
+    git(&bridge.workspace, &["remote", "add", "origin", &url]).await;
     let mut agent = bridge.ready_agent().await;
     let main = agent.call("gitPush", json!({})).await;
     assert!(text(&main).starts_with("Push to main refused"), "{main}");
-    git(&bridge.workspace, &["checkout", "-q", "-b", "feature"]);
+    git(&bridge.workspace, &["checkout", "-q", "-b", "feature"]).await;
     let pushed = agent.call("gitPush", json!({"force": true})).await;
     assert!(!is_error(&pushed), "{pushed}");
-    let refs = Command::new("git")
+    let refs = tokio::process::Command::new("git")
         .args(["branch", "--list"])
         .current_dir(remote.path())
         .output()
+        .await
         .unwrap();
     assert!(String::from_utf8_lossy(&refs.stdout).contains("feature"));
     let bad = agent
@@ -184,11 +185,11 @@ async fn a_workspace_inside_a_larger_repository_exposes_nothing_above_it() {
     let outer = place.workspace.parent().unwrap().to_path_buf();
     std::fs::write(outer.join("secret.txt"), "TOPSECRET\n").unwrap();
     std::fs::write(place.workspace.join("inside.txt"), "inside\n").unwrap();
-    git(&outer, &["init", "-q", "-b", "main"]);
-    git(&outer, &["config", "user.name", "Test"]);
-    git(&outer, &["config", "user.email", "test@example.com"]);
-    git(&outer, &["add", "secret.txt", "workspace/inside.txt"]);
-    git(&outer, &["commit", "-q", "-m", "outer"]);
+    git(&outer, &["init", "-q", "-b", "main"]).await;
+    git(&outer, &["config", "user.name", "Test"]).await;
+    git(&outer, &["config", "user.email", "test@example.com"]).await;
+    git(&outer, &["add", "secret.txt", "workspace/inside.txt"]).await;
+    git(&outer, &["commit", "-q", "-m", "outer"]).await;
     std::fs::write(outer.join("secret.txt"), "TOPSECRET changed\n").unwrap();
     std::fs::write(outer.join("unstaged.txt"), "x\n").unwrap();
     let bridge = Bridge::start_with(place.options());
@@ -215,16 +216,18 @@ async fn a_workspace_inside_a_larger_repository_exposes_nothing_above_it() {
         assert!(is_error(&result["result"]), "{tool} {args}: {shown}");
     }
     // Nothing was staged or committed in the outer repository.
-    let staged = Command::new("git")
+    let staged = tokio::process::Command::new("git")
         .args(["diff", "--cached", "--name-only"])
         .current_dir(&outer)
         .output()
+        .await
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&staged.stdout), "");
-    let log = Command::new("git")
+    let log = tokio::process::Command::new("git")
         .args(["rev-list", "--count", "HEAD"])
         .current_dir(&outer)
         .output()
+        .await
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&log.stdout).trim(), "1");
 }
@@ -232,7 +235,7 @@ async fn a_workspace_inside_a_larger_repository_exposes_nothing_above_it() {
 #[tokio::test]
 async fn pathspec_magic_is_refused_inside_the_workspace_repository() {
     let bridge = Bridge::start();
-    init_repo(&bridge.workspace);
+    init_repo(&bridge.workspace).await;
     std::fs::write(bridge.workspace.join("a.txt"), "a\n").unwrap();
     let mut agent = bridge.ready_agent().await;
     for magic in [":(top)a.txt", ":/a.txt", ":!README.md", ":(glob)*.txt"] {
@@ -250,7 +253,7 @@ async fn pathspec_magic_is_refused_inside_the_workspace_repository() {
 #[tokio::test]
 async fn repository_config_cannot_make_git_tools_run_programs() {
     let bridge = Bridge::start();
-    init_repo(&bridge.workspace);
+    init_repo(&bridge.workspace).await;
     let sentinel_dir = tempfile::tempdir().unwrap();
     let sentinel = sentinel_dir.path().join("ran");
     // What an agent could write with createFile: a hook and config keys that run code.
@@ -268,12 +271,12 @@ async fn repository_config_cannot_make_git_tools_run_programs() {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
     let touch = format!("touch {}", sentinel.display());
-    git(&bridge.workspace, &["config", "core.fsmonitor", &touch]);
-    git(&bridge.workspace, &["config", "commit.gpgSign", "true"]);
-    git(&bridge.workspace, &["config", "gpg.program", &touch]);
-    git(&bridge.workspace, &["config", "core.pager", &touch]);
-    git(&bridge.workspace, &["config", "diff.external", &touch]);
-    git(&bridge.workspace, &["config", "diff.evil.textconv", &touch]);
+    git(&bridge.workspace, &["config", "core.fsmonitor", &touch]).await;
+    git(&bridge.workspace, &["config", "commit.gpgSign", "true"]).await;
+    git(&bridge.workspace, &["config", "gpg.program", &touch]).await;
+    git(&bridge.workspace, &["config", "core.pager", &touch]).await;
+    git(&bridge.workspace, &["config", "diff.external", &touch]).await;
+    git(&bridge.workspace, &["config", "diff.evil.textconv", &touch]).await;
     std::fs::write(bridge.workspace.join(".gitattributes"), "*.md diff=evil\n").unwrap();
     std::fs::write(bridge.workspace.join("README.md"), "# changed\n").unwrap();
     std::fs::write(bridge.workspace.join("b.txt"), "b\n").unwrap();
@@ -305,7 +308,7 @@ async fn repository_config_cannot_make_git_tools_run_programs() {
 #[tokio::test]
 async fn a_filter_driver_run_by_git_add_cannot_write_outside() {
     let bridge = Bridge::start();
-    init_repo(&bridge.workspace);
+    init_repo(&bridge.workspace).await;
     let outside = tempfile::tempdir().unwrap();
     let sentinel = outside.path().join("sentinel");
     let inside = bridge.workspace.join("filter-ran");
@@ -314,7 +317,7 @@ async fn a_filter_driver_run_by_git_add_cannot_write_outside() {
         inside.display(),
         sentinel.display()
     );
-    git(&bridge.workspace, &["config", "filter.x.clean", &clean]);
+    git(&bridge.workspace, &["config", "filter.x.clean", &clean]).await;
     std::fs::write(bridge.workspace.join(".gitattributes"), "*.txt filter=x\n").unwrap();
     std::fs::write(bridge.workspace.join("a.txt"), "a\n").unwrap();
     let mut agent = bridge.ready_agent().await;

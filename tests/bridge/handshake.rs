@@ -139,7 +139,7 @@ async fn claude_code_handshake_sequence_lists_every_spec_tool() {
         assert!(tool["description"].as_str().is_some_and(|d| !d.is_empty()));
     }
     assert!(tools.len() > 50, "the catalogue spans more than one page");
-    let status = bridge.get_json("/status");
+    let status = bridge.status().await;
     assert_eq!(status["sessions"][0]["clientPid"], 4242);
     assert_eq!(status["sessions"][0]["client"], "claude-code 2.1.0");
 }

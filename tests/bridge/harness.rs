@@ -51,6 +51,23 @@ where
     }
 }
 
+/// Runs a blocking check (a process listing, a synchronous HTTP request) on the
+/// blocking pool, so that an async test's runtime keeps serving its other tasks.
+pub async fn off_runtime<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    tokio::task::spawn_blocking(f)
+        .await
+        .expect("blocking check panicked")
+}
+
+/// Async [`wait_for`] over a blocking check, each try run by [`off_runtime`].
+pub async fn wait_for_blocking<T: Send + 'static>(
+    what: &str,
+    deadline: Duration,
+    f: impl Fn() -> Option<T> + Send + Sync + Clone + 'static,
+) -> T {
+    wait_for_async(what, deadline, || off_runtime(f.clone())).await
+}
+
 /// Options for starting a bridge.
 #[derive(Default)]
 pub struct Options {
@@ -162,6 +179,11 @@ pub fn command(config_dir: &Path) -> Command {
     cmd.env("CLAUDE_CONFIG_DIR", config_dir)
         .env_remove("RUST_LOG");
     cmd
+}
+
+/// [`command`] for async tests: its output is awaited, not waited for.
+pub fn async_command(config_dir: &Path) -> tokio::process::Command {
+    tokio::process::Command::from(command(config_dir))
 }
 
 impl Bridge {
@@ -307,6 +329,52 @@ impl Bridge {
             path,
             &[("Authorization", &format!("Bearer {}", self.token))],
         )
+    }
+
+    /// [`Bridge::get`] for async tests.
+    pub async fn get_async(&self, path: &str) -> (u16, String) {
+        let (port, auth, path) = (
+            self.port,
+            format!("Bearer {}", self.token),
+            path.to_string(),
+        );
+        off_runtime(move || http_get(port, &path, &[("Authorization", &auth)])).await
+    }
+
+    /// [`Bridge::get_json`] for async tests.
+    pub async fn get_json_async(&self, path: &str) -> Value {
+        let (status, body) = self.get_async(path).await;
+        assert_eq!(status, 200, "{path}: {body}");
+        serde_json::from_str(&body).unwrap()
+    }
+
+    /// `/status`, for async tests.
+    pub async fn status(&self) -> Value {
+        self.get_json_async("/status").await
+    }
+
+    /// `/metrics`, for async tests.
+    pub async fn metrics(&self) -> String {
+        self.get_async("/metrics").await.1
+    }
+
+    /// Polls `/status` until `f` accepts it.
+    pub async fn wait_status<T>(&self, what: &str, f: impl Fn(&Value) -> Option<T>) -> T {
+        wait_for_async(what, DEADLINE, || async { f(&self.status().await) }).await
+    }
+
+    /// Waits until exactly `n` tool calls run across all sessions (a call sent but not
+    /// yet started, or one still finishing, keeps the wait going).
+    pub async fn wait_active_calls(&self, n: u64) {
+        self.wait_status(&format!("{n} tool calls running"), |s| {
+            let running: u64 = s["sessions"]
+                .as_array()?
+                .iter()
+                .filter_map(|x| x["activeToolCalls"].as_u64())
+                .sum();
+            (running == n).then_some(())
+        })
+        .await
     }
 
     /// GET and parse JSON.

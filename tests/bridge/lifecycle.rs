@@ -59,10 +59,11 @@ async fn status_subcommand_describes_the_running_bridge() {
     agent
         .call("openFile", json!({"filePath": "src/main.rs"}))
         .await;
-    let out = command(&bridge.config_dir)
+    let out = async_command(&bridge.config_dir)
         .arg("status")
         .current_dir(bridge.workspace.join("src"))
         .output()
+        .await
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -76,20 +77,22 @@ async fn status_subcommand_describes_the_running_bridge() {
     );
     assert!(stdout.contains("agents: 1 of 5 sessions"), "{stdout}");
     assert!(stdout.contains("1 opened files"), "{stdout}");
-    let out = command(&bridge.config_dir)
+    let out = async_command(&bridge.config_dir)
         .args(["status", "--json"])
         .arg("--workspace")
         .arg(&bridge.workspace)
         .output()
+        .await
         .unwrap();
     let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(status["port"], bridge.port);
 
     let elsewhere = tempfile::tempdir().unwrap();
-    let out = command(&bridge.config_dir)
+    let out = async_command(&bridge.config_dir)
         .arg("status")
         .current_dir(elsewhere.path())
         .output()
+        .await
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("No running ide-bridge serves"));

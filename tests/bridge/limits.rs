@@ -30,7 +30,7 @@ async fn rate_limit_admits_200_requests_and_refuses_the_201st() {
     // The limit is per connection: a second connection is unaffected.
     let mut other = bridge.agent().await;
     assert_eq!(other.request("ping", json!({})).await["result"], json!({}));
-    let metrics = bridge.get("/metrics").1;
+    let metrics = bridge.metrics().await;
     assert!(
         metrics.contains("ide_bridge_rate_limit_rejections_total 1"),
         "{metrics}"
@@ -80,28 +80,26 @@ async fn max_sessions_refuses_with_a_reason_and_evicts_sessions_in_grace() {
         frame.reason
     );
     assert_eq!(
-        bridge.get_json("/status")["sessions"]
-            .as_array()
-            .unwrap()
-            .len(),
+        bridge.status().await["sessions"].as_array().unwrap().len(),
         2
     );
 
     // A session waiting in its grace period makes room for a new agent.
     first.close().await;
-    wait_for("first session in grace", DEADLINE, || {
-        let s = bridge.get_json("/status");
+    wait_for_async("first session in grace", DEADLINE, || async {
+        let s = bridge.status().await;
         s["sessions"]
             .as_array()
             .unwrap()
             .iter()
             .any(|x| x["inGrace"] == true)
             .then_some(())
-    });
+    })
+    .await;
     let mut fourth = bridge.ready_agent().await;
     assert_eq!(fourth.request("ping", json!({})).await["result"], json!({}));
     assert_eq!(second.request("ping", json!({})).await["result"], json!({}));
-    let status = bridge.get_json("/status");
+    let status = bridge.status().await;
     let sessions = status["sessions"].as_array().unwrap();
     assert_eq!(sessions.len(), 2);
     assert!(sessions.iter().all(|s| s["connected"] == true), "{status}");
@@ -164,7 +162,7 @@ async fn tool_timeout_answers_a_tool_error_and_logs_a_warning() {
         .await
         .expect("warning log");
     assert_eq!(log["params"]["level"], "warning");
-    let timeline = bridge.get_json("/status")["recentActivity"].clone();
+    let timeline = bridge.status().await["recentActivity"].clone();
     assert!(
         timeline
             .as_array()
@@ -208,7 +206,7 @@ async fn cancelled_calls_stop_send_no_response_and_free_their_id() {
         agent.try_recv(Duration::from_millis(300)).await.is_none(),
         "no response for a cancelled call"
     );
-    let status = bridge.get_json("/status");
+    let status = bridge.status().await;
     assert_eq!(status["sessions"][0]["activeToolCalls"], 0);
     let timeline = status["recentActivity"].as_array().unwrap();
     assert!(timeline
@@ -479,8 +477,13 @@ async fn regex_bombs_are_refused_and_a_timed_out_search_stops_using_cpu() {
         .await;
     assert!(is_error(&result), "{result}");
     assert!(text(&result).contains("timed out"), "{result}");
-    let settle = cpu_used_during(pid, std::time::Duration::from_millis(1000));
-    let idle = cpu_used_during(pid, std::time::Duration::from_millis(1000));
+    let (settle, idle) = off_runtime(move || {
+        (
+            cpu_used_during(pid, std::time::Duration::from_millis(1000)),
+            cpu_used_during(pid, std::time::Duration::from_millis(1000)),
+        )
+    })
+    .await;
     // Measured: 10 ms in the first second, nothing in the next.
     assert!(
         settle < std::time::Duration::from_millis(250)

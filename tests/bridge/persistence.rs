@@ -62,7 +62,7 @@ async fn activity_and_sessions_survive_a_graceful_restart() {
         second.port, port,
         "a restarted bridge keeps its port when it is free"
     );
-    let status = second.get_json("/status");
+    let status = second.status().await;
     assert_eq!(status["sessions"][0]["id"], id.as_str(), "restored session");
     assert_eq!(status["sessions"][0]["inGrace"], true);
     assert!(status["activity"]["loadedFromDisk"].as_u64().unwrap() >= 2);
@@ -246,7 +246,7 @@ async fn corrupt_activity_lines_are_skipped_and_counted() {
     std::fs::write(place.state_dir().join("activity.jsonl"), lines.join("\n")).unwrap();
     let bridge = Bridge::start_with(place.options());
     assert_eq!(bridge.port, port);
-    let status = bridge.get_json("/status");
+    let status = bridge.status().await;
     assert_eq!(status["activity"]["skippedOnLoad"], 6, "{status}");
     assert_eq!(status["activity"]["loadedFromDisk"], 2);
     let mut agent = bridge.ready_agent().await;
@@ -279,10 +279,7 @@ async fn restored_sessions(checkpoint: Value) -> usize {
     text = text.replace("WORKSPACE", &place.workspace.display().to_string());
     std::fs::write(place.state_dir().join("checkpoint.json"), text).unwrap();
     let bridge = Bridge::start_with(place.options());
-    bridge.get_json("/status")["sessions"]
-        .as_array()
-        .unwrap()
-        .len()
+    bridge.status().await["sessions"].as_array().unwrap().len()
 }
 
 #[tokio::test]
@@ -339,7 +336,7 @@ async fn checkpoints_from_the_future_other_workspaces_or_broken_files_are_ignore
     std::fs::create_dir_all(place.state_dir()).unwrap();
     std::fs::write(place.state_dir().join("checkpoint.json"), "{ not json").unwrap();
     let bridge = Bridge::start_with(place.options());
-    assert!(bridge.get_json("/status")["sessions"]
+    assert!(bridge.status().await["sessions"]
         .as_array()
         .unwrap()
         .is_empty());

@@ -185,10 +185,10 @@ async fn open_diff_without_an_editor_is_declined_not_failed() {
         .await;
     assert_eq!(result["isError"], true, "the CLI falls back on an error");
     assert!(text(&result).contains("No editor is connected"), "{result}");
-    let status = bridge.get_json("/status");
+    let status = bridge.status().await;
     assert_eq!(status["activity"]["toolErrors"], 0, "{status}");
     assert_eq!(status["activity"]["toolDeclined"], 1, "{status}");
-    let metrics = bridge.get("/metrics").1;
+    let metrics = bridge.metrics().await;
     assert!(
         metrics.contains(r#"tool_calls_total{tool="openDiff",status="declined"} 1"#),
         "{metrics}"

@@ -36,7 +36,7 @@ async fn each_agent_has_its_own_session_and_files() {
     a.call("openFile", json!({"filePath": "src/main.rs"})).await;
     assert_eq!(open_tabs(&mut a).await, vec!["main.rs"]);
     assert!(open_tabs(&mut b).await.is_empty());
-    let status = bridge.get_json("/status");
+    let status = bridge.status().await;
     let prefixes: Vec<_> = status["sessions"]
         .as_array()
         .unwrap()
@@ -60,17 +60,18 @@ async fn an_agent_reconnecting_within_grace_gets_its_session_back() {
         .call("openFile", json!({"filePath": "README.md"}))
         .await;
     agent.close().await;
-    wait_for("session in grace", DEADLINE, || {
-        let s = bridge.get_json("/status");
+    wait_for_async("session in grace", DEADLINE, || async {
+        let s = bridge.status().await;
         (s["sessions"][0]["inGrace"] == true && s["sessions"][0]["connected"] == false)
             .then_some(())
-    });
+    })
+    .await;
 
     let mut back = Agent::connect(&bridge, &anchor).await.unwrap();
     back.initialize().await;
     assert_eq!(my_session_id(&mut back).await, id);
     assert_eq!(open_tabs(&mut back).await, vec!["README.md"]);
-    let status = bridge.get_json("/status");
+    let status = bridge.status().await;
     assert_eq!(status["reconnects"], 1);
     assert_eq!(status["sessions"].as_array().unwrap().len(), 1);
     assert_eq!(status["sessions"][0]["inGrace"], false);
@@ -110,14 +111,15 @@ async fn sessions_end_when_the_grace_period_expires() {
     agent.initialize().await;
     let id = my_session_id(&mut agent).await;
     agent.close().await;
-    wait_for("session removed after grace", DEADLINE, || {
-        bridge.get_json("/status")["sessions"]
+    wait_for_async("session removed after grace", DEADLINE, || async {
+        bridge.status().await["sessions"]
             .as_array()
             .unwrap()
             .is_empty()
             .then_some(())
-    });
-    let timeline = bridge.get_json("/status")["recentActivity"].clone();
+    })
+    .await;
+    let timeline = bridge.status().await["recentActivity"].clone();
     assert!(
         timeline
             .as_array()
@@ -173,14 +175,15 @@ async fn list_changed_waits_for_a_listener_when_nobody_listens() {
     let mut agent = bridge.ready_agent().await;
     agent.call("debug_list_changed", json!({})).await;
     agent.close().await;
-    wait_for("pending flag set", DEADLINE, || {
-        (bridge.get_json("/status")["pendingListChanged"] == true).then_some(())
-    });
+    wait_for_async("pending flag set", DEADLINE, || async {
+        (bridge.status().await["pendingListChanged"] == true).then_some(())
+    })
+    .await;
     let mut next = bridge.agent().await;
     next.initialize().await;
     assert!(next
         .notification("notifications/tools/list_changed", Duration::from_secs(2))
         .await
         .is_some());
-    assert_eq!(bridge.get_json("/status")["pendingListChanged"], false);
+    assert_eq!(bridge.status().await["pendingListChanged"], false);
 }

@@ -70,7 +70,7 @@ async fn crash_in(actor: &str, opts: Options) {
         1,
         "session state untouched"
     );
-    let metrics = bridge.get("/metrics").1;
+    let metrics = bridge.metrics().await;
     assert!(
         metrics.contains(&format!(
             "ide_bridge_actor_restarts_total{{actor=\"{actor}\"}} 1"
@@ -145,7 +145,7 @@ async fn repeated_crashes_keep_being_recovered() {
         let status = agent.call("getBridgeStatus", json!({})).await;
         assert!(!is_error(&status), "{status}");
     }
-    let metrics = bridge.get("/metrics").1;
+    let metrics = bridge.metrics().await;
     assert!(
         metrics.contains("ide_bridge_actor_restarts_total{actor=\"registry\"} 5"),
         "{metrics}"

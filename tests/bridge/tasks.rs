@@ -71,10 +71,19 @@ fn alive(marker: &str) -> bool {
     children(marker) > 0
 }
 
-fn no_orphans(marker: &str) {
-    wait_for("the task's process group is gone", DEADLINE, || {
+async fn no_orphans(marker: &'static str) {
+    wait_for_blocking("the task's process group is gone", DEADLINE, move || {
         (!alive(marker)).then_some(())
-    });
+    })
+    .await;
+}
+
+/// Waits until a `sleep <marker>` started by a fake task exists.
+async fn child_started(marker: &'static str) {
+    wait_for_blocking("the forever task's child exists", DEADLINE, move || {
+        alive(marker).then_some(())
+    })
+    .await;
 }
 
 #[tokio::test]
@@ -262,7 +271,7 @@ async fn limits_on_timeout_prompt_and_context_files() {
             .contains("timed out after 5000 ms"),
         "{slow}"
     );
-    no_orphans("4141");
+    no_orphans("4141").await;
 }
 
 #[tokio::test]
@@ -290,15 +299,16 @@ async fn queue_full_cancel_pending_and_running_without_orphans() {
         pending["taskId"].as_str().unwrap(),
     );
     wait_running(&mut agent, r).await;
-    wait_for("the forever task's child exists", DEADLINE, || {
-        alive("5151").then_some(())
-    });
+    child_started("5151").await;
     let c = json_text(&agent.call("cancelClaudeTask", json!({"taskId": p})).await);
     assert_eq!(c["status"], "cancelled");
     let c = json_text(&agent.call("cancelClaudeTask", json!({"taskId": r})).await);
     assert_eq!(c["status"], "cancelled");
-    no_orphans("5151");
-    assert!(!alive("5252"), "the cancelled pending task never started");
+    no_orphans("5151").await;
+    assert!(
+        !off_runtime(|| alive("5252")).await,
+        "the cancelled pending task never started"
+    );
     let again = agent.call("cancelClaudeTask", json!({"taskId": r})).await;
     assert!(text(&again).contains("already finished"));
 }
@@ -334,23 +344,18 @@ async fn default_limits_run_ten_queue_twenty_and_refuse_the_thirty_first() {
             .count()
     };
     assert_eq!((count("running"), count("pending")), (10, 20), "{listed}");
-    wait_for(
+    wait_for_blocking(
         "ten running tasks each started their child",
         DEADLINE,
-        || {
-            let ps = std::process::Command::new("pgrep")
-                .args(["-f", "sleep 7171"])
-                .output()
-                .unwrap();
-            (String::from_utf8_lossy(&ps.stdout).lines().count() == 10).then_some(())
-        },
-    );
+        || (children("7171") == 10).then_some(()),
+    )
+    .await;
     // Cancel the queue first so that nothing new starts, then the running ones.
     for id in ids.iter().rev() {
         let c = json_text(&agent.call("cancelClaudeTask", json!({"taskId": id})).await);
         assert_eq!(c["status"], "cancelled", "{c}");
     }
-    no_orphans("7171");
+    no_orphans("7171").await;
 }
 
 #[tokio::test]
@@ -411,12 +416,10 @@ async fn tasks_alive_at_a_stop_come_back_interrupted() {
     .await;
     let id = t["taskId"].as_str().unwrap().to_string();
     wait_running(&mut agent, &id).await;
-    wait_for("the forever task's child exists", DEADLINE, || {
-        alive("6161").then_some(())
-    });
+    child_started("6161").await;
     drop(agent);
     first.stop();
-    no_orphans("6161");
+    no_orphans("6161").await;
     let second = Bridge::start_with(opts());
     let mut back = Agent::connect(&second, &anchor).await.unwrap();
     back.initialize().await;
@@ -437,27 +440,29 @@ async fn a_crashed_bridge_leaves_no_task_processes_behind() {
     .await;
     let id = t["taskId"].as_str().unwrap().to_string();
     wait_running(&mut agent, &id).await;
-    wait_for("the forever task's child exists", DEADLINE, || {
-        alive("8181").then_some(())
-    });
+    child_started("8181").await;
     // Once the (debounced) task file records the run, kill the bridge outright.
-    let file = place.state_dir().join("tasks.json");
-    wait_for("the task file records the run", DEADLINE, || {
+    let (file, run_id) = (place.state_dir().join("tasks.json"), id.clone());
+    wait_for_blocking("the task file records the run", DEADLINE, move || {
         let text = std::fs::read_to_string(&file).ok()?;
         let saved: Value = serde_json::from_str(&text).ok()?;
         saved
             .as_array()?
             .iter()
-            .any(|t| t["id"] == id.as_str() && t["status"] == "running")
+            .any(|t| t["id"] == run_id.as_str() && t["status"] == "running")
             .then_some(())
-    });
+    })
+    .await;
     drop(agent);
     first.kill9();
     // The task process got SIGTERM from the kernel (parent death); its own child
     // (`sleep 8181`) was orphaned. The next bridge finds it by its marker and kills it.
-    assert!(alive("8181"), "the grandchild outlives a SIGKILLed bridge");
+    assert!(
+        off_runtime(|| alive("8181")).await,
+        "the grandchild outlives a SIGKILLed bridge"
+    );
     let second = Bridge::start_with(opts());
-    no_orphans("8181");
+    no_orphans("8181").await;
     assert!(
         second.log().contains("killed processes left running"),
         "{}",
