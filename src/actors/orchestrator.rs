@@ -497,3 +497,6 @@ impl Handler<TaskEvent> for Orchestrator {
         }
     }
 }
+
+#[cfg(feature = "fault-injection")]
+crate::actors::fault::fault_handlers!(Orchestrator, NAME);

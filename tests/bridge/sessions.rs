@@ -137,7 +137,10 @@ async fn sessions_end_when_the_grace_period_expires() {
 #[cfg(feature = "fault-injection")]
 #[tokio::test]
 async fn list_changed_is_debounced_into_one_notification() {
-    let bridge = Bridge::start();
+    // A short debounce (2 s by default) proves the absence of a second one quickly.
+    const DEBOUNCE_MS: u64 = 300;
+    let bridge =
+        Bridge::start_with(Options::default().set("tools.list_changed_debounce_ms", DEBOUNCE_MS));
     let mut agent = bridge.ready_agent().await;
     for _ in 0..3 {
         agent.call("debug_list_changed", json!({})).await;
@@ -150,7 +153,7 @@ async fn list_changed_is_debounced_into_one_notification() {
         agent
             .notification(
                 "notifications/tools/list_changed",
-                Duration::from_millis(2500)
+                Duration::from_millis(3 * DEBOUNCE_MS)
             )
             .await
             .is_none(),

@@ -3,8 +3,9 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use serde_json::{json, Value};
 
+use crate::editor_sim::{handler, EditorSim};
 use crate::harness::*;
 
 async fn crash_with_request_in_flight(actor: &str) {
@@ -25,7 +26,9 @@ async fn crash_in(actor: &str, opts: Options) {
         .send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                        "params": {"name": "debug_stall_actor", "arguments": {"actor": actor, "ms": 60000}}}))
         .await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Once /status counts the call, its request sits in the actor's mailbox ahead of
+    // anything sent from now on.
+    bridge.wait_active_calls(1).await;
     // …when the actor panics in a handler.
     let crash = bystander
         .call("debug_crash_actor", json!({"actor": actor}))
@@ -91,6 +94,11 @@ async fn automation_panic_restarts_only_automation_with_its_policy() {
 }
 
 #[tokio::test]
+async fn orchestrator_panic_restarts_only_the_orchestrator() {
+    crash_with_request_in_flight("orchestrator").await;
+}
+
+#[tokio::test]
 async fn registry_panic_restarts_only_the_registry() {
     crash_with_request_in_flight("registry").await;
 }
@@ -150,4 +158,93 @@ async fn repeated_crashes_keep_being_recovered() {
         metrics.contains("ide_bridge_actor_restarts_total{actor=\"registry\"} 5"),
         "{metrics}"
     );
+}
+
+/// Makes `actor` panic, then checks that the actors it does not stand for answer as
+/// before (a file tool, the activity log, the editor connection made before the panic,
+/// the task list), and that `actor` itself serves again within a second.
+async fn others_keep_serving(actor: &str) {
+    let bridge = Bridge::start_with(
+        Options::default().set("orchestrator.claude_binary", crate::tasks::fake_claude()),
+    );
+    let editor = EditorSim::connect(&bridge, handler(|_, _| None)).await;
+    let mut agent = bridge.ready_agent().await;
+    let crash = agent
+        .call("debug_crash_actor", json!({"actor": actor}))
+        .await;
+    assert!(
+        is_error(&crash) && text(&crash).contains("restarting"),
+        "{crash}"
+    );
+    let hover = json!({"file": "src/main.rs", "line": 1, "column": 1});
+    let probes: [(&str, &str, Value); 4] = [
+        ("workspace", "readFile", json!({"filePath": "src/main.rs"})),
+        ("activity_log", "getActivityLog", json!({"limit": 5})),
+        ("extension_client", "getHover", hover),
+        ("orchestrator", "listClaudeTasks", json!({})),
+    ];
+    for (owner, tool, args) in &probes {
+        if *owner == actor {
+            continue;
+        }
+        let result = agent.call(tool, args.clone()).await;
+        assert!(
+            !is_error(&result),
+            "{tool} stopped answering when {actor} panicked: {result}"
+        );
+    }
+    if actor != "extension_client" {
+        // The editor connected before the panic is the one that answered.
+        editor.wait_request("extension/getHover", 0).await;
+    }
+    // The crashed actor is back within a second.
+    let (_, tool, args) = probes
+        .iter()
+        .find(|(owner, _, _)| *owner == actor)
+        .cloned()
+        .unwrap_or(("", "getBridgeStatus", json!({})));
+    let deadline = Instant::now() + Duration::from_secs(1);
+    loop {
+        let result = agent.call(tool, args.clone()).await;
+        if !is_error(&result) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{actor} not back within a second: {result}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let metrics = bridge.metrics().await;
+    assert!(
+        metrics.contains(&format!(
+            "ide_bridge_actor_restarts_total{{actor=\"{actor}\"}} 1"
+        )),
+        "{metrics}"
+    );
+}
+
+#[tokio::test]
+async fn after_an_orchestrator_panic_files_activity_and_the_editor_still_answer() {
+    others_keep_serving("orchestrator").await;
+}
+
+#[tokio::test]
+async fn after_an_extension_client_panic_tasks_files_and_activity_still_answer() {
+    others_keep_serving("extension_client").await;
+}
+
+#[tokio::test]
+async fn after_an_activity_log_panic_files_tasks_and_the_editor_still_answer() {
+    others_keep_serving("activity_log").await;
+}
+
+#[tokio::test]
+async fn after_a_registry_panic_every_other_actor_still_answers() {
+    others_keep_serving("registry").await;
+}
+
+#[tokio::test]
+async fn after_a_writer_panic_every_other_actor_still_answers() {
+    others_keep_serving("workspace_writer").await;
 }

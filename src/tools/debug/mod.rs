@@ -104,6 +104,8 @@ pub enum Target {
     ExtensionClient,
     /// The automation actor (when a policy is configured).
     Automation,
+    /// The Claude task queue.
+    Orchestrator,
 }
 
 /// Sends `msg` to the target actor and flattens mailbox errors into faults.
@@ -117,6 +119,7 @@ where
     crate::actors::checkpoint::CheckpointActor: actix::Handler<M>,
     crate::actors::extension::ExtensionClient: actix::Handler<M>,
     crate::actors::automation::Automation: actix::Handler<M>,
+    crate::actors::orchestrator::Orchestrator: actix::Handler<M>,
 {
     use crate::actors::{checkpoint, diagnostics, writer};
     let s = &ctx.services;
@@ -139,6 +142,10 @@ where
             Some(a) => flat(crate::actors::automation::NAME, a.send(msg).await),
             None => Ok(()),
         },
+        Target::Orchestrator => flat(
+            crate::actors::orchestrator::NAME,
+            s.orchestrator.send(msg).await,
+        ),
     }
 }
 
@@ -154,7 +161,7 @@ fn actor_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "actor": { "enum": ["registry", "activity_log", "workspace_writer", "diagnostics", "checkpoint", "extension_client", "automation"] },
+            "actor": { "enum": ["registry", "activity_log", "workspace_writer", "diagnostics", "checkpoint", "extension_client", "automation", "orchestrator"] },
             "ms": { "type": "integer", "minimum": 0, "maximum": 600000 }
         },
         "required": ["actor"]
