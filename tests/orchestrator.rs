@@ -75,6 +75,18 @@ fn enqueue(prompt: &str, timeout_ms: u64) -> Enqueue {
     }
 }
 
+/// Queues a task with its follower registered in the same step.
+async fn followed(
+    orchestrator: &Addr<Orchestrator>,
+    prompt: &str,
+    timeout_ms: u64,
+) -> Result<(Task, UnboundedReceiver<String>), String> {
+    orchestrator
+        .send(EnqueueFollowed(enqueue(prompt, timeout_ms)))
+        .await
+        .unwrap()
+}
+
 async fn task(orchestrator: &Addr<Orchestrator>, id: &str) -> Task {
     orchestrator
         .send(GetTask {
@@ -124,15 +136,25 @@ async fn running(needle: String) -> bool {
     .unwrap()
 }
 
+/// Waits (in real time) until a `sleep <marker>` started by a fake task exists, or with
+/// `alive: false` until none does.
+async fn child(marker: &str, alive: bool) {
+    let end = Instant::now() + DEADLINE;
+    while running(format!("sleep {marker}")).await != alive {
+        assert!(
+            Instant::now() < end,
+            "sleep {marker} still {}",
+            if alive { "absent" } else { "running" }
+        );
+        actix_rt::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 #[actix_rt::test]
 async fn a_follower_registered_with_the_task_gets_its_first_line_even_when_read_late() {
     let dir = tempfile::tempdir().unwrap();
     let orchestrator = orchestrator(dir.path(), 1, 1);
-    let (t, rx) = orchestrator
-        .send(EnqueueFollowed(enqueue("say hi", 60_000)))
-        .await
-        .unwrap()
-        .unwrap();
+    let (t, rx) = followed(&orchestrator, "say hi", 60_000).await.unwrap();
     assert_eq!(
         t.status,
         TaskStatus::Running,
@@ -162,13 +184,8 @@ async fn a_task_that_never_ends_times_out_on_the_clock_and_loses_its_process_gro
     let orchestrator = orchestrator(dir.path(), 1, 1);
     let started = Instant::now();
     tokio::time::pause();
-    let (t, rx) = orchestrator
-        .send(EnqueueFollowed(enqueue(
-            "mode:forever marker:9393",
-            600_000,
-        )))
+    let (t, rx) = followed(&orchestrator, "mode:forever marker:9393", 600_000)
         .await
-        .unwrap()
         .unwrap();
     let clock = tokio::time::Instant::now();
     // No timer of the test's own here: the paused clock would reach it first.
@@ -190,11 +207,7 @@ async fn a_task_that_never_ends_times_out_on_the_clock_and_loses_its_process_gro
         started.elapsed()
     );
     tokio::time::resume();
-    let end = Instant::now() + DEADLINE;
-    while running("sleep 9393".into()).await {
-        assert!(Instant::now() < end, "the task's process group outlived it");
-        actix_rt::time::sleep(Duration::from_millis(20)).await;
-    }
+    child("9393", false).await;
 }
 
 #[actix_rt::test]
@@ -215,11 +228,7 @@ async fn the_queue_holds_max_queue_and_refuses_more_naming_the_counts() {
         (first.status, second.status),
         (TaskStatus::Running, TaskStatus::Pending)
     );
-    let refused = orchestrator
-        .send(EnqueueFollowed(enqueue("x", 60_000)))
-        .await
-        .unwrap()
-        .unwrap_err();
+    let refused = followed(&orchestrator, "x", 60_000).await.unwrap_err();
     assert_eq!(
         refused,
         "Task queue is full: 1 tasks running and 1 waiting (max 1); try again when one finishes"
@@ -235,14 +244,7 @@ async fn the_queue_holds_max_queue_and_refuses_more_naming_the_counts() {
             .unwrap();
         assert_eq!(cancelled.status, TaskStatus::Cancelled);
     }
-    let end = Instant::now() + DEADLINE;
-    while running("sleep 9494".into()).await {
-        assert!(
-            Instant::now() < end,
-            "the cancelled task's group outlived it"
-        );
-        actix_rt::time::sleep(Duration::from_millis(20)).await;
-    }
+    child("9494", false).await;
     assert!(
         !running("sleep 9595".into()).await,
         "the pending one never ran"
@@ -255,19 +257,10 @@ async fn a_panic_interrupts_the_running_task_ends_its_followers_and_the_queue_se
     use ide_bridge::actors::fault::Crash;
     let dir = tempfile::tempdir().unwrap();
     let orchestrator = orchestrator(dir.path(), 1, 1);
-    let (t, rx) = orchestrator
-        .send(EnqueueFollowed(enqueue(
-            "mode:forever marker:9696",
-            600_000,
-        )))
+    let (t, rx) = followed(&orchestrator, "mode:forever marker:9696", 600_000)
         .await
-        .unwrap()
         .unwrap();
-    let end = Instant::now() + DEADLINE;
-    while !running("sleep 9696".into()).await {
-        assert!(Instant::now() < end, "the task never started its child");
-        actix_rt::time::sleep(Duration::from_millis(20)).await;
-    }
+    child("9696", true).await;
     let fault = orchestrator.send(Crash).await.unwrap().unwrap_err();
     assert!(fault.to_string().contains("orchestrator"), "{fault}");
     drain(rx).await;
@@ -281,19 +274,8 @@ async fn a_panic_interrupts_the_running_task_ends_its_followers_and_the_queue_se
         interrupted.error.as_deref(),
         Some("the orchestrator restarted during the run")
     );
-    let end = Instant::now() + DEADLINE;
-    while running("sleep 9696".into()).await {
-        assert!(
-            Instant::now() < end,
-            "the interrupted run's group outlived it"
-        );
-        actix_rt::time::sleep(Duration::from_millis(20)).await;
-    }
-    let (next, rx) = orchestrator
-        .send(EnqueueFollowed(enqueue("after", 60_000)))
-        .await
-        .unwrap()
-        .unwrap();
+    child("9696", false).await;
+    let (next, rx) = followed(&orchestrator, "after", 60_000).await.unwrap();
     assert_eq!(next.status, TaskStatus::Running);
     assert_eq!(
         drain(rx).await.first().map(String::as_str),

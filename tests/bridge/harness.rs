@@ -631,6 +631,13 @@ impl Agent {
         }
     }
 
+    /// Asserts that no notification with `method` comes within `wait` (a wait kept
+    /// short by configuring the debounce that would send one).
+    pub async fn assert_no_notification(&mut self, method: &str, wait: Duration, why: &str) {
+        let got = self.notification(method, wait).await;
+        assert!(got.is_none(), "{why}: {got:?}");
+    }
+
     /// Allocates an id.
     pub fn id(&mut self) -> i64 {
         let id = self.next_id;

@@ -8,6 +8,17 @@ use serde_json::{json, Value};
 use crate::editor_sim::{handler, EditorSim};
 use crate::harness::*;
 
+/// `/metrics` counts exactly one restart of `actor`.
+async fn assert_restarted_once(bridge: &Bridge, actor: &str) {
+    let metrics = bridge.metrics().await;
+    assert!(
+        metrics.contains(&format!(
+            "ide_bridge_actor_restarts_total{{actor=\"{actor}\"}} 1"
+        )),
+        "{metrics}"
+    );
+}
+
 async fn crash_with_request_in_flight(actor: &str) {
     crash_in(actor, Options::default()).await;
 }
@@ -73,13 +84,7 @@ async fn crash_in(actor: &str, opts: Options) {
         1,
         "session state untouched"
     );
-    let metrics = bridge.metrics().await;
-    assert!(
-        metrics.contains(&format!(
-            "ide_bridge_actor_restarts_total{{actor=\"{actor}\"}} 1"
-        )),
-        "{metrics}"
-    );
+    assert_restarted_once(&bridge, actor).await;
 }
 
 #[tokio::test]
@@ -215,13 +220,7 @@ async fn others_keep_serving(actor: &str) {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let metrics = bridge.metrics().await;
-    assert!(
-        metrics.contains(&format!(
-            "ide_bridge_actor_restarts_total{{actor=\"{actor}\"}} 1"
-        )),
-        "{metrics}"
-    );
+    assert_restarted_once(&bridge, actor).await;
 }
 
 #[tokio::test]
