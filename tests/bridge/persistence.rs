@@ -365,7 +365,8 @@ async fn watch_activity_log_long_polls() {
         .send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                        "params": {"name": "watchActivityLog", "arguments": {"tool": "close_tab", "timeoutMs": 20000}}}))
         .await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Counted in /status, the watch has asked the activity log before the next call.
+    bridge.wait_active_calls(1).await;
     actor
         .call("close_tab", json!({"tab_name": "watched"}))
         .await;
