@@ -17,7 +17,7 @@ fn http_status(err: WsError) -> u16 {
 
 #[tokio::test]
 async fn missing_or_wrong_token_is_401_before_the_upgrade() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let err = Agent::connect_raw(bridge.port, &[("sec-websocket-protocol", "mcp")])
         .await
         .err()
@@ -68,7 +68,7 @@ fn token_header_name_is_case_insensitive() {
 
 #[tokio::test]
 async fn foreign_host_and_web_origins_are_403() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let token = bridge.token.clone();
     for host in [
         "evil.example",
@@ -95,7 +95,7 @@ async fn foreign_host_and_web_origins_are_403() {
         assert!(agent.is_ok(), "{host}");
     }
     assert_eq!(
-        http_get(
+        http_get_async(
             bridge.port,
             "/status",
             &[
@@ -103,11 +103,14 @@ async fn foreign_host_and_web_origins_are_403() {
                 ("Authorization", &format!("Bearer {token}"))
             ]
         )
+        .await
         .0,
         403
     );
     assert_eq!(
-        http_get(bridge.port, "/health", &[("Origin", "http://evil.example")]).0,
+        http_get_async(bridge.port, "/health", &[("Origin", "http://evil.example")])
+            .await
+            .0,
         403
     );
 }
@@ -137,7 +140,7 @@ fn raw_get(port: u16, path: &str, headers: &[u8]) -> (u16, String) {
 
 #[tokio::test]
 async fn dns_rebinding_host_forms_are_403_everywhere() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let port = bridge.port;
     let bearer = format!("Bearer {}", bridge.token);
     let other_port = if port == 65535 { 1 } else { port + 1 };
@@ -171,7 +174,8 @@ async fn dns_rebinding_host_forms_are_403_everywhere() {
             .unwrap_or_else(|| panic!("{host} upgraded"));
         assert_eq!(http_status(err), 403, "{host}");
         for path in ["/health", "/status"] {
-            let (code, body) = http_get(port, path, &[("Host", host), ("Authorization", &bearer)]);
+            let (code, body) =
+                http_get_async(port, path, &[("Host", host), ("Authorization", &bearer)]).await;
             assert_eq!(code, 403, "{host} {path}: {body}");
             assert!(body.contains("is not allowed"), "{host} {path}: {body}");
         }
@@ -200,11 +204,12 @@ async fn dns_rebinding_host_forms_are_403_everywhere() {
     ] {
         let agent = Agent::connect(&bridge, &[("host", &host)]).await;
         assert!(agent.is_ok(), "{host}");
-        let (code, body) = http_get(
+        let (code, body) = http_get_async(
             port,
             "/status",
             &[("Host", &host), ("Authorization", &bearer)],
-        );
+        )
+        .await;
         assert_eq!(code, 200, "{host}: {body}");
     }
 }
@@ -264,11 +269,12 @@ fn health_is_open_status_and_metrics_need_the_bearer_token() {
 async fn a_burst_is_paced_and_only_what_would_wait_too_long_gets_429() {
     // 200 ms apart, at most 500 ms of waiting: of four upgrades at once, the first goes
     // through, two are held (200 and 400 ms), the fourth (600 ms) is refused.
-    let bridge = Bridge::start_with(
+    let bridge = Bridge::launch(
         Options::default()
             .set("server.min_connect_interval_ms", 200)
             .set("server.max_connect_wait_ms", 500),
-    );
+    )
+    .await;
     let headers = [
         ("x-claude-code-ide-authorization", bridge.token.as_str()),
         ("sec-websocket-protocol", "mcp"),
@@ -326,7 +332,7 @@ async fn a_burst_is_paced_and_only_what_would_wait_too_long_gets_429() {
 
 #[tokio::test]
 async fn ten_upgrades_in_one_burst_are_all_admitted_within_a_second() {
-    let bridge = Bridge::start_with(Options::default().set("sessions.max_sessions", 10));
+    let bridge = Bridge::launch(Options::default().set("sessions.max_sessions", 10)).await;
     let headers = [
         ("x-claude-code-ide-authorization", bridge.token.as_str()),
         ("sec-websocket-protocol", "mcp"),
@@ -356,7 +362,7 @@ async fn ten_upgrades_in_one_burst_are_all_admitted_within_a_second() {
 async fn agents_connecting_at_once_all_get_in_by_retrying() {
     // The default interval (50 ms) with five agents connecting together: the harness
     // retries on 429 like a real client, and every one ends up with a session.
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let agents = futures_util::future::join_all((0..5).map(|_| bridge.ready_agent())).await;
     let status = bridge.status().await;
     assert_eq!(status["sessions"].as_array().unwrap().len(), 5, "{status}");

@@ -13,7 +13,7 @@ fn with_allow(list: &str) -> Options {
 
 #[tokio::test]
 async fn runs_allowlisted_commands_without_a_shell() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let mut agent = bridge.ready_agent().await;
     let ok = json_text(
         &agent
@@ -63,7 +63,7 @@ async fn runs_allowlisted_commands_without_a_shell() {
 
 #[tokio::test]
 async fn interpreters_are_refused_even_when_configured() {
-    let bridge = Bridge::start_with(with_allow("git,bash,python3,node"));
+    let bridge = Bridge::launch(with_allow("git,bash,python3,node")).await;
     assert!(
         bridge.log().contains("shell or interpreter"),
         "start-up warns about the allowlist"
@@ -88,7 +88,7 @@ async fn interpreters_are_refused_even_when_configured() {
 
 #[tokio::test]
 async fn argument_limits_at_and_past_the_edge() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let mut agent = bridge.ready_agent().await;
     let args = |n: usize| vec!["--version".to_string(); n];
     let at = agent
@@ -113,7 +113,7 @@ async fn argument_limits_at_and_past_the_edge() {
 #[tokio::test]
 async fn timeouts_kill_the_process_group_and_keep_partial_output() {
     let marker = "7.3137";
-    let bridge = Bridge::start_with(with_allow("sleep,seq").set("commands.timeout_ms", 400));
+    let bridge = Bridge::launch(with_allow("sleep,seq").set("commands.timeout_ms", 400)).await;
     let mut agent = bridge.ready_agent().await;
     let r = agent
         .call("runCommand", json!({"command": "sleep", "args": [marker]}))
@@ -160,7 +160,7 @@ async fn commands_get_a_minimal_environment_without_secrets() {
     opts.env.push(("MY_API_TOKEN".into(), "hunter2".into()));
     opts.env
         .push(("AWS_SECRET_ACCESS_KEY".into(), "hunter3".into()));
-    let bridge = Bridge::start_with(opts);
+    let bridge = Bridge::launch(opts).await;
     let mut agent = bridge.ready_agent().await;
     let env = json_text(
         &agent
@@ -177,7 +177,7 @@ async fn commands_get_a_minimal_environment_without_secrets() {
 
 #[tokio::test]
 async fn terminals_keep_the_last_output_per_session() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let mut a = bridge.ready_agent().await;
     let mut b = bridge.ready_agent().await;
     let run = json_text(
@@ -220,7 +220,7 @@ async fn terminals_keep_the_last_output_per_session() {
 
 #[tokio::test]
 async fn git_bypasses_of_the_allowlist_are_refused_and_run_nothing() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let ws = &bridge.workspace;
     let sentinel_dir = tempfile::tempdir().unwrap();
     let sentinel = sentinel_dir.path().join("ran");
@@ -344,7 +344,7 @@ async fn npm_run_of_an_agent_script_cannot_write_outside_or_connect() {
     if !npm_installed() {
         return;
     }
-    let bridge = Bridge::start_with(with_allow("npm"));
+    let bridge = Bridge::launch(with_allow("npm")).await;
     // This kernel has Landlock with network rules (ABI >= 4): said in /status and the log.
     let status = bridge.status().await;
     assert_eq!(status["commandSandbox"]["enforced"], true, "{status}");
@@ -369,7 +369,7 @@ async fn commands_network_allows_tcp_for_the_programs_it_names() {
     let mut opts = with_allow("npm");
     opts.env
         .push(("IDE_BRIDGE_COMMANDS__NETWORK".into(), "npm".into()));
-    let bridge = Bridge::start_with(opts);
+    let bridge = Bridge::launch(opts).await;
     let (stdout, sentinel, connected) = npm_run_evil(&bridge).await;
     assert!(stdout.contains("connect:ok"), "{stdout}");
     assert!(connected, "the listener saw no connection");
@@ -385,7 +385,7 @@ async fn without_landlock_commands_are_refused_unless_opted_in() {
     let mut opts = with_allow("seq");
     opts.env
         .push(("BRIDGE_TEST_NO_LANDLOCK".into(), "1".into()));
-    let bridge = Bridge::start_with(opts);
+    let bridge = Bridge::launch(opts).await;
     let status = bridge.status().await;
     assert_eq!(status["commandSandbox"]["landlockAbi"], 0, "{status}");
     assert_eq!(status["commandSandbox"]["enforced"], false, "{status}");
@@ -408,7 +408,7 @@ async fn without_landlock_commands_are_refused_unless_opted_in() {
     let mut opts = with_allow("seq").set("commands.run_unsandboxed", true);
     opts.env
         .push(("BRIDGE_TEST_NO_LANDLOCK".into(), "1".into()));
-    let bridge = Bridge::start_with(opts);
+    let bridge = Bridge::launch(opts).await;
     assert_eq!(
         bridge.status().await["commandSandbox"]["runUnsandboxed"],
         true
@@ -431,7 +431,7 @@ async fn npm_exec_and_cargo_install_root_create_nothing_outside() {
     if !npm_installed() {
         return;
     }
-    let bridge = Bridge::start_with(with_allow("npm,cargo"));
+    let bridge = Bridge::launch(with_allow("npm,cargo")).await;
     let outside = tempfile::tempdir().unwrap();
     let sentinel = outside.path().join("ran");
     let mut agent = bridge.ready_agent().await;

@@ -22,7 +22,7 @@ fn uri(bridge: &Bridge, rel: &str) -> String {
 
 #[tokio::test]
 async fn a_rust_compile_error_comes_back_with_file_range_and_severity() {
-    let bridge = Bridge::start_with(rust_fixture());
+    let bridge = Bridge::launch(rust_fixture()).await;
     let mut agent = bridge.ready_agent().await;
     let main = uri(&bridge, "src/main.rs");
     let result = agent.call("getDiagnostics", json!({"uri": main})).await;
@@ -90,14 +90,15 @@ async fn a_rust_compile_error_comes_back_with_file_range_and_severity() {
 async fn a_linter_whose_output_cannot_be_parsed_is_reported_by_name() {
     let garbage = "#!/bin/sh\necho 'this is not json'\n";
     let slow = "#!/bin/sh\nsleep 30\n";
-    let bridge = Bridge::start_with(
+    let bridge = Bridge::launch(
         rust_fixture()
             .file("eslint.config.js", "export default [];\n")
             .file("node_modules/.bin/eslint", garbage)
             .file("biome.json", "{}\n")
             .file("node_modules/.bin/biome", slow)
             .set("diagnostics.timeout_ms", 1500),
-    );
+    )
+    .await;
     let mut agent = bridge.ready_agent().await;
     let result = agent
         .call(
@@ -145,7 +146,7 @@ async fn ruff_findings_come_back_as_warnings() {
         "PATH".into(),
         format!("{venv_bin}:{}", std::env::var("PATH").unwrap_or_default()),
     ));
-    let bridge = Bridge::start_with(opts);
+    let bridge = Bridge::launch(opts).await;
     let mut agent = bridge.ready_agent().await;
     let files = json_text(
         &agent

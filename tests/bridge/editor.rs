@@ -13,7 +13,7 @@ fn ok() -> Handler {
 
 #[tokio::test]
 async fn hello_is_shown_and_agents_hear_of_the_editor_at_once() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let mut agent = bridge.ready_agent().await;
     let editor = EditorSim::connect(&bridge, ok()).await;
     let changed = agent
@@ -48,7 +48,7 @@ async fn hello_is_shown_and_agents_hear_of_the_editor_at_once() {
 
 #[tokio::test]
 async fn a_newer_editor_replaces_the_older_one() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let first = EditorSim::connect(&bridge, ok()).await;
     let second = EditorSim::connect(&bridge, ok()).await;
     let mut agent = bridge.ready_agent().await;
@@ -67,7 +67,7 @@ async fn a_newer_editor_replaces_the_older_one() {
 
 #[tokio::test]
 async fn selections_reach_agents_zero_based_and_only_on_change() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let mut agent = bridge.ready_agent().await;
     let editor = EditorSim::connect(&bridge, ok()).await;
     let file = bridge.workspace.join("src/main.rs").display().to_string();
@@ -119,7 +119,7 @@ async fn selections_reach_agents_zero_based_and_only_on_change() {
 
 #[tokio::test]
 async fn at_mentions_wait_for_an_agent() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let editor = EditorSim::connect(&bridge, ok()).await;
     let file = bridge.workspace.join("src/main.rs").display().to_string();
     editor
@@ -141,7 +141,7 @@ async fn at_mentions_wait_for_an_agent() {
 #[tokio::test]
 async fn pushed_diagnostics_answer_get_diagnostics_and_caps_hold() {
     // Over 500 pushes in a minute: raise the notification limit (500 by default).
-    let bridge = Bridge::start_with(Options::default().set("rate_limit.notifications", 2000));
+    let bridge = Bridge::launch(Options::default().set("rate_limit.notifications", 2000)).await;
     let mut agent = bridge.ready_agent().await;
     let editor = EditorSim::connect(&bridge, ok()).await;
     let file = bridge.workspace.join("src/main.rs").display().to_string();
@@ -185,7 +185,7 @@ async fn pushed_diagnostics_answer_get_diagnostics_and_caps_hold() {
 
 #[tokio::test]
 async fn open_diff_accept_reject_close_reuse_and_disconnects() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let diff = |tab: &str| json!({"old_file_path": "/w/a.rs", "new_file_path": "/w/a.rs", "new_file_contents": "new", "tab_name": tab});
     let editor = EditorSim::connect(
         &bridge,
@@ -291,7 +291,7 @@ async fn open_diff_accept_reject_close_reuse_and_disconnects() {
 /// nothing.
 #[tokio::test]
 async fn every_editor_tool_maps_to_its_extension_request() {
-    let bridge = Bridge::start_with(Options::default().set("rate_limit.requests", 1000));
+    let bridge = Bridge::launch(Options::default().set("rate_limit.requests", 1000)).await;
     let editor = EditorSim::connect(&bridge, ok()).await;
     let mut agent = bridge.ready_agent().await;
     let main = bridge.workspace.join("src/main.rs").display().to_string();
@@ -527,7 +527,7 @@ async fn every_editor_tool_maps_to_its_extension_request() {
 
 #[tokio::test]
 async fn without_an_editor_editor_tools_say_how_to_connect_one() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let mut agent = bridge.ready_agent().await;
     let r = agent
         .call(
@@ -549,7 +549,7 @@ async fn without_an_editor_editor_tools_say_how_to_connect_one() {
 
 #[tokio::test]
 async fn a_silent_editor_trips_the_circuit_breaker_and_an_answer_closes_it() {
-    let bridge = Bridge::start_with(Options::default().set("editor.request_timeout_ms", 300));
+    let bridge = Bridge::launch(Options::default().set("editor.request_timeout_ms", 300)).await;
     let editor = EditorSim::connect(
         &bridge,
         handler(|m, _| (m == "extension/getHover").then_some(Reply::Never)),
@@ -619,7 +619,7 @@ async fn a_silent_editor_trips_the_circuit_breaker_and_an_answer_closes_it() {
 
 #[tokio::test]
 async fn an_editor_dropping_mid_request_fails_the_request_not_the_agent() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let _editor = EditorSim::connect(
         &bridge,
         handler(|m, _| (m == "extension/getHover").then_some(Reply::Drop)),
@@ -643,7 +643,7 @@ async fn an_editor_dropping_mid_request_fails_the_request_not_the_agent() {
 #[cfg(feature = "fault-injection")]
 #[tokio::test]
 async fn extension_client_panic_fails_in_flight_requests_and_recovers_within_a_second() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let editor = EditorSim::connect(
         &bridge,
         handler(|m, _| (m == "extension/getHover").then_some(Reply::Never)),
@@ -702,7 +702,7 @@ async fn watcher_registered(agent: &mut Agent, editor: &EditorSim) {
 
 #[tokio::test]
 async fn watch_diagnostics_waits_for_the_next_push_and_listeners_end_with_the_editor() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let mut agent = bridge.ready_agent().await;
     let none = agent
         .call("watchDiagnostics", json!({"timeoutMs": 100}))
@@ -757,7 +757,7 @@ const DEBOUNCE_MS: u64 = 200;
 #[tokio::test]
 async fn debug_file_and_comment_events_announce_a_debounced_tool_change() {
     let bridge =
-        Bridge::start_with(Options::default().set("tools.list_changed_debounce_ms", DEBOUNCE_MS));
+        Bridge::launch(Options::default().set("tools.list_changed_debounce_ms", DEBOUNCE_MS)).await;
     let mut agent = bridge.ready_agent().await;
     let editor = EditorSim::connect(&bridge, ok()).await;
     assert!(

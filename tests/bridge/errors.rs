@@ -6,7 +6,7 @@ use crate::harness::*;
 
 #[tokio::test]
 async fn malformed_frames_get_documented_errors_and_the_connection_survives() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let mut agent = bridge.ready_agent().await;
 
     agent.send_text("{not json").await;
@@ -38,7 +38,7 @@ async fn malformed_frames_get_documented_errors_and_the_connection_survives() {
 
 #[tokio::test]
 async fn tools_call_errors() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let mut agent = bridge.ready_agent().await;
 
     let resp = agent.call_raw("noSuchTool", json!({})).await;
@@ -75,7 +75,7 @@ async fn tools_call_errors() {
 
 #[tokio::test]
 async fn arguments_of_exactly_one_mebibyte_pass_and_one_byte_more_fail() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let mut agent = bridge.ready_agent().await;
     const LIMIT: usize = 1024 * 1024;
     let overhead = r#"{"tab_name":""}"#.len();
@@ -98,7 +98,7 @@ async fn arguments_of_exactly_one_mebibyte_pass_and_one_byte_more_fail() {
 
 #[tokio::test]
 async fn binary_frames_are_refused_with_invalid_request() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let mut agent = bridge.agent().await;
     agent.send_binary(b"{}".to_vec()).await;
     let resp = agent.recv().await;
@@ -141,7 +141,7 @@ fn request_ids_come_back_exactly_as_sent() {
 
 #[tokio::test]
 async fn the_editor_socket_answers_unknown_requests_with_32601() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let mut editor = Agent::connect_raw(
         bridge.port,
         &[("x-claude-ide-extension", bridge.token.as_str())],

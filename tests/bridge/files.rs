@@ -11,7 +11,7 @@ fn read(bridge: &Bridge, rel: &str) -> String {
 
 #[tokio::test]
 async fn read_file_ranges_caps_and_errors() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     std::fs::write(bridge.workspace.join("five.txt"), "1\n2\n3\n4\n5\n").unwrap();
     std::fs::write(bridge.workspace.join("bin.dat"), b"\0\x01\x02").unwrap();
     let mut agent = bridge.ready_agent().await;
@@ -75,7 +75,7 @@ async fn read_file_ranges_caps_and_errors() {
 
 #[tokio::test]
 async fn create_delete_and_rename() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let mut agent = bridge.ready_agent().await;
     let r = json_text(
         &agent
@@ -173,7 +173,7 @@ async fn create_delete_and_rename() {
 
 #[tokio::test]
 async fn edit_text_and_replace_block() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let mut agent = bridge.ready_agent().await;
     let r = json_text(
         &agent
@@ -252,7 +252,7 @@ async fn edit_text_and_replace_block() {
 
 #[tokio::test]
 async fn one_thousand_edits_pass_and_one_thousand_and_one_are_refused() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     std::fs::write(bridge.workspace.join("wide.txt"), "x".repeat(1000) + "\n").unwrap();
     let mut agent = bridge.ready_agent().await;
     let edits = |n: usize| -> Vec<Value> {
@@ -279,7 +279,7 @@ async fn one_thousand_edits_pass_and_one_thousand_and_one_are_refused() {
 
 #[tokio::test]
 async fn tree_find_and_search_honour_gitignore() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let ws = &bridge.workspace;
     std::fs::write(ws.join(".gitignore"), "build/\n").unwrap();
     std::fs::create_dir_all(ws.join("build")).unwrap();
@@ -349,7 +349,7 @@ async fn tree_find_and_search_honour_gitignore() {
 
 #[tokio::test]
 async fn a_stale_session_gets_concurrent_modification_and_nothing_changes() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let mut a = bridge.ready_agent().await;
     let mut b = bridge.ready_agent().await;
     a.call("readFile", json!({"filePath": "src/main.rs"})).await;
@@ -399,7 +399,7 @@ async fn a_stale_session_gets_concurrent_modification_and_nothing_changes() {
 
 #[tokio::test]
 async fn two_agents_racing_on_one_file_one_wins_and_the_file_is_never_torn() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let mut a = bridge.ready_agent().await;
     let mut b = bridge.ready_agent().await;
     let base = "shared line\n".repeat(2000);
@@ -428,11 +428,12 @@ async fn two_agents_racing_on_one_file_one_wins_and_the_file_is_never_torn() {
 
 #[tokio::test]
 async fn reading_a_fifo_is_refused_at_once_and_keeps_no_thread() {
-    let bridge = Bridge::start_with(
+    let bridge = Bridge::launch(
         Options::default()
             .set("rate_limit.requests", 1000)
             .set("tools.timeout_ms", 2000),
-    );
+    )
+    .await;
     let fifo = bridge.workspace.join("pipe");
     let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
     // SAFETY: a valid NUL-terminated path.
@@ -523,7 +524,7 @@ fn exchange(a: &std::path::Path, b: &std::path::Path) {
 async fn swapping_symlinks_never_leads_reads_or_creates_outside() {
     const TRIES: usize = 10_000;
     const BUDGET: std::time::Duration = std::time::Duration::from_secs(20);
-    let bridge = Bridge::start_with(Options::default().set("rate_limit.requests", 100_000));
+    let bridge = Bridge::launch(Options::default().set("rate_limit.requests", 100_000)).await;
     let outside = tempfile::tempdir().unwrap();
     let out = outside.path().canonicalize().unwrap();
     std::fs::write(out.join("secret.txt"), "OUTSIDE-SENTINEL\n").unwrap();

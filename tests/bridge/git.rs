@@ -30,7 +30,7 @@ async fn init_repo(dir: &Path) {
 
 #[tokio::test]
 async fn outside_a_repository_the_error_is_clear() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let mut agent = bridge.ready_agent().await;
     let r = agent.call("gitStatus", json!({})).await;
     assert!(is_error(&r));
@@ -39,7 +39,7 @@ async fn outside_a_repository_the_error_is_clear() {
 
 #[tokio::test]
 async fn status_add_commit_log_diff_show_blame_branches() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     init_repo(&bridge.workspace).await;
     let mut agent = bridge.ready_agent().await;
     let clean = json_text(&agent.call("gitStatus", json!({})).await);
@@ -147,7 +147,7 @@ async fn push_is_off_by_default_and_guards_main() {
     git(remote.path(), &["init", "-q", "--bare"]).await;
     let url = remote.path().display().to_string();
 
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     init_repo(&bridge.workspace).await;
     git(&bridge.workspace, &["remote", "add", "origin", &url]).await;
     let mut agent = bridge.ready_agent().await;
@@ -156,7 +156,7 @@ async fn push_is_off_by_default_and_guards_main() {
     drop(agent);
     drop(bridge);
 
-    let bridge = Bridge::start_with(Options::default().set("git.allow_push", true));
+    let bridge = Bridge::launch(Options::default().set("git.allow_push", true)).await;
     init_repo(&bridge.workspace).await;
     git(&bridge.workspace, &["remote", "add", "origin", &url]).await;
     let mut agent = bridge.ready_agent().await;
@@ -192,7 +192,7 @@ async fn a_workspace_inside_a_larger_repository_exposes_nothing_above_it() {
     git(&outer, &["commit", "-q", "-m", "outer"]).await;
     std::fs::write(outer.join("secret.txt"), "TOPSECRET changed\n").unwrap();
     std::fs::write(outer.join("unstaged.txt"), "x\n").unwrap();
-    let bridge = Bridge::start_with(place.options());
+    let bridge = Bridge::launch(place.options()).await;
     let mut agent = bridge.ready_agent().await;
     let calls = [
         ("gitStatus", json!({})),
@@ -234,7 +234,7 @@ async fn a_workspace_inside_a_larger_repository_exposes_nothing_above_it() {
 
 #[tokio::test]
 async fn pathspec_magic_is_refused_inside_the_workspace_repository() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     init_repo(&bridge.workspace).await;
     std::fs::write(bridge.workspace.join("a.txt"), "a\n").unwrap();
     let mut agent = bridge.ready_agent().await;
@@ -252,7 +252,7 @@ async fn pathspec_magic_is_refused_inside_the_workspace_repository() {
 
 #[tokio::test]
 async fn repository_config_cannot_make_git_tools_run_programs() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     init_repo(&bridge.workspace).await;
     let sentinel_dir = tempfile::tempdir().unwrap();
     let sentinel = sentinel_dir.path().join("ran");
@@ -307,7 +307,7 @@ async fn repository_config_cannot_make_git_tools_run_programs() {
 /// may write in the workspace but not outside it.
 #[tokio::test]
 async fn a_filter_driver_run_by_git_add_cannot_write_outside() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     init_repo(&bridge.workspace).await;
     let outside = tempfile::tempdir().unwrap();
     let sentinel = outside.path().join("sentinel");

@@ -48,7 +48,7 @@ fn lock_file_is_exactly_what_the_cli_reads() {
 
 #[tokio::test]
 async fn echoes_the_mcp_subprotocol_and_negotiates_versions() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let mut agent = bridge.agent().await;
     assert_eq!(
         agent
@@ -84,7 +84,7 @@ async fn echoes_the_mcp_subprotocol_and_negotiates_versions() {
 
 #[tokio::test]
 async fn claude_code_handshake_sequence_lists_every_spec_tool() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let mut agent = bridge.agent().await;
     agent.initialize().await;
     agent.notify("ide_connected", json!({"pid": 4242})).await;
@@ -146,7 +146,7 @@ async fn claude_code_handshake_sequence_lists_every_spec_tool() {
 
 #[tokio::test]
 async fn tools_list_pages_hold_at_most_fifty_and_cursors_are_checked() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let mut agent = bridge.ready_agent().await;
     let mut seen = Vec::new();
     let mut cursor: Option<String> = None;
@@ -174,7 +174,7 @@ async fn tools_list_pages_hold_at_most_fifty_and_cursors_are_checked() {
 
 #[tokio::test]
 async fn prompts_list_and_get() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let mut agent = bridge.ready_agent().await;
     let resp = agent.request("prompts/list", json!({})).await;
     let prompts = resp["result"]["prompts"].as_array().unwrap();
@@ -206,7 +206,7 @@ async fn prompts_list_and_get() {
 
 #[tokio::test]
 async fn ping_works_before_initialize_but_tools_do_not() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let mut agent = bridge.agent().await;
     let resp = agent.request("ping", json!({})).await;
     assert_eq!(resp["result"], json!({}));
@@ -227,7 +227,7 @@ async fn ping_works_before_initialize_but_tools_do_not() {
 
 #[tokio::test]
 async fn string_ids_are_echoed_exactly() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let mut agent = bridge.agent().await;
     agent
         .send(&json!({"jsonrpc": "2.0", "id": "req-ü-1", "method": "ping"}))
@@ -238,7 +238,7 @@ async fn string_ids_are_echoed_exactly() {
 
 #[tokio::test]
 async fn logging_set_level_filters_notifications() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let mut listener = bridge.ready_agent().await;
     let mut quiet = bridge.ready_agent().await;
     let resp = listener

@@ -266,6 +266,16 @@ impl Bridge {
         }
     }
 
+    /// [`Bridge::start_with`] for async tests: the start-up wait runs off the runtime.
+    pub async fn launch(opts: Options) -> Bridge {
+        off_runtime(move || Bridge::start_with(opts)).await
+    }
+
+    /// [`Bridge::stop`] for async tests.
+    pub async fn stop_async(self) {
+        off_runtime(move || self.stop()).await
+    }
+
     /// `ws://127.0.0.1:<port>/`.
     pub fn url(&self) -> String {
         format!("ws://127.0.0.1:{}/", self.port)
@@ -297,6 +307,18 @@ impl Bridge {
             .status()
             .unwrap();
         assert!(status.success());
+    }
+
+    /// [`Bridge::wait_exit`] for async tests.
+    pub async fn wait_exit_async(&mut self, deadline: Duration) -> ExitStatus {
+        let end = Instant::now() + deadline;
+        loop {
+            if let Some(status) = self.child.try_wait().ok().flatten() {
+                return status;
+            }
+            assert!(Instant::now() < end, "timed out waiting for bridge exit");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     /// Waits for the process to exit.
@@ -458,6 +480,23 @@ pub fn http_get(port: u16, path: &str, headers: &[(&str, &str)]) -> (u16, String
         body.to_string()
     };
     (status, body)
+}
+
+/// [`http_get`] for async tests.
+pub async fn http_get_async(port: u16, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
+    let path = path.to_string();
+    let headers: Vec<(String, String)> = headers
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    off_runtime(move || {
+        let headers: Vec<(&str, &str)> = headers
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        http_get(port, &path, &headers)
+    })
+    .await
 }
 
 fn dechunk(mut body: &str) -> String {

@@ -72,7 +72,7 @@ fn path_tools(p: &str) -> Vec<(&'static str, Value)> {
 #[tokio::test]
 async fn hostile_paths_are_refused_by_every_tool_and_nothing_outside_changes() {
     // More than 200 calls on one connection: raise the request rate limit.
-    let bridge = Bridge::start_with(Options::default().set("rate_limit.requests", 1000));
+    let bridge = Bridge::launch(Options::default().set("rate_limit.requests", 1000)).await;
     let ws = bridge.workspace.clone();
     let outside = ws.parent().unwrap().join("outside");
     std::fs::create_dir_all(&outside).unwrap();
@@ -161,7 +161,7 @@ async fn hostile_paths_are_refused_by_every_tool_and_nothing_outside_changes() {
 
 #[tokio::test]
 async fn hostile_commands_are_refused_with_the_exact_reason() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let canary = bridge.workspace.parent().unwrap().join("pwned");
     let c = canary.display().to_string();
     let cases: Vec<(&str, Vec<String>, String)> = vec![

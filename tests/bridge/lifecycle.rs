@@ -18,14 +18,14 @@ fn sigterm_and_sigint_remove_the_lock_file_and_exit_zero() {
 
 #[tokio::test]
 async fn sigterm_closes_agents_with_going_away() {
-    let mut bridge = Bridge::start();
+    let mut bridge = Bridge::launch(Options::default()).await;
     let mut agent = bridge.ready_agent().await;
     bridge.signal("TERM");
     let frame = agent.closed(DEADLINE).await;
     if let Some(frame) = frame {
         assert_eq!(u16::from(frame.code), 1001);
     }
-    assert!(bridge.wait_exit(DEADLINE).success());
+    assert!(bridge.wait_exit_async(DEADLINE).await.success());
 }
 
 #[test]
@@ -54,7 +54,7 @@ fn stale_locks_of_dead_processes_are_removed_at_start() {
 
 #[tokio::test]
 async fn status_subcommand_describes_the_running_bridge() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let mut agent = bridge.ready_agent().await;
     agent
         .call("openFile", json!({"filePath": "src/main.rs"}))

@@ -10,7 +10,7 @@ use crate::harness::*;
 
 #[tokio::test]
 async fn rate_limit_admits_200_requests_and_refuses_the_201st() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let mut agent = bridge.agent().await;
     for id in 0..201 {
         agent
@@ -44,7 +44,7 @@ async fn rate_limit_admits_200_requests_and_refuses_the_201st() {
 
 #[tokio::test]
 async fn notification_flood_is_dropped_and_counted_not_fatal() {
-    let bridge = Bridge::start_with(Options::default().set("rate_limit.notifications", 5));
+    let bridge = Bridge::launch(Options::default().set("rate_limit.notifications", 5)).await;
     let mut agent = bridge.ready_agent().await; // notifications/initialized is 1 of 5
     for _ in 0..10 {
         agent
@@ -53,13 +53,14 @@ async fn notification_flood_is_dropped_and_counted_not_fatal() {
     }
     let resp = agent.request("ping", json!({})).await;
     assert_eq!(resp["result"], json!({}));
-    wait_for("dropped notifications counted", DEADLINE, || {
+    wait_for_async("dropped notifications counted", DEADLINE, || async {
         bridge
-            .get("/metrics")
-            .1
+            .metrics()
+            .await
             .contains("ide_bridge_dropped_notifications_total 6")
             .then_some(())
-    });
+    })
+    .await;
     assert!(
         bridge.log().contains("dropped"),
         "a log line says notifications are dropped"
@@ -68,7 +69,7 @@ async fn notification_flood_is_dropped_and_counted_not_fatal() {
 
 #[tokio::test]
 async fn max_sessions_refuses_with_a_reason_and_evicts_sessions_in_grace() {
-    let bridge = Bridge::start_with(Options::default().set("sessions.max_sessions", 2));
+    let bridge = Bridge::launch(Options::default().set("sessions.max_sessions", 2)).await;
     let first = bridge.ready_agent().await;
     let mut second = bridge.ready_agent().await;
     let mut third = bridge.agent().await;
@@ -110,7 +111,7 @@ async fn max_sessions_refuses_with_a_reason_and_evicts_sessions_in_grace() {
 #[tokio::test]
 async fn oversized_messages_close_the_connection_with_1008() {
     let bridge =
-        Bridge::start_with(Options::default().set("server.max_message_bytes", 2 * 1024 * 1024));
+        Bridge::launch(Options::default().set("server.max_message_bytes", 2 * 1024 * 1024)).await;
     let mut agent = bridge.ready_agent().await;
     let big = json!({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "x".repeat(2 * 1024 * 1024)}});
     agent.send(&big).await;
@@ -129,7 +130,7 @@ async fn oversized_messages_close_the_connection_with_1008() {
 #[cfg(feature = "fault-injection")]
 #[tokio::test]
 async fn the_eleventh_concurrent_call_is_refused() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let mut agent = bridge.ready_agent().await;
     for id in 100..110 {
         agent
@@ -152,7 +153,7 @@ async fn the_eleventh_concurrent_call_is_refused() {
 #[cfg(feature = "fault-injection")]
 #[tokio::test]
 async fn tool_timeout_answers_a_tool_error_and_logs_a_warning() {
-    let bridge = Bridge::start_with(Options::default().arg("--tool-timeout-ms").arg("300"));
+    let bridge = Bridge::launch(Options::default().arg("--tool-timeout-ms").arg("300")).await;
     let mut agent = bridge.ready_agent().await;
     let result = agent.call("debug_sleep", json!({"ms": 5000})).await;
     assert!(is_error(&result));
@@ -176,7 +177,7 @@ async fn tool_timeout_answers_a_tool_error_and_logs_a_warning() {
 #[cfg(feature = "fault-injection")]
 #[tokio::test]
 async fn cancelled_calls_stop_send_no_response_and_free_their_id() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let mut agent = bridge.ready_agent().await;
     agent
         .send(&json!({"jsonrpc": "2.0", "id": 77, "method": "tools/call",
@@ -225,7 +226,7 @@ async fn cancelled_calls_stop_send_no_response_and_free_their_id() {
 #[cfg(feature = "fault-injection")]
 #[tokio::test]
 async fn progress_notifications_carry_the_token() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let mut agent = bridge.ready_agent().await;
     let id = agent.id();
     agent
@@ -251,11 +252,12 @@ async fn progress_notifications_carry_the_token() {
 
 #[tokio::test]
 async fn a_silent_peer_is_dropped_and_a_listening_one_is_kept() {
-    let bridge = Bridge::start_with(
+    let bridge = Bridge::launch(
         Options::default()
             .set("server.ping_interval_ms", 1000)
             .set("server.pong_timeout_ms", 1500),
-    );
+    )
+    .await;
     let mut listening = bridge.ready_agent().await;
     let mut silent = bridge.ready_agent().await;
     // `listening` keeps reading (its client answers the server's pings); `silent` reads
@@ -448,7 +450,7 @@ async fn regex_bombs_are_refused_and_a_timed_out_search_stops_using_cpu() {
     for i in 0..40 {
         opts = opts.file(&format!("big/{i:02}.txt"), &line);
     }
-    let bridge = Bridge::start_with(opts);
+    let bridge = Bridge::launch(opts).await;
     let pid = bridge.pid();
     let mut agent = bridge.ready_agent().await;
     for bomb in ["a{100000}", "(a{1000}){1000}", "(a{100}){100}"] {

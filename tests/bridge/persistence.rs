@@ -33,7 +33,7 @@ async fn tabs(agent: &mut Agent) -> Vec<String> {
 #[tokio::test]
 async fn activity_and_sessions_survive_a_graceful_restart() {
     let place = Place::new();
-    let first = Bridge::start_with(place.options());
+    let first = Bridge::launch(place.options()).await;
     let port = first.port;
     let anchor = [("x-claude-code-session-id", "cli-restart")];
     let mut agent = Agent::connect(&first, &anchor).await.unwrap();
@@ -46,7 +46,7 @@ async fn activity_and_sessions_survive_a_graceful_restart() {
         .call("close_tab", json!({"tab_name": "before-restart"}))
         .await;
     drop(agent);
-    first.stop();
+    first.stop_async().await;
     let checkpoint: Value = serde_json::from_str(
         &std::fs::read_to_string(place.state_dir().join("checkpoint.json")).unwrap(),
     )
@@ -57,7 +57,7 @@ async fn activity_and_sessions_survive_a_graceful_restart() {
     );
     assert_eq!(checkpoint["sessions"][0]["sessionId"], id.as_str());
 
-    let second = Bridge::start_with(place.options());
+    let second = Bridge::launch(place.options()).await;
     assert_eq!(
         second.port, port,
         "a restarted bridge keeps its port when it is free"
@@ -136,7 +136,7 @@ async fn kill_dash_nine_at_random_moments_never_corrupts_or_loses_old_entries() 
     for round in 0..ROUNDS {
         let mut opts = opts();
         opts.log_level = Some("warn");
-        let bridge = Bridge::start_with(opts);
+        let bridge = Bridge::launch(opts).await;
         let anchor = [("x-claude-code-session-id", "crash-agent")];
         let mut agent = Agent::connect(&bridge, &anchor).await.unwrap();
         agent.initialize().await;
@@ -244,7 +244,7 @@ async fn corrupt_activity_lines_are_skipped_and_counted() {
         r#"{"id":7,"timestamp":1,"kind":"toolCa"#.to_string(),
     ];
     std::fs::write(place.state_dir().join("activity.jsonl"), lines.join("\n")).unwrap();
-    let bridge = Bridge::start_with(place.options());
+    let bridge = Bridge::launch(place.options()).await;
     assert_eq!(bridge.port, port);
     let status = bridge.status().await;
     assert_eq!(status["activity"]["skippedOnLoad"], 6, "{status}");
@@ -278,7 +278,7 @@ async fn restored_sessions(checkpoint: Value) -> usize {
     let mut text = checkpoint.to_string();
     text = text.replace("WORKSPACE", &place.workspace.display().to_string());
     std::fs::write(place.state_dir().join("checkpoint.json"), text).unwrap();
-    let bridge = Bridge::start_with(place.options());
+    let bridge = Bridge::launch(place.options()).await;
     bridge.status().await["sessions"].as_array().unwrap().len()
 }
 
@@ -335,7 +335,7 @@ async fn checkpoints_from_the_future_other_workspaces_or_broken_files_are_ignore
     let place = Place::new();
     std::fs::create_dir_all(place.state_dir()).unwrap();
     std::fs::write(place.state_dir().join("checkpoint.json"), "{ not json").unwrap();
-    let bridge = Bridge::start_with(place.options());
+    let bridge = Bridge::launch(place.options()).await;
     assert!(bridge.status().await["sessions"]
         .as_array()
         .unwrap()
@@ -344,7 +344,7 @@ async fn checkpoints_from_the_future_other_workspaces_or_broken_files_are_ignore
 
 #[tokio::test]
 async fn watch_activity_log_long_polls() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let mut watcher = bridge.ready_agent().await;
     let mut actor = bridge.ready_agent().await;
     let quiet = json_text(

@@ -104,23 +104,24 @@ fn a_second_bridge_for_the_same_workspace_refuses_to_start_and_touches_nothing()
 
 #[tokio::test]
 async fn sigterm_with_agents_connected_exits_within_a_second_and_admits_nobody_after() {
-    let mut bridge = Bridge::start();
+    let mut bridge = Bridge::launch(Options::default()).await;
     let mut agents = Vec::new();
     for _ in 0..3 {
         agents.push(bridge.ready_agent().await);
     }
     let started = Instant::now();
     bridge.signal("TERM");
-    wait_for("the signal is handled", DEADLINE, || {
+    wait_for_async("the signal is handled", DEADLINE, || async {
         bridge.log().contains("SIGTERM received").then_some(())
-    });
+    })
+    .await;
     let headers = [
         ("x-claude-code-ide-authorization", bridge.token.as_str()),
         ("sec-websocket-protocol", "mcp"),
     ];
     let late = Agent::connect_once(bridge.port, &headers).await;
     assert!(late.is_err(), "an upgrade after the signal is refused");
-    let status = bridge.wait_exit(DEADLINE);
+    let status = bridge.wait_exit_async(DEADLINE).await;
     let took = started.elapsed();
     assert!(status.success(), "{status}");
     assert!(took < Duration::from_secs(1), "exit took {took:?}");
@@ -143,12 +144,12 @@ async fn twenty_start_stop_cycles_keep_one_set_of_state_files() {
     let place = Place::new();
     let mut expected = None;
     for round in 0..20 {
-        let bridge = Bridge::start_with(place.options());
+        let bridge = Bridge::launch(place.options()).await;
         if round % 5 == 0 {
             let mut agent = bridge.ready_agent().await;
             agent.call("getWorkspaceFolders", json!({})).await;
         }
-        bridge.stop();
+        bridge.stop_async().await;
         let files = state_files(&place);
         match &expected {
             None => expected = Some(files),
@@ -174,7 +175,7 @@ async fn twenty_start_stop_cycles_keep_one_set_of_state_files() {
 
 #[tokio::test]
 async fn open_diff_without_an_editor_is_declined_not_failed() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let mut agent = bridge.ready_agent().await;
     let result = agent
         .call(

@@ -24,7 +24,7 @@ async fn open_tabs(agent: &mut Agent) -> Vec<String> {
 
 #[tokio::test]
 async fn each_agent_has_its_own_session_and_files() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let mut a = bridge.ready_agent().await;
     let mut b = bridge.ready_agent().await;
     let (ida, idb) = (my_session_id(&mut a).await, my_session_id(&mut b).await);
@@ -51,7 +51,7 @@ async fn each_agent_has_its_own_session_and_files() {
 
 #[tokio::test]
 async fn an_agent_reconnecting_within_grace_gets_its_session_back() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let anchor = [("x-claude-code-session-id", "cli-session-42")];
     let mut agent = Agent::connect(&bridge, &anchor).await.unwrap();
     agent.initialize().await;
@@ -92,7 +92,7 @@ async fn an_agent_reconnecting_within_grace_gets_its_session_back() {
 
 #[tokio::test]
 async fn a_second_connection_with_the_same_anchor_replaces_the_first() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let anchor = [("x-claude-code-session-id", "dup")];
     let mut first = Agent::connect(&bridge, &anchor).await.unwrap();
     first.initialize().await;
@@ -105,7 +105,7 @@ async fn a_second_connection_with_the_same_anchor_replaces_the_first() {
 
 #[tokio::test]
 async fn sessions_end_when_the_grace_period_expires() {
-    let bridge = Bridge::start_with(Options::default().arg("--grace-period-ms").arg("300"));
+    let bridge = Bridge::launch(Options::default().arg("--grace-period-ms").arg("300")).await;
     let anchor = [("x-claude-code-session-id", "short-lived")];
     let mut agent = Agent::connect(&bridge, &anchor).await.unwrap();
     agent.initialize().await;
@@ -140,7 +140,7 @@ async fn list_changed_is_debounced_into_one_notification() {
     // A short debounce (2 s by default) proves the absence of a second one quickly.
     const DEBOUNCE_MS: u64 = 300;
     let bridge =
-        Bridge::start_with(Options::default().set("tools.list_changed_debounce_ms", DEBOUNCE_MS));
+        Bridge::launch(Options::default().set("tools.list_changed_debounce_ms", DEBOUNCE_MS)).await;
     let mut agent = bridge.ready_agent().await;
     for _ in 0..3 {
         agent.call("debug_list_changed", json!({})).await;
@@ -171,7 +171,7 @@ async fn list_changed_is_debounced_into_one_notification() {
 #[cfg(feature = "fault-injection")]
 #[tokio::test]
 async fn list_changed_waits_for_a_listener_when_nobody_listens() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let mut agent = bridge.ready_agent().await;
     agent.call("debug_list_changed", json!({})).await;
     agent.close().await;

@@ -24,7 +24,7 @@ async fn crash_with_request_in_flight(actor: &str) {
 }
 
 async fn crash_in(actor: &str, opts: Options) {
-    let bridge = Bridge::start_with(opts.set("checkpoint.interval_ms", 200));
+    let bridge = Bridge::launch(opts.set("checkpoint.interval_ms", 200)).await;
     let mut victim = bridge.ready_agent().await;
     let mut bystander = bridge.ready_agent().await;
     bystander
@@ -130,7 +130,7 @@ async fn checkpoint_panic_restarts_only_the_checkpoint_actor() {
 
 #[tokio::test]
 async fn a_panicking_tool_is_a_tool_error_and_the_session_lives_on() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let mut agent = bridge.ready_agent().await;
     let mut other = bridge.ready_agent().await;
     let result = agent.call("debug_panic", json!({})).await;
@@ -148,7 +148,7 @@ async fn a_panicking_tool_is_a_tool_error_and_the_session_lives_on() {
 
 #[tokio::test]
 async fn repeated_crashes_keep_being_recovered() {
-    let bridge = Bridge::start();
+    let bridge = Bridge::launch(Options::default()).await;
     let mut agent = bridge.ready_agent().await;
     for _ in 0..5 {
         let crash = agent
@@ -169,9 +169,10 @@ async fn repeated_crashes_keep_being_recovered() {
 /// before (a file tool, the activity log, the editor connection made before the panic,
 /// the task list), and that `actor` itself serves again within a second.
 async fn others_keep_serving(actor: &str) {
-    let bridge = Bridge::start_with(
+    let bridge = Bridge::launch(
         Options::default().set("orchestrator.claude_binary", crate::tasks::fake_claude()),
-    );
+    )
+    .await;
     let editor = EditorSim::connect(&bridge, handler(|_, _| None)).await;
     let mut agent = bridge.ready_agent().await;
     let crash = agent

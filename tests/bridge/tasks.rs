@@ -90,7 +90,7 @@ async fn child_started(marker: &'static str) {
 async fn a_task_runs_to_done_and_streams_progress_and_editor_output() {
     let mut opts = with_fake();
     opts.env.push(("CLAUDECODE".into(), "1".into()));
-    let bridge = Bridge::start_with(opts);
+    let bridge = Bridge::launch(opts).await;
     let editor = EditorSim::connect(&bridge, handler(|_, _| None)).await;
     let mut agent = bridge.ready_agent().await;
     let id = agent.id();
@@ -130,7 +130,7 @@ async fn a_task_runs_to_done_and_streams_progress_and_editor_output() {
 /// first progress notification, every time.
 #[tokio::test]
 async fn a_waiting_agent_sees_the_first_line_of_a_task_that_prints_at_once() {
-    let bridge = Bridge::start_with(with_fake());
+    let bridge = Bridge::launch(with_fake()).await;
     let mut agent = bridge.ready_agent().await;
     for round in 0..5 {
         let token = format!("first-line-{round}");
@@ -168,7 +168,7 @@ async fn a_waiting_agent_sees_the_first_line_of_a_task_that_prints_at_once() {
 
 #[tokio::test]
 async fn failing_and_crashing_runs_end_in_error() {
-    let bridge = Bridge::start_with(with_fake());
+    let bridge = Bridge::launch(with_fake()).await;
     let mut agent = bridge.ready_agent().await;
     let failed = run(&mut agent, "mode:fail").await;
     assert_eq!(failed["status"], "error");
@@ -185,9 +185,9 @@ async fn failing_and_crashing_runs_end_in_error() {
         crashed["error"].as_str().unwrap().contains("code 2"),
         "{crashed}"
     );
-    let missing = Bridge::start_with(
-        Options::default().set("orchestrator.claude_binary", "/nonexistent/claude"),
-    );
+    let missing =
+        Bridge::launch(Options::default().set("orchestrator.claude_binary", "/nonexistent/claude"))
+            .await;
     let mut a = missing.ready_agent().await;
     let r = run(&mut a, "hi").await;
     assert_eq!(r["status"], "error");
@@ -196,7 +196,7 @@ async fn failing_and_crashing_runs_end_in_error() {
 
 #[tokio::test]
 async fn limits_on_timeout_prompt_and_context_files() {
-    let bridge = Bridge::start_with(with_fake());
+    let bridge = Bridge::launch(with_fake()).await;
     let mut agent = bridge.ready_agent().await;
     for bad in [4999, 600_001] {
         assert_eq!(
@@ -276,11 +276,12 @@ async fn limits_on_timeout_prompt_and_context_files() {
 
 #[tokio::test]
 async fn queue_full_cancel_pending_and_running_without_orphans() {
-    let bridge = Bridge::start_with(
+    let bridge = Bridge::launch(
         with_fake()
             .set("orchestrator.max_concurrent", 1)
             .set("orchestrator.max_queue", 1),
-    );
+    )
+    .await;
     let mut agent = bridge.ready_agent().await;
     let running = submit(
         &mut agent,
@@ -315,7 +316,7 @@ async fn queue_full_cancel_pending_and_running_without_orphans() {
 
 #[tokio::test]
 async fn default_limits_run_ten_queue_twenty_and_refuse_the_thirty_first() {
-    let bridge = Bridge::start_with(with_fake());
+    let bridge = Bridge::launch(with_fake()).await;
     let mut agent = bridge.ready_agent().await;
     let mut ids = Vec::new();
     for i in 0..30 {
@@ -360,7 +361,7 @@ async fn default_limits_run_ten_queue_twenty_and_refuse_the_thirty_first() {
 
 #[tokio::test]
 async fn other_sessions_tasks_are_refused_and_history_is_bounded() {
-    let bridge = Bridge::start_with(with_fake().set("orchestrator.max_history", 2));
+    let bridge = Bridge::launch(with_fake().set("orchestrator.max_history", 2)).await;
     let mut owner = bridge.ready_agent().await;
     let mut stranger = bridge.ready_agent().await;
     let mut ids = Vec::new();
@@ -406,7 +407,7 @@ async fn tasks_alive_at_a_stop_come_back_interrupted() {
     let place = Place::new();
     let opts = || fake_at(&place);
     let anchor = [("x-claude-code-session-id", "task-owner")];
-    let first = Bridge::start_with(opts());
+    let first = Bridge::launch(opts()).await;
     let mut agent = Agent::connect(&first, &anchor).await.unwrap();
     agent.initialize().await;
     let t = submit(
@@ -418,9 +419,9 @@ async fn tasks_alive_at_a_stop_come_back_interrupted() {
     wait_running(&mut agent, &id).await;
     child_started("6161").await;
     drop(agent);
-    first.stop();
+    first.stop_async().await;
     no_orphans("6161").await;
-    let second = Bridge::start_with(opts());
+    let second = Bridge::launch(opts()).await;
     let mut back = Agent::connect(&second, &anchor).await.unwrap();
     back.initialize().await;
     let s = status(&mut back, &id).await;
@@ -431,7 +432,7 @@ async fn tasks_alive_at_a_stop_come_back_interrupted() {
 async fn a_crashed_bridge_leaves_no_task_processes_behind() {
     let place = Place::new();
     let opts = || fake_at(&place);
-    let first = Bridge::start_with(opts());
+    let first = Bridge::launch(opts()).await;
     let mut agent = first.ready_agent().await;
     let t = submit(
         &mut agent,
@@ -461,7 +462,7 @@ async fn a_crashed_bridge_leaves_no_task_processes_behind() {
         off_runtime(|| alive("8181")).await,
         "the grandchild outlives a SIGKILLed bridge"
     );
-    let second = Bridge::start_with(opts());
+    let second = Bridge::launch(opts()).await;
     no_orphans("8181").await;
     assert!(
         second.log().contains("killed processes left running"),
@@ -482,7 +483,7 @@ async fn the_permission_policy_allows_denies_and_denies_by_default() {
         "[orchestrator]\npermissions = [\n  { tool = \"Write\", decision = \"deny\" },\n  { tool = \"Bash\", pattern = \"ls\", decision = \"allow\" },\n]\n",
     )
     .unwrap();
-    let bridge = Bridge::start_with(with_fake().arg("--config").arg(config.to_str().unwrap()));
+    let bridge = Bridge::launch(with_fake().arg("--config").arg(config.to_str().unwrap())).await;
     let mut agent = bridge.ready_agent().await;
     let allowed = run(&mut agent, "mode:permission:Bash").await;
     assert_output(&allowed, "permission allow");
