@@ -67,11 +67,9 @@ pub struct InitializeResult {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolInfo {
-    /// Tool name.
     pub name: &'static str,
-    /// What the tool does.
     pub description: &'static str,
-    /// JSON Schema of the arguments.
+    /// Derived from the tool's argument type.
     pub input_schema: Value,
 }
 
@@ -315,19 +313,30 @@ pub struct CancelledParams {
     pub reason: Option<String>,
 }
 
+/// A list cursor that no page of this list handed out (JSON-RPC -32602).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("Invalid cursor: {0:?}")]
+pub struct InvalidCursor(pub String);
+
+impl From<InvalidCursor> for String {
+    fn from(e: InvalidCursor) -> Self {
+        e.to_string()
+    }
+}
+
 /// Paginates `items` with an opaque offset cursor. Returns the page and the next cursor.
 pub fn paginate<T: Clone>(
     items: &[T],
     cursor: Option<&str>,
     page_size: usize,
-) -> Result<(Vec<T>, Option<String>), String> {
+) -> Result<(Vec<T>, Option<String>), InvalidCursor> {
     let start = match cursor {
         None => 0,
         Some(c) => c
             .parse::<usize>()
             .ok()
             .filter(|n| *n <= items.len())
-            .ok_or_else(|| format!("Invalid cursor: {c:?}"))?,
+            .ok_or_else(|| InvalidCursor(c.to_string()))?,
     };
     let end = (start + page_size).min(items.len());
     let next = (end < items.len()).then(|| end.to_string());

@@ -5,11 +5,14 @@ use std::future::Future;
 use std::time::Duration;
 
 use futures_util::future::LocalBoxFuture;
+use futures_util::FutureExt;
+use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::ToolContext;
-use crate::protocol::mcp::{paginate, CallToolResult, ToolInfo};
+use super::error::ToolResult;
+use super::{schema, ToolContext};
+use crate::protocol::mcp::{paginate, CallToolResult, InvalidCursor, ToolInfo};
 
 /// `tools/list` and `prompts/list` page size.
 pub const PAGE_SIZE: usize = 50;
@@ -47,25 +50,38 @@ impl EditorUse {
     }
 }
 
-/// A tool: its wire name, description, schema and handler.
+/// A tool: its wire name, description, argument type and handler. The input schema
+/// `tools/list` shows is derived from `Args` ([`schema::derive`]).
 pub trait Tool: 'static {
-    /// Typed arguments, deserialised after schema validation.
-    type Args: DeserializeOwned + 'static;
+    /// Deserialised after the arguments pass the schema derived from this type.
+    type Args: DeserializeOwned + JsonSchema + 'static;
     /// Wire name (`[A-Za-z0-9_]+`).
     const NAME: &'static str;
-    /// Description shown to clients.
+    /// Shown to clients, and in docs/tools.md.
     const DESCRIPTION: &'static str;
-    /// Timeout policy.
     const TIMEOUT: ToolTimeout = ToolTimeout::Default;
-    /// Whether it needs the editor.
     const EDITOR: EditorUse = EditorUse::None;
-    /// JSON Schema of the arguments.
-    fn schema() -> Value;
-    /// Runs the tool. Failures are results with `isError: true`.
-    fn call(ctx: ToolContext, args: Self::Args) -> impl Future<Output = CallToolResult> + 'static;
+    /// Runs the tool; an error becomes a result with `isError: true`.
+    fn call(ctx: ToolContext, args: Self::Args) -> impl Future<Output = ToolResult> + 'static;
 }
 
-type Invoker = fn(ToolContext, Value) -> Result<LocalBoxFuture<'static, CallToolResult>, String>;
+type Invoker =
+    fn(ToolContext, Value) -> Result<LocalBoxFuture<'static, CallToolResult>, InvalidArguments>;
+
+/// Arguments the schema refused, or that do not fit the tool's type (JSON-RPC -32602).
+#[derive(Debug, thiserror::Error)]
+#[error("Invalid arguments for tool \"{tool}\": {reason}")]
+pub struct InvalidArguments {
+    tool: &'static str,
+    /// The first problems, `; `-separated.
+    reason: String,
+}
+
+impl From<InvalidArguments> for String {
+    fn from(e: InvalidArguments) -> Self {
+        e.to_string()
+    }
+}
 
 /// Tool groups, as `tools.expose` names them.
 pub const GROUPS: &[&str] = &[
@@ -80,9 +96,7 @@ pub struct RegisteredTool {
     pub group: &'static str,
     /// Listed and callable on model-facing connections (`tools.expose`).
     pub exposed: bool,
-    /// Timeout policy.
     pub timeout: ToolTimeout,
-    /// Whether it needs the editor.
     pub editor: EditorUse,
     validator: jsonschema::Validator,
     invoke: Invoker,
@@ -90,7 +104,7 @@ pub struct RegisteredTool {
 
 impl RegisteredTool {
     /// Validates `args` against the schema; the message lists the first problems.
-    pub fn validate(&self, args: &Value) -> Result<(), String> {
+    pub fn validate(&self, args: &Value) -> Result<(), InvalidArguments> {
         let problems: Vec<String> = self
             .validator
             .iter_errors(args)
@@ -107,11 +121,10 @@ impl RegisteredTool {
         if problems.is_empty() {
             Ok(())
         } else {
-            Err(format!(
-                "Invalid arguments for tool \"{}\": {}",
-                self.info.name,
-                problems.join("; ")
-            ))
+            Err(InvalidArguments {
+                tool: self.info.name,
+                reason: problems.join("; "),
+            })
         }
     }
 
@@ -120,18 +133,23 @@ impl RegisteredTool {
         &self,
         ctx: ToolContext,
         args: Value,
-    ) -> Result<LocalBoxFuture<'static, CallToolResult>, String> {
+    ) -> Result<LocalBoxFuture<'static, CallToolResult>, InvalidArguments> {
         (self.invoke)(ctx, args)
     }
 }
 
+/// The one place a handler's error becomes a tool result.
 fn invoke<T: Tool>(
     ctx: ToolContext,
     args: Value,
-) -> Result<LocalBoxFuture<'static, CallToolResult>, String> {
-    let args: T::Args = serde_json::from_value(args)
-        .map_err(|e| format!("Invalid arguments for tool \"{}\": {e}", T::NAME))?;
-    Ok(Box::pin(T::call(ctx, args)))
+) -> Result<LocalBoxFuture<'static, CallToolResult>, InvalidArguments> {
+    let args: T::Args = serde_json::from_value(args).map_err(|e| InvalidArguments {
+        tool: T::NAME,
+        reason: e.to_string(),
+    })?;
+    Ok(Box::pin(
+        T::call(ctx, args).map(|done| done.unwrap_or_else(CallToolResult::from)),
+    ))
 }
 
 /// Why the catalogue could not be built (a programming error caught at start-up).
@@ -212,7 +230,7 @@ impl ToolRegistry {
         if self.index.contains_key(T::NAME) {
             return Err(CatalogError::Duplicate(T::NAME));
         }
-        let schema = T::schema();
+        let schema = schema::published(schema::derive::<T::Args>());
         let validator =
             jsonschema::validator_for(&schema).map_err(|e| CatalogError::BadSchema {
                 name: T::NAME,
@@ -259,7 +277,7 @@ impl ToolRegistry {
         &self,
         model_facing: bool,
         cursor: Option<&str>,
-    ) -> Result<(Vec<ToolInfo>, Option<String>), String> {
+    ) -> Result<(Vec<ToolInfo>, Option<String>), InvalidCursor> {
         let list = if model_facing {
             &self.exposed_infos
         } else {
