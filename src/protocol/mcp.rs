@@ -131,13 +131,9 @@ pub struct ProgressParams<'a> {
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum Content {
     /// Plain text (often a JSON document).
-    Text {
-        /// The text.
-        text: String,
-    },
-    /// A base64 image.
+    Text { text: String },
     Image {
-        /// Base64 data.
+        /// Base64.
         data: String,
         /// e.g. `image/png`.
         #[serde(rename = "mimeType")]
@@ -149,9 +145,7 @@ pub enum Content {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CallToolResult {
-    /// Content items.
     pub content: Vec<Content>,
-    /// True when the tool failed.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
     /// The error is the expected answer, not a failure (e.g. `openDiff` without an
@@ -161,7 +155,6 @@ pub struct CallToolResult {
 }
 
 impl CallToolResult {
-    /// One text item.
     pub fn text(text: impl Into<String>) -> Self {
         Self {
             content: vec![Content::Text { text: text.into() }],
@@ -176,7 +169,6 @@ impl CallToolResult {
             Err(err) => Self::error(format!("failed to encode result: {err}")),
         }
     }
-    /// Several text items.
     pub fn texts<I: IntoIterator<Item = String>>(items: I) -> Self {
         Self {
             content: items
@@ -187,7 +179,8 @@ impl CallToolResult {
             declined: false,
         }
     }
-    /// A tool error a model can read and act on.
+    /// A tool error a model can read and act on (handlers return a
+    /// [`ToolError`](crate::tools::ToolError), which becomes this).
     pub fn error(message: impl Into<String>) -> Self {
         Self {
             content: vec![Content::Text {

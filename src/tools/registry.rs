@@ -24,7 +24,6 @@ pub enum ToolTimeout {
     Default,
     /// No timeout (waits on a person, e.g. `openDiff`).
     Unbounded,
-    /// A fixed timeout.
     Fixed(Duration),
 }
 
@@ -155,23 +154,17 @@ fn invoke<T: Tool>(
 /// Why the catalogue could not be built (a programming error caught at start-up).
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogError {
-    /// Name not `[A-Za-z0-9_]+`.
     #[error("tool name {0:?} must match [A-Za-z0-9_]+")]
     BadName(&'static str),
-    /// Registered twice.
     #[error("tool {0:?} registered twice")]
     Duplicate(&'static str),
     /// `tools.expose` names neither a tool nor a group.
     #[error("tools.expose: {0:?} is neither a tool nor a group (groups: {groups})", groups = GROUPS.join(", "))]
     UnknownExpose(String),
-    /// The schema does not compile.
+    /// The derived schema does not compile (a type schemars describes in a way the
+    /// validator refuses).
     #[error("tool {name:?} has an invalid schema: {reason}")]
-    BadSchema {
-        /// Tool name.
-        name: &'static str,
-        /// Compiler message.
-        reason: String,
-    },
+    BadSchema { name: &'static str, reason: String },
 }
 
 /// All tools, in registration order.
@@ -218,7 +211,8 @@ impl ToolRegistry {
         Ok(())
     }
 
-    /// Adds `T`.
+    /// Adds `T` with the schema derived from its `Args`; refuses a bad or duplicate
+    /// name.
     pub fn register<T: Tool>(&mut self) -> Result<(), CatalogError> {
         if T::NAME.is_empty()
             || !T::NAME
@@ -256,7 +250,6 @@ impl ToolRegistry {
         Ok(())
     }
 
-    /// The tool named `name`.
     pub fn get(&self, name: &str) -> Option<&RegisteredTool> {
         self.index.get(name).map(|i| &self.tools[*i])
     }
@@ -286,12 +279,10 @@ impl ToolRegistry {
         paginate(list, cursor, PAGE_SIZE)
     }
 
-    /// Number of tools.
     pub fn len(&self) -> usize {
         self.tools.len()
     }
 
-    /// True when empty.
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
     }

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::registry::{CatalogError, ToolRegistry};
-use super::{Tool, ToolContext, ToolResult};
+use super::{Tool, ToolContext, ToolError, ToolResult};
 use crate::actors::fault::{Crash, Stall};
 use crate::actors::registry::ToolsChanged;
 use crate::actors::supervise::ActorFault;
@@ -203,16 +203,14 @@ impl Tool for DebugCutConnections {
         "Test only: close every connection of a session from the bridge's side (1001).";
 
     async fn call(ctx: ToolContext, args: CutArgs) -> ToolResult {
-        Ok(
-            match ctx
-                .services
-                .registry
-                .send(crate::actors::fault::CutConnections(args.session_id))
-                .await
-            {
-                Ok(true) => CallToolResult::text("cut"),
-                _ => CallToolResult::error("no such session"),
-            },
-        )
+        let cut = ctx
+            .services
+            .registry
+            .send(crate::actors::fault::CutConnections(args.session_id))
+            .await;
+        match cut {
+            Ok(true) => Ok(CallToolResult::text("cut")),
+            _ => Err(ToolError::refused("no such session")),
+        }
     }
 }
