@@ -3,6 +3,7 @@
 
 use serde_json::json;
 
+use crate::editor_sim::{handler, EditorSim};
 use crate::harness::*;
 
 #[tokio::test]
@@ -407,4 +408,56 @@ async fn derived_schemas_are_compact_and_optional_arguments_refuse_null() {
         let resp = agent.call_raw(name, args.clone()).await;
         assert_eq!(error_code(&resp), -32602, "{name} with {args}: {resp}");
     }
+}
+
+/// A forwarded tool registered with paths under keys that no other tool uses (`target`,
+/// `via`): the editor receives them confined and absolute; one outside the workspace is
+/// refused with the same error as any other path argument, and reaches nothing.
+#[tokio::test]
+async fn a_forwarded_tool_confines_paths_under_any_key() {
+    let bridge = Bridge::start();
+    let editor = EditorSim::connect(&bridge, handler(|_, _| None)).await;
+    let mut agent = bridge.ready_agent().await;
+    let root = std::fs::canonicalize(&bridge.workspace).unwrap();
+    let done = agent
+        .call(
+            "debug_forward_paths",
+            json!({"target": "src/main.rs", "via": ["README.md"], "label": "../x"}),
+        )
+        .await;
+    assert!(!is_error(&done), "{done}");
+    let sent = editor.wait_request("extension/debugLink", 0).await;
+    assert_eq!(
+        sent.params,
+        json!({
+            "target": root.join("src/main.rs"),
+            "via": [root.join("README.md")],
+            "label": "../x",
+        })
+    );
+
+    let before = editor.requests().len();
+    let confinement = text(
+        &agent
+            .call("readFile", json!({"filePath": "../../etc/passwd"}))
+            .await,
+    )
+    .to_string();
+    assert!(
+        confinement.starts_with("Path escapes workspace"),
+        "{confinement}"
+    );
+    for args in [
+        json!({"target": "../../etc/passwd"}),
+        json!({"target": "src/main.rs", "via": ["README.md", "../../etc/passwd"]}),
+    ] {
+        let refused = agent.call("debug_forward_paths", args.clone()).await;
+        assert!(is_error(&refused), "{args}: {refused}");
+        assert_eq!(text(&refused), confinement, "{args}");
+    }
+    assert_eq!(
+        editor.requests().len(),
+        before,
+        "a refused call reached the editor"
+    );
 }

@@ -1,13 +1,15 @@
 //! Test-only tools (feature `fault-injection`): slow calls with progress, panics in
-//! tools and in actors, stalled actor requests, and a list_changed trigger.
+//! tools and in actors, stalled actor requests, a list_changed trigger, and a forwarded
+//! editor tool whose paths sit under keys no other tool uses.
 
 use std::time::Duration;
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
+use super::registry::EditorUse;
 use super::registry::{CatalogError, ToolRegistry};
-use super::{Tool, ToolContext, ToolError, ToolResult};
+use super::{Tool, ToolContext, ToolError, ToolResult, WorkspacePath};
 use crate::actors::fault::{Crash, Stall};
 use crate::actors::registry::ToolsChanged;
 use crate::actors::supervise::ActorFault;
@@ -22,6 +24,7 @@ pub fn register(r: &mut ToolRegistry) -> Result<(), CatalogError> {
     r.register::<DebugStallActor>()?;
     r.register::<DebugListChanged>()?;
     r.register::<DebugCutConnections>()?;
+    r.register::<DebugForwardPaths>()?;
     Ok(())
 }
 
@@ -212,5 +215,31 @@ impl Tool for DebugCutConnections {
             Ok(true) => Ok(CallToolResult::text("cut")),
             _ => Err(ToolError::refused("no such session")),
         }
+    }
+}
+
+/// Forwarded to `extension/debugLink` like any editor tool: shows that a path is
+/// confined because its type says so, whatever key it is under.
+pub struct DebugForwardPaths;
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinkArgs {
+    target: WorkspacePath,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    via: Option<Vec<WorkspacePath>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    label: Option<String>,
+}
+
+impl Tool for DebugForwardPaths {
+    type Args = LinkArgs;
+    const NAME: &'static str = "debug_forward_paths";
+    const DESCRIPTION: &'static str =
+        "Test only: forward paths under new keys (target, via) to the editor's debugLink.";
+    const EDITOR: EditorUse = EditorUse::Required;
+
+    async fn call(ctx: ToolContext, args: LinkArgs) -> ToolResult {
+        super::editor::forward(ctx, "debugLink", args).await
     }
 }
