@@ -311,6 +311,7 @@ pub struct CancelledParams {
 #[error("Invalid cursor: {0:?}")]
 pub struct InvalidCursor(pub String);
 
+/// The message, for `RpcError::invalid_params`.
 impl From<InvalidCursor> for String {
     fn from(e: InvalidCursor) -> Self {
         e.to_string()

@@ -76,6 +76,7 @@ pub struct InvalidArguments {
     reason: String,
 }
 
+/// The message, for `RpcError::invalid_params`.
 impl From<InvalidArguments> for String {
     fn from(e: InvalidArguments) -> Self {
         e.to_string()

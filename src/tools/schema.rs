@@ -6,6 +6,10 @@
 //! [`PATH_MARK`] in the derived schema; [`PathMarks`] finds those places, and the
 //! published schema leaves the marker out.
 
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, PoisonError, RwLock};
+
 use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
 use serde_json::{Map, Value};
@@ -194,6 +198,22 @@ impl PathMarks {
         let mut found = Vec::new();
         collect(schema, &mut Vec::new(), &mut found);
         Self(found)
+    }
+
+    /// The marks of `A`'s derived schema, derived once per type (forwarding runs on
+    /// every editor call).
+    pub(crate) fn of_type<A: JsonSchema + 'static>() -> Arc<Self> {
+        static KNOWN: LazyLock<RwLock<HashMap<TypeId, Arc<PathMarks>>>> =
+            LazyLock::new(RwLock::default);
+        let id = TypeId::of::<A>();
+        let known = KNOWN.read().unwrap_or_else(PoisonError::into_inner);
+        if let Some(marks) = known.get(&id) {
+            return Arc::clone(marks);
+        }
+        drop(known);
+        let marks = Arc::new(Self::of(&derive::<A>()));
+        let mut known = KNOWN.write().unwrap_or_else(PoisonError::into_inner);
+        Arc::clone(known.entry(id).or_insert(marks))
     }
 
     /// Calls `confine` on every path string `args` holds at a marked place; its

@@ -19,7 +19,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use super::schema::{self, PathMarks};
+use super::schema::PathMarks;
 use super::{blocking, ToolContext, ToolError, ToolResult};
 use crate::actors::extension::{Call, ExtError};
 use crate::protocol::mcp::{CallToolResult, Content};
@@ -66,7 +66,7 @@ pub(crate) async fn call_editor(
 }
 
 /// The params of `extension/<method>` for `args`, from the calling session.
-pub(crate) fn request<A: Serialize + JsonSchema>(
+pub(crate) fn request<A: Serialize + JsonSchema + 'static>(
     ctx: &ToolContext,
     method: &str,
     args: &A,
@@ -77,7 +77,7 @@ pub(crate) fn request<A: Serialize + JsonSchema>(
 /// Serialises `args` as the editor's params: every path its type marks is replaced by
 /// its confined absolute form (a path outside the workspace is refused), and terminal
 /// names get `terminal_prefix`.
-pub(crate) fn prepare<A: Serialize + JsonSchema>(
+pub(crate) fn prepare<A: Serialize + JsonSchema + 'static>(
     workspace: &Workspace,
     terminal_prefix: &str,
     method: &str,
@@ -85,7 +85,7 @@ pub(crate) fn prepare<A: Serialize + JsonSchema>(
 ) -> Result<Value, ToolError> {
     let mut params = serde_json::to_value(args)
         .map_err(|e| ToolError::refused(format!("failed to encode the request: {e}")))?;
-    PathMarks::of(&schema::derive::<A>()).apply(&mut params, &mut |path: &str| {
+    PathMarks::of_type::<A>().apply(&mut params, &mut |path: &str| {
         workspace.resolve(path).map(|p| p.display().to_string())
     })?;
     if let (true, Value::Object(params)) = (TERMINAL_METHODS.contains(&method), &mut params) {
@@ -127,7 +127,7 @@ pub(crate) fn editor_result(method: &str, answer: Result<Value, ExtError>) -> To
 }
 
 /// Forwards a validated call.
-pub(crate) async fn forward<A: Serialize + JsonSchema>(
+pub(crate) async fn forward<A: Serialize + JsonSchema + 'static>(
     ctx: ToolContext,
     method: &str,
     args: A,
