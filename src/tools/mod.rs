@@ -29,6 +29,28 @@ pub use registry::{
     PAGE_SIZE,
 };
 
+/// Asks the singleton actor `name` at `actor`: its refusal, or a closed or full mailbox
+/// (reported as that actor's fault), is the tool error.
+pub(crate) async fn ask<A, M, T, E>(
+    actor: &actix::Addr<A>,
+    name: &'static str,
+    msg: M,
+) -> Result<T, ToolError>
+where
+    A: actix::Handler<M>,
+    A::Context: actix::dev::ToEnvelope<A, M>,
+    M: actix::Message<Result = Result<T, E>> + Send + 'static,
+    T: Send + 'static,
+    E: Send + 'static,
+    ToolError: From<E>,
+{
+    let answer = actor
+        .send(msg)
+        .await
+        .map_err(|e| crate::actors::supervise::ActorFault::mailbox(name, e))?;
+    Ok(answer?)
+}
+
 /// Runs blocking work (file I/O, walks) off the worker thread.
 pub(crate) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> T + Send + 'static,

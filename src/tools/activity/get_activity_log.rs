@@ -5,9 +5,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::actors::activity_log::{self, CallStatus, Query};
-use crate::actors::supervise::ActorFault;
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{Tool, ToolContext, ToolResult};
+use crate::tools::{ask, Tool, ToolContext, ToolResult};
 
 pub struct GetActivityLog;
 
@@ -52,12 +51,7 @@ impl Tool for GetActivityLog {
             include_lifecycle: args.include_lifecycle && args.status.is_none(),
             limit: args.limit,
         };
-        let entries = ctx
-            .services
-            .activity
-            .send(query)
-            .await
-            .map_err(|e| ActorFault::mailbox(activity_log::NAME, e))??;
+        let entries = ask(&ctx.services.activity, activity_log::NAME, query).await?;
         Ok(CallToolResult::json(&json!({ "entries": entries })))
     }
 }

@@ -7,9 +7,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::actors::activity_log::{self, Watch, WatchStart, MAX_WATCHERS};
-use crate::actors::supervise::ActorFault;
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{Tool, ToolContext, ToolError, ToolResult, ToolTimeout};
+use crate::tools::{ask, Tool, ToolContext, ToolError, ToolResult, ToolTimeout};
 
 /// Longest wait a caller may ask for (below the default tool timeout).
 pub const MAX_WAIT_MS: u64 = 55_000;
@@ -46,12 +45,7 @@ impl Tool for WatchActivityLog {
             session_id: args.session_id,
             tool: args.tool,
         };
-        let start = ctx
-            .services
-            .activity
-            .send(watch)
-            .await
-            .map_err(|e| ActorFault::mailbox(activity_log::NAME, e))??;
+        let start = ask(&ctx.services.activity, activity_log::NAME, watch).await?;
         let entries = match start {
             WatchStart::Ready(entries) => entries,
             WatchStart::Busy => {

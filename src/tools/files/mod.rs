@@ -16,7 +16,6 @@ use std::path::PathBuf;
 
 use super::{ToolContext, ToolError, WorkspacePath};
 use crate::actors::diagnostics::Invalidate;
-use crate::actors::supervise::ActorFault;
 use crate::actors::writer::{self, Write, WriteOp, Written};
 
 /// Where a listing or search runs: the workspace root, the confined start directory
@@ -53,16 +52,12 @@ pub(crate) async fn write(
     op: WriteOp,
 ) -> Result<Written, ToolError> {
     let expected = ctx.known_version(&path).await;
-    let sent = ctx
-        .services
-        .writer
-        .send(Write {
-            path: path.clone(),
-            expected,
-            op,
-        })
-        .await;
-    let written = sent.map_err(|e| ActorFault::mailbox(writer::NAME, e))??;
+    let write = Write {
+        path: path.clone(),
+        expected,
+        op,
+    };
+    let written = super::ask(&ctx.services.writer, writer::NAME, write).await?;
     ctx.record_version(path, written.fingerprint);
     ctx.services.diagnostics.do_send(Invalidate);
     Ok(written)

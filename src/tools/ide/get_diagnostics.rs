@@ -6,10 +6,9 @@ use serde::Deserialize;
 
 use crate::actors::diagnostics::{self, GetDiagnostics as Get};
 use crate::actors::extension::{Cached, GetStatus, Read};
-use crate::actors::supervise::ActorFault;
 use crate::diagnostics::FileDiagnostics;
 use crate::protocol::mcp::{CallToolResult, Content};
-use crate::tools::{EditorUse, Tool, ToolContext, ToolResult, WorkspacePath};
+use crate::tools::{ask, EditorUse, Tool, ToolContext, ToolResult, WorkspacePath};
 use crate::workspace::file_url;
 
 pub struct GetDiagnostics;
@@ -56,12 +55,7 @@ impl Tool for GetDiagnostics {
         if let Some(result) = from_editor(&ctx, args.uri.as_ref()).await {
             return Ok(result);
         }
-        let report = ctx
-            .services
-            .diagnostics
-            .send(Get)
-            .await
-            .map_err(|e| ActorFault::mailbox(diagnostics::NAME, e))??;
+        let report = ask(&ctx.services.diagnostics, diagnostics::NAME, Get).await?;
         let files: Vec<FileDiagnostics> = match &args.uri {
             // The CLI matches the uri it asked for: echo it. Nothing known (or a path
             // outside the workspace) is `[]`, never an error.

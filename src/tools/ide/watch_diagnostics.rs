@@ -6,9 +6,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::actors::extension::{self, WatchDiagnostics as Watch};
-use crate::actors::supervise::ActorFault;
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{EditorUse, Tool, ToolContext, ToolError, ToolResult, ToolTimeout};
+use crate::tools::{ask, EditorUse, Tool, ToolContext, ToolError, ToolResult, ToolTimeout};
 
 /// Longest wait a caller may ask for.
 pub const MAX_WAIT_MS: u64 = 55_000;
@@ -37,12 +36,7 @@ impl Tool for WatchDiagnostics {
          in getDiagnostics' shape; an empty list on timeout.";
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
-        let rx = ctx
-            .services
-            .extension
-            .send(Watch)
-            .await
-            .map_err(|e| ActorFault::mailbox(extension::NAME, e))??;
+        let rx = ask(&ctx.services.extension, extension::NAME, Watch).await?;
         let wait = Duration::from_millis(args.timeout_ms);
         match tokio::time::timeout(wait, rx).await {
             Ok(Ok(files)) => Ok(CallToolResult::json(&files)),
