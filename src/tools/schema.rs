@@ -1,10 +1,10 @@
 //! Input schemas derived from the tools' argument types (`schemars`), made compact for
 //! `tools/list`: every subschema inline, no `$schema` or `title`, integers without
 //! schemars' `format`, optional arguments not nullable (an explicit `null` is refused,
-//! as before), unit enums as `enum`, and descriptions only on the top-level arguments
-//! (from their fields' doc comments). A [`WorkspacePath`](super::WorkspacePath) carries
-//! [`PATH_MARK`] in the derived schema; [`PathMarks`] finds those places, and the
-//! published schema leaves the marker out.
+//! as before), unit enums as `enum` (without their type's doc comment), and descriptions
+//! only on the top-level arguments (from their fields' doc comments). A
+//! [`WorkspacePath`](super::WorkspacePath) carries [`PATH_MARK`] in the derived schema;
+//! [`PathMarks`] finds those places, and the published schema leaves the marker out.
 
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -66,6 +66,10 @@ fn compact(node: &mut Value, level: Level) {
         map.remove("format");
     }
     unit_enum(map);
+    if map.contains_key("enum") {
+        // An enum argument's description would be its type's doc comment.
+        map.remove("description");
+    }
     let required: Vec<String> = map
         .get("required")
         .and_then(Value::as_array)
@@ -112,7 +116,7 @@ fn is_integer(map: &Map<String, Value>) -> bool {
 }
 
 /// `oneOf: [{const: a}, {enum: [b, c]}]` (a unit enum with documented variants) becomes
-/// `enum: [a, b, c]`; the enum type's own doc comment is not shown.
+/// `enum: [a, b, c]`.
 fn unit_enum(map: &mut Map<String, Value>) {
     let Some(Value::Array(variants)) = map.get("oneOf") else {
         return;
@@ -294,6 +298,7 @@ mod tests {
     use serde::Deserialize;
     use serde_json::json;
 
+    /// Not shown: an enum's values speak for it.
     #[derive(Deserialize, JsonSchema)]
     #[serde(rename_all = "lowercase")]
     #[allow(dead_code)]
