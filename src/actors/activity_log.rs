@@ -18,7 +18,7 @@ use crate::persist::jsonl::{self, Appender};
 pub const NAME: &str = "activity_log";
 
 /// How a tool call ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum CallStatus {
     /// The tool returned a result without `isError`.

@@ -22,7 +22,7 @@ pub const MAX_CONTEXT_FILES: usize = 20;
 pub const MAX_OUTPUT_BYTES: usize = 64 * 1024;
 
 /// Where a task is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum TaskStatus {
     /// Waiting for a slot.

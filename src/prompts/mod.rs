@@ -4,7 +4,7 @@ use serde_json::{Map, Value};
 
 use crate::protocol::jsonrpc::RpcError;
 use crate::protocol::mcp::{
-    paginate, Content, GetPromptResult, PromptArgument, PromptInfo, PromptMessage,
+    paginate, Content, GetPromptResult, InvalidCursor, PromptArgument, PromptInfo, PromptMessage,
 };
 use crate::tools::PAGE_SIZE;
 
@@ -82,7 +82,10 @@ impl Default for PromptRegistry {
 
 impl PromptRegistry {
     /// One `prompts/list` page.
-    pub fn page(&self, cursor: Option<&str>) -> Result<(Vec<PromptInfo>, Option<String>), String> {
+    pub fn page(
+        &self,
+        cursor: Option<&str>,
+    ) -> Result<(Vec<PromptInfo>, Option<String>), InvalidCursor> {
         paginate(&self.infos, cursor, PAGE_SIZE)
     }
 

@@ -67,11 +67,9 @@ pub struct InitializeResult {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolInfo {
-    /// Tool name.
     pub name: &'static str,
-    /// What the tool does.
     pub description: &'static str,
-    /// JSON Schema of the arguments.
+    /// Derived from the tool's argument type.
     pub input_schema: Value,
 }
 
@@ -133,13 +131,9 @@ pub struct ProgressParams<'a> {
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum Content {
     /// Plain text (often a JSON document).
-    Text {
-        /// The text.
-        text: String,
-    },
-    /// A base64 image.
+    Text { text: String },
     Image {
-        /// Base64 data.
+        /// Base64.
         data: String,
         /// e.g. `image/png`.
         #[serde(rename = "mimeType")]
@@ -151,9 +145,7 @@ pub enum Content {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CallToolResult {
-    /// Content items.
     pub content: Vec<Content>,
-    /// True when the tool failed.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
     /// The error is the expected answer, not a failure (e.g. `openDiff` without an
@@ -163,7 +155,6 @@ pub struct CallToolResult {
 }
 
 impl CallToolResult {
-    /// One text item.
     pub fn text(text: impl Into<String>) -> Self {
         Self {
             content: vec![Content::Text { text: text.into() }],
@@ -178,7 +169,6 @@ impl CallToolResult {
             Err(err) => Self::error(format!("failed to encode result: {err}")),
         }
     }
-    /// Several text items.
     pub fn texts<I: IntoIterator<Item = String>>(items: I) -> Self {
         Self {
             content: items
@@ -189,7 +179,8 @@ impl CallToolResult {
             declined: false,
         }
     }
-    /// A tool error a model can read and act on.
+    /// A tool error a model can read and act on (handlers return a
+    /// [`ToolError`](crate::tools::ToolError), which becomes this).
     pub fn error(message: impl Into<String>) -> Self {
         Self {
             content: vec![Content::Text {
@@ -315,19 +306,31 @@ pub struct CancelledParams {
     pub reason: Option<String>,
 }
 
+/// A list cursor that no page of this list handed out (JSON-RPC -32602).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("Invalid cursor: {0:?}")]
+pub struct InvalidCursor(pub String);
+
+/// The message, for `RpcError::invalid_params`.
+impl From<InvalidCursor> for String {
+    fn from(e: InvalidCursor) -> Self {
+        e.to_string()
+    }
+}
+
 /// Paginates `items` with an opaque offset cursor. Returns the page and the next cursor.
 pub fn paginate<T: Clone>(
     items: &[T],
     cursor: Option<&str>,
     page_size: usize,
-) -> Result<(Vec<T>, Option<String>), String> {
+) -> Result<(Vec<T>, Option<String>), InvalidCursor> {
     let start = match cursor {
         None => 0,
         Some(c) => c
             .parse::<usize>()
             .ok()
             .filter(|n| *n <= items.len())
-            .ok_or_else(|| format!("Invalid cursor: {c:?}"))?,
+            .ok_or_else(|| InvalidCursor(c.to_string()))?,
     };
     let end = (start + page_size).min(items.len());
     let next = (end < items.len()).then(|| end.to_string());

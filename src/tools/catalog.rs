@@ -74,8 +74,9 @@ pub fn production() -> Result<ToolRegistry, CatalogError> {
 /// docs/tools.md, generated from the registry.
 pub fn render_markdown(registry: &ToolRegistry) -> String {
     let mut out = String::from(
-        "# Tools\n\nGenerated from the tool registry (`src/tools/catalog.rs`); a test fails when \
-         this file is stale. Regenerate with `UPDATE_DOCS=1 cargo test --lib docs_tools_md`.\n\n\
+        "# Tools\n\nGenerated from the tool registry (`src/tools/catalog.rs`; each tool's \
+         arguments come from its `Args` type); a test fails when this file is stale. \
+         Regenerate with `UPDATE_DOCS=1 cargo test --lib docs_tools_md`.\n\n\
          | tool | group | needs an editor | arguments | what it does |\n|---|---|---|---|---|\n",
     );
     for tool in registry.tools() {

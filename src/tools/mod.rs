@@ -1,6 +1,7 @@
-//! The tool catalogue. A tool is one module holding its JSON Schema and its handler;
-//! [`catalog::build`] lists them. Arguments are validated against the schema with the
-//! `jsonschema` crate before the handler receives its typed, deserialised struct.
+//! The tool catalogue. A tool is one module holding its argument type and its handler;
+//! [`catalog::build`] lists them. Each tool's JSON Schema is derived from its argument
+//! type ([`schema`]); arguments are validated against it with the `jsonschema` crate
+//! before the handler receives its typed, deserialised struct.
 
 pub mod activity;
 pub mod bridge;
@@ -10,35 +11,49 @@ mod context;
 #[cfg(feature = "fault-injection")]
 pub mod debug;
 pub mod editor;
+mod error;
 pub mod files;
 pub mod git;
 pub mod ide;
+mod path;
 pub(crate) mod registry;
+pub(crate) mod schema;
 pub mod summary;
 pub mod tasks;
 
 pub use context::{ProgressReporter, ToolContext};
+pub use error::{ToolError, ToolResult};
+pub use path::WorkspacePath;
 pub use registry::{
-    CatalogError, EditorUse, RegisteredTool, Tool, ToolRegistry, ToolTimeout, PAGE_SIZE,
+    CatalogError, EditorUse, InvalidArguments, RegisteredTool, Tool, ToolRegistry, ToolTimeout,
+    PAGE_SIZE,
 };
 
-use std::path::PathBuf;
-
-use crate::protocol::mcp::CallToolResult;
-
-/// Resolves a tool's path argument inside the workspace, or the tool error to return.
-pub(crate) fn resolve(ctx: &ToolContext, path: &str) -> Result<PathBuf, CallToolResult> {
-    ctx.services
-        .workspace
-        .resolve(path)
-        .map_err(|e| CallToolResult::error(e.to_string()))
+/// Asks the singleton actor `name` at `actor`: its refusal, or a closed or full mailbox
+/// (reported as that actor's fault), is the tool error.
+pub(crate) async fn ask<A, M, T, E>(
+    actor: &actix::Addr<A>,
+    name: &'static str,
+    msg: M,
+) -> Result<T, ToolError>
+where
+    A: actix::Handler<M>,
+    A::Context: actix::dev::ToEnvelope<A, M>,
+    M: actix::Message<Result = Result<T, E>> + Send + 'static,
+    T: Send + 'static,
+    E: Send + 'static,
+    ToolError: From<E>,
+{
+    let answer = actor
+        .send(msg)
+        .await
+        .map_err(|e| crate::actors::supervise::ActorFault::mailbox(name, e))?;
+    Ok(answer?)
 }
 
 /// Runs blocking work (file I/O, walks) off the worker thread.
 pub(crate) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, CallToolResult> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| CallToolResult::error(format!("internal error in a blocking task: {e}")))
+) -> Result<T, ToolError> {
+    Ok(tokio::task::spawn_blocking(f).await?)
 }

@@ -5,11 +5,14 @@ use std::future::Future;
 use std::time::Duration;
 
 use futures_util::future::LocalBoxFuture;
+use futures_util::FutureExt;
+use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::ToolContext;
-use crate::protocol::mcp::{paginate, CallToolResult, ToolInfo};
+use super::error::ToolResult;
+use super::{schema, ToolContext};
+use crate::protocol::mcp::{paginate, CallToolResult, InvalidCursor, ToolInfo};
 
 /// `tools/list` and `prompts/list` page size.
 pub const PAGE_SIZE: usize = 50;
@@ -21,7 +24,6 @@ pub enum ToolTimeout {
     Default,
     /// No timeout (waits on a person, e.g. `openDiff`).
     Unbounded,
-    /// A fixed timeout.
     Fixed(Duration),
 }
 
@@ -47,25 +49,39 @@ impl EditorUse {
     }
 }
 
-/// A tool: its wire name, description, schema and handler.
+/// A tool: its wire name, description, argument type and handler. The input schema
+/// `tools/list` shows is derived from `Args` ([`schema::derive`]).
 pub trait Tool: 'static {
-    /// Typed arguments, deserialised after schema validation.
-    type Args: DeserializeOwned + 'static;
+    /// Deserialised after the arguments pass the schema derived from this type.
+    type Args: DeserializeOwned + JsonSchema + 'static;
     /// Wire name (`[A-Za-z0-9_]+`).
     const NAME: &'static str;
-    /// Description shown to clients.
+    /// Shown to clients, and in docs/tools.md.
     const DESCRIPTION: &'static str;
-    /// Timeout policy.
     const TIMEOUT: ToolTimeout = ToolTimeout::Default;
-    /// Whether it needs the editor.
     const EDITOR: EditorUse = EditorUse::None;
-    /// JSON Schema of the arguments.
-    fn schema() -> Value;
-    /// Runs the tool. Failures are results with `isError: true`.
-    fn call(ctx: ToolContext, args: Self::Args) -> impl Future<Output = CallToolResult> + 'static;
+    /// Runs the tool; an error becomes a result with `isError: true`.
+    fn call(ctx: ToolContext, args: Self::Args) -> impl Future<Output = ToolResult> + 'static;
 }
 
-type Invoker = fn(ToolContext, Value) -> Result<LocalBoxFuture<'static, CallToolResult>, String>;
+type Invoker =
+    fn(ToolContext, Value) -> Result<LocalBoxFuture<'static, CallToolResult>, InvalidArguments>;
+
+/// Arguments the schema refused, or that do not fit the tool's type (JSON-RPC -32602).
+#[derive(Debug, thiserror::Error)]
+#[error("Invalid arguments for tool \"{tool}\": {reason}")]
+pub struct InvalidArguments {
+    tool: &'static str,
+    /// The first problems, `; `-separated.
+    reason: String,
+}
+
+/// The message, for `RpcError::invalid_params`.
+impl From<InvalidArguments> for String {
+    fn from(e: InvalidArguments) -> Self {
+        e.to_string()
+    }
+}
 
 /// Tool groups, as `tools.expose` names them.
 pub const GROUPS: &[&str] = &[
@@ -80,9 +96,7 @@ pub struct RegisteredTool {
     pub group: &'static str,
     /// Listed and callable on model-facing connections (`tools.expose`).
     pub exposed: bool,
-    /// Timeout policy.
     pub timeout: ToolTimeout,
-    /// Whether it needs the editor.
     pub editor: EditorUse,
     validator: jsonschema::Validator,
     invoke: Invoker,
@@ -90,7 +104,7 @@ pub struct RegisteredTool {
 
 impl RegisteredTool {
     /// Validates `args` against the schema; the message lists the first problems.
-    pub fn validate(&self, args: &Value) -> Result<(), String> {
+    pub fn validate(&self, args: &Value) -> Result<(), InvalidArguments> {
         let problems: Vec<String> = self
             .validator
             .iter_errors(args)
@@ -107,11 +121,10 @@ impl RegisteredTool {
         if problems.is_empty() {
             Ok(())
         } else {
-            Err(format!(
-                "Invalid arguments for tool \"{}\": {}",
-                self.info.name,
-                problems.join("; ")
-            ))
+            Err(InvalidArguments {
+                tool: self.info.name,
+                reason: problems.join("; "),
+            })
         }
     }
 
@@ -120,40 +133,39 @@ impl RegisteredTool {
         &self,
         ctx: ToolContext,
         args: Value,
-    ) -> Result<LocalBoxFuture<'static, CallToolResult>, String> {
+    ) -> Result<LocalBoxFuture<'static, CallToolResult>, InvalidArguments> {
         (self.invoke)(ctx, args)
     }
 }
 
+/// The one place a handler's error becomes a tool result.
 fn invoke<T: Tool>(
     ctx: ToolContext,
     args: Value,
-) -> Result<LocalBoxFuture<'static, CallToolResult>, String> {
-    let args: T::Args = serde_json::from_value(args)
-        .map_err(|e| format!("Invalid arguments for tool \"{}\": {e}", T::NAME))?;
-    Ok(Box::pin(T::call(ctx, args)))
+) -> Result<LocalBoxFuture<'static, CallToolResult>, InvalidArguments> {
+    let args: T::Args = serde_json::from_value(args).map_err(|e| InvalidArguments {
+        tool: T::NAME,
+        reason: e.to_string(),
+    })?;
+    Ok(Box::pin(
+        T::call(ctx, args).map(|done| done.unwrap_or_else(CallToolResult::from)),
+    ))
 }
 
 /// Why the catalogue could not be built (a programming error caught at start-up).
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogError {
-    /// Name not `[A-Za-z0-9_]+`.
     #[error("tool name {0:?} must match [A-Za-z0-9_]+")]
     BadName(&'static str),
-    /// Registered twice.
     #[error("tool {0:?} registered twice")]
     Duplicate(&'static str),
     /// `tools.expose` names neither a tool nor a group.
     #[error("tools.expose: {0:?} is neither a tool nor a group (groups: {groups})", groups = GROUPS.join(", "))]
     UnknownExpose(String),
-    /// The schema does not compile.
+    /// The derived schema does not compile (a type schemars describes in a way the
+    /// validator refuses).
     #[error("tool {name:?} has an invalid schema: {reason}")]
-    BadSchema {
-        /// Tool name.
-        name: &'static str,
-        /// Compiler message.
-        reason: String,
-    },
+    BadSchema { name: &'static str, reason: String },
 }
 
 /// All tools, in registration order.
@@ -200,7 +212,8 @@ impl ToolRegistry {
         Ok(())
     }
 
-    /// Adds `T`.
+    /// Adds `T` with the schema derived from its `Args`; refuses a bad or duplicate
+    /// name.
     pub fn register<T: Tool>(&mut self) -> Result<(), CatalogError> {
         if T::NAME.is_empty()
             || !T::NAME
@@ -212,7 +225,7 @@ impl ToolRegistry {
         if self.index.contains_key(T::NAME) {
             return Err(CatalogError::Duplicate(T::NAME));
         }
-        let schema = T::schema();
+        let schema = schema::published(schema::derive::<T::Args>());
         let validator =
             jsonschema::validator_for(&schema).map_err(|e| CatalogError::BadSchema {
                 name: T::NAME,
@@ -238,7 +251,6 @@ impl ToolRegistry {
         Ok(())
     }
 
-    /// The tool named `name`.
     pub fn get(&self, name: &str) -> Option<&RegisteredTool> {
         self.index.get(name).map(|i| &self.tools[*i])
     }
@@ -259,7 +271,7 @@ impl ToolRegistry {
         &self,
         model_facing: bool,
         cursor: Option<&str>,
-    ) -> Result<(Vec<ToolInfo>, Option<String>), String> {
+    ) -> Result<(Vec<ToolInfo>, Option<String>), InvalidCursor> {
         let list = if model_facing {
             &self.exposed_infos
         } else {
@@ -268,12 +280,10 @@ impl ToolRegistry {
         paginate(list, cursor, PAGE_SIZE)
     }
 
-    /// Number of tools.
     pub fn len(&self) -> usize {
         self.tools.len()
     }
 
-    /// True when empty.
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
     }

@@ -7,21 +7,25 @@ use serde::{Deserialize, Serialize};
 pub const MAX_EDITS: usize = 1000;
 
 /// One edit, positions 1-based (columns count characters).
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LineEdit {
     /// insert, delete or replace.
     #[serde(rename = "type")]
     pub kind: EditKind,
     /// Start line.
+    #[schemars(range(min = 1))]
     pub line: usize,
     /// Start column.
+    #[schemars(range(min = 1))]
     pub column: usize,
     /// End line (delete, replace).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
     pub end_line: Option<usize>,
     /// End column, exclusive (delete, replace).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
     pub end_column: Option<usize>,
     /// Text to insert (insert, replace).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -29,7 +33,7 @@ pub struct LineEdit {
 }
 
 /// What an edit does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum EditKind {
     /// Insert `text` at the position.

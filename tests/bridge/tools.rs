@@ -3,6 +3,7 @@
 
 use serde_json::json;
 
+use crate::editor_sim::{handler, EditorSim};
 use crate::harness::*;
 
 #[tokio::test]
@@ -277,6 +278,26 @@ fn metrics_count_tool_calls_by_tool_and_status() {
 
 /// Arguments that break `schema`: a missing required property, an unknown property
 /// where none are allowed, or a wrongly typed property.
+/// Every tool `tools/list` shows, all pages.
+async fn all_tools(agent: &mut Agent) -> Vec<serde_json::Value> {
+    let mut all = Vec::new();
+    let mut cursor = serde_json::Value::Null;
+    loop {
+        let params = if cursor.is_null() {
+            json!({})
+        } else {
+            json!({"cursor": cursor})
+        };
+        let page = agent.request("tools/list", params).await;
+        all.extend(page["result"]["tools"].as_array().unwrap().iter().cloned());
+        cursor = page["result"]["nextCursor"].clone();
+        if cursor.is_null() {
+            break;
+        }
+    }
+    all
+}
+
 fn schema_breaker(schema: &serde_json::Value) -> Option<serde_json::Value> {
     if schema["required"].as_array().is_some_and(|r| !r.is_empty()) {
         return Some(json!({}));
@@ -296,22 +317,7 @@ fn schema_breaker(schema: &serde_json::Value) -> Option<serde_json::Value> {
 async fn every_tool_refuses_arguments_that_break_its_schema() {
     let bridge = Bridge::start();
     let mut agent = bridge.ready_agent().await;
-    let mut all = Vec::new();
-    let mut cursor = serde_json::Value::Null;
-    loop {
-        let params = if cursor.is_null() {
-            json!({})
-        } else {
-            json!({"cursor": cursor})
-        };
-        let page = agent.request("tools/list", params).await;
-        all.extend(page["result"]["tools"].as_array().unwrap().iter().cloned());
-        cursor = page["result"]["nextCursor"].clone();
-        if cursor.is_null() {
-            break;
-        }
-    }
-    let tools = serde_json::Value::Array(all);
+    let tools = serde_json::Value::Array(all_tools(&mut agent).await);
     let mut checked = 0;
     for tool in tools.as_array().unwrap() {
         let name = tool["name"].as_str().unwrap();
@@ -329,4 +335,129 @@ async fn every_tool_refuses_arguments_that_break_its_schema() {
         checked += 1;
     }
     assert_eq!(checked, tools.as_array().unwrap().len());
+}
+
+/// Keywords a derived schema must not show clients: generator metadata, references
+/// (every subschema is inline), the internal path marker.
+const NOT_PUBLISHED: &[&str] = &[
+    "$schema",
+    "title",
+    "$defs",
+    "definitions",
+    "$ref",
+    "x-workspace-path",
+    "format",
+];
+
+/// Where in `schema` a published keyword or a nullable type appears.
+fn unpublishable(schema: &serde_json::Value, at: &str, found: &mut Vec<String>) {
+    match schema {
+        serde_json::Value::Object(map) => {
+            for (k, v) in map {
+                if NOT_PUBLISHED.contains(&k.as_str()) && !at.ends_with("/properties") {
+                    found.push(format!("{at}/{k}"));
+                }
+                let nullable =
+                    k == "type" && v.as_array().is_some_and(|t| t.contains(&json!("null")));
+                if nullable && at != "/properties/value" {
+                    found.push(format!("{at}: nullable"));
+                }
+                unpublishable(v, &format!("{at}/{k}"), found);
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                unpublishable(v, &format!("{at}/{i}"), found);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[tokio::test]
+async fn derived_schemas_are_compact_and_optional_arguments_refuse_null() {
+    let bridge = Bridge::start();
+    let mut agent = bridge.ready_agent().await;
+    let tools = all_tools(&mut agent).await;
+    for tool in &tools {
+        let (name, schema) = (&tool["name"], &tool["inputSchema"]);
+        assert_eq!(schema["type"], "object", "{name}");
+        assert!(schema["properties"].is_object(), "{name}: {schema}");
+        let mut found = Vec::new();
+        unpublishable(schema, "", &mut found);
+        assert!(found.is_empty(), "{name}: {found:?} in {schema}");
+    }
+    // editText and replaceBlock always save (both with and without an editor), so
+    // `save` is not an argument.
+    for name in ["editText", "replaceBlock"] {
+        let tool = tools.iter().find(|t| t["name"] == name).unwrap();
+        assert!(
+            tool["inputSchema"]["properties"].get("save").is_none(),
+            "{tool}"
+        );
+    }
+    // An optional argument is absent or of its type: null is refused, as before.
+    for (name, args) in [
+        (
+            "readFile",
+            json!({"filePath": "src/main.rs", "startLine": null}),
+        ),
+        ("gitLog", json!({"maxCount": null})),
+        ("getTerminalOutput", json!({"name": null})),
+    ] {
+        let resp = agent.call_raw(name, args.clone()).await;
+        assert_eq!(error_code(&resp), -32602, "{name} with {args}: {resp}");
+    }
+}
+
+/// A forwarded tool registered with paths under keys that no other tool uses (`target`,
+/// `via`): the editor receives them confined and absolute; one outside the workspace is
+/// refused with the same error as any other path argument, and reaches nothing.
+#[tokio::test]
+async fn a_forwarded_tool_confines_paths_under_any_key() {
+    let bridge = Bridge::start();
+    let editor = EditorSim::connect(&bridge, handler(|_, _| None)).await;
+    let mut agent = bridge.ready_agent().await;
+    let root = std::fs::canonicalize(&bridge.workspace).unwrap();
+    let done = agent
+        .call(
+            "debug_forward_paths",
+            json!({"target": "src/main.rs", "via": ["README.md"], "label": "../x"}),
+        )
+        .await;
+    assert!(!is_error(&done), "{done}");
+    let sent = editor.wait_request("extension/debugLink", 0).await;
+    assert_eq!(
+        sent.params,
+        json!({
+            "target": root.join("src/main.rs"),
+            "via": [root.join("README.md")],
+            "label": "../x",
+        })
+    );
+
+    let before = editor.requests().len();
+    let confinement = text(
+        &agent
+            .call("readFile", json!({"filePath": "../../etc/passwd"}))
+            .await,
+    )
+    .to_string();
+    assert!(
+        confinement.starts_with("Path escapes workspace"),
+        "{confinement}"
+    );
+    for args in [
+        json!({"target": "../../etc/passwd"}),
+        json!({"target": "src/main.rs", "via": ["README.md", "../../etc/passwd"]}),
+    ] {
+        let refused = agent.call("debug_forward_paths", args.clone()).await;
+        assert!(is_error(&refused), "{args}: {refused}");
+        assert_eq!(text(&refused), confinement, "{args}");
+    }
+    assert_eq!(
+        editor.requests().len(),
+        before,
+        "a refused call reached the editor"
+    );
 }

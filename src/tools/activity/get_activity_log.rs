@@ -1,28 +1,33 @@
 //! `getActivityLog`: the timeline, filtered.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::actors::activity_log::{self, CallStatus, Query};
-use crate::actors::supervise::ActorFault;
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{Tool, ToolContext};
+use crate::tools::{ask, Tool, ToolContext, ToolResult};
 
-/// The tool.
 pub struct GetActivityLog;
 
-/// Arguments.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Args {
     session_id: Option<String>,
     tool: Option<String>,
     status: Option<CallStatus>,
+    /// Unix milliseconds
     since: Option<u64>,
     after_id: Option<u64>,
-    limit: Option<usize>,
+    #[serde(default = "default_limit")]
+    #[schemars(range(min = 1, max = 500))]
+    limit: usize,
     #[serde(default = "yes")]
     include_lifecycle: bool,
+}
+
+fn default_limit() -> usize {
+    50
 }
 
 fn yes() -> bool {
@@ -36,23 +41,7 @@ impl Tool for GetActivityLog {
         "What every agent did: tool calls (tool, session, status, duration, argument summary) and \
          lifecycle events, oldest first, filtered by session, tool, status, time (since, Unix ms) or id.";
 
-    fn schema() -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "sessionId": { "type": "string" },
-                "tool": { "type": "string" },
-                "status": { "enum": ["success", "error", "timeout", "cancelled", "rejected"] },
-                "since": { "type": "integer", "minimum": 0, "description": "Unix milliseconds" },
-                "afterId": { "type": "integer", "minimum": 0 },
-                "limit": { "type": "integer", "minimum": 1, "maximum": 500, "default": 50 },
-                "includeLifecycle": { "type": "boolean", "default": true }
-            },
-            "additionalProperties": false
-        })
-    }
-
-    async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
+    async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let query = Query {
             session_id: args.session_id,
             tool: args.tool,
@@ -60,12 +49,9 @@ impl Tool for GetActivityLog {
             since_ms: args.since,
             after_id: args.after_id,
             include_lifecycle: args.include_lifecycle && args.status.is_none(),
-            limit: args.limit.unwrap_or(50),
+            limit: args.limit,
         };
-        match ctx.services.activity.send(query).await {
-            Ok(Ok(entries)) => CallToolResult::json(&json!({ "entries": entries })),
-            Ok(Err(fault)) => CallToolResult::error(fault.to_string()),
-            Err(e) => CallToolResult::error(ActorFault::mailbox(activity_log::NAME, e).to_string()),
-        }
+        let entries = ask(&ctx.services.activity, activity_log::NAME, query).await?;
+        Ok(CallToolResult::json(&json!({ "entries": entries })))
     }
 }

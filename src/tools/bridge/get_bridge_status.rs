@@ -1,16 +1,15 @@
 //! `getBridgeStatus`: the same document as `/status`.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{Tool, ToolContext};
+use crate::tools::{Tool, ToolContext, ToolResult};
 
-/// The tool.
 pub struct GetBridgeStatus;
 
-/// No arguments.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 pub struct Args {}
 
 impl Tool for GetBridgeStatus {
@@ -19,20 +18,12 @@ impl Tool for GetBridgeStatus {
     const DESCRIPTION: &'static str =
         "Bridge health: sessions, editor connection, counters and recent activity.";
 
-    fn schema() -> Value {
-        json!({ "type": "object", "properties": {} })
-    }
-
-    async fn call(ctx: ToolContext, _args: Args) -> CallToolResult {
-        match crate::status::collect(&ctx.services).await {
-            Ok(status) => {
-                let mut value = serde_json::to_value(status).unwrap_or(Value::Null);
-                if let Some(map) = value.as_object_mut() {
-                    map.insert("yourSessionId".into(), json!(ctx.session_id.as_ref()));
-                }
-                CallToolResult::json(&value)
-            }
-            Err(fault) => CallToolResult::error(fault.to_string()),
+    async fn call(ctx: ToolContext, _args: Args) -> ToolResult {
+        let status = crate::status::collect(&ctx.services).await?;
+        let mut value = serde_json::to_value(status).unwrap_or(Value::Null);
+        if let Some(map) = value.as_object_mut() {
+            map.insert("yourSessionId".into(), json!(ctx.session_id.as_ref()));
         }
+        Ok(CallToolResult::json(&value))
     }
 }

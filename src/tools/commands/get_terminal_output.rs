@@ -1,21 +1,32 @@
 //! `getTerminalOutput`: the last output of one of this session's terminals.
 
-use serde::Deserialize;
-use serde_json::{json, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 
 use crate::actors::session::Terminals;
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::editor::try_editor;
-use crate::tools::{EditorUse, Tool, ToolContext};
+use crate::tools::editor::{request, try_editor};
+use crate::tools::{EditorUse, Tool, ToolContext, ToolResult};
 
-/// The tool.
 pub struct GetTerminalOutput;
 
-/// Arguments.
-#[derive(Deserialize)]
+/// Also the editor's params.
+#[derive(Serialize, Deserialize, JsonSchema)]
 pub struct Args {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1))]
     name: Option<String>,
-    lines: Option<usize>,
+    // The editor's terminal list position; without an editor, runs are found by name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    index: Option<u32>,
+    #[serde(default = "default_lines")]
+    #[schemars(range(min = 1, max = 10_000))]
+    lines: usize,
+}
+
+fn default_lines() -> usize {
+    100
 }
 
 impl Tool for GetTerminalOutput {
@@ -25,23 +36,9 @@ impl Tool for GetTerminalOutput {
     const DESCRIPTION: &'static str =
         "The last lines of output of one of this session's terminals (default: the most recent).";
 
-    fn schema() -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "name": { "type": "string", "minLength": 1 },
-                "index": { "type": "integer", "minimum": 0 },
-                "lines": { "type": "integer", "minimum": 1, "maximum": 10000, "default": 100 }
-            }
-        })
-    }
-
-    async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
-        let mut request = json!({"lines": args.lines.unwrap_or(100)});
-        if let Some(name) = &args.name {
-            request["name"] = json!(name);
-        }
-        if let Some(done) = try_editor(&ctx, "getTerminalOutput", request).await {
+    async fn call(ctx: ToolContext, args: Args) -> ToolResult {
+        let params = request(&ctx, "getTerminalOutput", &args)?;
+        if let Some(done) = try_editor(&ctx, "getTerminalOutput", params).await {
             return done;
         }
         let terminals = ctx.session.send(Terminals).await.unwrap_or_default();
@@ -57,16 +54,15 @@ impl Tool for GetTerminalOutput {
             None => terminals.last(),
         };
         let Some((name, run)) = found else {
-            return CallToolResult::json(&json!({
+            return Ok(CallToolResult::json(&json!({
                 "available": false,
                 "terminalName": wanted,
                 "terminals": terminals.iter().map(|(n, _)| n).collect::<Vec<_>>(),
-            }));
+            })));
         };
         let lines: Vec<&str> = run.output.lines().collect();
-        let keep = args.lines.unwrap_or(100);
-        let shown = lines[lines.len().saturating_sub(keep)..].join("\n");
-        CallToolResult::json(&json!({
+        let shown = lines[lines.len().saturating_sub(args.lines)..].join("\n");
+        Ok(CallToolResult::json(&json!({
             "available": true,
             "terminalName": name,
             "command": run.command,
@@ -75,6 +71,6 @@ impl Tool for GetTerminalOutput {
             "lineCount": lines.len(),
             "finishedAt": run.finished_at,
             "source": "bridge",
-        }))
+        })))
     }
 }

@@ -7,20 +7,26 @@ pub mod run_in_terminal;
 
 use std::time::Duration;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{resolve, ToolContext};
+use super::{ToolContext, ToolError, WorkspacePath};
 use crate::exec::{self, RunOutput, RunSpec};
-use crate::protocol::mcp::CallToolResult;
 
 /// The arguments every command tool takes.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CommandArgs {
+    /// Program name from the allowlist (no shell)
+    #[schemars(length(min = 1))]
     command: String,
+    /// Arguments, passed as they are
     #[serde(default)]
     args: Vec<String>,
-    cwd: Option<String>,
+    /// Working directory inside the workspace
+    cwd: Option<WorkspacePath>,
+    // Capped at `commands.timeout_ms`.
+    #[schemars(range(min = 100))]
     timeout_ms: Option<u64>,
 }
 
@@ -31,24 +37,23 @@ impl CommandArgs {
     }
 
     /// Checks the policy and runs the command in `cwd` (workspace-relative).
-    pub(crate) async fn execute(self, ctx: &ToolContext) -> Result<RunOutput, CallToolResult> {
+    pub(crate) async fn execute(self, ctx: &ToolContext) -> Result<RunOutput, ToolError> {
         let settings = &ctx.services.settings;
         exec::check(
             &settings.command_policy(),
             &ctx.services.workspace,
             &self.command,
             &self.args,
-        )
-        .map_err(|e| CallToolResult::error(e.to_string()))?;
-        let cwd = resolve(ctx, self.cwd.as_deref().unwrap_or("."))?;
+        )?;
+        let cwd = self
+            .cwd
+            .unwrap_or_else(|| WorkspacePath::from("."))
+            .resolve(ctx)?;
         if !cwd.is_dir() {
-            return Err(CallToolResult::error(format!(
-                "Not a directory: {}",
-                cwd.display()
-            )));
+            return Err(ToolError::NotADirectory(cwd));
         }
         if exec::sandbox::abi() == 0 && !settings.commands.run_unsandboxed {
-            return Err(CallToolResult::error(
+            return Err(ToolError::refused(
                 "Commands are refused: this kernel has no Landlock, so a command could not be \
                  confined to the workspace (set commands.run_unsandboxed = true to run them \
                  unconfined)",
@@ -81,9 +86,7 @@ impl CommandArgs {
                 network,
             }),
         };
-        exec::run(spec)
-            .await
-            .map_err(|e| CallToolResult::error(e.to_string()))
+        Ok(exec::run(spec).await?)
     }
 }
 
@@ -99,23 +102,4 @@ pub(crate) fn command_line(program: &str, args: &[String]) -> String {
         }))
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-/// The JSON schema shared by the command tools.
-pub(crate) fn command_schema(extra: serde_json::Value) -> serde_json::Value {
-    let mut schema = serde_json::json!({
-        "type": "object",
-        "properties": {
-            "command": { "type": "string", "minLength": 1, "description": "Program name from the allowlist (no shell)" },
-            "args": { "type": "array", "items": { "type": "string" }, "description": "Arguments, passed as they are" },
-            "cwd": { "type": "string", "description": "Working directory inside the workspace" },
-            "timeoutMs": { "type": "integer", "minimum": 100 }
-        },
-        "required": ["command"],
-        "additionalProperties": false
-    });
-    if let (Some(props), Some(more)) = (schema["properties"].as_object_mut(), extra.as_object()) {
-        props.extend(more.clone());
-    }
-    schema
 }

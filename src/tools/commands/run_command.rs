@@ -1,12 +1,11 @@
 //! `runCommand`: an allowlisted program, without a shell.
 
-use serde_json::{json, Value};
+use serde_json::json;
 
-use super::{command_schema, CommandArgs};
+use super::CommandArgs;
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{Tool, ToolContext};
+use crate::tools::{Tool, ToolContext, ToolResult};
 
-/// The tool.
 pub struct RunCommand;
 
 impl Tool for RunCommand {
@@ -16,27 +15,19 @@ impl Tool for RunCommand {
         "Run an allowlisted program (git, cargo, npm, …) in the workspace without a shell. \
          Returns exit code, stdout and stderr (capped). Shells, interpreters and flags that run code are refused.";
 
-    fn schema() -> Value {
-        command_schema(json!({}))
-    }
-
-    async fn call(ctx: ToolContext, args: CommandArgs) -> CallToolResult {
+    async fn call(ctx: ToolContext, args: CommandArgs) -> ToolResult {
         let line = args.line();
-        match args.execute(&ctx).await {
-            Ok(out) => {
-                let mut result = CallToolResult::json(&json!({
-                    "command": line,
-                    "exitCode": out.exit_code,
-                    "stdout": out.stdout,
-                    "stderr": out.stderr,
-                    "truncated": out.truncated,
-                    "timedOut": out.timed_out,
-                    "durationMs": out.duration_ms,
-                }));
-                result.is_error = out.timed_out;
-                result
-            }
-            Err(e) => e,
-        }
+        let out = args.execute(&ctx).await?;
+        let mut result = CallToolResult::json(&json!({
+            "command": line,
+            "exitCode": out.exit_code,
+            "stdout": out.stdout,
+            "stderr": out.stderr,
+            "truncated": out.truncated,
+            "timedOut": out.timed_out,
+            "durationMs": out.duration_ms,
+        }));
+        result.is_error = out.timed_out;
+        Ok(result)
     }
 }

@@ -1,12 +1,15 @@
 //! Test-only tools (feature `fault-injection`): slow calls with progress, panics in
-//! tools and in actors, stalled actor requests, and a list_changed trigger.
+//! tools and in actors, stalled actor requests, a list_changed trigger, and a forwarded
+//! editor tool whose paths sit under keys no other tool uses.
 
-use serde::Deserialize;
-use serde_json::{json, Value};
 use std::time::Duration;
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::registry::EditorUse;
 use super::registry::{CatalogError, ToolRegistry};
-use super::{Tool, ToolContext};
+use super::{Tool, ToolContext, ToolError, ToolResult, WorkspacePath};
 use crate::actors::fault::{Crash, Stall};
 use crate::actors::registry::ToolsChanged;
 use crate::actors::supervise::ActorFault;
@@ -21,17 +24,20 @@ pub fn register(r: &mut ToolRegistry) -> Result<(), CatalogError> {
     r.register::<DebugStallActor>()?;
     r.register::<DebugListChanged>()?;
     r.register::<DebugCutConnections>()?;
+    r.register::<DebugForwardPaths>()?;
     Ok(())
 }
 
 /// Sleeps, reporting progress.
 pub struct DebugSleep;
 
-/// Arguments of `debug_sleep`.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct SleepArgs {
+    #[schemars(range(max = 600_000))]
     ms: u64,
     #[serde(default)]
+    #[schemars(range(max = 100))]
     steps: u32,
 }
 
@@ -40,19 +46,7 @@ impl Tool for DebugSleep {
     const NAME: &'static str = "debug_sleep";
     const DESCRIPTION: &'static str = "Test only: sleep for ms, reporting progress in steps.";
 
-    fn schema() -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "ms": { "type": "integer", "minimum": 0, "maximum": 600000 },
-                "steps": { "type": "integer", "minimum": 0, "maximum": 100 }
-            },
-            "required": ["ms"],
-            "additionalProperties": false
-        })
-    }
-
-    async fn call(ctx: ToolContext, args: SleepArgs) -> CallToolResult {
+    async fn call(ctx: ToolContext, args: SleepArgs) -> ToolResult {
         let steps = args.steps.max(1);
         let each = Duration::from_millis(args.ms) / steps;
         for i in 0..steps {
@@ -61,15 +55,14 @@ impl Tool for DebugSleep {
                 ctx.report_progress(f64::from(i + 1), Some(f64::from(steps)), Some("sleeping"));
             }
         }
-        CallToolResult::text(format!("slept {} ms", args.ms))
+        Ok(CallToolResult::text(format!("slept {} ms", args.ms)))
     }
 }
 
 /// Panics inside the tool future.
 pub struct DebugPanic;
 
-/// No arguments.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 pub struct NoArgs {}
 
 impl Tool for DebugPanic {
@@ -77,32 +70,22 @@ impl Tool for DebugPanic {
     const NAME: &'static str = "debug_panic";
     const DESCRIPTION: &'static str = "Test only: panic inside the tool handler.";
 
-    fn schema() -> Value {
-        json!({ "type": "object", "properties": {} })
-    }
-
-    async fn call(_ctx: ToolContext, _args: NoArgs) -> CallToolResult {
+    async fn call(_ctx: ToolContext, _args: NoArgs) -> ToolResult {
         panic!("injected tool panic")
     }
 }
 
-/// Which singleton actor to fault.
-#[derive(Deserialize, Clone, Copy)]
+/// Which singleton actor to fault. `Checkpoint` and `Automation` exist only when
+/// configured; without them the call does nothing.
+#[derive(Deserialize, JsonSchema, Clone, Copy)]
 #[serde(rename_all = "snake_case")]
 pub enum Target {
-    /// The session registry.
     Registry,
-    /// The activity log.
     ActivityLog,
-    /// The workspace writer.
     WorkspaceWriter,
-    /// The diagnostics actor.
     Diagnostics,
-    /// The checkpoint actor.
     Checkpoint,
-    /// The editor client.
     ExtensionClient,
-    /// The automation actor (when a policy is configured).
     Automation,
     /// The Claude task queue.
     Orchestrator,
@@ -149,30 +132,18 @@ where
     }
 }
 
-/// Arguments naming an actor.
-#[derive(Deserialize)]
+/// Arguments naming an actor (`ms`: how long a stall lasts).
+#[derive(Deserialize, JsonSchema)]
 pub struct ActorArgs {
     actor: Target,
     #[serde(default)]
+    #[schemars(range(max = 600_000))]
     ms: u64,
 }
 
-fn actor_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "actor": { "enum": ["registry", "activity_log", "workspace_writer", "diagnostics", "checkpoint", "extension_client", "automation", "orchestrator"] },
-            "ms": { "type": "integer", "minimum": 0, "maximum": 600000 }
-        },
-        "required": ["actor"]
-    })
-}
-
-fn outcome(result: Result<(), ActorFault>) -> CallToolResult {
-    match result {
-        Ok(()) => CallToolResult::text("ok"),
-        Err(fault) => CallToolResult::error(fault.to_string()),
-    }
+fn outcome(result: Result<(), ActorFault>) -> ToolResult {
+    result?;
+    Ok(CallToolResult::text("ok"))
 }
 
 /// Makes a singleton actor panic in a handler.
@@ -183,11 +154,7 @@ impl Tool for DebugCrashActor {
     const NAME: &'static str = "debug_crash_actor";
     const DESCRIPTION: &'static str = "Test only: make a singleton actor panic in a handler.";
 
-    fn schema() -> Value {
-        actor_schema()
-    }
-
-    async fn call(ctx: ToolContext, args: ActorArgs) -> CallToolResult {
+    async fn call(ctx: ToolContext, args: ActorArgs) -> ToolResult {
         outcome(send_to(&ctx, args.actor, Crash).await)
     }
 }
@@ -201,11 +168,7 @@ impl Tool for DebugStallActor {
     const DESCRIPTION: &'static str =
         "Test only: keep a request in flight inside a singleton actor for ms.";
 
-    fn schema() -> Value {
-        actor_schema()
-    }
-
-    async fn call(ctx: ToolContext, args: ActorArgs) -> CallToolResult {
+    async fn call(ctx: ToolContext, args: ActorArgs) -> ToolResult {
         outcome(send_to(&ctx, args.actor, Stall(Duration::from_millis(args.ms))).await)
     }
 }
@@ -213,8 +176,8 @@ impl Tool for DebugStallActor {
 /// Tells the registry that the tool set changed.
 pub struct DebugListChanged;
 
-/// Arguments of `debug_list_changed`.
-#[derive(Deserialize)]
+/// `immediate`: without the debounce.
+#[derive(Deserialize, JsonSchema)]
 pub struct ListChangedArgs {
     #[serde(default)]
     immediate: bool,
@@ -226,23 +189,18 @@ impl Tool for DebugListChanged {
     const DESCRIPTION: &'static str =
         "Test only: signal a tool-set change (debounced unless immediate).";
 
-    fn schema() -> Value {
-        json!({ "type": "object", "properties": { "immediate": { "type": "boolean" } } })
-    }
-
-    async fn call(ctx: ToolContext, args: ListChangedArgs) -> CallToolResult {
+    async fn call(ctx: ToolContext, args: ListChangedArgs) -> ToolResult {
         ctx.services.registry.do_send(ToolsChanged {
             immediate: args.immediate,
         });
-        CallToolResult::text("signalled")
+        Ok(CallToolResult::text("signalled"))
     }
 }
 
 /// Closes a session's connections from the bridge's side.
 pub struct DebugCutConnections;
 
-/// Arguments of `debug_cut_connections`.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CutArgs {
     session_id: String,
@@ -254,19 +212,41 @@ impl Tool for DebugCutConnections {
     const DESCRIPTION: &'static str =
         "Test only: close every connection of a session from the bridge's side (1001).";
 
-    fn schema() -> Value {
-        json!({ "type": "object", "properties": { "sessionId": { "type": "string" } }, "required": ["sessionId"] })
-    }
-
-    async fn call(ctx: ToolContext, args: CutArgs) -> CallToolResult {
-        match ctx
+    async fn call(ctx: ToolContext, args: CutArgs) -> ToolResult {
+        let cut = ctx
             .services
             .registry
             .send(crate::actors::fault::CutConnections(args.session_id))
-            .await
-        {
-            Ok(true) => CallToolResult::text("cut"),
-            _ => CallToolResult::error("no such session"),
+            .await;
+        match cut {
+            Ok(true) => Ok(CallToolResult::text("cut")),
+            _ => Err(ToolError::refused("no such session")),
         }
+    }
+}
+
+/// Forwarded to `extension/debugLink` like any editor tool: shows that a path is
+/// confined because its type says so, whatever key it is under.
+pub struct DebugForwardPaths;
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinkArgs {
+    target: WorkspacePath,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    via: Option<Vec<WorkspacePath>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    label: Option<String>,
+}
+
+impl Tool for DebugForwardPaths {
+    type Args = LinkArgs;
+    const NAME: &'static str = "debug_forward_paths";
+    const DESCRIPTION: &'static str =
+        "Test only: forward paths under new keys (target, via) to the editor's debugLink.";
+    const EDITOR: EditorUse = EditorUse::Required;
+
+    async fn call(ctx: ToolContext, args: LinkArgs) -> ToolResult {
+        super::editor::forward(ctx, "debugLink", args).await
     }
 }

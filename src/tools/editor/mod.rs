@@ -1,25 +1,29 @@
 //! One MCP tool per extension handler method (seed 000's 52, of which the nine that
 //! overlap with other tools route to the editor from their own modules). Arguments are
-//! validated against the schema before anything is sent; paths are confined to the
-//! workspace; terminal names are prefixed with the calling session's prefix; positions
-//! are 1-based as the extension protocol says. Without an editor the tools answer at
-//! once with instructions to connect one (`getFileContent` falls back to the workspace).
+//! validated against the schema derived from their type before anything is sent; every
+//! workspace path the type marks ([`WorkspacePath`](crate::tools::WorkspacePath)) is
+//! confined, whatever its key; terminal names are prefixed with the calling session's
+//! prefix; positions are 1-based as the extension protocol says. Without an editor the
+//! tools answer at once with instructions to connect one (`getFileContent` falls back to
+//! the workspace).
 
+mod args;
 mod tools;
 
 pub use tools::register;
 
 use std::time::Duration;
 
-use serde_json::{Map, Value};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
 use tokio::sync::oneshot;
 
-use super::ToolContext;
+use super::schema::PathMarks;
+use super::{blocking, ToolContext, ToolError, ToolResult};
 use crate::actors::extension::{Call, ExtError};
 use crate::protocol::mcp::{CallToolResult, Content};
-
-/// Argument keys that hold a workspace path.
-const PATH_KEYS: &[&str] = &["file", "filePath", "oldPath", "newPath", "cwd"];
+use crate::workspace::Workspace;
 
 /// Terminal methods whose `name` is prefixed per session.
 const TERMINAL_METHODS: &[&str] = &[
@@ -61,71 +65,74 @@ pub(crate) async fn call_editor(
         .unwrap_or_else(|_| Err(ExtError::Restarted(format!("extension/{method}"))))
 }
 
-/// Confines path arguments and prefixes terminal names; the error is the tool result.
-pub(crate) fn prepare(
+/// The params of `extension/<method>` for `args`, from the calling session.
+pub(crate) fn request<A: Serialize + JsonSchema + 'static>(
     ctx: &ToolContext,
     method: &str,
-    mut args: Map<String, Value>,
-) -> Result<Value, CallToolResult> {
-    for key in PATH_KEYS {
-        if let Some(Value::String(p)) = args.get(*key) {
-            let resolved = super::resolve(ctx, p)?;
-            args.insert(
-                (*key).to_string(),
-                Value::String(resolved.display().to_string()),
-            );
-        }
-    }
-    if TERMINAL_METHODS.contains(&method) {
-        let prefix = ctx.terminal_prefix.as_ref();
-        let name = match args.get("name").and_then(Value::as_str) {
-            Some(n) if n.starts_with(prefix) => Some(n.to_string()),
-            Some(n) => Some(format!("{prefix}{n}")),
-            None if method == "createTerminal" => Some(format!("{prefix}terminal")),
+    args: &A,
+) -> Result<Value, ToolError> {
+    prepare(&ctx.services.workspace, &ctx.terminal_prefix, method, args)
+}
+
+/// Serialises `args` as the editor's params: every path its type marks is replaced by
+/// its confined absolute form (a path outside the workspace is refused), and terminal
+/// names get `terminal_prefix`.
+pub(crate) fn prepare<A: Serialize + JsonSchema + 'static>(
+    workspace: &Workspace,
+    terminal_prefix: &str,
+    method: &str,
+    args: &A,
+) -> Result<Value, ToolError> {
+    let mut params = serde_json::to_value(args)
+        .map_err(|e| ToolError::refused(format!("failed to encode the request: {e}")))?;
+    PathMarks::of_type::<A>().apply(&mut params, &mut |path: &str| {
+        workspace.resolve(path).map(|p| p.display().to_string())
+    })?;
+    if let (true, Value::Object(params)) = (TERMINAL_METHODS.contains(&method), &mut params) {
+        let name = match params.get("name").and_then(Value::as_str) {
+            Some(n) if n.starts_with(terminal_prefix) => Some(n.to_string()),
+            Some(n) => Some(format!("{terminal_prefix}{n}")),
+            None if method == "createTerminal" => Some(format!("{terminal_prefix}terminal")),
             None => None,
         };
         if let Some(name) = name {
-            args.insert("name".into(), Value::String(name));
+            params.insert("name".into(), Value::String(name));
         }
     }
-    Ok(Value::Object(args))
+    Ok(params)
 }
 
 /// The editor's answer as a tool result.
-pub(crate) fn editor_result(method: &str, result: Result<Value, ExtError>) -> CallToolResult {
-    match result {
-        Ok(value) if method == "captureScreenshot" => {
-            match value.get("base64").and_then(Value::as_str) {
-                Some(data) => CallToolResult {
-                    content: vec![Content::Image {
-                        data: data.to_string(),
-                        mime_type: value
-                            .get("mimeType")
-                            .and_then(Value::as_str)
-                            .unwrap_or("image/png")
-                            .to_string(),
-                    }],
-                    is_error: false,
-                    declined: false,
-                },
-                None => CallToolResult::error("The editor returned no screenshot"),
-            }
-        }
-        Ok(value) => CallToolResult::json(&value),
-        Err(e) => CallToolResult::error(e.to_string()),
+pub(crate) fn editor_result(method: &str, answer: Result<Value, ExtError>) -> ToolResult {
+    let value = answer?;
+    if method != "captureScreenshot" {
+        return Ok(CallToolResult::json(&value));
     }
+    let data = value
+        .get("base64")
+        .and_then(Value::as_str)
+        .ok_or_else(|| ToolError::refused("The editor returned no screenshot"))?;
+    Ok(CallToolResult {
+        content: vec![Content::Image {
+            data: data.to_string(),
+            mime_type: value
+                .get("mimeType")
+                .and_then(Value::as_str)
+                .unwrap_or("image/png")
+                .to_string(),
+        }],
+        is_error: false,
+        declined: false,
+    })
 }
 
 /// Forwards a validated call.
-pub(crate) async fn forward(
+pub(crate) async fn forward<A: Serialize + JsonSchema + 'static>(
     ctx: ToolContext,
     method: &str,
-    args: Map<String, Value>,
-) -> CallToolResult {
-    let params = match prepare(&ctx, method, args) {
-        Ok(p) => p,
-        Err(e) => return e,
-    };
+    args: A,
+) -> ToolResult {
+    let params = request(&ctx, method, &args)?;
     // Only getFileContent needs its params again (to read the file without an editor).
     let fallback = (method == "getFileContent").then(|| params.clone());
     let answer = call_editor(&ctx, method, params).await;
@@ -135,23 +142,16 @@ pub(crate) async fn forward(
     }
 }
 
-/// Tries the editor; `None` when none is connected (the caller falls back to the
-/// workspace). `args` must be a JSON object.
+/// Tries the editor with `params` (from [`request`]); `None` when none is connected
+/// (the caller falls back to the workspace).
 pub(crate) async fn try_editor(
     ctx: &ToolContext,
     method: &str,
-    args: Value,
-) -> Option<CallToolResult> {
-    let Value::Object(args) = args else {
-        return None;
-    };
-    let params = match prepare(ctx, method, args) {
-        Ok(p) => p,
-        Err(e) => return Some(e),
-    };
+    params: Value,
+) -> Option<ToolResult> {
     match call_editor(ctx, method, params).await {
         Err(ExtError::NotConnected) => None,
-        other => Some(with_source(editor_result(method, other), "editor")),
+        answer => Some(editor_result(method, answer).map(|r| with_source(r, "editor"))),
     }
 }
 
@@ -167,28 +167,83 @@ fn with_source(mut result: CallToolResult, source: &str) -> CallToolResult {
 }
 
 /// `getFileContent` without an editor: the file on disk.
-async fn file_content_from_disk(ctx: &ToolContext, params: &Value) -> CallToolResult {
-    let Some(path) = params
+async fn file_content_from_disk(ctx: &ToolContext, params: &Value) -> ToolResult {
+    let path = params
         .get("file")
         .and_then(Value::as_str)
         .map(std::path::PathBuf::from)
-    else {
-        return CallToolResult::error("file is required");
-    };
+        .ok_or_else(|| ToolError::refused("file is required"))?;
     let p = path.clone();
     let root = ctx.services.workspace.dir().clone();
-    let read = match super::blocking(move || crate::workspace::files::read_text(&root, &p)).await {
-        Ok(r) => r,
-        Err(e) => return e,
-    };
-    match read {
-        Ok((text, _)) => CallToolResult::json(&serde_json::json!({
-            "content": text,
-            "isDirty": false,
-            "languageId": crate::workspace::language_id(&path),
-            "lineCount": text.lines().count(),
-            "source": "workspace",
-        })),
-        Err(e) => CallToolResult::error(e.to_string()),
+    let (text, _) = blocking(move || crate::workspace::files::read_text(&root, &p)).await??;
+    Ok(CallToolResult::json(&serde_json::json!({
+        "content": text,
+        "isDirty": false,
+        "languageId": crate::workspace::language_id(&path),
+        "lineCount": text.lines().count(),
+        "source": "workspace",
+    })))
+}
+
+#[cfg(test)]
+mod tests {
+    use schemars::JsonSchema;
+    use serde::{Deserialize, Serialize};
+    use serde_json::json;
+
+    use super::prepare;
+    use crate::tools::WorkspacePath;
+    use crate::workspace::Workspace;
+
+    /// A forwarded tool's arguments with a path under a key no other tool uses.
+    #[derive(Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    struct LinkArgs {
+        target: WorkspacePath,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        via: Option<Vec<WorkspacePath>>,
+        label: String,
+    }
+
+    fn args(target: &str) -> LinkArgs {
+        LinkArgs {
+            target: target.into(),
+            via: None,
+            label: "../not-a-path".into(),
+        }
+    }
+
+    #[test]
+    fn a_path_under_any_key_is_confined_before_forwarding() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::open(dir.path()).unwrap();
+        let root = ws.root().to_path_buf();
+
+        let sent = prepare(&ws, "p-", "linkFiles", &args("src/main.rs")).unwrap();
+        assert_eq!(
+            sent,
+            json!({"target": root.join("src/main.rs").display().to_string(), "label": "../not-a-path"})
+        );
+
+        let outside = root.parent().unwrap().join("elsewhere.rs");
+        let refused = prepare(
+            &ws,
+            "p-",
+            "linkFiles",
+            &args(&outside.display().to_string()),
+        )
+        .unwrap_err()
+        .to_string();
+        let expected = ws.resolve(&outside.display().to_string()).unwrap_err();
+        assert_eq!(refused, expected.to_string());
+        assert!(refused.starts_with("Path escapes workspace"), "{refused}");
+
+        let mut nested = args("a.rs");
+        nested.via = Some(vec!["b.rs".into(), "../../etc/passwd".into()]);
+        let refused = prepare(&ws, "p-", "linkFiles", &nested).unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            ws.resolve("../../etc/passwd").unwrap_err().to_string()
+        );
     }
 }

@@ -1,22 +1,22 @@
 //! `deleteFile`: a file, or a directory (non-empty only with `recursive`).
 
-use serde::Deserialize;
-use serde_json::{json, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 
 use super::write;
 use crate::actors::writer::WriteOp;
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::editor::try_editor;
-use crate::tools::{resolve, EditorUse, Tool, ToolContext};
+use crate::tools::editor::{request, try_editor};
+use crate::tools::{EditorUse, Tool, ToolContext, ToolResult, WorkspacePath};
 
-/// The tool.
 pub struct DeleteFile;
 
-/// Arguments.
-#[derive(Deserialize)]
+/// Also the editor's params, defaults filled in.
+#[derive(Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Args {
-    file_path: String,
+    file_path: WorkspacePath,
     #[serde(default)]
     recursive: bool,
 }
@@ -28,43 +28,22 @@ impl Tool for DeleteFile {
     const DESCRIPTION: &'static str =
         "Delete a file or directory in the workspace (a non-empty directory needs recursive: true).";
 
-    fn schema() -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "filePath": { "type": "string" },
-                "recursive": { "type": "boolean" },
-                "useTrash": { "type": "boolean" }
-            },
-            "required": ["filePath"]
-        })
-    }
-
-    async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
-        let request = json!({"filePath": args.file_path, "recursive": args.recursive});
-        if let Some(done) = try_editor(&ctx, "deleteFile", request).await {
+    async fn call(ctx: ToolContext, args: Args) -> ToolResult {
+        if let Some(done) =
+            try_editor(&ctx, "deleteFile", request(&ctx, "deleteFile", &args)?).await
+        {
             return done;
         }
-        let path = match resolve(&ctx, &args.file_path) {
-            Ok(p) => p,
-            Err(e) => return e,
+        let path = args.file_path.resolve(&ctx)?;
+        let op = WriteOp::Delete {
+            recursive: args.recursive,
         };
-        match write(
-            &ctx,
-            path.clone(),
-            WriteOp::Delete {
-                recursive: args.recursive,
-            },
-        )
-        .await
-        {
-            Ok(_) => CallToolResult::json(&json!({
-                "success": true,
-                "filePath": path.display().to_string(),
-                "deleted": true,
-                "source": "workspace",
-            })),
-            Err(e) => e,
-        }
+        write(&ctx, path.clone(), op).await?;
+        Ok(CallToolResult::json(&json!({
+            "success": true,
+            "filePath": path.display().to_string(),
+            "deleted": true,
+            "source": "workspace",
+        })))
     }
 }

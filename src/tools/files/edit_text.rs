@@ -1,24 +1,25 @@
-//! `editText`: up to 1000 line/column edits applied atomically.
+//! `editText`: up to 1000 line/column edits applied atomically. Edits are always saved:
+//! without an editor they are written to the file, and with one the bridge asks it to
+//! save (`save: true`), so both paths leave the same file on disk.
 
-use serde::Deserialize;
-use serde_json::{json, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 
 use super::write;
 use crate::actors::writer::WriteOp;
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::editor::try_editor;
-use crate::tools::{resolve, EditorUse, Tool, ToolContext};
-
+use crate::tools::editor::{request, try_editor};
+use crate::tools::{EditorUse, Tool, ToolContext, ToolResult, WorkspacePath};
 use crate::workspace::edit::{LineEdit, MAX_EDITS};
 
-/// The tool.
 pub struct EditText;
 
-/// Arguments.
-#[derive(Deserialize)]
+#[derive(Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Args {
-    file_path: String,
+    file_path: WorkspacePath,
+    #[schemars(length(min = 1, max = MAX_EDITS))]
     edits: Vec<LineEdit>,
 }
 
@@ -30,52 +31,20 @@ impl Tool for EditText {
         "Apply line/column edits (1-based; insert, delete, replace) to a file, all or none. \
          Fails with 'File was modified concurrently' if the file changed since this session read it.";
 
-    fn schema() -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "filePath": { "type": "string" },
-                "edits": {
-                    "type": "array",
-                    "minItems": 1,
-                    "maxItems": MAX_EDITS,
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "type": { "enum": ["insert", "delete", "replace"] },
-                            "line": { "type": "integer", "minimum": 1 },
-                            "column": { "type": "integer", "minimum": 1 },
-                            "endLine": { "type": "integer", "minimum": 1 },
-                            "endColumn": { "type": "integer", "minimum": 1 },
-                            "text": { "type": "string" }
-                        },
-                        "required": ["type", "line", "column"]
-                    }
-                },
-                "save": { "type": "boolean" }
-            },
-            "required": ["filePath", "edits"]
-        })
-    }
-
-    async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
-        let request = json!({"filePath": args.file_path, "edits": args.edits, "save": true});
-        if let Some(done) = try_editor(&ctx, "editText", request).await {
+    async fn call(ctx: ToolContext, args: Args) -> ToolResult {
+        let mut params = request(&ctx, "editText", &args)?;
+        params["save"] = json!(true);
+        if let Some(done) = try_editor(&ctx, "editText", params).await {
             return done;
         }
-        let path = match resolve(&ctx, &args.file_path) {
-            Ok(p) => p,
-            Err(e) => return e,
-        };
+        let path = args.file_path.resolve(&ctx)?;
         let count = args.edits.len();
-        match write(&ctx, path, WriteOp::Edit { edits: args.edits }).await {
-            Ok(_) => CallToolResult::json(&json!({
-                "success": true,
-                "editCount": count,
-                "saved": true,
-                "source": "workspace",
-            })),
-            Err(e) => e,
-        }
+        write(&ctx, path, WriteOp::Edit { edits: args.edits }).await?;
+        Ok(CallToolResult::json(&json!({
+            "success": true,
+            "editCount": count,
+            "saved": true,
+            "source": "workspace",
+        })))
     }
 }

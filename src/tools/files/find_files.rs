@@ -1,22 +1,22 @@
 //! `findFiles`: files matching a glob, honouring .gitignore.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
 
 use super::Scope;
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{blocking, Tool, ToolContext};
+use crate::tools::{blocking, Tool, ToolContext, ToolError, ToolResult, WorkspacePath};
 use crate::workspace::tree::find_files;
 
-/// The tool.
 pub struct FindFiles;
 
-/// Arguments.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Args {
+    #[schemars(length(min = 1))]
     pattern: String,
-    path: Option<String>,
+    path: Option<WorkspacePath>,
+    #[schemars(range(min = 1))]
     max_results: Option<usize>,
 }
 
@@ -26,29 +26,11 @@ impl Tool for FindFiles {
     const DESCRIPTION: &'static str =
         "Find files by glob (e.g. \"*.rs\" anywhere, or \"src/**/mod.rs\"), honouring .gitignore.";
 
-    fn schema() -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "pattern": { "type": "string", "minLength": 1 },
-                "path": { "type": "string" },
-                "maxResults": { "type": "integer", "minimum": 1 }
-            },
-            "required": ["pattern"],
-            "additionalProperties": false
-        })
-    }
-
-    async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
-        let Scope { root, start, max } =
-            match Scope::of(&ctx, args.path.as_deref(), args.max_results) {
-                Ok(s) => s,
-                Err(e) => return e,
-            };
-        match blocking(move || find_files(&root, &start, &args.pattern, max)).await {
-            Ok(Ok(listing)) => CallToolResult::json(&listing),
-            Ok(Err(e)) => CallToolResult::error(e.to_string()),
-            Err(e) => e,
-        }
+    async fn call(ctx: ToolContext, args: Args) -> ToolResult {
+        let Scope { root, start, max } = Scope::of(&ctx, args.path.as_ref(), args.max_results)?;
+        let listing = blocking(move || find_files(&root, &start, &args.pattern, max))
+            .await?
+            .map_err(|e| ToolError::Refused(e.to_string()))?;
+        Ok(CallToolResult::json(&listing))
     }
 }

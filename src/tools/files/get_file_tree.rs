@@ -1,21 +1,21 @@
 //! `getFileTree`: the workspace tree as git sees it (ignored files left out).
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
 
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{blocking, resolve, Tool, ToolContext};
+use crate::tools::{blocking, Tool, ToolContext, ToolError, ToolResult, WorkspacePath};
 use crate::workspace::tree::file_tree;
 
-/// The tool.
 pub struct GetFileTree;
 
-/// Arguments.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Args {
-    path: Option<String>,
+    path: Option<WorkspacePath>,
+    #[schemars(range(min = 1, max = 32))]
     max_depth: Option<usize>,
+    #[schemars(range(min = 1))]
     max_entries: Option<usize>,
 }
 
@@ -25,23 +25,11 @@ impl Tool for GetFileTree {
     const DESCRIPTION: &'static str =
         "List files and directories below a workspace path (default: the root), honouring .gitignore.";
 
-    fn schema() -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": { "type": "string" },
-                "maxDepth": { "type": "integer", "minimum": 1, "maximum": 32 },
-                "maxEntries": { "type": "integer", "minimum": 1 }
-            },
-            "additionalProperties": false
-        })
-    }
-
-    async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
-        let start = match resolve(&ctx, args.path.as_deref().unwrap_or(".")) {
-            Ok(p) => p,
-            Err(e) => return e,
-        };
+    async fn call(ctx: ToolContext, args: Args) -> ToolResult {
+        let start = args
+            .path
+            .unwrap_or_else(|| WorkspacePath::from("."))
+            .resolve(&ctx)?;
         let cap = ctx.services.settings.files.max_tree_entries;
         let max = args.max_entries.unwrap_or(cap).min(cap);
         let depth = args.max_depth.unwrap_or(3);
@@ -50,13 +38,9 @@ impl Tool for GetFileTree {
             if start.is_dir() {
                 Ok(file_tree(&root, &start, depth, max))
             } else {
-                Err(format!("Not a directory: {}", start.display()))
+                Err(ToolError::NotADirectory(start))
             }
         };
-        match blocking(walk).await {
-            Ok(Ok(listing)) => CallToolResult::json(&listing),
-            Ok(Err(msg)) => CallToolResult::error(msg),
-            Err(e) => e,
-        }
+        Ok(CallToolResult::json(&blocking(walk).await??))
     }
 }

@@ -14,11 +14,9 @@ pub mod search_workspace;
 
 use std::path::PathBuf;
 
-use super::ToolContext;
+use super::{ToolContext, ToolError, WorkspacePath};
 use crate::actors::diagnostics::Invalidate;
-use crate::actors::supervise::ActorFault;
 use crate::actors::writer::{self, Write, WriteOp, Written};
-use crate::protocol::mcp::CallToolResult;
 
 /// Where a listing or search runs: the workspace root, the confined start directory
 /// (`path`, default the root) and the result cap (`max_results`, at most
@@ -33,10 +31,10 @@ impl Scope {
     /// The scope of a call with these `path` and `maxResults` arguments.
     pub(crate) fn of(
         ctx: &ToolContext,
-        path: Option<&str>,
+        path: Option<&WorkspacePath>,
         max_results: Option<usize>,
-    ) -> Result<Self, CallToolResult> {
-        let start = super::resolve(ctx, path.unwrap_or("."))?;
+    ) -> Result<Self, ToolError> {
+        let start = path.unwrap_or(&WorkspacePath::from(".")).resolve(ctx)?;
         let cap = ctx.services.settings.files.max_results;
         Ok(Self {
             root: ctx.services.workspace.root().to_path_buf(),
@@ -52,26 +50,15 @@ pub(crate) async fn write(
     ctx: &ToolContext,
     path: PathBuf,
     op: WriteOp,
-) -> Result<Written, CallToolResult> {
+) -> Result<Written, ToolError> {
     let expected = ctx.known_version(&path).await;
-    let sent = ctx
-        .services
-        .writer
-        .send(Write {
-            path: path.clone(),
-            expected,
-            op,
-        })
-        .await;
-    match sent {
-        Ok(Ok(written)) => {
-            ctx.record_version(path, written.fingerprint);
-            ctx.services.diagnostics.do_send(Invalidate);
-            Ok(written)
-        }
-        Ok(Err(e)) => Err(CallToolResult::error(e.to_string())),
-        Err(e) => Err(CallToolResult::error(
-            ActorFault::mailbox(writer::NAME, e).to_string(),
-        )),
-    }
+    let write = Write {
+        path: path.clone(),
+        expected,
+        op,
+    };
+    let written = super::ask(&ctx.services.writer, writer::NAME, write).await?;
+    ctx.record_version(path, written.fingerprint);
+    ctx.services.diagnostics.do_send(Invalidate);
+    Ok(written)
 }

@@ -1,22 +1,26 @@
 //! `readFile`: text of a workspace file, optionally a line range, capped in bytes.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{blocking, resolve, Tool, ToolContext};
+use crate::tools::{blocking, Tool, ToolContext, ToolResult, WorkspacePath};
 use crate::workspace::files::{excerpt, read_text};
 
-/// The tool.
 pub struct ReadFile;
 
-/// Arguments.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Args {
-    file_path: String,
+    /// Workspace-relative or absolute path
+    file_path: WorkspacePath,
+    #[schemars(range(min = 1))]
     start_line: Option<usize>,
+    #[schemars(range(min = 1))]
     end_line: Option<usize>,
+    // Capped at `files.max_read_bytes`.
+    #[schemars(range(min = 1))]
     max_bytes: Option<usize>,
 }
 
@@ -27,40 +31,16 @@ impl Tool for ReadFile {
         "Read a text file in the workspace, optionally lines startLine..endLine (1-based, inclusive). \
          Long output is cut with a marker telling where to continue.";
 
-    fn schema() -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "filePath": { "type": "string", "description": "Workspace-relative or absolute path" },
-                "startLine": { "type": "integer", "minimum": 1 },
-                "endLine": { "type": "integer", "minimum": 1 },
-                "maxBytes": { "type": "integer", "minimum": 1 }
-            },
-            "required": ["filePath"],
-            "additionalProperties": false
-        })
-    }
-
-    async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
-        let path = match resolve(&ctx, &args.file_path) {
-            Ok(p) => p,
-            Err(e) => return e,
-        };
+    async fn call(ctx: ToolContext, args: Args) -> ToolResult {
+        let path = args.file_path.resolve(&ctx)?;
         let cap = ctx.services.settings.files.max_read_bytes;
         let max = args.max_bytes.unwrap_or(cap).min(cap);
         let p = path.clone();
         let root = ctx.services.workspace.dir().clone();
-        let read = match blocking(move || read_text(&root, &p)).await {
-            Ok(r) => r,
-            Err(e) => return e,
-        };
-        let (text, fingerprint) = match read {
-            Ok(r) => r,
-            Err(e) => return CallToolResult::error(e.to_string()),
-        };
+        let (text, fingerprint) = blocking(move || read_text(&root, &p)).await??;
         ctx.record_version(path.clone(), Some(fingerprint));
         let ex = excerpt(&text, args.start_line, args.end_line, max);
-        CallToolResult::json(&json!({
+        Ok(CallToolResult::json(&json!({
             "filePath": path.display().to_string(),
             "content": ex.content,
             "startLine": ex.start_line,
@@ -68,6 +48,6 @@ impl Tool for ReadFile {
             "totalLines": ex.total_lines,
             "truncated": ex.truncated,
             "source": "workspace",
-        }))
+        })))
     }
 }

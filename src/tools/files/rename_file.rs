@@ -1,23 +1,23 @@
 //! `renameFile`: move a file or directory inside the workspace.
 
-use serde::Deserialize;
-use serde_json::{json, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 
 use super::write;
 use crate::actors::writer::WriteOp;
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::editor::try_editor;
-use crate::tools::{resolve, EditorUse, Tool, ToolContext};
+use crate::tools::editor::{request, try_editor};
+use crate::tools::{EditorUse, Tool, ToolContext, ToolResult, WorkspacePath};
 
-/// The tool.
 pub struct RenameFile;
 
-/// Arguments.
-#[derive(Deserialize)]
+/// Also the editor's params, defaults filled in.
+#[derive(Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Args {
-    old_path: String,
-    new_path: String,
+    old_path: WorkspacePath,
+    new_path: WorkspacePath,
     #[serde(default)]
     overwrite: bool,
 }
@@ -29,43 +29,26 @@ impl Tool for RenameFile {
     const DESCRIPTION: &'static str =
         "Rename or move a file or directory inside the workspace (fails if the target exists unless overwrite is true).";
 
-    fn schema() -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "oldPath": { "type": "string" },
-                "newPath": { "type": "string" },
-                "overwrite": { "type": "boolean" }
-            },
-            "required": ["oldPath", "newPath"]
-        })
-    }
-
-    async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
-        let request = json!({"oldPath": args.old_path, "newPath": args.new_path, "overwrite": args.overwrite});
-        if let Some(done) = try_editor(&ctx, "renameFile", request).await {
+    async fn call(ctx: ToolContext, args: Args) -> ToolResult {
+        if let Some(done) =
+            try_editor(&ctx, "renameFile", request(&ctx, "renameFile", &args)?).await
+        {
             return done;
         }
-        let (from, to) = match (resolve(&ctx, &args.old_path), resolve(&ctx, &args.new_path)) {
-            (Ok(f), Ok(t)) => (f, t),
-            (Err(e), _) | (_, Err(e)) => return e,
-        };
+        let from = args.old_path.resolve(&ctx)?;
+        let to = args.new_path.resolve(&ctx)?;
         let op = WriteOp::Rename {
             to: to.clone(),
             overwrite: args.overwrite,
         };
-        match write(&ctx, from.clone(), op).await {
-            Ok(_) => {
-                ctx.record_version(from.clone(), None);
-                CallToolResult::json(&json!({
-                    "success": true,
-                    "oldPath": from.display().to_string(),
-                    "newPath": to.display().to_string(),
-                    "renamed": true,
-                    "source": "workspace",
-                }))
-            }
-            Err(e) => e,
-        }
+        write(&ctx, from.clone(), op).await?;
+        ctx.record_version(from.clone(), None);
+        Ok(CallToolResult::json(&json!({
+            "success": true,
+            "oldPath": from.display().to_string(),
+            "newPath": to.display().to_string(),
+            "renamed": true,
+            "source": "workspace",
+        })))
     }
 }

@@ -1,22 +1,23 @@
-//! `replaceBlock`: replace the single exact occurrence of a block.
+//! `replaceBlock`: replace the single exact occurrence of a block, saved like
+//! `editText`'s edits.
 
-use serde::Deserialize;
-use serde_json::{json, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 
 use super::write;
 use crate::actors::writer::WriteOp;
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::editor::try_editor;
-use crate::tools::{resolve, EditorUse, Tool, ToolContext};
+use crate::tools::editor::{request, try_editor};
+use crate::tools::{EditorUse, Tool, ToolContext, ToolResult, WorkspacePath};
 
-/// The tool.
 pub struct ReplaceBlock;
 
-/// Arguments.
-#[derive(Deserialize)]
+#[derive(Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Args {
-    file_path: String,
+    file_path: WorkspacePath,
+    #[schemars(length(min = 1))]
     old_content: String,
     new_content: String,
 }
@@ -29,39 +30,22 @@ impl Tool for ReplaceBlock {
         "Replace the one exact occurrence of oldContent with newContent in a file. \
          Fails if oldContent is absent or occurs more than once, or if the file changed since this session read it.";
 
-    fn schema() -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "filePath": { "type": "string" },
-                "oldContent": { "type": "string", "minLength": 1 },
-                "newContent": { "type": "string" },
-                "save": { "type": "boolean" }
-            },
-            "required": ["filePath", "oldContent", "newContent"]
-        })
-    }
-
-    async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
-        let request = json!({"filePath": args.file_path, "oldContent": args.old_content, "newContent": args.new_content, "save": true});
-        if let Some(done) = try_editor(&ctx, "replaceBlock", request).await {
+    async fn call(ctx: ToolContext, args: Args) -> ToolResult {
+        let mut params = request(&ctx, "replaceBlock", &args)?;
+        params["save"] = json!(true);
+        if let Some(done) = try_editor(&ctx, "replaceBlock", params).await {
             return done;
         }
-        let path = match resolve(&ctx, &args.file_path) {
-            Ok(p) => p,
-            Err(e) => return e,
-        };
+        let path = args.file_path.resolve(&ctx)?;
         let op = WriteOp::Replace {
             old: args.old_content,
             new: args.new_content,
         };
-        match write(&ctx, path, op).await {
-            Ok(_) => CallToolResult::json(&json!({
-                "success": true,
-                "saved": true,
-                "source": "workspace",
-            })),
-            Err(e) => e,
-        }
+        write(&ctx, path, op).await?;
+        Ok(CallToolResult::json(&json!({
+            "success": true,
+            "saved": true,
+            "source": "workspace",
+        })))
     }
 }

@@ -3,28 +3,30 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
 
 use super::Scope;
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{blocking, Tool, ToolContext};
+use crate::tools::{blocking, Tool, ToolContext, ToolResult, WorkspacePath};
 use crate::workspace::search::{search, Query};
 
-/// The tool.
 pub struct SearchWorkspace;
 
-/// Arguments.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Args {
+    #[schemars(length(min = 1))]
     query: String,
     #[serde(default)]
     regex: bool,
     #[serde(default = "yes")]
     case_sensitive: bool,
+    /// Only files matching this glob
     glob: Option<String>,
-    path: Option<String>,
+    /// Search below this directory
+    path: Option<WorkspacePath>,
+    #[schemars(range(min = 1))]
     max_results: Option<usize>,
 }
 
@@ -50,28 +52,8 @@ impl Tool for SearchWorkspace {
          repetitions multiply to at most 1000 (a{1000}, (a{10}){100}), compiled size 1 MiB; \
          files with a line over 2 MiB are skipped and counted (longLineFilesSkipped).";
 
-    fn schema() -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "query": { "type": "string", "minLength": 1 },
-                "regex": { "type": "boolean" },
-                "caseSensitive": { "type": "boolean" },
-                "glob": { "type": "string", "description": "Only files matching this glob" },
-                "path": { "type": "string", "description": "Search below this directory" },
-                "maxResults": { "type": "integer", "minimum": 1 }
-            },
-            "required": ["query"],
-            "additionalProperties": false
-        })
-    }
-
-    async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
-        let Scope { root, start, max } =
-            match Scope::of(&ctx, args.path.as_deref(), args.max_results) {
-                Ok(s) => s,
-                Err(e) => return e,
-            };
+    async fn call(ctx: ToolContext, args: Args) -> ToolResult {
+        let Scope { root, start, max } = Scope::of(&ctx, args.path.as_ref(), args.max_results)?;
         // The call's future is dropped on timeout and on cancellation; the guard then
         // tells the blocking search to stop, which it does within one buffer read.
         let cancel = Arc::new(AtomicBool::new(false));
@@ -92,10 +74,6 @@ impl Tool for SearchWorkspace {
                 },
             )
         };
-        match blocking(run).await {
-            Ok(Ok(hits)) => CallToolResult::json(&hits),
-            Ok(Err(err)) => CallToolResult::error(err.to_string()),
-            Err(e) => e,
-        }
+        Ok(CallToolResult::json(&blocking(run).await??))
     }
 }

@@ -1,19 +1,20 @@
 //! `gitAdd`: stage workspace paths.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::{git, pathspec};
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{Tool, ToolContext};
+use crate::tools::{Tool, ToolContext, ToolResult, WorkspacePath};
 
-/// The tool.
 pub struct GitAdd;
 
-/// Arguments.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Args {
-    paths: Vec<String>,
+    #[schemars(length(min = 1, max = 1000))]
+    paths: Vec<WorkspacePath>,
 }
 
 impl Tool for GitAdd {
@@ -21,26 +22,14 @@ impl Tool for GitAdd {
     const NAME: &'static str = "gitAdd";
     const DESCRIPTION: &'static str = "Stage files (paths inside the workspace).";
 
-    fn schema() -> Value {
-        json!({
-            "type": "object",
-            "properties": { "paths": { "type": "array", "items": { "type": "string" }, "minItems": 1, "maxItems": 1000 } },
-            "required": ["paths"],
-            "additionalProperties": false
-        })
-    }
-
-    async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
+    async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let mut argv = vec!["add".to_string(), "--".into()];
         for p in &args.paths {
-            match pathspec(&ctx, p) {
-                Ok(p) => argv.push(p),
-                Err(e) => return e,
-            }
+            argv.push(pathspec(&ctx, p)?);
         }
-        match git(&ctx, argv).await {
-            Ok(_) => CallToolResult::json(&json!({ "success": true, "staged": args.paths })),
-            Err(e) => e,
-        }
+        git(&ctx, argv).await?;
+        Ok(CallToolResult::json(
+            &json!({ "success": true, "staged": args.paths }),
+        ))
     }
 }

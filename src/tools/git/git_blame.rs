@@ -1,21 +1,20 @@
-//! `gitBlame`.
+//! `gitBlame`: who last changed each line.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
 
 use super::{git, pathspec, text_result};
-use crate::protocol::mcp::CallToolResult;
-use crate::tools::{Tool, ToolContext};
+use crate::tools::{Tool, ToolContext, ToolResult, WorkspacePath};
 
-/// The tool.
 pub struct GitBlame;
 
-/// Arguments.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Args {
-    file_path: String,
+    file_path: WorkspacePath,
+    #[schemars(range(min = 1))]
     start_line: Option<u32>,
+    #[schemars(range(min = 1))]
     end_line: Option<u32>,
 }
 
@@ -25,24 +24,8 @@ impl Tool for GitBlame {
     const DESCRIPTION: &'static str =
         "Who last changed each line of a file (optionally lines startLine..endLine).";
 
-    fn schema() -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "filePath": { "type": "string" },
-                "startLine": { "type": "integer", "minimum": 1 },
-                "endLine": { "type": "integer", "minimum": 1 }
-            },
-            "required": ["filePath"],
-            "additionalProperties": false
-        })
-    }
-
-    async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
-        let path = match pathspec(&ctx, &args.file_path) {
-            Ok(p) => p,
-            Err(e) => return e,
-        };
+    async fn call(ctx: ToolContext, args: Args) -> ToolResult {
+        let path = pathspec(&ctx, &args.file_path)?;
         let mut argv = vec!["blame".to_string(), "--date=short".into()];
         if args.start_line.is_some() || args.end_line.is_some() {
             let start = args.start_line.unwrap_or(1);
@@ -51,9 +34,6 @@ impl Tool for GitBlame {
         }
         argv.push("--".into());
         argv.push(path);
-        match git(&ctx, argv).await {
-            Ok(out) => text_result(out, "No lines."),
-            Err(e) => e,
-        }
+        Ok(text_result(git(&ctx, argv).await?, "No lines."))
     }
 }

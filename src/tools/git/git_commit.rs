@@ -1,18 +1,19 @@
 //! `gitCommit`: commit what is staged (or everything tracked, with `all`).
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::git;
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{Tool, ToolContext};
+use crate::tools::{Tool, ToolContext, ToolError, ToolResult};
 
-/// The tool.
 pub struct GitCommit;
 
-/// Arguments.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Args {
+    #[schemars(length(min = 1, max = 10_000))]
     message: String,
     #[serde(default)]
     all: bool,
@@ -24,35 +25,19 @@ impl Tool for GitCommit {
     const DESCRIPTION: &'static str =
         "Commit staged changes (all: true also stages tracked changes). A message is required.";
 
-    fn schema() -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "message": { "type": "string", "minLength": 1, "maxLength": 10000 },
-                "all": { "type": "boolean" }
-            },
-            "required": ["message"],
-            "additionalProperties": false
-        })
-    }
-
-    async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
+    async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         if args.message.trim().is_empty() {
-            return CallToolResult::error("A commit message is required");
+            return Err(ToolError::refused("A commit message is required"));
         }
         let mut argv = vec!["commit".to_string()];
         if args.all {
             argv.push("--all".into());
         }
         argv.push(format!("--message={}", args.message));
-        match git(&ctx, argv).await {
-            Ok(_) => match git(&ctx, vec!["rev-parse".into(), "HEAD".into()]).await {
-                Ok(head) => {
-                    CallToolResult::json(&json!({ "success": true, "commit": head.stdout.trim() }))
-                }
-                Err(e) => e,
-            },
-            Err(e) => e,
-        }
+        git(&ctx, argv).await?;
+        let head = git(&ctx, vec!["rev-parse".into(), "HEAD".into()]).await?;
+        Ok(CallToolResult::json(
+            &json!({ "success": true, "commit": head.stdout.trim() }),
+        ))
     }
 }

@@ -1,23 +1,23 @@
 //! `gitDiff`: working tree, staged, or between refs.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
 
 use super::{check_ref_or_range, git, pathspec, text_result};
-use crate::protocol::mcp::CallToolResult;
-use crate::tools::{Tool, ToolContext};
+use crate::tools::{Tool, ToolContext, ToolResult, WorkspacePath};
 
-/// The tool.
 pub struct GitDiff;
 
-/// Arguments.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Args {
     #[serde(default)]
     staged: bool,
+    #[schemars(length(min = 1))]
     from: Option<String>,
+    #[schemars(length(min = 1))]
     to: Option<String>,
-    path: Option<String>,
+    path: Option<WorkspacePath>,
 }
 
 impl Tool for GitDiff {
@@ -26,20 +26,7 @@ impl Tool for GitDiff {
     const DESCRIPTION: &'static str =
         "Diff of the working tree (default), of staged changes (staged: true), or between refs (from, to).";
 
-    fn schema() -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "staged": { "type": "boolean" },
-                "from": { "type": "string", "minLength": 1 },
-                "to": { "type": "string", "minLength": 1 },
-                "path": { "type": "string" }
-            },
-            "additionalProperties": false
-        })
-    }
-
-    async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
+    async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         // No diff program or textconv filter from the repository configuration.
         let mut argv = vec![
             "diff".to_string(),
@@ -50,21 +37,12 @@ impl Tool for GitDiff {
             argv.push("--cached".into());
         }
         for r in [&args.from, &args.to].into_iter().flatten() {
-            match check_ref_or_range(r) {
-                Ok(r) => argv.push(r),
-                Err(e) => return e,
-            }
+            argv.push(check_ref_or_range(r)?);
         }
         argv.push("--".into());
         if let Some(p) = &args.path {
-            match pathspec(&ctx, p) {
-                Ok(p) => argv.push(p),
-                Err(e) => return e,
-            }
+            argv.push(pathspec(&ctx, p)?);
         }
-        match git(&ctx, argv).await {
-            Ok(out) => text_result(out, "No differences."),
-            Err(e) => e,
-        }
+        Ok(text_result(git(&ctx, argv).await?, "No differences."))
     }
 }

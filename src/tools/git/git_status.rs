@@ -1,17 +1,17 @@
 //! `gitStatus`.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::git;
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{Tool, ToolContext};
+use crate::tools::{Tool, ToolContext, ToolResult};
 
-/// The tool.
 pub struct GitStatus;
 
-/// No arguments.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Args {}
 
 impl Tool for GitStatus {
@@ -19,20 +19,9 @@ impl Tool for GitStatus {
     const NAME: &'static str = "gitStatus";
     const DESCRIPTION: &'static str = "Branch and changed files of the workspace repository.";
 
-    fn schema() -> Value {
-        json!({ "type": "object", "properties": {}, "additionalProperties": false })
-    }
-
-    async fn call(ctx: ToolContext, _args: Args) -> CallToolResult {
-        let out = match git(
-            &ctx,
-            vec!["status".into(), "--porcelain=v1".into(), "--branch".into()],
-        )
-        .await
-        {
-            Ok(o) => o,
-            Err(e) => return e,
-        };
+    async fn call(ctx: ToolContext, _args: Args) -> ToolResult {
+        let argv = vec!["status".into(), "--porcelain=v1".into(), "--branch".into()];
+        let out = git(&ctx, argv).await?;
         let mut branch = Value::Null;
         let mut files = Vec::new();
         for line in out.stdout.lines() {
@@ -47,8 +36,8 @@ impl Tool for GitStatus {
                 }));
             }
         }
-        CallToolResult::json(
+        Ok(CallToolResult::json(
             &json!({ "branch": branch, "clean": files.is_empty(), "files": files }),
-        )
+        ))
     }
 }

@@ -11,11 +11,31 @@ pub mod git_push;
 pub mod git_show;
 pub mod git_status;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use super::{resolve, ToolContext};
+use super::{ToolContext, ToolError, WorkspacePath};
 use crate::exec::{self, RunOutput, RunSpec};
 use crate::protocol::mcp::CallToolResult;
+
+/// Why a git tool refused an argument or git failed.
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    /// The workspace has no repository of its own.
+    #[error("Not a git repository: {} (git tools do not look above the workspace; run `git init` there first)", .0.display())]
+    NotARepository(PathBuf),
+    /// The command timeout fired.
+    #[error("git timed out: {0}")]
+    TimedOut(String),
+    /// Non-zero exit (`None`: killed by a signal), with git's message.
+    #[error("git failed (exit {}): {stderr}", exit.map_or("signal".to_string(), |c| c.to_string()))]
+    Failed { exit: Option<i32>, stderr: String },
+    /// A ref, branch or remote that could be taken for a flag or a range.
+    #[error("Invalid {what}: {value:?}")]
+    InvalidRef { what: &'static str, value: String },
+    /// A pathspec starting with `:` (magic that reaches above the workspace).
+    #[error("Pathspec magic is not allowed: {0:?} (give a plain workspace path)")]
+    PathspecMagic(String),
+}
 
 /// Configuration forced on every git tool call (`-c` wins over every config file), so
 /// that a repository configuration the agent could write (`.git/config` through
@@ -58,7 +78,7 @@ pub(crate) fn hardened(root: &Path, args: Vec<String>) -> (Vec<String>, Vec<(Str
 
 /// Runs `git args…` in the workspace root, [`hardened`]. Non-zero exits become tool
 /// errors with git's own message; "not a git repository" is said plainly.
-pub(crate) async fn git(ctx: &ToolContext, args: Vec<String>) -> Result<RunOutput, CallToolResult> {
+pub(crate) async fn git(ctx: &ToolContext, args: Vec<String>) -> Result<RunOutput, ToolError> {
     let settings = &ctx.services.settings;
     let root = ctx.services.workspace.root();
     // A push may write outside (a remote on a local path: git runs receive-pack for
@@ -78,35 +98,25 @@ pub(crate) async fn git(ctx: &ToolContext, args: Vec<String>) -> Result<RunOutpu
             network: true,
         }),
     };
-    let out = exec::run(spec)
-        .await
-        .map_err(|e| CallToolResult::error(e.to_string()))?;
+    let out = exec::run(spec).await?;
     if out.exit_code == Some(0) {
         return Ok(out);
     }
-    if out.stderr.contains("not a git repository") {
-        return Err(CallToolResult::error(format!(
-            "Not a git repository: {} (git tools do not look above the workspace; run \
-             `git init` there first)",
-            ctx.services.workspace.root().display()
-        )));
+    Err(if out.stderr.contains("not a git repository") {
+        GitError::NotARepository(root.to_path_buf())
+    } else if out.timed_out {
+        GitError::TimedOut(out.stderr.trim().to_string())
+    } else {
+        GitError::Failed {
+            exit: out.exit_code,
+            stderr: out.stderr.trim().to_string(),
+        }
     }
-    if out.timed_out {
-        return Err(CallToolResult::error(format!(
-            "git timed out: {}",
-            out.stderr.trim()
-        )));
-    }
-    Err(CallToolResult::error(format!(
-        "git failed (exit {}): {}",
-        out.exit_code
-            .map_or("signal".to_string(), |c| c.to_string()),
-        out.stderr.trim()
-    )))
+    .into())
 }
 
 /// A revision, branch or remote name that cannot be mistaken for a flag.
-pub(crate) fn check_ref(what: &str, value: &str) -> Result<String, CallToolResult> {
+pub(crate) fn check_ref(what: &'static str, value: &str) -> Result<String, GitError> {
     let ok = !value.is_empty()
         && value.len() <= 256
         && !value.starts_with('-')
@@ -117,12 +127,15 @@ pub(crate) fn check_ref(what: &str, value: &str) -> Result<String, CallToolResul
     if ok {
         Ok(value.to_string())
     } else {
-        Err(CallToolResult::error(format!("Invalid {what}: {value:?}")))
+        Err(GitError::InvalidRef {
+            what,
+            value: value.to_string(),
+        })
     }
 }
 
 /// A ref range `a..b` / `a...b` with both ends checked.
-pub(crate) fn check_ref_or_range(value: &str) -> Result<String, CallToolResult> {
+pub(crate) fn check_ref_or_range(value: &str) -> Result<String, GitError> {
     let parts: Vec<&str> = if value.contains("...") {
         value.splitn(2, "...").collect()
     } else {
@@ -139,13 +152,11 @@ pub(crate) fn check_ref_or_range(value: &str) -> Result<String, CallToolResult> 
 /// A workspace path as a pathspec after `--`. A leading `:` (pathspec magic such as
 /// `:(top)x` or `:/x`, which reaches above the workspace) is refused; the runner also
 /// makes every pathspec literal ([`hardened`]).
-pub(crate) fn pathspec(ctx: &ToolContext, path: &str) -> Result<String, CallToolResult> {
-    if path.starts_with(':') {
-        return Err(CallToolResult::error(format!(
-            "Pathspec magic is not allowed: {path:?} (give a plain workspace path)"
-        )));
+pub(crate) fn pathspec(ctx: &ToolContext, path: &WorkspacePath) -> Result<String, ToolError> {
+    if path.as_str().starts_with(':') {
+        return Err(GitError::PathspecMagic(path.to_string()).into());
     }
-    let resolved = resolve(ctx, path)?;
+    let resolved = path.resolve(ctx)?;
     let root = ctx.services.workspace.root();
     Ok(resolved
         .strip_prefix(root)
@@ -159,7 +170,7 @@ pub(crate) fn pathspec(ctx: &ToolContext, path: &str) -> Result<String, CallTool
         .unwrap_or_else(|_| ".".into()))
 }
 
-/// Tool result with git's output as text.
+/// Tool result with git's output as text (`empty` when there is none).
 pub(crate) fn text_result(out: RunOutput, empty: &str) -> CallToolResult {
     let text = out.stdout.trim_end();
     CallToolResult::text(if text.is_empty() {

@@ -1,21 +1,21 @@
-//! `checkDocumentDirty`.
+//! `checkDocumentDirty`: from the editor, or (without one) never dirty for a document
+//! this session opened.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::actors::extension::ExtError;
 use crate::protocol::mcp::CallToolResult;
 use crate::tools::editor::call_editor;
-use crate::tools::{EditorUse, Tool, ToolContext};
+use crate::tools::{EditorUse, Tool, ToolContext, ToolResult, WorkspacePath};
 
-/// The tool.
 pub struct CheckDocumentDirty;
 
-/// Arguments.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Args {
-    file_path: String,
+    file_path: WorkspacePath,
 }
 
 impl Tool for CheckDocumentDirty {
@@ -24,30 +24,22 @@ impl Tool for CheckDocumentDirty {
     const EDITOR: EditorUse = EditorUse::Optional;
     const DESCRIPTION: &'static str = "Whether an open document has unsaved changes.";
 
-    fn schema() -> Value {
-        json!({
-            "type": "object",
-            "properties": { "filePath": { "type": "string" } },
-            "required": ["filePath"]
-        })
-    }
-
-    async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
-        if let Ok(path) = super::resolve(&ctx, &args.file_path) {
+    async fn call(ctx: ToolContext, args: Args) -> ToolResult {
+        if let Ok(path) = args.file_path.resolve(&ctx) {
             match call_editor(&ctx, "isDirty", json!({ "file": path })).await {
                 Ok(Value::Bool(dirty)) => {
-                    return CallToolResult::json(&json!({
+                    return Ok(CallToolResult::json(&json!({
                         "success": true,
                         "filePath": path.display().to_string(),
                         "isDirty": dirty,
                         "isUntitled": false,
-                    }))
+                    })))
                 }
                 Err(ExtError::NotConnected) => {}
-                _ => return super::not_open(&args.file_path),
+                _ => return Ok(super::not_open(&args.file_path)),
             }
         }
-        match super::opened_document(&ctx, &args.file_path).await {
+        Ok(match super::opened_document(&ctx, &args.file_path).await {
             // Without an editor the document is the file on disk: never dirty.
             Ok(path) => CallToolResult::json(&json!({
                 "success": true,
@@ -56,6 +48,6 @@ impl Tool for CheckDocumentDirty {
                 "isUntitled": false,
             })),
             Err(not_open) => not_open,
-        }
+        })
     }
 }

@@ -1,17 +1,15 @@
 //! `closeAllDiffTabs`: `CLOSED_<n>_DIFF_TABS`, counting only the bridge's own diffs.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
 
 use crate::actors::extension::CloseSessionDiffs;
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{EditorUse, Tool, ToolContext};
+use crate::tools::{EditorUse, Tool, ToolContext, ToolResult};
 
-/// The tool.
 pub struct CloseAllDiffTabs;
 
-/// No arguments.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 pub struct Args {}
 
 impl Tool for CloseAllDiffTabs {
@@ -21,11 +19,7 @@ impl Tool for CloseAllDiffTabs {
     const DESCRIPTION: &'static str =
         "Close every diff tab this bridge opened (the user's own diffs are left alone).";
 
-    fn schema() -> Value {
-        json!({ "type": "object", "properties": {} })
-    }
-
-    async fn call(ctx: ToolContext, _args: Args) -> CallToolResult {
+    async fn call(ctx: ToolContext, _args: Args) -> ToolResult {
         // Only this session's pending diffs: other agents' diffs and the user's own
         // diff tabs are left alone.
         let closed = ctx
@@ -36,6 +30,6 @@ impl Tool for CloseAllDiffTabs {
             })
             .await
             .unwrap_or(0);
-        CallToolResult::text(format!("CLOSED_{closed}_DIFF_TABS"))
+        Ok(CallToolResult::text(format!("CLOSED_{closed}_DIFF_TABS")))
     }
 }

@@ -1,17 +1,15 @@
 //! `close_tab`: always `TAB_CLOSED`.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
 
 use crate::actors::extension::CloseDiff;
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{EditorUse, Tool, ToolContext};
+use crate::tools::{EditorUse, Tool, ToolContext, ToolResult};
 
-/// The tool.
 pub struct CloseTab;
 
-/// Arguments.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 pub struct Args {
     tab_name: String,
 }
@@ -23,15 +21,7 @@ impl Tool for CloseTab {
     const DESCRIPTION: &'static str =
         "Close an editor tab by name (a pending diff in it is rejected).";
 
-    fn schema() -> Value {
-        json!({
-            "type": "object",
-            "properties": { "tab_name": { "type": "string" } },
-            "required": ["tab_name"]
-        })
-    }
-
-    async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
+    async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         // A pending diff in this tab is rejected; the answer is always TAB_CLOSED.
         let _ = ctx
             .services
@@ -40,6 +30,6 @@ impl Tool for CloseTab {
                 tab_name: args.tab_name,
             })
             .await;
-        CallToolResult::text("TAB_CLOSED")
+        Ok(CallToolResult::text("TAB_CLOSED"))
     }
 }

@@ -1,17 +1,16 @@
 //! `getCurrentSelection`: the active editor's selection.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::actors::extension::{Cached, Read};
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{EditorUse, Tool, ToolContext};
+use crate::tools::{EditorUse, Tool, ToolContext, ToolResult};
 
-/// The tool.
 pub struct GetCurrentSelection;
 
-/// No arguments.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 pub struct Args {}
 
 impl Tool for GetCurrentSelection {
@@ -20,12 +19,8 @@ impl Tool for GetCurrentSelection {
     const EDITOR: EditorUse = EditorUse::Optional;
     const DESCRIPTION: &'static str = "The selection in the active editor (0-based positions).";
 
-    fn schema() -> Value {
-        json!({ "type": "object", "properties": {} })
-    }
-
-    async fn call(ctx: ToolContext, _args: Args) -> CallToolResult {
-        match ctx.services.extension.send(Read::Selection).await {
+    async fn call(ctx: ToolContext, _args: Args) -> ToolResult {
+        Ok(match ctx.services.extension.send(Read::Selection).await {
             Ok(Cached::Selection(Some(Value::Object(mut sel)))) => {
                 sel.insert("success".into(), json!(true));
                 CallToolResult::json(&sel)
@@ -33,6 +28,6 @@ impl Tool for GetCurrentSelection {
             _ => CallToolResult::json(
                 &json!({ "success": false, "message": "No active editor found" }),
             ),
-        }
+        })
     }
 }

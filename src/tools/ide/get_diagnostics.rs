@@ -1,28 +1,26 @@
 //! `getDiagnostics`: a JSON array of `{uri, diagnostics}`. Without an editor the
 //! diagnostics come from the applicable command-line linters.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
 
 use crate::actors::diagnostics::{self, GetDiagnostics as Get};
 use crate::actors::extension::{Cached, GetStatus, Read};
-use crate::actors::supervise::ActorFault;
 use crate::diagnostics::FileDiagnostics;
 use crate::protocol::mcp::{CallToolResult, Content};
-use crate::tools::{EditorUse, Tool, ToolContext};
+use crate::tools::{ask, EditorUse, Tool, ToolContext, ToolResult, WorkspacePath};
 use crate::workspace::file_url;
 
-/// The tool.
 pub struct GetDiagnostics;
 
 /// With an editor connected: what it pushed (the uri asked for is echoed).
-async fn from_editor(ctx: &ToolContext, uri: Option<&str>) -> Option<CallToolResult> {
+async fn from_editor(ctx: &ToolContext, uri: Option<&WorkspacePath>) -> Option<CallToolResult> {
     let ext = &ctx.services.extension;
     if !ext.send(GetStatus).await.ok()?.connected {
         return None;
     }
     let file = match uri {
-        Some(u) => match ctx.services.workspace.resolve(u) {
+        Some(u) => match u.resolve(ctx) {
             Ok(path) => Some(path.display().to_string()),
             Err(_) => return Some(CallToolResult::text("[]")),
         },
@@ -39,10 +37,10 @@ async fn from_editor(ctx: &ToolContext, uri: Option<&str>) -> Option<CallToolRes
     Some(CallToolResult::json(&files))
 }
 
-/// Arguments.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 pub struct Args {
-    uri: Option<String>,
+    /// file:// URI of one file; omit for all files
+    uri: Option<WorkspacePath>,
 }
 
 impl Tool for GetDiagnostics {
@@ -53,38 +51,21 @@ impl Tool for GetDiagnostics {
         "Language diagnostics (errors, warnings) for one file URI, or for every file known. \
          Without an editor they come from the workspace's linters (cargo check, tsc, eslint, ruff, pyright, go vet, biome).";
 
-    fn schema() -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "uri": { "type": "string", "description": "file:// URI of one file; omit for all files" }
-            }
-        })
-    }
-
-    async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
-        if let Some(result) = from_editor(&ctx, args.uri.as_deref()).await {
-            return result;
+    async fn call(ctx: ToolContext, args: Args) -> ToolResult {
+        if let Some(result) = from_editor(&ctx, args.uri.as_ref()).await {
+            return Ok(result);
         }
-        let report = match ctx.services.diagnostics.send(Get).await {
-            Ok(Ok(report)) => report,
-            Ok(Err(fault)) => return CallToolResult::error(fault.to_string()),
-            Err(e) => {
-                return CallToolResult::error(ActorFault::mailbox(diagnostics::NAME, e).to_string())
-            }
-        };
+        let report = ask(&ctx.services.diagnostics, diagnostics::NAME, Get).await?;
         let files: Vec<FileDiagnostics> = match &args.uri {
             // The CLI matches the uri it asked for: echo it. Nothing known (or a path
             // outside the workspace) is `[]`, never an error.
-            Some(uri) => ctx
-                .services
-                .workspace
-                .resolve(uri)
+            Some(uri) => uri
+                .resolve(&ctx)
                 .ok()
                 .and_then(|path| report.files.get(&path))
                 .map(|d| {
                     vec![FileDiagnostics {
-                        uri: uri.clone(),
+                        uri: uri.to_string(),
                         diagnostics: d.clone(),
                     }]
                 })
@@ -109,6 +90,6 @@ impl Tool for GetDiagnostics {
                 text: format!("Some linters could not report: {}", failed.join("; ")),
             });
         }
-        result
+        Ok(result)
     }
 }

@@ -1,17 +1,16 @@
 //! `getLatestSelection`: the most recent selection in any editor.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::actors::extension::{Cached, Read};
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{EditorUse, Tool, ToolContext};
+use crate::tools::{EditorUse, Tool, ToolContext, ToolResult};
 
-/// The tool.
 pub struct GetLatestSelection;
 
-/// No arguments.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 pub struct Args {}
 
 impl Tool for GetLatestSelection {
@@ -21,12 +20,8 @@ impl Tool for GetLatestSelection {
     const DESCRIPTION: &'static str =
         "The most recent selection made in the editor (0-based positions).";
 
-    fn schema() -> Value {
-        json!({ "type": "object", "properties": {} })
-    }
-
-    async fn call(ctx: ToolContext, _args: Args) -> CallToolResult {
-        match ctx.services.extension.send(Read::Selection).await {
+    async fn call(ctx: ToolContext, _args: Args) -> ToolResult {
+        Ok(match ctx.services.extension.send(Read::Selection).await {
             Ok(Cached::Selection(Some(Value::Object(mut sel)))) => {
                 sel.insert("success".into(), json!(true));
                 CallToolResult::json(&sel)
@@ -34,6 +29,6 @@ impl Tool for GetLatestSelection {
             _ => CallToolResult::json(
                 &json!({ "success": false, "message": "No selection available" }),
             ),
-        }
+        })
     }
 }

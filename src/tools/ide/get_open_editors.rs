@@ -1,19 +1,18 @@
 //! `getOpenEditors`: the files this session opened, newest active.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::actors::extension::ExtError;
 use crate::protocol::mcp::CallToolResult;
 use crate::tools::editor::call_editor;
-use crate::tools::{EditorUse, Tool, ToolContext};
+use crate::tools::{EditorUse, Tool, ToolContext, ToolError, ToolResult};
 use crate::workspace::{file_url, language_id};
 
-/// The tool.
 pub struct GetOpenEditors;
 
-/// No arguments.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 pub struct Args {}
 
 impl Tool for GetOpenEditors {
@@ -23,11 +22,7 @@ impl Tool for GetOpenEditors {
     const DESCRIPTION: &'static str =
         "Open editor tabs (without an editor: the files this session opened).";
 
-    fn schema() -> Value {
-        json!({ "type": "object", "properties": {} })
-    }
-
-    async fn call(ctx: ToolContext, _args: Args) -> CallToolResult {
+    async fn call(ctx: ToolContext, _args: Args) -> ToolResult {
         match call_editor(&ctx, "getOpenFiles", json!({})).await {
             Ok(Value::Array(files)) => {
                 let tabs: Vec<Value> = files
@@ -45,13 +40,15 @@ impl Tool for GetOpenEditors {
                         }))
                     })
                     .collect();
-                return CallToolResult::json(&json!({ "tabs": tabs }));
+                return Ok(CallToolResult::json(&json!({ "tabs": tabs })));
             }
             Err(ExtError::NotConnected) => {}
             Ok(other) => {
-                return CallToolResult::error(format!("Unexpected answer from the editor: {other}"))
+                return Err(ToolError::refused(format!(
+                    "Unexpected answer from the editor: {other}"
+                )))
             }
-            Err(e) => return CallToolResult::error(e.to_string()),
+            Err(e) => return Err(e.into()),
         }
         let files = ctx.opened_files().await;
         let last = files.len().saturating_sub(1);
@@ -70,6 +67,6 @@ impl Tool for GetOpenEditors {
                 })
             })
             .collect();
-        CallToolResult::json(&json!({ "tabs": tabs }))
+        Ok(CallToolResult::json(&json!({ "tabs": tabs })))
     }
 }

@@ -1,18 +1,17 @@
 //! `getWorkspaceFolders`.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::protocol::mcp::CallToolResult;
 use crate::tools::editor::call_editor;
-use crate::tools::{EditorUse, Tool, ToolContext};
+use crate::tools::{EditorUse, Tool, ToolContext, ToolResult};
 use crate::workspace::file_url;
 
-/// The tool.
 pub struct GetWorkspaceFolders;
 
-/// No arguments.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 pub struct Args {}
 
 impl Tool for GetWorkspaceFolders {
@@ -21,11 +20,7 @@ impl Tool for GetWorkspaceFolders {
     const EDITOR: EditorUse = EditorUse::Optional;
     const DESCRIPTION: &'static str = "The workspace folders the bridge serves.";
 
-    fn schema() -> Value {
-        json!({ "type": "object", "properties": {} })
-    }
-
-    async fn call(ctx: ToolContext, _args: Args) -> CallToolResult {
+    async fn call(ctx: ToolContext, _args: Args) -> ToolResult {
         if let Ok(answer) = call_editor(&ctx, "getWorkspaceFolders", json!({})).await {
             let folders: Vec<Value> = answer
                 .get("folders")
@@ -35,19 +30,19 @@ impl Tool for GetWorkspaceFolders {
                 .map(|f| json!({ "name": f.get("name"), "uri": f.get("uri"), "path": f.get("path") }))
                 .collect();
             if let Some(first) = folders.first().cloned() {
-                return CallToolResult::json(&json!({
+                return Ok(CallToolResult::json(&json!({
                     "success": true,
                     "folders": folders,
                     "rootPath": first["path"],
-                }));
+                })));
             }
         }
         let ws = &ctx.services.workspace;
         let root = ws.root().display().to_string();
-        CallToolResult::json(&json!({
+        Ok(CallToolResult::json(&json!({
             "success": true,
             "folders": [{ "name": ws.name(), "uri": file_url(ws.root()), "path": root }],
             "rootPath": root,
-        }))
+        })))
     }
 }

@@ -18,25 +18,24 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
-use super::ToolContext;
+use super::{ToolContext, WorkspacePath};
 use crate::protocol::mcp::CallToolResult;
 
-pub(crate) use super::resolve;
-
-/// `{success: false, message: "Document not open: <path>"}`.
-pub(crate) fn not_open(file_path: &str) -> CallToolResult {
+/// `{success: false, message: "Document not open: <path>"}`: the answer, not an error.
+pub(crate) fn not_open(file_path: &WorkspacePath) -> CallToolResult {
     CallToolResult::json(&json!({
         "success": false,
         "message": format!("Document not open: {file_path}"),
     }))
 }
 
-/// Resolves `file_path` and checks that this session opened it.
+/// Resolves `file_path` and checks that this session opened it; otherwise the
+/// [`not_open`] answer.
 pub(crate) async fn opened_document(
     ctx: &ToolContext,
-    file_path: &str,
+    file_path: &WorkspacePath,
 ) -> Result<PathBuf, CallToolResult> {
-    let path = resolve(ctx, file_path).map_err(|_| not_open(file_path))?;
+    let path = file_path.resolve(ctx).map_err(|_| not_open(file_path))?;
     if ctx.opened_files().await.contains(&path) {
         Ok(path)
     } else {

@@ -1,22 +1,27 @@
 //! `openDiff`: needs an editor to show the diff; without one it fails at once so the
 //! CLI falls back to its terminal prompt.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::actors::extension::{DiffOutcome, ExtError, OpenDiff as ExtOpenDiff};
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{EditorUse, Tool, ToolContext, ToolTimeout};
+use crate::tools::{EditorUse, Tool, ToolContext, ToolError, ToolResult, ToolTimeout};
 
-/// The tool.
 pub struct OpenDiff;
 
-/// Arguments (all required).
-#[derive(Deserialize)]
+/// The paths only label the diff (the editor writes nothing; the agent does), so they
+/// are passed on as given.
+#[derive(Deserialize, JsonSchema)]
 pub struct Args {
+    /// Path of the file before the change
     old_file_path: String,
+    /// Path of the file after the change
     new_file_path: String,
+    /// Full proposed contents
     new_file_contents: String,
+    /// Name of the diff tab
     tab_name: String,
 }
 
@@ -29,20 +34,7 @@ impl Tool for OpenDiff {
          (FILE_SAVED + final text) or rejects it (DIFF_REJECTED + tab name).";
     const TIMEOUT: ToolTimeout = ToolTimeout::Unbounded;
 
-    fn schema() -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "old_file_path": { "type": "string", "description": "Path of the file before the change" },
-                "new_file_path": { "type": "string", "description": "Path of the file after the change" },
-                "new_file_contents": { "type": "string", "description": "Full proposed contents" },
-                "tab_name": { "type": "string", "description": "Name of the diff tab" }
-            },
-            "required": ["old_file_path", "new_file_path", "new_file_contents", "tab_name"]
-        })
-    }
-
-    async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
+    async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let params = json!({
             "oldFilePath": args.old_file_path,
             "newFilePath": args.new_file_path,
@@ -58,20 +50,20 @@ impl Tool for OpenDiff {
                 params,
             })
             .await;
-        match shown {
-            Ok(Ok(DiffOutcome::Saved(text))) => {
-                CallToolResult::texts(["FILE_SAVED".to_string(), text])
+        match shown.map_err(|e| ToolError::refused(e.to_string()))? {
+            Ok(DiffOutcome::Saved(text)) => {
+                Ok(CallToolResult::texts(["FILE_SAVED".to_string(), text]))
             }
-            Ok(Ok(DiffOutcome::Rejected)) => {
-                CallToolResult::texts(["DIFF_REJECTED".to_string(), args.tab_name])
-            }
-            Ok(Err(ExtError::NotConnected)) => CallToolResult::declined(format!(
+            Ok(DiffOutcome::Rejected) => Ok(CallToolResult::texts([
+                "DIFF_REJECTED".to_string(),
+                args.tab_name,
+            ])),
+            Err(ExtError::NotConnected) => Ok(CallToolResult::declined(format!(
                 "No editor is connected to ide-bridge, so the diff \"{}\" cannot be shown. \
                  Ask the user to approve the change in the terminal instead.",
                 args.tab_name
-            )),
-            Ok(Err(e)) => CallToolResult::error(e.to_string()),
-            Err(e) => CallToolResult::error(e.to_string()),
+            ))),
+            Err(e) => Err(e.into()),
         }
     }
 }

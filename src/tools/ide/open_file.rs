@@ -1,25 +1,48 @@
 //! `openFile`: records the file as opened by this session.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::actors::extension::ExtError;
 use crate::protocol::mcp::CallToolResult;
 use crate::tools::editor::call_editor;
-use crate::tools::{EditorUse, Tool, ToolContext};
+use crate::tools::{blocking, EditorUse, Tool, ToolContext, ToolError, ToolResult, WorkspacePath};
+use crate::workspace::files::{read_regular, FileError};
 use crate::workspace::language_id;
 
-/// The tool.
 pub struct OpenFile;
 
-/// Arguments.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Args {
-    file_path: String,
-    start_line: Option<u64>,
+    /// Path of the file (absolute or workspace-relative)
+    file_path: WorkspacePath,
+    #[serde(flatten)]
+    _selection: CliSelection,
     #[serde(default = "yes")]
     make_frontmost: bool,
+    #[schemars(range(min = 1))]
+    start_line: Option<u64>,
+}
+
+/// What the Claude Code CLI may send to select text in the opened file (the VS Code
+/// extension's `openFile` arguments). Accepted so the CLI's calls validate; the bridge
+/// opens the file at `startLine` and selects nothing.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct CliSelection {
+    #[serde(default)]
+    preview: bool,
+    /// Select from the first occurrence of this text
+    start_text: Option<String>,
+    /// Select up to this text
+    end_text: Option<String>,
+    #[serde(default)]
+    select_to_end_of_line: bool,
+    #[schemars(range(min = 1))]
+    end_line: Option<u64>,
 }
 
 fn yes() -> bool {
@@ -34,44 +57,26 @@ impl Tool for OpenFile {
         "Open a file in the editor (without an editor: remember it as opened by this session). \
          makeFrontmost=false returns JSON with languageId and lineCount.";
 
-    fn schema() -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "filePath": { "type": "string", "description": "Path of the file (absolute or workspace-relative)" },
-                "preview": { "type": "boolean", "default": false },
-                "startText": { "type": "string", "description": "Select from the first occurrence of this text" },
-                "endText": { "type": "string", "description": "Select up to this text" },
-                "selectToEndOfLine": { "type": "boolean", "default": false },
-                "makeFrontmost": { "type": "boolean", "default": true },
-                "startLine": { "type": "integer", "minimum": 1 },
-                "endLine": { "type": "integer", "minimum": 1 }
-            },
-            "required": ["filePath"]
-        })
-    }
-
-    async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
-        let path = match super::resolve(&ctx, &args.file_path) {
-            Ok(p) => p,
-            Err(e) => return e,
-        };
+    async fn call(ctx: ToolContext, args: Args) -> ToolResult {
+        let path = args.file_path.resolve(&ctx)?;
         // Regular files only, opened without blocking (a FIFO would hold the thread).
         let p = path.clone();
         let root = ctx.services.workspace.dir().clone();
-        let text =
-            match crate::tools::blocking(move || crate::workspace::files::read_regular(&root, &p))
-                .await
-            {
-                Ok(Ok(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
-                Ok(Err(crate::workspace::files::FileError::NotFound(_))) => {
-                    return CallToolResult::error(format!("File not found: {}", args.file_path))
-                }
-                Ok(Err(e)) => {
-                    return CallToolResult::error(format!("Cannot open {}: {e}", args.file_path))
-                }
-                Err(e) => return e,
-            };
+        let text = match blocking(move || read_regular(&root, &p)).await? {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(FileError::NotFound(_)) => {
+                return Err(ToolError::refused(format!(
+                    "File not found: {}",
+                    args.file_path
+                )))
+            }
+            Err(e) => {
+                return Err(ToolError::refused(format!(
+                    "Cannot open {}: {e}",
+                    args.file_path
+                )))
+            }
+        };
         ctx.record_opened(path.clone());
         let mut request = json!({ "file": path });
         if let Some(line) = args.start_line {
@@ -79,18 +84,18 @@ impl Tool for OpenFile {
         }
         match call_editor(&ctx, "openFile", request).await {
             Ok(_) | Err(ExtError::NotConnected) => {}
-            Err(e) => return CallToolResult::error(e.to_string()),
+            Err(e) => return Err(e.into()),
         }
         let shown = path.display().to_string();
         if args.make_frontmost {
-            CallToolResult::text(format!("Opened file: {shown}"))
+            Ok(CallToolResult::text(format!("Opened file: {shown}")))
         } else {
-            CallToolResult::json(&json!({
+            Ok(CallToolResult::json(&json!({
                 "success": true,
                 "filePath": shown,
                 "languageId": language_id(&path),
                 "lineCount": text.lines().count(),
-            }))
+            })))
         }
     }
 }

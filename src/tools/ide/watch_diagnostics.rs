@@ -2,25 +2,28 @@
 
 use std::time::Duration;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
 
 use crate::actors::extension::{self, WatchDiagnostics as Watch};
-use crate::actors::supervise::ActorFault;
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{EditorUse, Tool, ToolContext, ToolTimeout};
+use crate::tools::{ask, EditorUse, Tool, ToolContext, ToolError, ToolResult, ToolTimeout};
 
 /// Longest wait a caller may ask for.
 pub const MAX_WAIT_MS: u64 = 55_000;
 
-/// The tool.
 pub struct WatchDiagnostics;
 
-/// Arguments.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Args {
-    timeout_ms: Option<u64>,
+    #[serde(default = "default_wait_ms")]
+    #[schemars(range(max = MAX_WAIT_MS))]
+    timeout_ms: u64,
+}
+
+fn default_wait_ms() -> u64 {
+    30_000
 }
 
 impl Tool for WatchDiagnostics {
@@ -32,29 +35,15 @@ impl Tool for WatchDiagnostics {
         "Wait (up to timeoutMs, max 55 s) for the editor's next diagnostics change and return it \
          in getDiagnostics' shape; an empty list on timeout.";
 
-    fn schema() -> Value {
-        json!({
-            "type": "object",
-            "properties": { "timeoutMs": { "type": "integer", "minimum": 0, "maximum": MAX_WAIT_MS, "default": 30000 } },
-            "additionalProperties": false
-        })
-    }
-
-    async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
-        let rx = match ctx.services.extension.send(Watch).await {
-            Ok(Ok(rx)) => rx,
-            Ok(Err(e)) => return CallToolResult::error(e.to_string()),
-            Err(e) => {
-                return CallToolResult::error(ActorFault::mailbox(extension::NAME, e).to_string())
-            }
-        };
-        let wait = Duration::from_millis(args.timeout_ms.unwrap_or(30_000));
+    async fn call(ctx: ToolContext, args: Args) -> ToolResult {
+        let rx = ask(&ctx.services.extension, extension::NAME, Watch).await?;
+        let wait = Duration::from_millis(args.timeout_ms);
         match tokio::time::timeout(wait, rx).await {
-            Ok(Ok(files)) => CallToolResult::json(&files),
-            Ok(Err(_)) => {
-                CallToolResult::error("The editor disconnected while watching diagnostics")
-            }
-            Err(_) => CallToolResult::text("[]"),
+            Ok(Ok(files)) => Ok(CallToolResult::json(&files)),
+            Ok(Err(_)) => Err(ToolError::refused(
+                "The editor disconnected while watching diagnostics",
+            )),
+            Err(_) => Ok(CallToolResult::text("[]")),
         }
     }
 }

@@ -1,13 +1,9 @@
 //! `cancelClaudeTask`: cancels a pending or running task (its whole process group).
 
-use serde_json::Value;
-
-use super::{ask_orchestrator, task_id_schema, TaskIdArgs};
+use super::{ask_orchestrator, TaskIdArgs};
 use crate::actors::orchestrator::CancelTask;
-use crate::protocol::mcp::CallToolResult;
-use crate::tools::{Tool, ToolContext};
+use crate::tools::{Tool, ToolContext, ToolResult};
 
-/// The tool.
 pub struct CancelClaudeTask;
 
 impl Tool for CancelClaudeTask {
@@ -16,11 +12,7 @@ impl Tool for CancelClaudeTask {
     const DESCRIPTION: &'static str =
         "Cancel one of this session's pending or running Claude tasks.";
 
-    fn schema() -> Value {
-        task_id_schema()
-    }
-
-    async fn call(ctx: ToolContext, args: TaskIdArgs) -> CallToolResult {
+    async fn call(ctx: ToolContext, args: TaskIdArgs) -> ToolResult {
         let ask = CancelTask {
             task_id: args.task_id,
             session: Some(ctx.session_id.to_string()),

@@ -1,13 +1,9 @@
 //! `getClaudeTaskStatus`.
 
-use serde_json::Value;
-
-use super::{ask_orchestrator, task_id_schema, TaskIdArgs};
+use super::{ask_orchestrator, TaskIdArgs};
 use crate::actors::orchestrator::GetTask;
-use crate::protocol::mcp::CallToolResult;
-use crate::tools::{Tool, ToolContext};
+use crate::tools::{Tool, ToolContext, ToolResult};
 
-/// The tool.
 pub struct GetClaudeTaskStatus;
 
 impl Tool for GetClaudeTaskStatus {
@@ -16,11 +12,7 @@ impl Tool for GetClaudeTaskStatus {
     const DESCRIPTION: &'static str =
         "Status, output and error of one of this session's Claude tasks.";
 
-    fn schema() -> Value {
-        task_id_schema()
-    }
-
-    async fn call(ctx: ToolContext, args: TaskIdArgs) -> CallToolResult {
+    async fn call(ctx: ToolContext, args: TaskIdArgs) -> ToolResult {
         let ask = GetTask {
             task_id: args.task_id,
             session: Some(ctx.session_id.to_string()),

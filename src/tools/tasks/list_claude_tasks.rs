@@ -1,5 +1,6 @@
 //! `listClaudeTasks`.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -7,13 +8,12 @@ use super::view;
 use crate::actors::orchestrator::ListTasks;
 use crate::orchestrator::TaskStatus;
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{Tool, ToolContext};
+use crate::tools::{Tool, ToolContext, ToolError, ToolResult};
 
-/// The tool.
 pub struct ListClaudeTasks;
 
-/// Arguments.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Args {
     status: Option<TaskStatus>,
 }
@@ -24,28 +24,21 @@ impl Tool for ListClaudeTasks {
     const DESCRIPTION: &'static str =
         "This session's Claude tasks, oldest first, optionally by status.";
 
-    fn schema() -> Value {
-        json!({
-            "type": "object",
-            "properties": { "status": { "enum": ["pending", "running", "done", "error", "cancelled", "interrupted"] } },
-            "additionalProperties": false
-        })
-    }
-
-    async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
+    async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let ask = ListTasks {
             session: Some(ctx.session_id.to_string()),
         };
-        match ctx.services.orchestrator.send(ask).await {
-            Ok(tasks) => {
-                let tasks: Vec<Value> = tasks
-                    .iter()
-                    .filter(|t| args.status.is_none_or(|s| s == t.status))
-                    .map(view)
-                    .collect();
-                CallToolResult::json(&json!({ "tasks": tasks }))
-            }
-            Err(e) => CallToolResult::error(format!("the orchestrator is unavailable: {e}")),
-        }
+        let tasks = ctx
+            .services
+            .orchestrator
+            .send(ask)
+            .await
+            .map_err(ToolError::OrchestratorUnavailable)?;
+        let tasks: Vec<Value> = tasks
+            .iter()
+            .filter(|t| args.status.is_none_or(|s| s == t.status))
+            .map(view)
+            .collect();
+        Ok(CallToolResult::json(&json!({ "tasks": tasks })))
     }
 }

@@ -6,45 +6,43 @@ pub mod get_claude_task_status;
 pub mod list_claude_tasks;
 pub mod run_claude_task;
 
+use std::fmt::Display;
+
 use actix::{Handler, Message};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::{ToolError, ToolResult};
 use crate::actors::orchestrator::Orchestrator;
 use crate::orchestrator::Task;
 use crate::protocol::mcp::CallToolResult;
 
 /// Arguments of the tools that name one task.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TaskIdArgs {
+    #[schemars(length(min = 1))]
     task_id: String,
 }
 
-/// Schema of [`TaskIdArgs`].
-pub(crate) fn task_id_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": { "taskId": { "type": "string", "minLength": 1 } },
-        "required": ["taskId"],
-        "additionalProperties": false
-    })
-}
-
-/// Sends `msg` to the orchestrator and shows the task it answers with.
-pub(crate) async fn ask_orchestrator<M>(
+/// Sends `msg` to the orchestrator and shows the task it answers with; its refusal
+/// (unknown task, another session's) is the tool error.
+pub(crate) async fn ask_orchestrator<M, E>(
     orchestrator: &actix::Addr<Orchestrator>,
     msg: M,
-) -> CallToolResult
+) -> ToolResult
 where
-    M: Message<Result = Result<Task, String>> + Send + 'static,
+    M: Message<Result = Result<Task, E>> + Send + 'static,
+    E: Display + Send + 'static,
     Orchestrator: Handler<M>,
 {
-    match orchestrator.send(msg).await {
-        Ok(Ok(t)) => CallToolResult::json(&view(&t)),
-        Ok(Err(e)) => CallToolResult::error(e),
-        Err(e) => CallToolResult::error(format!("the orchestrator is unavailable: {e}")),
-    }
+    let task = orchestrator
+        .send(msg)
+        .await
+        .map_err(ToolError::OrchestratorUnavailable)?
+        .map_err(|e| ToolError::refused(e.to_string()))?;
+    Ok(CallToolResult::json(&view(&task)))
 }
 
 /// A task as agents see it.

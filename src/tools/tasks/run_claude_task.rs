@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
 
 use super::view;
 use crate::actors::orchestrator::{Enqueue, EnqueueFollowed, GetTask};
@@ -12,21 +12,27 @@ use crate::orchestrator::{
     MIN_TIMEOUT_MS,
 };
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{resolve, Tool, ToolContext, ToolTimeout};
+use crate::tools::{Tool, ToolContext, ToolError, ToolResult, ToolTimeout, WorkspacePath};
 
-/// The tool.
 pub struct RunClaudeTask;
 
-/// Arguments.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Args {
+    #[schemars(length(min = 1))]
     prompt: String,
     #[serde(default)]
-    context_files: Vec<String>,
-    timeout_ms: Option<u64>,
+    #[schemars(length(max = MAX_CONTEXT_FILES))]
+    context_files: Vec<WorkspacePath>,
+    #[serde(default = "default_timeout_ms")]
+    #[schemars(range(min = MIN_TIMEOUT_MS, max = MAX_TIMEOUT_MS))]
+    timeout_ms: u64,
     #[serde(default)]
     wait: bool,
+}
+
+fn default_timeout_ms() -> u64 {
+    DEFAULT_TIMEOUT_MS
 }
 
 impl Tool for RunClaudeTask {
@@ -37,35 +43,18 @@ impl Tool for RunClaudeTask {
          or with wait: true streams progress and returns the result. Context files are mentioned to the task.";
     const TIMEOUT: ToolTimeout = ToolTimeout::Fixed(Duration::from_millis(MAX_TIMEOUT_MS + 30_000));
 
-    fn schema() -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "prompt": { "type": "string", "minLength": 1 },
-                "contextFiles": { "type": "array", "items": { "type": "string" }, "maxItems": MAX_CONTEXT_FILES },
-                "timeoutMs": { "type": "integer", "minimum": MIN_TIMEOUT_MS, "maximum": MAX_TIMEOUT_MS, "default": DEFAULT_TIMEOUT_MS },
-                "wait": { "type": "boolean", "default": false }
-            },
-            "required": ["prompt"],
-            "additionalProperties": false
-        })
-    }
-
-    async fn call(ctx: ToolContext, args: Args) -> CallToolResult {
+    async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         if args.prompt.len() > MAX_PROMPT_BYTES {
-            return CallToolResult::error(format!(
+            return Err(ToolError::refused(format!(
                 "Prompt is {} bytes; the limit is {MAX_PROMPT_BYTES} bytes",
                 args.prompt.len()
-            ));
+            )));
         }
         let mut prompt = args.prompt;
         if !args.context_files.is_empty() {
             prompt.push_str("\n\nContext files:");
             for f in &args.context_files {
-                match resolve(&ctx, f) {
-                    Ok(p) => prompt.push_str(&format!("\n@{}", p.display())),
-                    Err(e) => return e,
-                }
+                prompt.push_str(&format!("\n@{}", f.resolve(&ctx)?.display()));
             }
         }
         let enqueue = Enqueue {
@@ -73,20 +62,18 @@ impl Tool for RunClaudeTask {
                 session_id: ctx.session_id.to_string(),
             },
             prompt,
-            timeout_ms: args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS),
+            timeout_ms: args.timeout_ms,
         };
         let orchestrator = &ctx.services.orchestrator;
         if !args.wait {
             return super::ask_orchestrator(orchestrator, enqueue).await;
         }
         // Queued and followed in one message: the first output line cannot slip past.
-        let (task, mut chunks) = match orchestrator.send(EnqueueFollowed(enqueue)).await {
-            Ok(Ok(followed)) => followed,
-            Ok(Err(e)) => return CallToolResult::error(e),
-            Err(e) => {
-                return CallToolResult::error(format!("the orchestrator is unavailable: {e}"))
-            }
-        };
+        let (task, mut chunks) = orchestrator
+            .send(EnqueueFollowed(enqueue))
+            .await
+            .map_err(ToolError::OrchestratorUnavailable)?
+            .map_err(|e| ToolError::refused(e.to_string()))?;
         let mut n = 0.0;
         while let Some(chunk) = chunks.recv().await {
             n += 1.0;
@@ -94,20 +81,16 @@ impl Tool for RunClaudeTask {
             ctx.report_progress(n, None, Some(&excerpt));
         }
         let session = Some(ctx.session_id.to_string());
-        match orchestrator
+        let t = orchestrator
             .send(GetTask {
                 task_id: task.id,
                 session,
             })
             .await
-        {
-            Ok(Ok(t)) => {
-                let mut result = CallToolResult::json(&view(&t));
-                result.is_error = t.status != crate::orchestrator::TaskStatus::Done;
-                result
-            }
-            Ok(Err(e)) => CallToolResult::error(e),
-            Err(e) => CallToolResult::error(format!("the orchestrator is unavailable: {e}")),
-        }
+            .map_err(ToolError::OrchestratorUnavailable)?
+            .map_err(|e| ToolError::refused(e.to_string()))?;
+        let mut result = CallToolResult::json(&view(&t));
+        result.is_error = t.status != crate::orchestrator::TaskStatus::Done;
+        Ok(result)
     }
 }
