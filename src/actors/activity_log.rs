@@ -10,6 +10,7 @@ use actix::prelude::*;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};
 
+pub use super::messages::activity::{LifecycleEvent, RecordLifecycle};
 use super::supervise::{guard, ActorFault};
 use crate::metrics::Metrics;
 use crate::persist::jsonl::{self, Appender};
@@ -48,49 +49,6 @@ impl CallStatus {
             CallStatus::Declined => "declined",
         }
     }
-}
-
-/// Lifecycle events recorded in the timeline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LifecycleEvent {
-    /// An agent connected with a new session.
-    AgentConnected,
-    /// An agent reattached to its session within the grace period.
-    AgentReconnected,
-    /// A second session turned out to serve the same client process and was merged
-    /// into the first.
-    SessionMerged,
-    /// An agent's connection closed; its session waits in grace.
-    AgentDisconnected,
-    /// A session's grace period ran out.
-    GraceExpired,
-    /// A session was evicted to make room for a new agent.
-    SessionEvicted,
-    /// A connection was refused.
-    ConnectionRefused,
-    /// A supervised actor restarted after a fault.
-    ActorRestarted,
-    /// A session was restored from a checkpoint at start-up.
-    SessionRestored,
-    /// An editor connected.
-    EditorConnected,
-    /// The editor disconnected.
-    EditorDisconnected,
-    /// An editor request timed out; the circuit breaker opened.
-    CircuitOpened,
-    /// The editor answered again; the circuit breaker closed.
-    CircuitClosed,
-    /// A Claude task asked to use a tool; the policy decided.
-    PermissionDecision,
-    /// An automation hook started a task (or was skipped).
-    AutomationFired,
-    /// The automation policy was reloaded, or an edit of it was refused.
-    AutomationPolicy,
-    /// The bridge started.
-    BridgeStarted,
-    /// The bridge is stopping.
-    BridgeStopping,
 }
 
 /// One timeline entry.
@@ -154,18 +112,6 @@ pub struct RecordToolCall {
     pub duration_ms: u64,
     /// Argument summary.
     pub summary: String,
-}
-
-/// Record a lifecycle event.
-#[derive(Debug, Message)]
-#[rtype(result = "()")]
-pub struct RecordLifecycle {
-    /// Event.
-    pub event: LifecycleEvent,
-    /// Session concerned.
-    pub session_id: Option<String>,
-    /// Free text.
-    pub detail: String,
 }
 
 /// Query the timeline, newest last.
@@ -477,6 +423,11 @@ pub fn now_ms() -> u64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0)
+}
+
+/// The current time as an RFC 3339 string with milliseconds.
+pub fn iso_now() -> String {
+    humantime::format_rfc3339_millis(SystemTime::now()).to_string()
 }
 
 fn watch_matches(w: &Watcher, e: &Entry) -> bool {

@@ -12,11 +12,11 @@ use serde::Serialize;
 
 use super::activity_log::{ActivityLog, LifecycleEvent, RecordLifecycle};
 use super::extension::breaker::{Clock, SystemClock};
-use super::orchestrator::{Enqueue, Follow, Orchestrator};
-use super::supervise::guard;
+pub use super::messages::automation::EditorEvent;
+use super::orchestrator::{Enqueue, Follow, TaskError};
+use super::supervise::{guard, restarted};
 use crate::automation::policy::Policy;
 use crate::automation::{Engine, Event, Firing, Outcome};
-use crate::diagnostics::Diagnostic;
 use crate::metrics::Metrics;
 use crate::orchestrator::TaskOrigin;
 use crate::workspace::Workspace;
@@ -28,24 +28,6 @@ pub const POLL_INTERVAL: Duration = Duration::from_secs(1);
 /// After the last automation task ends, events are still taken as its doing this long
 /// (diagnostics of the files it edited arrive a little later).
 pub const SETTLE_MS: u64 = 2_000;
-
-/// What the editor just told the bridge (sent by the ExtensionClient).
-#[derive(Debug, Message)]
-#[rtype(result = "()")]
-pub enum EditorEvent {
-    /// A file's diagnostics changed; empty means cleared.
-    Diagnostics {
-        /// The path as the editor sent it.
-        file: String,
-        /// Its diagnostics now.
-        diagnostics: Vec<Diagnostic>,
-    },
-    /// The editor saved a file.
-    FileSaved {
-        /// The path as the editor sent it.
-        file: String,
-    },
-}
 
 /// What `/status` shows about automation.
 #[derive(Debug, Clone, Serialize)]
@@ -85,11 +67,29 @@ struct TaskEnded {
     file: String,
 }
 
+/// Why a hook's task did not start.
+#[derive(Debug, thiserror::Error)]
+enum NotStarted {
+    #[error(transparent)]
+    Refused(#[from] TaskError),
+    #[error("orchestrator unavailable: {0}")]
+    Unavailable(#[from] MailboxError),
+}
+
+/// The orchestrator answered a hook's enqueue: the task's id, or why it did not start.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 struct Started {
     firing: Firing,
-    result: Result<String, String>,
+    result: Result<String, NotStarted>,
+}
+
+/// What Automation sends the Orchestrator.
+pub struct OrchestratorLink {
+    /// Starts a hook's task.
+    pub enqueue: Recipient<Enqueue>,
+    /// Follows it until it ends (automation stays quiet meanwhile).
+    pub follow: Recipient<Follow>,
 }
 
 /// The Automation actor.
@@ -104,7 +104,7 @@ pub struct Automation {
     fired: u64,
     skipped: u64,
     last_reload_error: Option<String>,
-    orchestrator: Addr<Orchestrator>,
+    orchestrator: OrchestratorLink,
     activity: Addr<ActivityLog>,
     metrics: Arc<Metrics>,
 }
@@ -115,7 +115,7 @@ impl Automation {
         policy: Policy,
         path: PathBuf,
         workspace: Workspace,
-        orchestrator: Addr<Orchestrator>,
+        orchestrator: OrchestratorLink,
         activity: Addr<ActivityLog>,
         metrics: Arc<Metrics>,
     ) -> Self {
@@ -201,12 +201,12 @@ impl Automation {
                 };
                 // Until the orchestrator answers, count the task as in flight.
                 self.in_flight.insert(placeholder(&firing));
-                let orchestrator = self.orchestrator.clone();
+                let ask = self.orchestrator.enqueue.send(enqueue);
                 let me = ctx.address();
                 actix_rt::spawn(async move {
-                    let result = match orchestrator.send(enqueue).await {
-                        Ok(r) => r.map(|t| t.id),
-                        Err(e) => Err(format!("orchestrator unavailable: {e}")),
+                    let result = match ask.await {
+                        Ok(r) => r.map(|t| t.id).map_err(NotStarted::from),
+                        Err(e) => Err(NotStarted::from(e)),
                     };
                     me.do_send(Started { firing, result });
                 });
@@ -251,8 +251,12 @@ impl Actor for Automation {
 
 impl Supervised for Automation {
     fn restarting(&mut self, _: &mut Context<Self>) {
-        self.metrics.record_restart(NAME);
-        self.record(LifecycleEvent::ActorRestarted, NAME.to_string());
+        restarted(
+            NAME,
+            &self.metrics,
+            &self.activity.clone().recipient(),
+            "the policy and its counters are kept",
+        );
     }
 }
 
@@ -298,11 +302,11 @@ impl Handler<Started> for Automation {
                     format!("{} {} → task {id}", firing.hook, firing.file),
                 );
                 self.in_flight.insert(id.clone());
-                let orchestrator = self.orchestrator.clone();
+                let follow = self.orchestrator.follow.send(Follow(id.clone()));
                 let me = ctx.address();
                 let file = firing.file;
                 actix_rt::spawn(async move {
-                    if let Ok(Some(mut output)) = orchestrator.send(Follow(id.clone())).await {
+                    if let Ok(Some(mut output)) = follow.await {
                         while output.recv().await.is_some() {}
                     }
                     me.do_send(TaskEnded { id, file });

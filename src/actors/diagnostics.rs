@@ -12,8 +12,8 @@ use actix::prelude::*;
 use serde::Serialize;
 use tokio::sync::oneshot;
 
-use super::activity_log::{ActivityLog, LifecycleEvent, RecordLifecycle};
-use super::supervise::{guard, ActorFault};
+use super::activity_log::ActivityLog;
+use super::supervise::{guard, restarted, ActorFault};
 use crate::diagnostics::linters::{probe, Probe};
 use crate::diagnostics::parse::parse;
 use crate::diagnostics::Diagnostic;
@@ -62,11 +62,6 @@ pub struct GetDiagnostics;
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct Invalidate;
-
-/// The start-up probe.
-#[derive(Message)]
-#[rtype(result = "Vec<Probe>")]
-pub struct Probes;
 
 /// Settings of the actor.
 #[derive(Debug, Clone)]
@@ -209,15 +204,15 @@ impl Actor for DiagnosticsActor {
 
 impl Supervised for DiagnosticsActor {
     fn restarting(&mut self, _: &mut Context<Self>) {
-        self.metrics.record_restart(NAME);
         // The spawned run was dropped with the old context; its waiters got errors.
         self.running = false;
         self.waiters.clear();
-        self.activity.do_send(RecordLifecycle {
-            event: LifecycleEvent::ActorRestarted,
-            session_id: None,
-            detail: NAME.to_string(),
-        });
+        restarted(
+            NAME,
+            &self.metrics,
+            &self.activity.clone().recipient(),
+            "the next request runs the linters again",
+        );
     }
 }
 
@@ -252,13 +247,6 @@ impl Handler<Invalidate> for DiagnosticsActor {
     fn handle(&mut self, _: Invalidate, _: &mut Context<Self>) {
         self.cache = None;
         self.generation += 1;
-    }
-}
-
-impl Handler<Probes> for DiagnosticsActor {
-    type Result = MessageResult<Probes>;
-    fn handle(&mut self, _: Probes, _: &mut Context<Self>) -> Self::Result {
-        MessageResult(self.probes.clone())
     }
 }
 

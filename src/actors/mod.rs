@@ -10,6 +10,7 @@ pub mod extension;
 pub mod fault;
 pub mod heartbeat;
 pub mod http_transport;
+pub mod messages;
 pub mod orchestrator;
 pub mod outbound;
 pub mod rate_limit;
@@ -18,3 +19,6 @@ pub mod session;
 pub mod supervise;
 pub mod transport;
 pub mod writer;
+
+#[cfg(test)]
+mod module_graph;

@@ -14,8 +14,8 @@ use serde_json::json;
 use tokio::sync::mpsc;
 
 use super::activity_log::{now_ms, ActivityLog, LifecycleEvent, RecordLifecycle};
-use super::extension::{ExtensionClient, NotifyEditor};
-use super::supervise::guard;
+use super::messages::editor::NotifyEditor;
+use super::supervise::{guard, restarted, ActorFault};
 use crate::metrics::Metrics;
 use crate::orchestrator::driver::{self, DriverConfig, Event};
 use crate::orchestrator::{self as tasks, Task, TaskOrigin, TaskStatus};
@@ -34,9 +34,41 @@ pub struct Limits {
     pub max_history: usize,
 }
 
+/// Why a task request was refused (the text is what agents read).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum TaskError {
+    /// No task has this id (or it left the history).
+    #[error("No task {0:?}")]
+    NotFound(String),
+    /// The task was started by another session.
+    #[error("Task {0} belongs to another session")]
+    OtherSession(String),
+    /// `orchestrator.max_queue` tasks wait already.
+    #[error("Task queue is full: {running} tasks running and {waiting} waiting (max {max}); try again when one finishes")]
+    QueueFull {
+        /// Tasks running.
+        running: usize,
+        /// Tasks waiting.
+        waiting: usize,
+        /// `orchestrator.max_queue`.
+        max: usize,
+    },
+    /// Cancelling a task that is over.
+    #[error("Task {id} already finished ({status:?})")]
+    Finished {
+        /// The task.
+        id: String,
+        /// How it ended.
+        status: TaskStatus,
+    },
+    /// The orchestrator failed while handling the request.
+    #[error(transparent)]
+    Fault(#[from] ActorFault),
+}
+
 /// Start (or queue) a task.
 #[derive(Debug, Message)]
-#[rtype(result = "Result<Task, String>")]
+#[rtype(result = "Result<Task, TaskError>")]
 pub struct Enqueue {
     /// Who asks.
     pub origin: TaskOrigin,
@@ -48,7 +80,7 @@ pub struct Enqueue {
 
 /// One task, if `session` may see it (`None`: the bridge itself).
 #[derive(Debug, Message)]
-#[rtype(result = "Result<Task, String>")]
+#[rtype(result = "Result<Task, TaskError>")]
 pub struct GetTask {
     /// Task id.
     pub task_id: String,
@@ -66,7 +98,7 @@ pub struct ListTasks {
 
 /// Cancel a pending or running task.
 #[derive(Debug, Message)]
-#[rtype(result = "Result<Task, String>")]
+#[rtype(result = "Result<Task, TaskError>")]
 pub struct CancelTask {
     /// Task id.
     pub task_id: String,
@@ -100,7 +132,7 @@ pub struct Orchestrator {
     driver: Arc<DriverConfig>,
     path: Option<PathBuf>,
     save_timer: Option<SpawnHandle>,
-    extension: Addr<ExtensionClient>,
+    editor: Recipient<NotifyEditor>,
     activity: Addr<ActivityLog>,
     metrics: Arc<Metrics>,
 }
@@ -111,7 +143,7 @@ impl Orchestrator {
         limits: Limits,
         driver: DriverConfig,
         path: Option<PathBuf>,
-        extension: Addr<ExtensionClient>,
+        editor: Recipient<NotifyEditor>,
         activity: Addr<ActivityLog>,
         metrics: Arc<Metrics>,
     ) -> Self {
@@ -144,7 +176,7 @@ impl Orchestrator {
             driver: Arc::new(driver),
             path,
             save_timer: None,
-            extension,
+            editor,
             activity,
             metrics,
         };
@@ -155,14 +187,14 @@ impl Orchestrator {
         me
     }
 
-    fn visible(&self, task_id: &str, session: Option<&str>) -> Result<&Task, String> {
+    fn visible(&self, task_id: &str, session: Option<&str>) -> Result<&Task, TaskError> {
         let task = self
             .tasks
             .get(task_id)
-            .ok_or_else(|| format!("No task {task_id:?}"))?;
+            .ok_or_else(|| TaskError::NotFound(task_id.to_string()))?;
         match (session, task.session()) {
             (Some(asker), owner) if owner != Some(asker) => {
-                Err(format!("Task {task_id} belongs to another session"))
+                Err(TaskError::OtherSession(task_id.to_string()))
             }
             _ => Ok(task),
         }
@@ -223,18 +255,21 @@ impl Orchestrator {
         let handle = ctx.spawn(
             async move { driver::run(&driver, &task_id_for_run, &prompt, timeout, tx).await }
                 .into_actor(self)
-                .map(move |outcome, act, ctx| act.finish(&id, outcome, ctx)),
+                .map(move |outcome, act, ctx| {
+                    act.finish(&id, outcome.err().map(|e| e.to_string()), ctx)
+                }),
         );
         self.running.insert(key, handle);
     }
 
-    fn finish(&mut self, id: &str, outcome: Result<String, String>, ctx: &mut Context<Self>) {
+    /// A run ended, with the driver's error if it failed.
+    fn finish(&mut self, id: &str, failure: Option<String>, ctx: &mut Context<Self>) {
         self.running.remove(id);
         if let Some(task) = self.tasks.get_mut(id) {
             if task.status == TaskStatus::Running {
-                match outcome {
-                    Ok(_) => task.status = TaskStatus::Done,
-                    Err(e) => {
+                match failure {
+                    None => task.status = TaskStatus::Done,
+                    Some(e) => {
                         task.status = TaskStatus::Error;
                         task.error = Some(e);
                     }
@@ -248,7 +283,7 @@ impl Orchestrator {
 
     fn after_change(&mut self, id: &str, ctx: &mut Context<Self>) {
         if let Some(t) = self.tasks.get(id) {
-            self.extension.do_send(NotifyEditor {
+            self.editor.do_send(NotifyEditor {
                 method: "bridge/claudeTaskOutput",
                 params: json!({ "taskId": id, "status": t.status, "error": t.error }),
             });
@@ -288,7 +323,6 @@ impl Actor for Orchestrator {
 
 impl Supervised for Orchestrator {
     fn restarting(&mut self, ctx: &mut Context<Self>) {
-        self.metrics.record_restart(NAME);
         self.save_timer = None;
         // The running processes were dropped (and killed) with the old context.
         let now = now_ms();
@@ -301,26 +335,26 @@ impl Supervised for Orchestrator {
         }
         self.followers.clear();
         self.start_ready(ctx);
-        self.activity.do_send(RecordLifecycle {
-            event: LifecycleEvent::ActorRestarted,
-            session_id: None,
-            detail: NAME.to_string(),
-        });
+        restarted(
+            NAME,
+            &self.metrics,
+            &self.activity.clone().recipient(),
+            "its running tasks are interrupted",
+        );
     }
 }
 
 impl Handler<Enqueue> for Orchestrator {
-    type Result = Result<Task, String>;
+    type Result = Result<Task, TaskError>;
     fn handle(&mut self, msg: Enqueue, ctx: &mut Context<Self>) -> Self::Result {
         guard(NAME, self, ctx, |act, ctx| {
             let slots_free = act.running.len() < act.limits.max_concurrent;
             if !slots_free && act.queue.len() >= act.limits.max_queue {
-                return Err(format!(
-                    "Task queue is full: {} tasks running and {} waiting (max {}); try again when one finishes",
-                    act.running.len(),
-                    act.queue.len(),
-                    act.limits.max_queue
-                ));
+                return Err(TaskError::QueueFull {
+                    running: act.running.len(),
+                    waiting: act.queue.len(),
+                    max: act.limits.max_queue,
+                });
             }
             let id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
             let task = Task {
@@ -341,13 +375,12 @@ impl Handler<Enqueue> for Orchestrator {
             act.start_ready(ctx);
             act.schedule_save(ctx);
             Ok(act.tasks[&id].clone())
-        })
-        .map_err(|f| f.to_string())?
+        })?
     }
 }
 
 impl Handler<GetTask> for Orchestrator {
-    type Result = Result<Task, String>;
+    type Result = Result<Task, TaskError>;
     fn handle(&mut self, msg: GetTask, _: &mut Context<Self>) -> Self::Result {
         self.visible(&msg.task_id, msg.session.as_deref()).cloned()
     }
@@ -368,14 +401,14 @@ impl Handler<ListTasks> for Orchestrator {
 }
 
 impl Handler<CancelTask> for Orchestrator {
-    type Result = Result<Task, String>;
+    type Result = Result<Task, TaskError>;
     fn handle(&mut self, msg: CancelTask, ctx: &mut Context<Self>) -> Self::Result {
         let status = self.visible(&msg.task_id, msg.session.as_deref())?.status;
         if status.is_final() {
-            return Err(format!(
-                "Task {} already finished ({status:?})",
-                msg.task_id
-            ));
+            return Err(TaskError::Finished {
+                id: msg.task_id,
+                status,
+            });
         }
         self.queue.retain(|id| id != &msg.task_id);
         if let Some(handle) = self.running.remove(&msg.task_id) {
@@ -440,7 +473,7 @@ impl Handler<TaskEvent> for Orchestrator {
                 if let Some(list) = self.followers.get_mut(&id) {
                     list.retain(|f| f.send(text.clone()).is_ok());
                 }
-                self.extension.do_send(NotifyEditor {
+                self.editor.do_send(NotifyEditor {
                     method: "bridge/claudeTaskOutput",
                     params: json!({ "taskId": id, "chunk": text }),
                 });

@@ -10,7 +10,7 @@ use actix::{Handler, Message};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::actors::orchestrator::Orchestrator;
+use crate::actors::orchestrator::{Orchestrator, TaskError};
 use crate::orchestrator::Task;
 use crate::protocol::mcp::CallToolResult;
 
@@ -37,12 +37,12 @@ pub(crate) async fn ask_orchestrator<M>(
     msg: M,
 ) -> CallToolResult
 where
-    M: Message<Result = Result<Task, String>> + Send + 'static,
+    M: Message<Result = Result<Task, TaskError>> + Send + 'static,
     Orchestrator: Handler<M>,
 {
     match orchestrator.send(msg).await {
         Ok(Ok(t)) => CallToolResult::json(&view(&t)),
-        Ok(Err(e)) => CallToolResult::error(e),
+        Ok(Err(e)) => CallToolResult::error(e.to_string()),
         Err(e) => CallToolResult::error(format!("the orchestrator is unavailable: {e}")),
     }
 }

@@ -78,7 +78,7 @@ impl Tool for RunClaudeTask {
         let orchestrator = &ctx.services.orchestrator;
         let task = match orchestrator.send(enqueue).await {
             Ok(Ok(t)) => t,
-            Ok(Err(e)) => return CallToolResult::error(e),
+            Ok(Err(e)) => return CallToolResult::error(e.to_string()),
             Err(e) => {
                 return CallToolResult::error(format!("the orchestrator is unavailable: {e}"))
             }
@@ -107,7 +107,7 @@ impl Tool for RunClaudeTask {
                 result.is_error = t.status != crate::orchestrator::TaskStatus::Done;
                 result
             }
-            Ok(Err(e)) => CallToolResult::error(e),
+            Ok(Err(e)) => CallToolResult::error(e.to_string()),
             Err(e) => CallToolResult::error(format!("the orchestrator is unavailable: {e}")),
         }
     }
