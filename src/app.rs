@@ -565,3 +565,24 @@ async fn shut_down(
     handle.stop(false).await;
     tracing::info!(ms = started.elapsed().as_millis() as u64, "stopped");
 }
+
+/// The singletons and services of a bridge on `root`, started on the current arbiter
+/// without persistence, a policy or a listener: for in-process actor tests.
+#[cfg(test)]
+pub(crate) fn services_for_tests(settings: Settings, root: &std::path::Path) -> Arc<Services> {
+    Seed {
+        activity_path: None,
+        tasks_path: None,
+        checkpoint_path: None,
+        automation: None,
+        restore: Vec::new(),
+        settings,
+        workspace: Workspace::open(root).expect("test workspace"),
+        tools: catalog::build().expect("catalog"),
+        prompts: PromptRegistry::default(),
+        metrics: Arc::new(Metrics::new()),
+        auth_token: "test".into(),
+        port: 0,
+    }
+    .start()
+}

@@ -73,11 +73,11 @@ pub enum EntryKind {
     ToolCall {
         /// Tool name.
         tool: String,
-        /// Calling session.
+        /// The session that called it.
         session_id: String,
-        /// Outcome.
+        /// How the call ended.
         status: CallStatus,
-        /// Wall time.
+        /// Milliseconds from dispatch to answer.
         #[serde(default)]
         duration_ms: u64,
         /// Short argument summary (no secrets, no file contents).
@@ -87,12 +87,12 @@ pub enum EntryKind {
     /// A lifecycle event.
     #[serde(rename_all = "camelCase")]
     Lifecycle {
-        /// Event.
+        /// What happened.
         event: LifecycleEvent,
         /// Session concerned, if any.
         #[serde(skip_serializing_if = "Option::is_none")]
         session_id: Option<String>,
-        /// Free text.
+        /// Shown after the event in the timeline.
         #[serde(default)]
         detail: String,
     },
@@ -104,11 +104,11 @@ pub enum EntryKind {
 pub struct RecordToolCall {
     /// Tool name.
     pub tool: String,
-    /// Calling session.
+    /// The session that called it.
     pub session_id: String,
-    /// Outcome.
+    /// How the call ended.
     pub status: CallStatus,
-    /// Wall time.
+    /// Milliseconds from dispatch to answer.
     pub duration_ms: u64,
     /// Argument summary.
     pub summary: String,
@@ -189,7 +189,7 @@ struct Watcher {
     reply: oneshot::Sender<Vec<Entry>>,
 }
 
-/// The ActivityLog actor.
+/// The timeline of tool calls and lifecycle events, in memory and (optionally) on disk.
 pub struct ActivityLog {
     tool_calls: VecDeque<Entry>,
     lifecycle: VecDeque<Entry>,

@@ -55,7 +55,7 @@ pub struct AutomationStatus {
     pub last_reload_error: Option<String>,
 }
 
-/// Automation status.
+/// Ask for [`AutomationStatus`].
 #[derive(Debug, Message)]
 #[rtype(result = "AutomationStatus")]
 pub struct GetAutomationStatus;
@@ -92,7 +92,7 @@ pub struct OrchestratorLink {
     pub follow: Recipient<Follow>,
 }
 
-/// The Automation actor.
+/// Runs the policy's hooks on editor events (one per bridge, absent without a policy).
 pub struct Automation {
     engine: Engine,
     clock: Box<dyn Clock>,

@@ -38,7 +38,7 @@ pub enum CheckpointError {
     Lost(#[from] tokio::task::JoinError),
 }
 
-/// The Checkpoint actor.
+/// Writes `checkpoint.json` on a timer and on demand (present when checkpoints are enabled).
 pub struct CheckpointActor {
     path: PathBuf,
     workspace: String,

@@ -76,7 +76,7 @@ pub struct DiagnosticsConfig {
     pub cache_for: Duration,
 }
 
-/// The Diagnostics actor.
+/// Runs the workspace's linters (at most one run at a time) and caches the report.
 pub struct DiagnosticsActor {
     config: DiagnosticsConfig,
     probes: Vec<Probe>,

@@ -112,7 +112,7 @@ pub enum PostRefused {
 #[derive(Message)]
 #[rtype(result = "Result<(), PostRefused>")]
 pub struct Post {
-    /// The message.
+    /// The POSTed message, classified.
     pub message: Incoming,
     /// The POST's response stream.
     pub reply: Outbound,

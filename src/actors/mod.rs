@@ -22,3 +22,5 @@ pub mod writer;
 
 #[cfg(test)]
 mod module_graph;
+#[cfg(test)]
+mod test_support;

@@ -70,11 +70,11 @@ pub enum TaskError {
 #[derive(Debug, Message)]
 #[rtype(result = "Result<Task, TaskError>")]
 pub struct Enqueue {
-    /// Who asks.
+    /// The session or automation hook that asks (it owns the task).
     pub origin: TaskOrigin,
     /// The prompt, context mentions included.
     pub prompt: String,
-    /// Timeout.
+    /// The run is killed after this many milliseconds.
     pub timeout_ms: u64,
 }
 
@@ -84,7 +84,7 @@ pub struct Enqueue {
 pub struct GetTask {
     /// Task id.
     pub task_id: String,
-    /// Asking session.
+    /// The asking session; `None` (the bridge itself) sees every task.
     pub session: Option<String>,
 }
 
@@ -92,7 +92,7 @@ pub struct GetTask {
 #[derive(Debug, Message)]
 #[rtype(result = "Vec<Task>")]
 pub struct ListTasks {
-    /// Asking session.
+    /// The asking session; `None` (the bridge itself) sees every task.
     pub session: Option<String>,
 }
 
@@ -102,7 +102,7 @@ pub struct ListTasks {
 pub struct CancelTask {
     /// Task id.
     pub task_id: String,
-    /// Asking session.
+    /// The asking session; `None` (the bridge itself) sees every task.
     pub session: Option<String>,
 }
 
@@ -121,7 +121,7 @@ struct TaskEvent(String, Event);
 #[rtype(result = "()")]
 pub struct SaveTasks;
 
-/// The Orchestrator actor.
+/// Holds every task (queued, running, finished) and runs them as `claude -p` processes.
 pub struct Orchestrator {
     tasks: HashMap<String, Task>,
     order: VecDeque<String>,

@@ -126,7 +126,8 @@ impl AdmitError {
     }
 }
 
-/// Describe every session.
+/// Describe every session (a session that does not answer within 1 s is shown as
+/// unresponsive).
 #[derive(Message)]
 #[rtype(result = "Result<RegistrySnapshot, ActorFault>")]
 pub struct Snapshot;
@@ -176,7 +177,7 @@ pub struct RegistrySnapshot {
     pub pending_list_changed: bool,
 }
 
-/// The SessionRegistry actor.
+/// The table of agent sessions by id; one per bridge.
 pub struct SessionRegistry {
     slots: BTreeMap<SessionId, Slot>,
     max_sessions: usize,

@@ -19,7 +19,7 @@ use crate::http::frame_guard::FrameLimit;
 use crate::protocol::jsonrpc::{self, classify, Incoming, RpcError};
 use crate::services::Services;
 
-/// The Transport actor.
+/// One WebSocket connection, agent or editor.
 pub struct Transport {
     generation: Generation,
     peer: Box<dyn Peer>,

@@ -108,7 +108,7 @@ pub enum WriteError {
     Fault(#[from] ActorFault),
 }
 
-/// The WorkspaceWriter actor.
+/// Applies every workspace write, one at a time, on a thread of its own.
 pub struct WorkspaceWriter {
     workspace: Workspace,
     activity: Addr<ActivityLog>,

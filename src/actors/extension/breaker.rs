@@ -9,7 +9,7 @@ pub const MAX_BACKOFF_MS: u64 = 60_000;
 
 /// Milliseconds since some fixed point.
 pub trait Clock {
-    /// Now.
+    /// The current reading.
     fn now_ms(&self) -> u64;
 }
 
@@ -83,7 +83,8 @@ pub enum State {
     HalfOpen,
 }
 
-/// The breaker.
+/// Opens after a request times out (the editor is suspended for a jittered, growing
+/// backoff), lets one probe through when the backoff is over, closes on any answer.
 #[derive(Debug, Default, Clone)]
 pub struct Breaker {
     failures: u32,

@@ -182,7 +182,7 @@ impl WireSelection {
     }
 }
 
-/// The caches.
+/// What the editor pushed and tools read.
 #[derive(Debug)]
 pub struct EditorCache {
     /// Diagnostics by absolute path.

@@ -94,7 +94,7 @@ pub struct ExtensionLinks {
     pub activity: Addr<ActivityLog>,
 }
 
-/// The ExtensionClient actor.
+/// The bridge's side of the one editor connection; one per bridge.
 pub struct ExtensionClient {
     conn: Option<Connection>,
     pending: HashMap<u64, Pending>,

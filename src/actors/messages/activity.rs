@@ -51,10 +51,10 @@ pub enum LifecycleEvent {
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub struct RecordLifecycle {
-    /// Event.
+    /// What happened.
     pub event: LifecycleEvent,
-    /// Session concerned.
+    /// The agent session it concerns, if any.
     pub session_id: Option<String>,
-    /// Free text.
+    /// Shown after the event in the timeline.
     pub detail: String,
 }

@@ -15,7 +15,7 @@ use crate::protocol::jsonrpc::Incoming;
 pub struct EditorAttach {
     /// Identifies the transport.
     pub generation: Generation,
-    /// Where to write.
+    /// Writes to the editor.
     pub outbound: Outbound,
 }
 
@@ -39,7 +39,7 @@ pub struct EditorFrame {
 }
 
 /// Reject every pending diff of a session; returns how many.
-#[derive(Message)]
+#[derive(Debug, Message)]
 #[rtype(result = "usize")]
 pub struct CloseSessionDiffs {
     /// The session whose diffs go.
@@ -48,7 +48,7 @@ pub struct CloseSessionDiffs {
 
 /// A notification from the bridge to the editor; false when none is connected (it is
 /// dropped).
-#[derive(Message)]
+#[derive(Debug, Message)]
 #[rtype(result = "bool")]
 pub struct NotifyEditor {
     /// Method, e.g. `bridge/claudeConnectionChanged`.
@@ -59,11 +59,11 @@ pub struct NotifyEditor {
 
 /// The editor connection's [`Peer`]: the ExtensionClient's recipients.
 pub struct EditorPeer {
-    /// Connection opened.
+    /// Gets [`EditorAttach`].
     pub attach: Recipient<EditorAttach>,
-    /// Frames.
+    /// Gets [`EditorFrame`].
     pub frame: Recipient<EditorFrame>,
-    /// Connection closed.
+    /// Gets [`EditorDetach`].
     pub detach: Recipient<EditorDetach>,
 }
 

@@ -37,7 +37,7 @@ pub struct KnownVersion(pub PathBuf);
 pub struct RecordTerminal {
     /// Full (prefixed) terminal name.
     pub name: String,
-    /// The run.
+    /// Its latest run.
     pub run: TerminalRun,
 }
 

@@ -67,7 +67,7 @@ impl SessionLinks {
     }
 }
 
-/// The Session actor.
+/// One agent, across its connections and reconnects.
 pub struct Session {
     id: SessionId,
     terminal_prefix: Arc<str>,
