@@ -760,3 +760,7 @@ impl Handler<crate::actors::fault::CutConnections> for SessionRegistry {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "registry_tests.rs"]
+mod tests;
