@@ -265,7 +265,7 @@ fn restore_sessions(services: &Arc<Services>, states: Vec<SessionState>) {
             .filter_map(|f| services.workspace.resolve(f).ok())
             .collect();
         let session = Session::restored(
-            id,
+            id.clone(),
             files,
             state.client_pid(),
             Arc::clone(services),
@@ -274,7 +274,7 @@ fn restore_sessions(services: &Arc<Services>, states: Vec<SessionState>) {
         .start();
         services.activity.do_send(RecordLifecycle {
             event: LifecycleEvent::SessionRestored,
-            session_id: Some(state.session_id.clone()),
+            session_id: Some(id),
             detail: format!("{} opened files", state.opened_files.len()),
         });
         restored.push((SessionHandle::from(session), state));

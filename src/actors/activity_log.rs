@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};
 
 pub use super::messages::activity::{LifecycleEvent, RecordLifecycle};
+use super::messages::session::SessionId;
 use super::supervise::{guard, ActorFault};
 use crate::metrics::Metrics;
 use crate::persist::jsonl::{self, Appender};
@@ -105,7 +106,7 @@ pub struct RecordToolCall {
     /// Tool name.
     pub tool: String,
     /// The session that called it.
-    pub session_id: String,
+    pub session_id: SessionId,
     /// How the call ended.
     pub status: CallStatus,
     /// Milliseconds from dispatch to answer.
@@ -529,7 +530,7 @@ impl Handler<RecordToolCall> for ActivityLog {
             }
             act.push(EntryKind::ToolCall {
                 tool: msg.tool,
-                session_id: msg.session_id,
+                session_id: msg.session_id.to_string(),
                 status: msg.status,
                 duration_ms: msg.duration_ms,
                 summary: msg.summary,
@@ -548,7 +549,7 @@ impl Handler<RecordLifecycle> for ActivityLog {
             }
             act.push(EntryKind::Lifecycle {
                 event: msg.event,
-                session_id: msg.session_id,
+                session_id: msg.session_id.map(|id| id.to_string()),
                 detail: msg.detail,
             });
             act.schedule_flush(ctx);
@@ -619,11 +620,13 @@ impl Handler<Subscribe> for ActivityLog {
 
 impl Handler<FlushNow> for ActivityLog {
     type Result = ();
-    fn handle(&mut self, _: FlushNow, _: &mut Context<Self>) {
-        self.flush();
-        if let Some(p) = &self.persistence {
-            p.appender.flush();
-        }
+    fn handle(&mut self, _: FlushNow, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, _| {
+            act.flush();
+            if let Some(p) = &act.persistence {
+                p.appender.flush();
+            }
+        });
     }
 }
 

@@ -283,10 +283,14 @@ impl Handler<EditorEvent> for Automation {
     }
 }
 
-impl Handler<Started> for Automation {
-    type Result = ();
-    fn handle(&mut self, msg: Started, ctx: &mut Context<Self>) {
-        let Started { firing, result } = msg;
+impl Automation {
+    /// The orchestrator answered a hook's enqueue: follow the task until it ends.
+    fn started(
+        &mut self,
+        firing: Firing,
+        result: Result<String, NotStarted>,
+        ctx: &mut Context<Self>,
+    ) {
         self.in_flight.remove(&placeholder(&firing));
         match result {
             Ok(id) => {
@@ -322,17 +326,31 @@ impl Handler<Started> for Automation {
             }
         }
     }
-}
 
-impl Handler<TaskEnded> for Automation {
-    type Result = ();
-    fn handle(&mut self, msg: TaskEnded, _: &mut Context<Self>) {
+    /// A hook's task ended: events are its own doing for [`SETTLE_MS`] more.
+    fn task_ended(&mut self, msg: TaskEnded) {
         self.in_flight.remove(&msg.id);
         let now = self.clock.now_ms();
         self.settle_until = now + SETTLE_MS;
         // The task's own edits to its file must not set a hook off again.
         self.engine.touch(&msg.file, now);
         tracing::debug!(task = msg.id, "automation task ended");
+    }
+}
+
+impl Handler<Started> for Automation {
+    type Result = ();
+    fn handle(&mut self, msg: Started, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, ctx| {
+            act.started(msg.firing, msg.result, ctx)
+        });
+    }
+}
+
+impl Handler<TaskEnded> for Automation {
+    type Result = ();
+    fn handle(&mut self, msg: TaskEnded, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, _| act.task_ended(msg));
     }
 }
 

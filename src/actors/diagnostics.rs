@@ -244,9 +244,11 @@ impl Handler<GetDiagnostics> for DiagnosticsActor {
 
 impl Handler<Invalidate> for DiagnosticsActor {
     type Result = ();
-    fn handle(&mut self, _: Invalidate, _: &mut Context<Self>) {
-        self.cache = None;
-        self.generation += 1;
+    fn handle(&mut self, _: Invalidate, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, _| {
+            act.cache = None;
+            act.generation += 1;
+        });
     }
 }
 

@@ -220,17 +220,20 @@ impl Handler<Register> for HttpSessions {
 
 impl Handler<Lookup> for HttpSessions {
     type Result = Option<Addr<HttpTransport>>;
-    fn handle(&mut self, msg: Lookup, _: &mut Context<Self>) -> Self::Result {
-        self.sessions
-            .get(&msg.0)
-            .filter(|addr| addr.connected())
-            .cloned()
+    fn handle(&mut self, msg: Lookup, ctx: &mut Context<Self>) -> Self::Result {
+        guard(NAME, self, ctx, |act, _| {
+            act.sessions
+                .get(&msg.0)
+                .filter(|addr| addr.connected())
+                .cloned()
+        })
+        .unwrap_or(None)
     }
 }
 
 impl Handler<Forget> for HttpSessions {
     type Result = ();
-    fn handle(&mut self, msg: Forget, _: &mut Context<Self>) {
-        self.sessions.remove(&msg.0);
+    fn handle(&mut self, msg: Forget, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, _| act.sessions.remove(&msg.0));
     }
 }

@@ -266,10 +266,10 @@ impl SessionRegistry {
         });
     }
 
-    fn lifecycle(&self, event: LifecycleEvent, session_id: Option<&str>, detail: String) {
+    fn lifecycle(&self, event: LifecycleEvent, session_id: Option<&SessionId>, detail: String) {
         self.activity.do_send(RecordLifecycle {
             event,
-            session_id: session_id.map(str::to_string),
+            session_id: session_id.cloned(),
             detail,
         });
     }
@@ -751,7 +751,7 @@ crate::actors::fault::fault_handlers!(SessionRegistry, NAME);
 impl Handler<crate::actors::fault::CutConnections> for SessionRegistry {
     type Result = bool;
     fn handle(&mut self, msg: crate::actors::fault::CutConnections, _: &mut Context<Self>) -> bool {
-        match self.slots.get(msg.0.as_str()) {
+        match self.slots.get(&msg.0) {
             Some(slot) => {
                 slot.session.shutdown.do_send(Shutdown);
                 true

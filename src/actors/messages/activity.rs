@@ -4,6 +4,8 @@
 use actix::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::session::SessionId;
+
 /// Lifecycle events recorded in the timeline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -54,7 +56,7 @@ pub struct RecordLifecycle {
     /// What happened.
     pub event: LifecycleEvent,
     /// The agent session it concerns, if any.
-    pub session_id: Option<String>,
+    pub session_id: Option<SessionId>,
     /// Shown after the event in the timeline.
     pub detail: String,
 }

@@ -54,7 +54,7 @@ impl Session {
             .record_tool_call(tool, status.as_str(), elapsed.as_secs_f64());
         self.links.tool_calls.do_send(RecordToolCall {
             tool: tool.to_string(),
-            session_id: self.id.to_string(),
+            session_id: self.id.clone(),
             status,
             duration_ms: elapsed.as_millis() as u64,
             summary,

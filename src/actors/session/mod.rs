@@ -148,7 +148,7 @@ impl Session {
     fn lifecycle(&self, event: LifecycleEvent, detail: String) {
         self.links.lifecycle.do_send(RecordLifecycle {
             event,
-            session_id: Some(self.id.to_string()),
+            session_id: Some(self.id.clone()),
             detail,
         });
     }

@@ -186,7 +186,7 @@ async fn requests_wait_for_initialize_then_tool_calls_are_answered_and_recorded(
     assert!(answer["result"]["isError"].is_null(), "{answer}");
     let call = f.calls.recv().await.expect("call recorded");
     assert_eq!(call.tool, "getWorkspaceFolders");
-    assert_eq!(call.session_id, f.id.to_string());
+    assert_eq!(call.session_id, f.id);
     assert_eq!(call.status.as_str(), "success");
     let info = f.session.send(Describe).await.expect("alive");
     assert_eq!(info.client.as_deref(), Some("t 1"));
