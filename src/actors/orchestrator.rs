@@ -379,30 +379,8 @@ impl Handler<Enqueue> for Orchestrator {
     }
 }
 
-impl Handler<GetTask> for Orchestrator {
-    type Result = Result<Task, TaskError>;
-    fn handle(&mut self, msg: GetTask, _: &mut Context<Self>) -> Self::Result {
-        self.visible(&msg.task_id, msg.session.as_deref()).cloned()
-    }
-}
-
-impl Handler<ListTasks> for Orchestrator {
-    type Result = MessageResult<ListTasks>;
-    fn handle(&mut self, msg: ListTasks, _: &mut Context<Self>) -> Self::Result {
-        MessageResult(
-            self.order
-                .iter()
-                .filter_map(|id| self.tasks.get(id))
-                .filter(|t| msg.session.is_none() || t.session() == msg.session.as_deref())
-                .cloned()
-                .collect(),
-        )
-    }
-}
-
-impl Handler<CancelTask> for Orchestrator {
-    type Result = Result<Task, TaskError>;
-    fn handle(&mut self, msg: CancelTask, ctx: &mut Context<Self>) -> Self::Result {
+impl Orchestrator {
+    fn cancel(&mut self, msg: CancelTask, ctx: &mut Context<Self>) -> Result<Task, TaskError> {
         let status = self.visible(&msg.task_id, msg.session.as_deref())?.status;
         if status.is_final() {
             return Err(TaskError::Finished {
@@ -422,6 +400,38 @@ impl Handler<CancelTask> for Orchestrator {
         self.followers.remove(&msg.task_id);
         self.after_change(&msg.task_id.clone(), ctx);
         Ok(self.tasks[&msg.task_id].clone())
+    }
+}
+
+impl Handler<GetTask> for Orchestrator {
+    type Result = Result<Task, TaskError>;
+    fn handle(&mut self, msg: GetTask, ctx: &mut Context<Self>) -> Self::Result {
+        guard(NAME, self, ctx, |act, _| {
+            act.visible(&msg.task_id, msg.session.as_deref()).cloned()
+        })?
+    }
+}
+
+impl Handler<ListTasks> for Orchestrator {
+    type Result = MessageResult<ListTasks>;
+    fn handle(&mut self, msg: ListTasks, ctx: &mut Context<Self>) -> Self::Result {
+        let listed = guard(NAME, self, ctx, |act, _| {
+            act.order
+                .iter()
+                .filter_map(|id| act.tasks.get(id))
+                .filter(|t| msg.session.is_none() || t.session() == msg.session.as_deref())
+                .cloned()
+                .collect()
+        });
+        // A fault lists nothing (the actor restarts).
+        MessageResult(listed.unwrap_or_default())
+    }
+}
+
+impl Handler<CancelTask> for Orchestrator {
+    type Result = Result<Task, TaskError>;
+    fn handle(&mut self, msg: CancelTask, ctx: &mut Context<Self>) -> Self::Result {
+        guard(NAME, self, ctx, |act, ctx| act.cancel(msg, ctx))?
     }
 }
 
