@@ -21,7 +21,7 @@ pub struct Stall(pub Duration);
 /// network cut would; the session itself stays and waits for its agent.
 #[derive(Debug, Message)]
 #[rtype(result = "bool")]
-pub struct CutConnections(pub super::messages::session::SessionId);
+pub struct CutConnections(pub String);
 
 /// Implements [`Crash`] and [`Stall`] for a supervised singleton actor: `Crash` panics
 /// inside the actor's panic boundary (so its supervisor restarts it), `Stall` answers

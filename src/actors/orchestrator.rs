@@ -255,21 +255,18 @@ impl Orchestrator {
         let handle = ctx.spawn(
             async move { driver::run(&driver, &task_id_for_run, &prompt, timeout, tx).await }
                 .into_actor(self)
-                .map(move |outcome, act, ctx| {
-                    act.finish(&id, outcome.err().map(|e| e.to_string()), ctx)
-                }),
+                .map(move |outcome, act, ctx| act.finish(&id, outcome, ctx)),
         );
         self.running.insert(key, handle);
     }
 
-    /// A run ended, with the driver's error if it failed.
-    fn finish(&mut self, id: &str, failure: Option<String>, ctx: &mut Context<Self>) {
+    fn finish(&mut self, id: &str, outcome: Result<String, String>, ctx: &mut Context<Self>) {
         self.running.remove(id);
         if let Some(task) = self.tasks.get_mut(id) {
             if task.status == TaskStatus::Running {
-                match failure {
-                    None => task.status = TaskStatus::Done,
-                    Some(e) => {
+                match outcome {
+                    Ok(_) => task.status = TaskStatus::Done,
+                    Err(e) => {
                         task.status = TaskStatus::Error;
                         task.error = Some(e);
                     }

@@ -751,7 +751,7 @@ crate::actors::fault::fault_handlers!(SessionRegistry, NAME);
 impl Handler<crate::actors::fault::CutConnections> for SessionRegistry {
     type Result = bool;
     fn handle(&mut self, msg: crate::actors::fault::CutConnections, _: &mut Context<Self>) -> bool {
-        match self.slots.get(&msg.0) {
+        match self.slots.get(msg.0.as_str()) {
             Some(slot) => {
                 slot.session.shutdown.do_send(Shutdown);
                 true

@@ -255,7 +255,7 @@ impl Tool for DebugCutConnections {
         match ctx
             .services
             .registry
-            .send(crate::actors::fault::CutConnections(args.session_id.into()))
+            .send(crate::actors::fault::CutConnections(args.session_id))
             .await
         {
             Ok(true) => CallToolResult::text("cut"),
