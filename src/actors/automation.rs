@@ -11,7 +11,7 @@ use actix::prelude::*;
 use serde::Serialize;
 
 use super::activity_log::{ActivityLog, LifecycleEvent, RecordLifecycle};
-use super::extension::breaker::{Clock, SystemClock};
+use super::clock::{Clock, SystemClock};
 pub use super::messages::automation::EditorEvent;
 use super::orchestrator::{Enqueue, Follow, TaskError};
 use super::supervise::{guard, restarted};

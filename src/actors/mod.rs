@@ -4,6 +4,7 @@
 pub mod activity_log;
 pub mod automation;
 pub mod checkpoint;
+pub mod clock;
 pub mod diagnostics;
 pub mod extension;
 #[cfg(feature = "fault-injection")]

@@ -14,7 +14,10 @@ use crate::actors::test_support::{next_json, next_matching, Capture};
 use crate::config::Settings;
 use crate::protocol::jsonrpc::classify;
 
-const GRACE: Duration = Duration::from_secs(120);
+/// The default grace period (the tests run on tokio's paused clock).
+fn grace() -> Duration {
+    Settings::default().grace_period()
+}
 
 struct Fixture {
     session: Addr<Session>,
@@ -28,9 +31,7 @@ struct Fixture {
 
 fn fixture() -> Fixture {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut settings = Settings::default();
-    settings.sessions.grace_period_ms = GRACE.as_millis() as u64;
-    let services = crate::app::services_for_tests(settings, dir.path());
+    let services = crate::app::services_for_tests(Settings::default(), dir.path());
     let (registry, events) = Capture::start();
     let (diffs, diff_rx) = Capture::start();
     let (lifecycle, lifecycle_rx) = Capture::start();
@@ -104,7 +105,7 @@ async fn the_grace_period_ends_a_session_only_when_no_connection_returns() {
     // Back within the grace period: the timer is cancelled.
     let again = attach(&f.session, ConnectionKind::Ide);
     next_matching(&mut f.events, is(SessionChange::Attached)).await;
-    tokio::time::sleep(GRACE * 2).await;
+    tokio::time::sleep(grace() * 2).await;
     let info = f.session.send(Describe).await.expect("session alive");
     assert!(info.connected && !info.in_grace);
     assert!(f.events.try_recv().is_err(), "no event while connected");
@@ -115,7 +116,7 @@ async fn the_grace_period_ends_a_session_only_when_no_connection_returns() {
         ended: false,
     });
     next_matching(&mut f.events, is(SessionChange::Detached)).await;
-    tokio::time::sleep(GRACE - Duration::from_secs(1)).await;
+    tokio::time::sleep(grace() - Duration::from_secs(1)).await;
     assert!(f.session.send(Describe).await.expect("alive").in_grace);
     let ended = next_matching(&mut f.events, is(SessionChange::Ended)).await;
     assert_eq!(ended.session_id, f.id);
