@@ -81,7 +81,9 @@ pub struct DiagnosticsActor {
     config: DiagnosticsConfig,
     probes: Vec<Probe>,
     cache: Option<(Instant, Arc<Report>)>,
-    generation: u64,
+    /// Counts `Invalidate`s: a run that started before the latest one does not fill
+    /// the cache.
+    invalidations: u64,
     running: bool,
     waiters: Vec<oneshot::Sender<Arc<Report>>>,
     activity: Addr<ActivityLog>,
@@ -103,7 +105,7 @@ impl DiagnosticsActor {
             config,
             probes,
             cache: None,
-            generation: 0,
+            invalidations: 0,
             running: false,
             waiters: Vec::new(),
             activity,
@@ -120,7 +122,7 @@ impl DiagnosticsActor {
 
     fn start_run(&mut self, ctx: &mut Context<Self>) {
         self.running = true;
-        let generation = self.generation;
+        let invalidations = self.invalidations;
         let root = self.config.root.clone();
         let timeout = self.config.timeout;
         let jobs: Vec<_> = self
@@ -187,7 +189,7 @@ impl DiagnosticsActor {
                 }
                 let report = Arc::new(report);
                 act.running = false;
-                if act.generation == generation {
+                if act.invalidations == invalidations {
                     act.cache = Some((Instant::now(), Arc::clone(&report)));
                 }
                 for waiter in act.waiters.drain(..) {
@@ -247,7 +249,7 @@ impl Handler<Invalidate> for DiagnosticsActor {
     fn handle(&mut self, _: Invalidate, ctx: &mut Context<Self>) {
         let _ = guard(NAME, self, ctx, |act, _| {
             act.cache = None;
-            act.generation += 1;
+            act.invalidations += 1;
         });
     }
 }
