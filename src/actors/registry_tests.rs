@@ -73,22 +73,7 @@ fn fake(id: &str) -> (SessionHandle, SessionId, UnboundedReceiver<Got>) {
         got,
     }
     .start();
-    let handle = SessionHandle {
-        attach: addr.clone().recipient(),
-        detach: addr.clone().recipient(),
-        from_client: addr.clone().recipient(),
-        replace_push: addr.clone().recipient(),
-        adopt: addr.clone().recipient(),
-        absorb: addr.clone().recipient(),
-        merge_into: addr.clone().recipient(),
-        describe: addr.clone().recipient(),
-        opened_files: addr.clone().recipient(),
-        notify_list_changed: addr.clone().recipient(),
-        send_notification: addr.clone().recipient(),
-        peer_joined: addr.clone().recipient(),
-        evict: addr.clone().recipient(),
-        shutdown: addr.recipient(),
-    };
+    let handle = SessionHandle::of(&addr);
     (handle, id, rx)
 }
 

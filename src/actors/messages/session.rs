@@ -166,6 +166,44 @@ pub struct SessionHandle {
 }
 
 impl SessionHandle {
+    /// The recipients of `addr`: the Session, or a stand-in that handles the same
+    /// messages (tests).
+    pub fn of<A>(addr: &Addr<A>) -> Self
+    where
+        A: Actor<Context = Context<A>>
+            + Handler<Attach>
+            + Handler<Detach>
+            + Handler<FromClient>
+            + Handler<ReplacePush>
+            + Handler<Adopt>
+            + Handler<Absorb>
+            + Handler<MergeInto>
+            + Handler<Describe>
+            + Handler<OpenedFiles>
+            + Handler<NotifyListChanged>
+            + Handler<SendNotification>
+            + Handler<PeerJoined>
+            + Handler<Evict>
+            + Handler<Shutdown>,
+    {
+        Self {
+            attach: addr.clone().recipient(),
+            detach: addr.clone().recipient(),
+            from_client: addr.clone().recipient(),
+            replace_push: addr.clone().recipient(),
+            adopt: addr.clone().recipient(),
+            absorb: addr.clone().recipient(),
+            merge_into: addr.clone().recipient(),
+            describe: addr.clone().recipient(),
+            opened_files: addr.clone().recipient(),
+            notify_list_changed: addr.clone().recipient(),
+            send_notification: addr.clone().recipient(),
+            peer_joined: addr.clone().recipient(),
+            evict: addr.clone().recipient(),
+            shutdown: addr.clone().recipient(),
+        }
+    }
+
     /// False once the session stopped.
     pub fn connected(&self) -> bool {
         self.attach.connected()

@@ -164,22 +164,7 @@ impl Session {
 
 impl From<Addr<Session>> for SessionHandle {
     fn from(addr: Addr<Session>) -> Self {
-        Self {
-            attach: addr.clone().recipient(),
-            detach: addr.clone().recipient(),
-            from_client: addr.clone().recipient(),
-            replace_push: addr.clone().recipient(),
-            adopt: addr.clone().recipient(),
-            absorb: addr.clone().recipient(),
-            merge_into: addr.clone().recipient(),
-            describe: addr.clone().recipient(),
-            opened_files: addr.clone().recipient(),
-            notify_list_changed: addr.clone().recipient(),
-            send_notification: addr.clone().recipient(),
-            peer_joined: addr.clone().recipient(),
-            evict: addr.clone().recipient(),
-            shutdown: addr.recipient(),
-        }
+        SessionHandle::of(&addr)
     }
 }
 
