@@ -102,6 +102,17 @@ fn admit(candidate: &SessionHandle, id: &SessionId, anchor: Option<&str>) -> Adm
     }
 }
 
+/// A stand-in session admitted to `registry` as a new agent.
+async fn admitted(
+    registry: &Addr<SessionRegistry>,
+    id: &str,
+) -> (SessionHandle, SessionId, UnboundedReceiver<Got>) {
+    let (handle, id, got) = fake(id);
+    let admission = registry.send(admit(&handle, &id, None)).await.unwrap();
+    assert!(!admission.expect("admitted").reattached);
+    (handle, id, got)
+}
+
 fn report(registry: &Addr<SessionRegistry>, id: &SessionId, change: SessionChange) {
     registry.do_send(SessionEvent {
         session_id: id.clone(),
@@ -153,12 +164,7 @@ async fn admission_reattaches_by_anchor_refuses_when_full_and_evicts_a_session_i
 async fn tool_list_changes_wait_for_the_debounce_and_for_a_listener() {
     tokio::time::pause();
     let (registry, _editor) = registry(4);
-    let (a, a_id, mut a_got) = fake("0000000a");
-    registry
-        .send(admit(&a, &a_id, None))
-        .await
-        .unwrap()
-        .unwrap();
+    let (_, a_id, mut a_got) = admitted(&registry, "0000000a").await;
 
     // Nobody listens yet: the change waits for the first initialized agent.
     registry.do_send(ToolsChanged { immediate: true });
@@ -180,18 +186,8 @@ async fn tool_list_changes_wait_for_the_debounce_and_for_a_listener() {
 #[actix_rt::test]
 async fn a_second_session_of_the_same_client_process_merges_into_the_first() {
     let (registry, _editor) = registry(4);
-    let (a, a_id, mut a_got) = fake("0000000a");
-    let (b, b_id, mut b_got) = fake("0000000b");
-    registry
-        .send(admit(&a, &a_id, None))
-        .await
-        .unwrap()
-        .unwrap();
-    registry
-        .send(admit(&b, &b_id, None))
-        .await
-        .unwrap()
-        .unwrap();
+    let (_, a_id, mut a_got) = admitted(&registry, "0000000a").await;
+    let (_, b_id, mut b_got) = admitted(&registry, "0000000b").await;
     next_matching(&mut a_got, |g| *g == Got::PeerJoined(2)).await;
     report(&registry, &a_id, SessionChange::ClientPid(4242));
     report(&registry, &b_id, SessionChange::ClientPid(4242));
@@ -207,12 +203,7 @@ async fn a_second_session_of_the_same_client_process_merges_into_the_first() {
 #[actix_rt::test]
 async fn mentions_wait_for_a_listener_and_selections_reach_only_listeners() {
     let (registry, _editor) = registry(4);
-    let (a, a_id, mut a_got) = fake("0000000a");
-    registry
-        .send(admit(&a, &a_id, None))
-        .await
-        .unwrap()
-        .unwrap();
+    let (_, a_id, mut a_got) = admitted(&registry, "0000000a").await;
     registry.do_send(Mention(serde_json::json!({ "text": "x" })));
     registry.do_send(Broadcast {
         method: "selection_changed",
