@@ -1,7 +1,7 @@
 //! ExtensionClient actor: the one editor connection. The concerns live in their own
-//! files: [`rpc`] (requests with a per-request timeout and a pending map in which every
-//! request settles exactly once, behind a circuit breaker), [`events`] (what the editor
-//! pushes: cached, fanned out to agents and automation), [`diffs`] (the pending diffs
+//! files: `rpc.rs` (requests with a per-request timeout and a pending map in which every
+//! request settles exactly once, behind a circuit breaker), `events.rs` (what the editor
+//! pushes: cached, fanned out to agents and automation), `diffs.rs` (the pending diffs
 //! each session owns), [`cache`] (what tools read) and [`messages`] (everything it
 //! answers).
 

@@ -3,9 +3,9 @@
 //! (timeout, cancellation, concurrency cap) and the grace timer that keeps it alive
 //! across reconnects. Two sessions found to serve the same client process merge.
 //!
-//! The concerns live in their own files: [`lifecycle`] (connections, grace, merge,
-//! eviction), [`dispatch`] (MCP requests and notifications), [`calls`] (tool calls in
-//! flight), [`memory`] (what tools remember per agent) and [`status`] (describing the
+//! The concerns live in their own files: `lifecycle.rs` (connections, grace, merge,
+//! eviction), `dispatch.rs` (MCP requests and notifications), `calls.rs` (tool calls in
+//! flight), [`memory`] (what tools remember per agent) and `status.rs` (describing the
 //! session, notifying its agent).
 
 mod calls;
