@@ -12,14 +12,15 @@ use tokio::signal::unix::{signal, SignalKind};
 use crate::actors::activity_log::{
     now_ms, ActivityLog, FlushNow, LifecycleEvent, PersistConfig, RecordLifecycle,
 };
-use crate::actors::automation::Automation;
+use crate::actors::automation::{Automation, OrchestratorLink};
 use crate::actors::checkpoint::{CheckpointActor, SaveNow};
 use crate::actors::diagnostics::{DiagnosticsActor, DiagnosticsConfig};
-use crate::actors::extension::{ExtensionClient, ExtensionConfig, SetAutomation};
+use crate::actors::extension::{ExtensionClient, ExtensionConfig, ExtensionLinks};
 use crate::actors::http_transport::HttpSessions;
 use crate::actors::orchestrator::{Limits, Orchestrator, SaveTasks};
-use crate::actors::registry::{CloseAll, Restore, SessionRegistry, SetEditor};
-use crate::actors::session::Session;
+use crate::actors::registry::{CloseAll, Restore, SessionRegistry};
+use crate::actors::session::{Session, SessionHandle, SessionId, SessionLinks};
+use crate::actors::supervise::start_with;
 use crate::actors::writer::WorkspaceWriter;
 use crate::config::Settings;
 use crate::lockfile::{self, LockFile};
@@ -109,16 +110,6 @@ impl Seed {
             };
             Supervisor::start(move |_| log)
         };
-        let registry = {
-            let max = self.settings.sessions.max_sessions;
-            let gap = self.settings.server.min_connect_interval;
-            let wait = self.settings.server.max_connect_wait;
-            let debounce = self.settings.tools.list_changed_debounce;
-            let (a, m) = (activity.clone(), Arc::clone(&self.metrics));
-            Supervisor::start(move |_| {
-                SessionRegistry::new(max, gap, wait, a, m).with_list_changed_debounce(debounce)
-            })
-        };
         let writer = {
             let (ws, a, m) = (
                 self.workspace.clone(),
@@ -140,19 +131,17 @@ impl Seed {
             let (a, m) = (activity.clone(), Arc::clone(&self.metrics));
             Supervisor::start(move |_| DiagnosticsActor::new(config, a, m))
         };
-        let extension = {
+        // The registry and the editor client message each other, and the editor
+        // client feeds automation, which starts tasks on the orchestrator, which
+        // notifies the editor: each is built knowing the addresses it sends to.
+        let (registry, (extension, orchestrator, automation)) = {
+            let max = self.settings.sessions.max_sessions;
+            let gap = self.settings.server.min_connect_interval;
+            let wait = self.settings.server.max_connect_wait;
+            let debounce = self.settings.tools.list_changed_debounce;
             let config = ExtensionConfig {
                 request_timeout: self.settings.editor.request_timeout,
             };
-            let (r, a, m) = (
-                registry.clone(),
-                activity.clone(),
-                Arc::clone(&self.metrics),
-            );
-            Supervisor::start(move |_| ExtensionClient::new(config, r, a, m))
-        };
-        registry.do_send(SetEditor(extension.clone()));
-        let orchestrator = {
             let o = &self.settings.orchestrator;
             let limits = Limits {
                 max_concurrent: o.max_concurrent,
@@ -164,30 +153,52 @@ impl Seed {
                 workspace: self.workspace.root().to_path_buf(),
                 policy: Arc::new(Policy::compile(&o.permissions).unwrap_or_default()),
             };
-            let path = self.tasks_path.clone();
-            let (e, a, m) = (
-                extension.clone(),
+            let tasks_path = self.tasks_path.clone();
+            let policy = self.automation.take();
+            let (ws, a, m) = (
+                self.workspace.clone(),
                 activity.clone(),
                 Arc::clone(&self.metrics),
             );
-            Supervisor::start(move |_| Orchestrator::new(limits, driver, path, e, a, m))
+            start_with(move |registry: actix::Addr<SessionRegistry>| {
+                let registry_handle = SessionRegistry::handle(&registry);
+                let (a2, m2) = (a.clone(), Arc::clone(&m));
+                let (extension, (orchestrator, automation)) =
+                    start_with(move |extension: actix::Addr<ExtensionClient>| {
+                        let (e, a3, m3) =
+                            (extension.clone().recipient(), a2.clone(), Arc::clone(&m2));
+                        let orchestrator = Supervisor::start(move |_| {
+                            Orchestrator::new(limits, driver, tasks_path, e, a3, m3)
+                        });
+                        let automation = policy.map(|(path, policy)| {
+                            let link = OrchestratorLink {
+                                enqueue: orchestrator.clone().recipient(),
+                                follow: orchestrator.clone().recipient(),
+                            };
+                            let (a4, m4) = (a2.clone(), Arc::clone(&m2));
+                            Supervisor::start(move |_| {
+                                Automation::new(policy, path, ws, link, a4, m4)
+                            })
+                        });
+                        let links = ExtensionLinks {
+                            registry: registry_handle,
+                            automation: automation.clone().map(|a| a.recipient()),
+                            activity: a2,
+                        };
+                        let client = ExtensionClient::new(config, links, m2);
+                        (client, (orchestrator, automation))
+                    });
+                let registry =
+                    SessionRegistry::new(max, gap, wait, extension.clone().recipient(), a, m)
+                        .with_list_changed_debounce(debounce);
+                (registry, (extension, orchestrator, automation))
+            })
         };
-        let automation = self.automation.take().map(|(path, policy)| {
-            let ws = self.workspace.clone();
-            let (o, a, m) = (
-                orchestrator.clone(),
-                activity.clone(),
-                Arc::clone(&self.metrics),
-            );
-            let automation = Supervisor::start(move |_| Automation::new(policy, path, ws, o, a, m));
-            extension.do_send(SetAutomation(automation.clone().recipient()));
-            automation
-        });
         let checkpoint = self.checkpoint_path.clone().map(|path| {
             let (w, port) = (self.workspace.root().display().to_string(), self.port);
             let interval = self.settings.checkpoint.interval;
             let (r, a, m) = (
-                registry.clone(),
+                registry.clone().recipient(),
                 activity.clone(),
                 Arc::clone(&self.metrics),
             );
@@ -240,9 +251,12 @@ fn load_policy(
 
 /// Starts restored sessions (in their grace period) and hands them to the registry.
 fn restore_sessions(services: &Arc<Services>, states: Vec<SessionState>) {
-    let valid_id = |id: &str| id.len() == 8 && id.bytes().all(|b| b.is_ascii_hexdigit());
     let mut restored = Vec::new();
-    for state in states.into_iter().filter(|s| valid_id(&s.session_id)) {
+    for state in states {
+        let id = SessionId::from(state.session_id.as_str());
+        if !id.is_well_formed() {
+            continue;
+        }
         if !state.client_may_return() {
             tracing::info!(session = %state.session_id, pid = ?state.client_pid(), "not restoring a session: its client process is gone");
             continue;
@@ -253,18 +267,19 @@ fn restore_sessions(services: &Arc<Services>, states: Vec<SessionState>) {
             .filter_map(|f| services.workspace.resolve(f).ok())
             .collect();
         let session = Session::restored(
-            state.session_id.clone(),
+            id.clone(),
             files,
             state.client_pid(),
             Arc::clone(services),
+            SessionLinks::of(services),
         )
         .start();
         services.activity.do_send(RecordLifecycle {
             event: LifecycleEvent::SessionRestored,
-            session_id: Some(state.session_id.clone()),
+            session_id: Some(id),
             detail: format!("{} opened files", state.opened_files.len()),
         });
-        restored.push((session, state));
+        restored.push((SessionHandle::from(session), state));
     }
     if !restored.is_empty() {
         services.registry.do_send(Restore(restored));
@@ -548,4 +563,25 @@ async fn shut_down(
     // Close frames were queued first; the writers have had the time above to send them.
     handle.stop(false).await;
     tracing::info!(ms = started.elapsed().as_millis() as u64, "stopped");
+}
+
+/// The singletons and services of a bridge on `root`, started on the current arbiter
+/// without persistence, a policy or a listener: for in-process actor tests.
+#[cfg(test)]
+pub(crate) fn services_for_tests(settings: Settings, root: &std::path::Path) -> Arc<Services> {
+    Seed {
+        activity_path: None,
+        tasks_path: None,
+        checkpoint_path: None,
+        automation: None,
+        restore: Vec::new(),
+        settings,
+        workspace: Workspace::open(root).expect("test workspace"),
+        tools: catalog::build().expect("catalog"),
+        prompts: PromptRegistry::default(),
+        metrics: Arc::new(Metrics::new()),
+        auth_token: "test".into(),
+        port: 0,
+    }
+    .start()
 }

@@ -11,11 +11,10 @@ use actix::prelude::*;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use ide_bridge::actors::activity_log::ActivityLog;
-use ide_bridge::actors::extension::{ExtensionClient, ExtensionConfig};
+use ide_bridge::actors::messages::editor::NotifyEditor;
 use ide_bridge::actors::orchestrator::{
-    CancelTask, Enqueue, EnqueueFollowed, Follow, GetTask, Limits, Orchestrator,
+    CancelTask, Enqueue, EnqueueFollowed, Follow, GetTask, Limits, Orchestrator, TaskError,
 };
-use ide_bridge::actors::registry::SessionRegistry;
 use ide_bridge::metrics::Metrics;
 use ide_bridge::orchestrator::driver::DriverConfig;
 use ide_bridge::orchestrator::permissions::Policy;
@@ -28,28 +27,26 @@ fn fake_claude() -> String {
     concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fake-claude").to_string()
 }
 
+/// Stands in for the editor: task notifications find nobody connected.
+struct NoEditor;
+
+impl Actor for NoEditor {
+    type Context = Context<Self>;
+}
+
+impl Handler<NotifyEditor> for NoEditor {
+    type Result = bool;
+    fn handle(&mut self, _: NotifyEditor, _: &mut Context<Self>) -> bool {
+        false
+    }
+}
+
 /// An orchestrator with the actors it reports to, tasks run in `workspace`; supervised,
 /// as the bridge starts it.
 fn orchestrator(workspace: &Path, max_concurrent: usize, max_queue: usize) -> Addr<Orchestrator> {
     let metrics = Arc::new(Metrics::new());
     let activity = ActivityLog::new(100, Arc::clone(&metrics)).start();
-    let registry = SessionRegistry::new(
-        5,
-        Duration::ZERO,
-        Duration::ZERO,
-        activity.clone(),
-        Arc::clone(&metrics),
-    )
-    .start();
-    let extension = ExtensionClient::new(
-        ExtensionConfig {
-            request_timeout: Duration::from_secs(1),
-        },
-        registry,
-        activity.clone(),
-        Arc::clone(&metrics),
-    )
-    .start();
+    let editor = NoEditor.start().recipient();
     let limits = Limits {
         max_concurrent,
         max_queue,
@@ -60,9 +57,7 @@ fn orchestrator(workspace: &Path, max_concurrent: usize, max_queue: usize) -> Ad
         workspace: workspace.to_path_buf(),
         policy: Arc::new(Policy::default()),
     };
-    Supervisor::start(move |_| {
-        Orchestrator::new(limits, driver, None, extension, activity, metrics)
-    })
+    Supervisor::start(move |_| Orchestrator::new(limits, driver, None, editor, activity, metrics))
 }
 
 fn enqueue(prompt: &str, timeout_ms: u64) -> Enqueue {
@@ -80,7 +75,7 @@ async fn followed(
     orchestrator: &Addr<Orchestrator>,
     prompt: &str,
     timeout_ms: u64,
-) -> Result<(Task, UnboundedReceiver<String>), String> {
+) -> Result<(Task, UnboundedReceiver<String>), TaskError> {
     orchestrator
         .send(EnqueueFollowed(enqueue(prompt, timeout_ms)))
         .await
@@ -230,7 +225,7 @@ async fn the_queue_holds_max_queue_and_refuses_more_naming_the_counts() {
     );
     let refused = followed(&orchestrator, "x", 60_000).await.unwrap_err();
     assert_eq!(
-        refused,
+        refused.to_string(),
         "Task queue is full: 1 tasks running and 1 waiting (max 1); try again when one finishes"
     );
     for t in [&second, &first] {

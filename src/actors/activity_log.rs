@@ -10,6 +10,8 @@ use actix::prelude::*;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};
 
+pub use super::messages::activity::{LifecycleEvent, RecordLifecycle};
+use super::messages::session::SessionId;
 use super::supervise::{guard, ActorFault};
 use crate::metrics::Metrics;
 use crate::persist::jsonl::{self, Appender};
@@ -50,49 +52,6 @@ impl CallStatus {
     }
 }
 
-/// Lifecycle events recorded in the timeline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LifecycleEvent {
-    /// An agent connected with a new session.
-    AgentConnected,
-    /// An agent reattached to its session within the grace period.
-    AgentReconnected,
-    /// A second session turned out to serve the same client process and was merged
-    /// into the first.
-    SessionMerged,
-    /// An agent's connection closed; its session waits in grace.
-    AgentDisconnected,
-    /// A session's grace period ran out.
-    GraceExpired,
-    /// A session was evicted to make room for a new agent.
-    SessionEvicted,
-    /// A connection was refused.
-    ConnectionRefused,
-    /// A supervised actor restarted after a fault.
-    ActorRestarted,
-    /// A session was restored from a checkpoint at start-up.
-    SessionRestored,
-    /// An editor connected.
-    EditorConnected,
-    /// The editor disconnected.
-    EditorDisconnected,
-    /// An editor request timed out; the circuit breaker opened.
-    CircuitOpened,
-    /// The editor answered again; the circuit breaker closed.
-    CircuitClosed,
-    /// A Claude task asked to use a tool; the policy decided.
-    PermissionDecision,
-    /// An automation hook started a task (or was skipped).
-    AutomationFired,
-    /// The automation policy was reloaded, or an edit of it was refused.
-    AutomationPolicy,
-    /// The bridge started.
-    BridgeStarted,
-    /// The bridge is stopping.
-    BridgeStopping,
-}
-
 /// One timeline entry.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -115,11 +74,11 @@ pub enum EntryKind {
     ToolCall {
         /// Tool name.
         tool: String,
-        /// Calling session.
+        /// The session that called it.
         session_id: String,
-        /// Outcome.
+        /// How the call ended.
         status: CallStatus,
-        /// Wall time.
+        /// Milliseconds from dispatch to answer.
         #[serde(default)]
         duration_ms: u64,
         /// Short argument summary (no secrets, no file contents).
@@ -129,12 +88,12 @@ pub enum EntryKind {
     /// A lifecycle event.
     #[serde(rename_all = "camelCase")]
     Lifecycle {
-        /// Event.
+        /// What happened.
         event: LifecycleEvent,
         /// Session concerned, if any.
         #[serde(skip_serializing_if = "Option::is_none")]
         session_id: Option<String>,
-        /// Free text.
+        /// Shown after the event in the timeline.
         #[serde(default)]
         detail: String,
     },
@@ -146,26 +105,14 @@ pub enum EntryKind {
 pub struct RecordToolCall {
     /// Tool name.
     pub tool: String,
-    /// Calling session.
-    pub session_id: String,
-    /// Outcome.
+    /// The session that called it.
+    pub session_id: SessionId,
+    /// How the call ended.
     pub status: CallStatus,
-    /// Wall time.
+    /// Milliseconds from dispatch to answer.
     pub duration_ms: u64,
     /// Argument summary.
     pub summary: String,
-}
-
-/// Record a lifecycle event.
-#[derive(Debug, Message)]
-#[rtype(result = "()")]
-pub struct RecordLifecycle {
-    /// Event.
-    pub event: LifecycleEvent,
-    /// Session concerned.
-    pub session_id: Option<String>,
-    /// Free text.
-    pub detail: String,
 }
 
 /// Query the timeline, newest last.
@@ -243,7 +190,7 @@ struct Watcher {
     reply: oneshot::Sender<Vec<Entry>>,
 }
 
-/// The ActivityLog actor.
+/// The timeline of tool calls and lifecycle events, in memory and (optionally) on disk.
 pub struct ActivityLog {
     tool_calls: VecDeque<Entry>,
     lifecycle: VecDeque<Entry>,
@@ -479,6 +426,11 @@ pub fn now_ms() -> u64 {
         .unwrap_or(0)
 }
 
+/// The current time as an RFC 3339 string with milliseconds.
+pub fn iso_now() -> String {
+    humantime::format_rfc3339_millis(SystemTime::now()).to_string()
+}
+
 fn watch_matches(w: &Watcher, e: &Entry) -> bool {
     match &e.kind {
         EntryKind::ToolCall {
@@ -578,7 +530,7 @@ impl Handler<RecordToolCall> for ActivityLog {
             }
             act.push(EntryKind::ToolCall {
                 tool: msg.tool,
-                session_id: msg.session_id,
+                session_id: msg.session_id.to_string(),
                 status: msg.status,
                 duration_ms: msg.duration_ms,
                 summary: msg.summary,
@@ -597,7 +549,7 @@ impl Handler<RecordLifecycle> for ActivityLog {
             }
             act.push(EntryKind::Lifecycle {
                 event: msg.event,
-                session_id: msg.session_id,
+                session_id: msg.session_id.map(|id| id.to_string()),
                 detail: msg.detail,
             });
             act.schedule_flush(ctx);
@@ -668,11 +620,13 @@ impl Handler<Subscribe> for ActivityLog {
 
 impl Handler<FlushNow> for ActivityLog {
     type Result = ();
-    fn handle(&mut self, _: FlushNow, _: &mut Context<Self>) {
-        self.flush();
-        if let Some(p) = &self.persistence {
-            p.appender.flush();
-        }
+    fn handle(&mut self, _: FlushNow, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, _| {
+            act.flush();
+            if let Some(p) = &act.persistence {
+                p.appender.flush();
+            }
+        });
     }
 }
 

@@ -11,12 +11,12 @@ use actix::prelude::*;
 use serde::Serialize;
 
 use super::activity_log::{ActivityLog, LifecycleEvent, RecordLifecycle};
-use super::extension::breaker::{Clock, SystemClock};
-use super::orchestrator::{Enqueue, Follow, Orchestrator};
-use super::supervise::guard;
+use super::clock::{Clock, SystemClock};
+pub use super::messages::automation::EditorEvent;
+use super::orchestrator::{Enqueue, Follow, TaskError};
+use super::supervise::{guard, restarted};
 use crate::automation::policy::Policy;
 use crate::automation::{Engine, Event, Firing, Outcome};
-use crate::diagnostics::Diagnostic;
 use crate::metrics::Metrics;
 use crate::orchestrator::TaskOrigin;
 use crate::workspace::Workspace;
@@ -28,24 +28,6 @@ pub const POLL_INTERVAL: Duration = Duration::from_secs(1);
 /// After the last automation task ends, events are still taken as its doing this long
 /// (diagnostics of the files it edited arrive a little later).
 pub const SETTLE_MS: u64 = 2_000;
-
-/// What the editor just told the bridge (sent by the ExtensionClient).
-#[derive(Debug, Message)]
-#[rtype(result = "()")]
-pub enum EditorEvent {
-    /// A file's diagnostics changed; empty means cleared.
-    Diagnostics {
-        /// The path as the editor sent it.
-        file: String,
-        /// Its diagnostics now.
-        diagnostics: Vec<Diagnostic>,
-    },
-    /// The editor saved a file.
-    FileSaved {
-        /// The path as the editor sent it.
-        file: String,
-    },
-}
 
 /// What `/status` shows about automation.
 #[derive(Debug, Clone, Serialize)]
@@ -73,7 +55,7 @@ pub struct AutomationStatus {
     pub last_reload_error: Option<String>,
 }
 
-/// Automation status.
+/// Ask for [`AutomationStatus`].
 #[derive(Debug, Message)]
 #[rtype(result = "AutomationStatus")]
 pub struct GetAutomationStatus;
@@ -85,14 +67,32 @@ struct TaskEnded {
     file: String,
 }
 
+/// Why a hook's task did not start.
+#[derive(Debug, thiserror::Error)]
+enum NotStarted {
+    #[error(transparent)]
+    Refused(#[from] TaskError),
+    #[error("orchestrator unavailable: {0}")]
+    Unavailable(#[from] MailboxError),
+}
+
+/// The orchestrator answered a hook's enqueue: the task's id, or why it did not start.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 struct Started {
     firing: Firing,
-    result: Result<String, String>,
+    result: Result<String, NotStarted>,
 }
 
-/// The Automation actor.
+/// What Automation sends the Orchestrator.
+pub struct OrchestratorLink {
+    /// Starts a hook's task.
+    pub enqueue: Recipient<Enqueue>,
+    /// Follows it until it ends (automation stays quiet meanwhile).
+    pub follow: Recipient<Follow>,
+}
+
+/// Runs the policy's hooks on editor events (one per bridge, absent without a policy).
 pub struct Automation {
     engine: Engine,
     clock: Box<dyn Clock>,
@@ -104,7 +104,7 @@ pub struct Automation {
     fired: u64,
     skipped: u64,
     last_reload_error: Option<String>,
-    orchestrator: Addr<Orchestrator>,
+    orchestrator: OrchestratorLink,
     activity: Addr<ActivityLog>,
     metrics: Arc<Metrics>,
 }
@@ -115,7 +115,7 @@ impl Automation {
         policy: Policy,
         path: PathBuf,
         workspace: Workspace,
-        orchestrator: Addr<Orchestrator>,
+        orchestrator: OrchestratorLink,
         activity: Addr<ActivityLog>,
         metrics: Arc<Metrics>,
     ) -> Self {
@@ -201,12 +201,12 @@ impl Automation {
                 };
                 // Until the orchestrator answers, count the task as in flight.
                 self.in_flight.insert(placeholder(&firing));
-                let orchestrator = self.orchestrator.clone();
+                let ask = self.orchestrator.enqueue.send(enqueue);
                 let me = ctx.address();
                 actix_rt::spawn(async move {
-                    let result = match orchestrator.send(enqueue).await {
-                        Ok(r) => r.map(|t| t.id),
-                        Err(e) => Err(format!("orchestrator unavailable: {e}")),
+                    let result = match ask.await {
+                        Ok(r) => r.map(|t| t.id).map_err(NotStarted::from),
+                        Err(e) => Err(NotStarted::from(e)),
                     };
                     me.do_send(Started { firing, result });
                 });
@@ -251,8 +251,12 @@ impl Actor for Automation {
 
 impl Supervised for Automation {
     fn restarting(&mut self, _: &mut Context<Self>) {
-        self.metrics.record_restart(NAME);
-        self.record(LifecycleEvent::ActorRestarted, NAME.to_string());
+        restarted(
+            NAME,
+            &self.metrics,
+            &self.activity.clone().recipient(),
+            "the policy and its counters are kept",
+        );
     }
 }
 
@@ -279,10 +283,14 @@ impl Handler<EditorEvent> for Automation {
     }
 }
 
-impl Handler<Started> for Automation {
-    type Result = ();
-    fn handle(&mut self, msg: Started, ctx: &mut Context<Self>) {
-        let Started { firing, result } = msg;
+impl Automation {
+    /// The orchestrator answered a hook's enqueue: follow the task until it ends.
+    fn started(
+        &mut self,
+        firing: Firing,
+        result: Result<String, NotStarted>,
+        ctx: &mut Context<Self>,
+    ) {
         self.in_flight.remove(&placeholder(&firing));
         match result {
             Ok(id) => {
@@ -298,11 +306,11 @@ impl Handler<Started> for Automation {
                     format!("{} {} → task {id}", firing.hook, firing.file),
                 );
                 self.in_flight.insert(id.clone());
-                let orchestrator = self.orchestrator.clone();
+                let follow = self.orchestrator.follow.send(Follow(id.clone()));
                 let me = ctx.address();
                 let file = firing.file;
                 actix_rt::spawn(async move {
-                    if let Ok(Some(mut output)) = orchestrator.send(Follow(id.clone())).await {
+                    if let Ok(Some(mut output)) = follow.await {
                         while output.recv().await.is_some() {}
                     }
                     me.do_send(TaskEnded { id, file });
@@ -318,17 +326,31 @@ impl Handler<Started> for Automation {
             }
         }
     }
-}
 
-impl Handler<TaskEnded> for Automation {
-    type Result = ();
-    fn handle(&mut self, msg: TaskEnded, _: &mut Context<Self>) {
+    /// A hook's task ended: events are its own doing for [`SETTLE_MS`] more.
+    fn task_ended(&mut self, msg: TaskEnded) {
         self.in_flight.remove(&msg.id);
         let now = self.clock.now_ms();
         self.settle_until = now + SETTLE_MS;
         // The task's own edits to its file must not set a hook off again.
         self.engine.touch(&msg.file, now);
         tracing::debug!(task = msg.id, "automation task ended");
+    }
+}
+
+impl Handler<Started> for Automation {
+    type Result = ();
+    fn handle(&mut self, msg: Started, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, ctx| {
+            act.started(msg.firing, msg.result, ctx)
+        });
+    }
+}
+
+impl Handler<TaskEnded> for Automation {
+    type Result = ();
+    fn handle(&mut self, msg: TaskEnded, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, _| act.task_ended(msg));
     }
 }
 

@@ -1,6 +1,7 @@
 //! Checkpoint actor: every `checkpoint.interval_ms` and on graceful shutdown, writes the
-//! sessions (id, anchor, client pids, opened files) to `checkpoint.json` in the workspace's state directory atomically, off the
-//! actor's thread. The tool-call path never waits on it.
+//! sessions (id, anchor, client pids, opened files) to `checkpoint.json` in the
+//! workspace's state directory atomically, off the actor's thread. The tool-call path
+//! never waits on it.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -8,9 +9,10 @@ use std::time::Duration;
 
 use actix::prelude::*;
 
-use super::activity_log::{now_ms, ActivityLog, LifecycleEvent, RecordLifecycle};
-use super::registry::{ExportSessions, SessionRegistry};
-use super::supervise::ActorFault;
+use super::activity_log::{now_ms, ActivityLog};
+use super::messages::registry::ExportSessions;
+use super::registry::NAME as REGISTRY;
+use super::supervise::{restarted, ActorFault};
 use crate::metrics::Metrics;
 use crate::persist::checkpoint::{save, CheckpointData};
 
@@ -19,25 +21,34 @@ pub const NAME: &str = "checkpoint";
 
 /// Write a checkpoint now and report when it is on disk.
 #[derive(Debug, Message)]
-#[rtype(result = "Result<(), String>")]
+#[rtype(result = "Result<(), CheckpointError>")]
 pub struct SaveNow;
 
-/// When the last checkpoint was written (Unix ms).
-#[derive(Debug, Message)]
-#[rtype(result = "Option<u64>")]
-pub struct LastSaved;
+/// Why a checkpoint was not written.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    /// The registry did not hand over the sessions.
+    #[error(transparent)]
+    Registry(#[from] ActorFault),
+    /// The file could not be written.
+    #[error("{0}")]
+    Write(#[from] std::io::Error),
+    /// The blocking write task was lost (the runtime is shutting down).
+    #[error("{0}")]
+    Lost(#[from] tokio::task::JoinError),
+}
 
-/// The Checkpoint actor.
+/// Writes `checkpoint.json` on a timer and on demand (present when checkpoints are enabled).
 pub struct CheckpointActor {
     path: PathBuf,
     workspace: String,
     port: u16,
     interval: Duration,
-    registry: Addr<SessionRegistry>,
+    registry: Recipient<ExportSessions>,
     activity: Addr<ActivityLog>,
     metrics: Arc<Metrics>,
+    /// A write is under way: the interval skips its turn.
     saving: bool,
-    last_saved: Option<u64>,
 }
 
 impl CheckpointActor {
@@ -47,7 +58,7 @@ impl CheckpointActor {
         workspace: String,
         port: u16,
         interval: Duration,
-        registry: Addr<SessionRegistry>,
+        registry: Recipient<ExportSessions>,
         activity: Addr<ActivityLog>,
         metrics: Arc<Metrics>,
     ) -> Self {
@@ -60,12 +71,11 @@ impl CheckpointActor {
             activity,
             metrics,
             saving: false,
-            last_saved: None,
         }
     }
 
     /// Collects the sessions and writes them; resolves when written (or failed).
-    fn write(&mut self) -> impl ActorFuture<Self, Output = Result<(), String>> + 'static {
+    fn write(&mut self) -> impl ActorFuture<Self, Output = Result<(), CheckpointError>> + 'static {
         self.saving = true;
         let (registry, path, workspace, port) = (
             self.registry.clone(),
@@ -77,28 +87,21 @@ impl CheckpointActor {
             let sessions = registry
                 .send(ExportSessions)
                 .await
-                .map_err(|e| ActorFault::mailbox(super::registry::NAME, e).to_string())?;
+                .map_err(|e| ActorFault::mailbox(REGISTRY, e))?;
             let data = CheckpointData {
                 saved_at: now_ms(),
                 workspace: Some(workspace),
                 port: Some(port),
                 sessions,
             };
-            let saved_at = data.saved_at;
-            tokio::task::spawn_blocking(move || save(&path, &data))
-                .await
-                .map_err(|e| e.to_string())?
-                .map_err(|e| e.to_string())?;
-            Ok(saved_at)
+            tokio::task::spawn_blocking(move || save(&path, &data)).await??;
+            Ok::<_, CheckpointError>(())
         }
         .into_actor(self)
-        .map(|result: Result<u64, String>, act, _| {
+        .map(|result, act, _| {
             act.saving = false;
             match result {
-                Ok(at) => {
-                    act.last_saved = Some(at);
-                    Ok(())
-                }
+                Ok(()) => Ok(()),
                 Err(e) => {
                     tracing::error!(path = %act.path.display(), error = %e, "checkpoint not written");
                     Err(e)
@@ -129,27 +132,20 @@ impl Actor for CheckpointActor {
 
 impl Supervised for CheckpointActor {
     fn restarting(&mut self, _: &mut Context<Self>) {
-        self.metrics.record_restart(NAME);
         self.saving = false;
-        self.activity.do_send(RecordLifecycle {
-            event: LifecycleEvent::ActorRestarted,
-            session_id: None,
-            detail: NAME.to_string(),
-        });
+        restarted(
+            NAME,
+            &self.metrics,
+            &self.activity.clone().recipient(),
+            "the next checkpoint is written on schedule",
+        );
     }
 }
 
 impl Handler<SaveNow> for CheckpointActor {
-    type Result = ResponseActFuture<Self, Result<(), String>>;
+    type Result = ResponseActFuture<Self, Result<(), CheckpointError>>;
     fn handle(&mut self, _: SaveNow, _: &mut Context<Self>) -> Self::Result {
         Box::pin(self.write())
-    }
-}
-
-impl Handler<LastSaved> for CheckpointActor {
-    type Result = Option<u64>;
-    fn handle(&mut self, _: LastSaved, _: &mut Context<Self>) -> Option<u64> {
-        self.last_saved
     }
 }
 

@@ -12,8 +12,8 @@ use actix::prelude::*;
 use serde::Serialize;
 use tokio::sync::oneshot;
 
-use super::activity_log::{ActivityLog, LifecycleEvent, RecordLifecycle};
-use super::supervise::{guard, ActorFault};
+use super::activity_log::ActivityLog;
+use super::supervise::{guard, restarted, ActorFault};
 use crate::diagnostics::linters::{probe, Probe};
 use crate::diagnostics::parse::parse;
 use crate::diagnostics::Diagnostic;
@@ -63,11 +63,6 @@ pub struct GetDiagnostics;
 #[rtype(result = "()")]
 pub struct Invalidate;
 
-/// The start-up probe.
-#[derive(Message)]
-#[rtype(result = "Vec<Probe>")]
-pub struct Probes;
-
 /// Settings of the actor.
 #[derive(Debug, Clone)]
 pub struct DiagnosticsConfig {
@@ -81,12 +76,14 @@ pub struct DiagnosticsConfig {
     pub cache_for: Duration,
 }
 
-/// The Diagnostics actor.
+/// Runs the workspace's linters (at most one run at a time) and caches the report.
 pub struct DiagnosticsActor {
     config: DiagnosticsConfig,
     probes: Vec<Probe>,
     cache: Option<(Instant, Arc<Report>)>,
-    generation: u64,
+    /// Counts `Invalidate`s: a run that started before the latest one does not fill
+    /// the cache.
+    invalidations: u64,
     running: bool,
     waiters: Vec<oneshot::Sender<Arc<Report>>>,
     activity: Addr<ActivityLog>,
@@ -108,7 +105,7 @@ impl DiagnosticsActor {
             config,
             probes,
             cache: None,
-            generation: 0,
+            invalidations: 0,
             running: false,
             waiters: Vec::new(),
             activity,
@@ -125,7 +122,7 @@ impl DiagnosticsActor {
 
     fn start_run(&mut self, ctx: &mut Context<Self>) {
         self.running = true;
-        let generation = self.generation;
+        let invalidations = self.invalidations;
         let root = self.config.root.clone();
         let timeout = self.config.timeout;
         let jobs: Vec<_> = self
@@ -193,7 +190,7 @@ impl DiagnosticsActor {
                 }
                 let report = Arc::new(report);
                 act.running = false;
-                if act.generation == generation {
+                if act.invalidations == invalidations {
                     act.cache = Some((Instant::now(), Arc::clone(&report)));
                 }
                 for waiter in act.waiters.drain(..) {
@@ -210,15 +207,15 @@ impl Actor for DiagnosticsActor {
 
 impl Supervised for DiagnosticsActor {
     fn restarting(&mut self, _: &mut Context<Self>) {
-        self.metrics.record_restart(NAME);
         // The spawned run was dropped with the old context; its waiters got errors.
         self.running = false;
         self.waiters.clear();
-        self.activity.do_send(RecordLifecycle {
-            event: LifecycleEvent::ActorRestarted,
-            session_id: None,
-            detail: NAME.to_string(),
-        });
+        restarted(
+            NAME,
+            &self.metrics,
+            &self.activity.clone().recipient(),
+            "the next request runs the linters again",
+        );
     }
 }
 
@@ -250,16 +247,11 @@ impl Handler<GetDiagnostics> for DiagnosticsActor {
 
 impl Handler<Invalidate> for DiagnosticsActor {
     type Result = ();
-    fn handle(&mut self, _: Invalidate, _: &mut Context<Self>) {
-        self.cache = None;
-        self.generation += 1;
-    }
-}
-
-impl Handler<Probes> for DiagnosticsActor {
-    type Result = MessageResult<Probes>;
-    fn handle(&mut self, _: Probes, _: &mut Context<Self>) -> Self::Result {
-        MessageResult(self.probes.clone())
+    fn handle(&mut self, _: Invalidate, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, _| {
+            act.cache = None;
+            act.invalidations += 1;
+        });
     }
 }
 

@@ -10,13 +10,13 @@ use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 
+use super::messages::connection::Generation;
+use super::messages::session::{
+    Attach, ConnectionKind, Detach, FromClient, Rebind, ReplacePush, SessionHandle,
+};
 use super::outbound::Outbound;
 use super::rate_limit::{ConnectionLimits, Verdict};
-use super::session::{
-    Attach, ConnectionKind, Detach, FromClient, Generation, Rebind, ReplacePush, Session,
-};
 use super::supervise::guard;
-use super::transport::next_generation;
 use crate::metrics::Metrics;
 use crate::protocol::jsonrpc::{Incoming, RpcError};
 
@@ -30,7 +30,7 @@ const IDLE_CHECK: Duration = Duration::from_secs(1);
 pub struct HttpTransport {
     id: String,
     generation: Generation,
-    session: Addr<Session>,
+    session: SessionHandle,
     limits: ConnectionLimits,
     last_seen: Instant,
     idle_after: Duration,
@@ -46,7 +46,7 @@ impl HttpTransport {
     /// `idle_after` without requests or an open GET stream.
     pub fn new(
         id: String,
-        session: Addr<Session>,
+        session: SessionHandle,
         table: Addr<HttpSessions>,
         idle_after: Duration,
         settings: &crate::config::RateLimitSettings,
@@ -54,7 +54,7 @@ impl HttpTransport {
     ) -> Self {
         Self {
             id,
-            generation: next_generation(),
+            generation: Generation::next(),
             session,
             limits: ConnectionLimits::new(settings, metrics),
             last_seen: Instant::now(),
@@ -67,7 +67,7 @@ impl HttpTransport {
 
     fn end(&mut self, ctx: &mut Context<Self>, why: &str) {
         tracing::info!(mcp_session = %self.id, why, "HTTP MCP session ended");
-        self.session.do_send(Detach {
+        self.session.detach.do_send(Detach {
             generation: self.generation,
             ended: true,
         });
@@ -80,7 +80,7 @@ impl Actor for HttpTransport {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
-        self.session.do_send(Attach {
+        self.session.attach.do_send(Attach {
             generation: self.generation,
             kind: ConnectionKind::Http,
             outbound: self.push.clone(),
@@ -112,7 +112,7 @@ pub enum PostRefused {
 #[derive(Message)]
 #[rtype(result = "Result<(), PostRefused>")]
 pub struct Post {
-    /// The message.
+    /// The POSTed message, classified.
     pub message: Incoming,
     /// The POST's response stream.
     pub reply: Outbound,
@@ -133,7 +133,7 @@ impl Handler<Post> for HttpTransport {
         }
         self.open_replies.retain(|r| !r.is_closed());
         self.open_replies.push(msg.reply.clone());
-        self.session.do_send(FromClient {
+        self.session.from_client.do_send(FromClient {
             generation: self.generation,
             message: msg.message,
             reply: Some(msg.reply),
@@ -152,7 +152,7 @@ impl Handler<OpenStream> for HttpTransport {
     fn handle(&mut self, msg: OpenStream, _: &mut Context<Self>) {
         self.last_seen = Instant::now();
         self.push = msg.0.clone();
-        self.session.do_send(ReplacePush {
+        self.session.replace_push.do_send(ReplacePush {
             generation: self.generation,
             outbound: msg.0,
         });
@@ -220,17 +220,20 @@ impl Handler<Register> for HttpSessions {
 
 impl Handler<Lookup> for HttpSessions {
     type Result = Option<Addr<HttpTransport>>;
-    fn handle(&mut self, msg: Lookup, _: &mut Context<Self>) -> Self::Result {
-        self.sessions
-            .get(&msg.0)
-            .filter(|addr| addr.connected())
-            .cloned()
+    fn handle(&mut self, msg: Lookup, ctx: &mut Context<Self>) -> Self::Result {
+        guard(NAME, self, ctx, |act, _| {
+            act.sessions
+                .get(&msg.0)
+                .filter(|addr| addr.connected())
+                .cloned()
+        })
+        .unwrap_or(None)
     }
 }
 
 impl Handler<Forget> for HttpSessions {
     type Result = ();
-    fn handle(&mut self, msg: Forget, _: &mut Context<Self>) {
-        self.sessions.remove(&msg.0);
+    fn handle(&mut self, msg: Forget, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, _| act.sessions.remove(&msg.0));
     }
 }

@@ -4,12 +4,14 @@
 pub mod activity_log;
 pub mod automation;
 pub mod checkpoint;
+pub mod clock;
 pub mod diagnostics;
 pub mod extension;
 #[cfg(feature = "fault-injection")]
 pub mod fault;
 pub mod heartbeat;
 pub mod http_transport;
+pub mod messages;
 pub mod orchestrator;
 pub mod outbound;
 pub mod rate_limit;
@@ -18,3 +20,8 @@ pub mod session;
 pub mod supervise;
 pub mod transport;
 pub mod writer;
+
+#[cfg(test)]
+mod module_graph;
+#[cfg(test)]
+mod test_support;

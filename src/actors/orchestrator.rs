@@ -14,8 +14,8 @@ use serde_json::json;
 use tokio::sync::mpsc;
 
 use super::activity_log::{now_ms, ActivityLog, LifecycleEvent, RecordLifecycle};
-use super::extension::{ExtensionClient, NotifyEditor};
-use super::supervise::guard;
+use super::messages::editor::NotifyEditor;
+use super::supervise::{guard, restarted, ActorFault};
 use crate::metrics::Metrics;
 use crate::orchestrator::driver::{self, DriverConfig, Event};
 use crate::orchestrator::{self as tasks, Task, TaskOrigin, TaskStatus};
@@ -34,15 +34,47 @@ pub struct Limits {
     pub max_history: usize,
 }
 
+/// Why a task request was refused (the text is what agents read).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum TaskError {
+    /// No task has this id (or it left the history).
+    #[error("No task {0:?}")]
+    NotFound(String),
+    /// The task was started by another session.
+    #[error("Task {0} belongs to another session")]
+    OtherSession(String),
+    /// `orchestrator.max_queue` tasks wait already.
+    #[error("Task queue is full: {running} tasks running and {waiting} waiting (max {max}); try again when one finishes")]
+    QueueFull {
+        /// Tasks running.
+        running: usize,
+        /// Tasks waiting.
+        waiting: usize,
+        /// `orchestrator.max_queue`.
+        max: usize,
+    },
+    /// Cancelling a task that is over.
+    #[error("Task {id} already finished ({status:?})")]
+    Finished {
+        /// The task.
+        id: String,
+        /// How it ended.
+        status: TaskStatus,
+    },
+    /// The orchestrator failed while handling the request.
+    #[error(transparent)]
+    Fault(#[from] ActorFault),
+}
+
 /// Start (or queue) a task.
 #[derive(Debug, Message)]
-#[rtype(result = "Result<Task, String>")]
+#[rtype(result = "Result<Task, TaskError>")]
 pub struct Enqueue {
-    /// Who asks.
+    /// The session or automation hook that asks (it owns the task).
     pub origin: TaskOrigin,
     /// The prompt, context mentions included.
     pub prompt: String,
-    /// Timeout.
+    /// The run is killed after this many milliseconds.
     pub timeout_ms: u64,
 }
 
@@ -50,16 +82,16 @@ pub struct Enqueue {
 /// registered in the same step that queues the task, so no output can slip past it
 /// (as it could between an [`Enqueue`] and a later [`Follow`]).
 #[derive(Debug, Message)]
-#[rtype(result = "Result<(Task, mpsc::UnboundedReceiver<String>), String>")]
+#[rtype(result = "Result<(Task, mpsc::UnboundedReceiver<String>), TaskError>")]
 pub struct EnqueueFollowed(pub Enqueue);
 
 /// One task, if `session` may see it (`None`: the bridge itself).
 #[derive(Debug, Message)]
-#[rtype(result = "Result<Task, String>")]
+#[rtype(result = "Result<Task, TaskError>")]
 pub struct GetTask {
     /// Task id.
     pub task_id: String,
-    /// Asking session.
+    /// The asking session; `None` (the bridge itself) sees every task.
     pub session: Option<String>,
 }
 
@@ -67,17 +99,17 @@ pub struct GetTask {
 #[derive(Debug, Message)]
 #[rtype(result = "Vec<Task>")]
 pub struct ListTasks {
-    /// Asking session.
+    /// The asking session; `None` (the bridge itself) sees every task.
     pub session: Option<String>,
 }
 
 /// Cancel a pending or running task.
 #[derive(Debug, Message)]
-#[rtype(result = "Result<Task, String>")]
+#[rtype(result = "Result<Task, TaskError>")]
 pub struct CancelTask {
     /// Task id.
     pub task_id: String,
-    /// Asking session.
+    /// The asking session; `None` (the bridge itself) sees every task.
     pub session: Option<String>,
 }
 
@@ -96,7 +128,7 @@ struct TaskEvent(String, Event);
 #[rtype(result = "()")]
 pub struct SaveTasks;
 
-/// The Orchestrator actor.
+/// Holds every task (queued, running, finished) and runs them as `claude -p` processes.
 pub struct Orchestrator {
     tasks: HashMap<String, Task>,
     order: VecDeque<String>,
@@ -107,7 +139,7 @@ pub struct Orchestrator {
     driver: Arc<DriverConfig>,
     path: Option<PathBuf>,
     save_timer: Option<SpawnHandle>,
-    extension: Addr<ExtensionClient>,
+    editor: Recipient<NotifyEditor>,
     activity: Addr<ActivityLog>,
     metrics: Arc<Metrics>,
 }
@@ -118,7 +150,7 @@ impl Orchestrator {
         limits: Limits,
         driver: DriverConfig,
         path: Option<PathBuf>,
-        extension: Addr<ExtensionClient>,
+        editor: Recipient<NotifyEditor>,
         activity: Addr<ActivityLog>,
         metrics: Arc<Metrics>,
     ) -> Self {
@@ -151,7 +183,7 @@ impl Orchestrator {
             driver: Arc::new(driver),
             path,
             save_timer: None,
-            extension,
+            editor,
             activity,
             metrics,
         };
@@ -162,14 +194,14 @@ impl Orchestrator {
         me
     }
 
-    fn visible(&self, task_id: &str, session: Option<&str>) -> Result<&Task, String> {
+    fn visible(&self, task_id: &str, session: Option<&str>) -> Result<&Task, TaskError> {
         let task = self
             .tasks
             .get(task_id)
-            .ok_or_else(|| format!("No task {task_id:?}"))?;
+            .ok_or_else(|| TaskError::NotFound(task_id.to_string()))?;
         match (session, task.session()) {
             (Some(asker), owner) if owner != Some(asker) => {
-                Err(format!("Task {task_id} belongs to another session"))
+                Err(TaskError::OtherSession(task_id.to_string()))
             }
             _ => Ok(task),
         }
@@ -260,7 +292,7 @@ impl Orchestrator {
 
     fn after_change(&mut self, id: &str, ctx: &mut Context<Self>) {
         if let Some(t) = self.tasks.get(id) {
-            self.extension.do_send(NotifyEditor {
+            self.editor.do_send(NotifyEditor {
                 method: "bridge/claudeTaskOutput",
                 params: json!({ "taskId": id, "status": t.status, "error": t.error }),
             });
@@ -277,15 +309,14 @@ impl Orchestrator {
         msg: Enqueue,
         follower: Option<mpsc::UnboundedSender<String>>,
         ctx: &mut Context<Self>,
-    ) -> Result<Task, String> {
+    ) -> Result<Task, TaskError> {
         let slots_free = self.running.len() < self.limits.max_concurrent;
         if !slots_free && self.queue.len() >= self.limits.max_queue {
-            return Err(format!(
-                "Task queue is full: {} tasks running and {} waiting (max {}); try again when one finishes",
-                self.running.len(),
-                self.queue.len(),
-                self.limits.max_queue
-            ));
+            return Err(TaskError::QueueFull {
+                running: self.running.len(),
+                waiting: self.queue.len(),
+                max: self.limits.max_queue,
+            });
         }
         let id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
         let task = Task {
@@ -341,7 +372,6 @@ impl Actor for Orchestrator {
 
 impl Supervised for Orchestrator {
     fn restarting(&mut self, ctx: &mut Context<Self>) {
-        self.metrics.record_restart(NAME);
         self.save_timer = None;
         // The running processes were dropped (and killed) with the old context.
         let now = now_ms();
@@ -354,63 +384,41 @@ impl Supervised for Orchestrator {
         }
         self.followers.clear();
         self.start_ready(ctx);
-        self.activity.do_send(RecordLifecycle {
-            event: LifecycleEvent::ActorRestarted,
-            session_id: None,
-            detail: NAME.to_string(),
-        });
+        restarted(
+            NAME,
+            &self.metrics,
+            &self.activity.clone().recipient(),
+            "its running tasks are interrupted",
+        );
     }
 }
 
 impl Handler<Enqueue> for Orchestrator {
-    type Result = Result<Task, String>;
+    type Result = Result<Task, TaskError>;
     fn handle(&mut self, msg: Enqueue, ctx: &mut Context<Self>) -> Self::Result {
-        guard(NAME, self, ctx, |act, ctx| act.enqueue(msg, None, ctx)).map_err(|f| f.to_string())?
+        guard(NAME, self, ctx, |act, ctx| act.enqueue(msg, None, ctx))?
     }
 }
 
 impl Handler<EnqueueFollowed> for Orchestrator {
-    type Result = Result<(Task, mpsc::UnboundedReceiver<String>), String>;
+    type Result = Result<(Task, mpsc::UnboundedReceiver<String>), TaskError>;
     fn handle(&mut self, msg: EnqueueFollowed, ctx: &mut Context<Self>) -> Self::Result {
         let (tx, rx) = mpsc::unbounded_channel();
         let task = guard(NAME, self, ctx, |act, ctx| {
             act.enqueue(msg.0, Some(tx), ctx)
-        })
-        .map_err(|f| f.to_string())??;
+        })??;
         Ok((task, rx))
     }
 }
 
-impl Handler<GetTask> for Orchestrator {
-    type Result = Result<Task, String>;
-    fn handle(&mut self, msg: GetTask, _: &mut Context<Self>) -> Self::Result {
-        self.visible(&msg.task_id, msg.session.as_deref()).cloned()
-    }
-}
-
-impl Handler<ListTasks> for Orchestrator {
-    type Result = MessageResult<ListTasks>;
-    fn handle(&mut self, msg: ListTasks, _: &mut Context<Self>) -> Self::Result {
-        MessageResult(
-            self.order
-                .iter()
-                .filter_map(|id| self.tasks.get(id))
-                .filter(|t| msg.session.is_none() || t.session() == msg.session.as_deref())
-                .cloned()
-                .collect(),
-        )
-    }
-}
-
-impl Handler<CancelTask> for Orchestrator {
-    type Result = Result<Task, String>;
-    fn handle(&mut self, msg: CancelTask, ctx: &mut Context<Self>) -> Self::Result {
+impl Orchestrator {
+    fn cancel(&mut self, msg: CancelTask, ctx: &mut Context<Self>) -> Result<Task, TaskError> {
         let status = self.visible(&msg.task_id, msg.session.as_deref())?.status;
         if status.is_final() {
-            return Err(format!(
-                "Task {} already finished ({status:?})",
-                msg.task_id
-            ));
+            return Err(TaskError::Finished {
+                id: msg.task_id,
+                status,
+            });
         }
         self.queue.retain(|id| id != &msg.task_id);
         if let Some(handle) = self.running.remove(&msg.task_id) {
@@ -424,6 +432,38 @@ impl Handler<CancelTask> for Orchestrator {
         self.followers.remove(&msg.task_id);
         self.after_change(&msg.task_id.clone(), ctx);
         Ok(self.tasks[&msg.task_id].clone())
+    }
+}
+
+impl Handler<GetTask> for Orchestrator {
+    type Result = Result<Task, TaskError>;
+    fn handle(&mut self, msg: GetTask, ctx: &mut Context<Self>) -> Self::Result {
+        guard(NAME, self, ctx, |act, _| {
+            act.visible(&msg.task_id, msg.session.as_deref()).cloned()
+        })?
+    }
+}
+
+impl Handler<ListTasks> for Orchestrator {
+    type Result = MessageResult<ListTasks>;
+    fn handle(&mut self, msg: ListTasks, ctx: &mut Context<Self>) -> Self::Result {
+        let listed = guard(NAME, self, ctx, |act, _| {
+            act.order
+                .iter()
+                .filter_map(|id| act.tasks.get(id))
+                .filter(|t| msg.session.is_none() || t.session() == msg.session.as_deref())
+                .cloned()
+                .collect()
+        });
+        // A fault lists nothing (the actor restarts).
+        MessageResult(listed.unwrap_or_default())
+    }
+}
+
+impl Handler<CancelTask> for Orchestrator {
+    type Result = Result<Task, TaskError>;
+    fn handle(&mut self, msg: CancelTask, ctx: &mut Context<Self>) -> Self::Result {
+        guard(NAME, self, ctx, |act, ctx| act.cancel(msg, ctx))?
     }
 }
 
@@ -475,7 +515,7 @@ impl Handler<TaskEvent> for Orchestrator {
                 if let Some(list) = self.followers.get_mut(&id) {
                     list.retain(|f| f.send(text.clone()).is_ok());
                 }
-                self.extension.do_send(NotifyEditor {
+                self.editor.do_send(NotifyEditor {
                     method: "bridge/claudeTaskOutput",
                     params: json!({ "taskId": id, "chunk": text }),
                 });

@@ -8,14 +8,19 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 use serde::Serialize;
 
+pub use super::activity_log::iso_now;
 use super::activity_log::{ActivityLog, LifecycleEvent, RecordLifecycle};
-use super::extension::{ExtensionClient, NotifyEditor};
-use super::rate_limit::MinInterval;
-use super::session::{
-    ConnectionKind, Describe, Evict, MergeInto, NotifyListChanged, OpenedFiles, PeerJoined,
-    SendNotification, Session, SessionInfo, Shutdown,
+use super::messages::editor::NotifyEditor;
+pub use super::messages::registry::{
+    Broadcast, EditorConnected, ExportSessions, Mention, RegistryHandle, SessionChange,
+    SessionEvent, ToolsChanged,
 };
-use super::supervise::{guard, ActorFault};
+use super::messages::session::{
+    ConnectionKind, Describe, Evict, MergeInto, NotifyListChanged, OpenedFiles, PeerJoined,
+    SendNotification, SessionHandle, SessionId, SessionInfo, Shutdown,
+};
+use super::rate_limit::MinInterval;
+use super::supervise::{guard, restarted, ActorFault};
 use crate::metrics::{Metrics, Refusal};
 use crate::persist::checkpoint::SessionState;
 
@@ -26,7 +31,7 @@ pub const NAME: &str = "registry";
 pub const LIST_CHANGED_DEBOUNCE: Duration = Duration::from_secs(2);
 
 struct Slot {
-    addr: Addr<Session>,
+    session: SessionHandle,
     anchor: Option<String>,
     grace_since: Option<Instant>,
     initialized: bool,
@@ -38,9 +43,9 @@ struct Slot {
 }
 
 impl Slot {
-    fn new(addr: Addr<Session>, anchor: Option<String>) -> Self {
+    fn new(session: SessionHandle, anchor: Option<String>) -> Self {
         Self {
-            addr,
+            session,
             anchor,
             grace_since: None,
             initialized: false,
@@ -72,9 +77,9 @@ impl Slot {
 #[rtype(result = "Result<Admission, AdmitError>")]
 pub struct Admit {
     /// The session to register if no existing one matches.
-    pub candidate: Addr<Session>,
+    pub candidate: SessionHandle,
     /// The candidate's id.
-    pub candidate_id: String,
+    pub candidate_id: SessionId,
     /// `X-Claude-Code-Session-Id` header value, if sent.
     pub anchor: Option<String>,
     /// How the agent connects.
@@ -86,9 +91,9 @@ pub struct Admit {
 /// Where an admitted connection goes.
 pub struct Admission {
     /// The session to attach the connection to.
-    pub session: Addr<Session>,
+    pub session: SessionHandle,
     /// Its id.
-    pub session_id: String,
+    pub session_id: SessionId,
     /// True when an existing session was reattached.
     pub reattached: bool,
 }
@@ -121,103 +126,22 @@ impl AdmitError {
     }
 }
 
-/// A session learned its client's process id (`ide_connected`): if another session
-/// already serves that process, the two are one agent and merge.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct ClientPid {
-    /// The session that learned it.
-    pub session_id: String,
-    /// The CLI's pid.
-    pub pid: u32,
-}
-
-/// A session's connection closed; it waits in its grace period.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct SessionDetached {
-    /// Session id.
-    pub session_id: String,
-}
-
-/// A session has a connection again.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct SessionAttached {
-    /// Session id.
-    pub session_id: String,
-}
-
-/// A session completed the MCP handshake (`notifications/initialized`).
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct SessionInitialized {
-    /// Session id.
-    pub session_id: String,
-}
-
-/// A session ended (grace expired) and must be forgotten.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct SessionEnded {
-    /// Session id.
-    pub session_id: String,
-}
-
-/// The tool set changed; tell agents (debounced unless `immediate`).
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct ToolsChanged {
-    /// Skip the debounce (editor connect).
-    pub immediate: bool,
-}
-
-/// Describe every session.
+/// Describe every session (a session that does not answer within 1 s is shown as
+/// unresponsive).
 #[derive(Message)]
 #[rtype(result = "Result<RegistrySnapshot, ActorFault>")]
 pub struct Snapshot;
-
-/// An editor event for every listening agent (`selection_changed`, …).
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Broadcast {
-    /// Notification method.
-    pub method: &'static str,
-    /// Params.
-    pub params: serde_json::Value,
-}
-
-/// An `at_mentioned` from the editor: delivered to listening agents, or queued briefly
-/// until one listens.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Mention(pub serde_json::Value);
-
-/// The editor client, for `bridge/claudeConnectionChanged`.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct SetEditor(pub Addr<ExtensionClient>);
-
-/// An editor connected: tell it who is here.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct EditorConnected;
 
 /// Mentions kept while no agent listens.
 pub const MAX_QUEUED_MENTIONS: usize = 20;
 /// How long a queued mention waits for an agent.
 pub const MENTION_TTL: Duration = Duration::from_secs(30);
 
-/// Every session's durable state, for a checkpoint.
-#[derive(Message)]
-#[rtype(result = "Vec<SessionState>")]
-pub struct ExportSessions;
-
 /// Sessions restored from a checkpoint at start-up, waiting in their grace period for
 /// their agents.
 #[derive(Message)]
 #[rtype(result = "()")]
-pub struct Restore(pub Vec<(Addr<Session>, SessionState)>);
+pub struct Restore(pub Vec<(SessionHandle, SessionState)>);
 
 /// Refuse new connections and close every agent connection (graceful shutdown).
 #[derive(Message)]
@@ -253,9 +177,9 @@ pub struct RegistrySnapshot {
     pub pending_list_changed: bool,
 }
 
-/// The SessionRegistry actor.
+/// The table of agent sessions by id; one per bridge.
 pub struct SessionRegistry {
-    slots: BTreeMap<String, Slot>,
+    slots: BTreeMap<SessionId, Slot>,
     max_sessions: usize,
     activity: Addr<ActivityLog>,
     metrics: Arc<Metrics>,
@@ -269,7 +193,7 @@ pub struct SessionRegistry {
     last_connect_at: Option<String>,
     last_disconnect_at: Option<String>,
     mentions: Vec<(Instant, serde_json::Value)>,
-    editor: Option<Addr<ExtensionClient>>,
+    editor: Recipient<NotifyEditor>,
     connect_gate: MinInterval,
     max_connect_wait: Duration,
     merged: u64,
@@ -283,6 +207,7 @@ impl SessionRegistry {
         max_sessions: usize,
         min_connect_interval: Duration,
         max_connect_wait: Duration,
+        editor: Recipient<NotifyEditor>,
         activity: Addr<ActivityLog>,
         metrics: Arc<Metrics>,
     ) -> Self {
@@ -305,7 +230,7 @@ impl SessionRegistry {
             last_connect_at: None,
             last_disconnect_at: None,
             mentions: Vec::new(),
-            editor: None,
+            editor,
         }
     }
 
@@ -315,36 +240,44 @@ impl SessionRegistry {
         self
     }
 
-    fn listening(&self) -> impl Iterator<Item = &Addr<Session>> {
+    fn listening(&self) -> impl Iterator<Item = &SessionHandle> {
         self.slots
             .values()
             .filter(|s| s.initialized && s.grace_since.is_none())
-            .map(|s| &s.addr)
+            .map(|s| &s.session)
+    }
+
+    /// The recipients the editor side sends to, for an ExtensionClient.
+    pub fn handle(addr: &Addr<Self>) -> RegistryHandle {
+        RegistryHandle {
+            tools_changed: addr.clone().recipient(),
+            editor_connected: addr.clone().recipient(),
+            broadcast: addr.clone().recipient(),
+            mention: addr.clone().recipient(),
+        }
     }
 
     /// Tells the editor how many agents are connected.
     fn connection_changed(&self) {
-        if let Some(editor) = &self.editor {
-            let connected = self
-                .slots
-                .values()
-                .filter(|s| s.grace_since.is_none())
-                .count();
-            editor.do_send(NotifyEditor {
-                method: "bridge/claudeConnectionChanged",
-                params: serde_json::json!({
-                    "connected": connected > 0,
-                    "agents": connected,
-                    "sessions": self.slots.len(),
-                }),
-            });
-        }
+        let connected = self
+            .slots
+            .values()
+            .filter(|s| s.grace_since.is_none())
+            .count();
+        self.editor.do_send(NotifyEditor {
+            method: "bridge/claudeConnectionChanged",
+            params: serde_json::json!({
+                "connected": connected > 0,
+                "agents": connected,
+                "sessions": self.slots.len(),
+            }),
+        });
     }
 
-    fn lifecycle(&self, event: LifecycleEvent, session_id: Option<&str>, detail: String) {
+    fn lifecycle(&self, event: LifecycleEvent, session_id: Option<&SessionId>, detail: String) {
         self.activity.do_send(RecordLifecycle {
             event,
-            session_id: session_id.map(str::to_string),
+            session_id: session_id.cloned(),
             detail,
         });
     }
@@ -355,7 +288,7 @@ impl SessionRegistry {
 
     /// An existing session this connection belongs to: the same client process (a
     /// relay), or the anchor the client sent.
-    fn existing_for(&self, msg: &Admit) -> Option<String> {
+    fn existing_for(&self, msg: &Admit) -> Option<SessionId> {
         if msg.kind == ConnectionKind::Relay {
             if let Some((id, _)) = self
                 .slots
@@ -379,14 +312,14 @@ impl SessionRegistry {
         self.last_connect_at = Some(iso_now());
         if let Some(id) = self.existing_for(&msg) {
             if let Some(slot) = self.slots.get_mut(&id) {
-                if slot.addr.connected() {
+                if slot.session.connected() {
                     self.reconnects += 1;
                     slot.grace_since = None;
                     if msg.kind == ConnectionKind::Relay {
                         slot.relay_pids = msg.client_pids;
                     }
                     return Ok(Admission {
-                        session: slot.addr.clone(),
+                        session: slot.session.clone(),
                         session_id: id,
                         reattached: true,
                     });
@@ -399,7 +332,7 @@ impl SessionRegistry {
         }
         self.connections += 1;
         for slot in self.slots.values() {
-            slot.addr.do_send(PeerJoined {
+            slot.session.peer_joined.do_send(PeerJoined {
                 session_id: msg.candidate_id.clone(),
                 active: self.slots.len() + 1,
             });
@@ -419,12 +352,12 @@ impl SessionRegistry {
     }
 
     /// `session_id` serves CLI `pid`: merge it into an older session of that process.
-    fn client_pid(&mut self, session_id: &str, pid: u32) {
+    fn client_pid(&mut self, session_id: &SessionId, pid: u32) {
         let target = self
             .slots
             .iter()
-            .find(|(id, slot)| id.as_str() != session_id && slot.serves_pid(pid))
-            .map(|(id, slot)| (id.clone(), slot.addr.clone()));
+            .find(|(id, slot)| *id != session_id && slot.serves_pid(pid))
+            .map(|(id, slot)| (id.clone(), slot.session.clone()));
         let Some((target_id, target)) = target else {
             if let Some(slot) = self.slots.get_mut(session_id) {
                 slot.ide_pid = Some(pid);
@@ -440,8 +373,11 @@ impl SessionRegistry {
             slot.initialized |= merged.initialized;
         }
         self.merged += 1;
-        tracing::info!(session = session_id, into = %target_id, pid, "one agent, two connections: sessions merged");
-        merged.addr.do_send(MergeInto { target, target_id });
+        tracing::info!(session = %session_id, into = %target_id, pid, "one agent, two connections: sessions merged");
+        merged
+            .session
+            .merge_into
+            .do_send(MergeInto { target, target_id });
         self.update_gauge();
         self.connection_changed();
     }
@@ -464,7 +400,7 @@ impl SessionRegistry {
             });
         };
         if let Some(slot) = self.slots.remove(&id) {
-            slot.addr.do_send(Evict {
+            slot.session.evict.do_send(Evict {
                 reason: "evicted to make room for a new agent".into(),
             });
         }
@@ -493,18 +429,15 @@ impl SessionRegistry {
     }
 
     fn fire_list_changed(&mut self, ctx: &mut Context<Self>) {
-        let targets: Vec<Addr<Session>> = self
-            .slots
-            .values()
-            .filter(|s| s.initialized && s.grace_since.is_none())
-            .map(|s| s.addr.clone())
+        let sends: Vec<_> = self
+            .listening()
+            .map(|s| s.notify_list_changed.send(NotifyListChanged))
             .collect();
-        if targets.is_empty() {
+        if sends.is_empty() {
             self.pending_list_changed = true;
             return;
         }
-        let sends =
-            futures_util::future::join_all(targets.into_iter().map(|a| a.send(NotifyListChanged)));
+        let sends = futures_util::future::join_all(sends);
         ctx.spawn(sends.into_actor(self).map(|results, act, _| {
             let delivered = results.into_iter().any(|r| matches!(r, Ok(true)));
             if !delivered {
@@ -514,30 +447,25 @@ impl SessionRegistry {
     }
 }
 
-/// The current time as an RFC 3339 string.
-pub fn iso_now() -> String {
-    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
-}
-
 impl Actor for SessionRegistry {
     type Context = Context<Self>;
 }
 
 impl Supervised for SessionRegistry {
     fn restarting(&mut self, ctx: &mut Context<Self>) {
-        self.metrics.record_restart(NAME);
-        tracing::warn!(
-            actor = NAME,
-            "restarted after a fault; rebuilding the session table"
-        );
         // The table survives in memory; drop sessions that stopped meanwhile and re-arm
         // the debounce timer that the stop cancelled.
-        self.slots.retain(|_, slot| slot.addr.connected());
+        self.slots.retain(|_, slot| slot.session.connected());
         self.update_gauge();
         if self.list_changed_timer.take().is_some() {
             self.schedule_list_changed(false, ctx);
         }
-        self.lifecycle(LifecycleEvent::ActorRestarted, None, NAME.to_string());
+        restarted(
+            NAME,
+            &self.metrics,
+            &self.activity.clone().recipient(),
+            "rebuilt the session table",
+        );
     }
 }
 
@@ -558,21 +486,71 @@ pub struct MayConnect;
 
 impl Handler<MayConnect> for SessionRegistry {
     type Result = Result<Duration, NotNow>;
-    fn handle(&mut self, _: MayConnect, _: &mut Context<Self>) -> Self::Result {
-        if self.closing {
-            return Err(NotNow::ShuttingDown);
-        }
-        self.connect_gate
-            .reserve(Instant::now(), self.max_connect_wait)
-            .map_err(NotNow::Burst)
+    fn handle(&mut self, _: MayConnect, ctx: &mut Context<Self>) -> Self::Result {
+        // A registry that fails here lets the connection through, as one that cannot
+        // answer does; admission reports the fault.
+        guard(NAME, self, ctx, |act, _| {
+            if act.closing {
+                return Err(NotNow::ShuttingDown);
+            }
+            act.connect_gate
+                .reserve(Instant::now(), act.max_connect_wait)
+                .map_err(NotNow::Burst)
+        })
+        .unwrap_or(Ok(Duration::ZERO))
     }
 }
 
-impl Handler<ClientPid> for SessionRegistry {
+impl SessionRegistry {
+    fn on_session_event(&mut self, id: &SessionId, change: SessionChange) {
+        match change {
+            SessionChange::ClientPid(pid) => self.client_pid(id, pid),
+            SessionChange::Detached => {
+                self.last_disconnect_at = Some(iso_now());
+                if let Some(slot) = self.slots.get_mut(id) {
+                    slot.grace_since = Some(Instant::now());
+                    slot.initialized = false;
+                }
+                self.connection_changed();
+            }
+            SessionChange::Attached => {
+                if let Some(slot) = self.slots.get_mut(id) {
+                    slot.grace_since = None;
+                }
+                self.connection_changed();
+            }
+            SessionChange::Initialized => {
+                let Some(slot) = self.slots.get_mut(id) else {
+                    return;
+                };
+                slot.initialized = true;
+                if std::mem::take(&mut self.pending_list_changed) {
+                    slot.session.notify_list_changed.do_send(NotifyListChanged);
+                }
+                let fresh = Instant::now();
+                for (at, mention) in std::mem::take(&mut self.mentions) {
+                    if fresh.duration_since(at) < MENTION_TTL {
+                        slot.session.send_notification.do_send(SendNotification {
+                            method: "at_mentioned",
+                            params: mention,
+                        });
+                    }
+                }
+            }
+            SessionChange::Ended => {
+                self.slots.remove(id);
+                self.update_gauge();
+                self.connection_changed();
+            }
+        }
+    }
+}
+
+impl Handler<SessionEvent> for SessionRegistry {
     type Result = ();
-    fn handle(&mut self, msg: ClientPid, ctx: &mut Context<Self>) {
+    fn handle(&mut self, msg: SessionEvent, ctx: &mut Context<Self>) {
         let _ = guard(NAME, self, ctx, |act, _| {
-            act.client_pid(&msg.session_id, msg.pid)
+            act.on_session_event(&msg.session_id, msg.change)
         });
     }
 }
@@ -581,67 +559,6 @@ impl Handler<Admit> for SessionRegistry {
     type Result = Result<Admission, AdmitError>;
     fn handle(&mut self, msg: Admit, ctx: &mut Context<Self>) -> Self::Result {
         guard(NAME, self, ctx, |act, _| act.admit(msg))?
-    }
-}
-
-impl Handler<SessionDetached> for SessionRegistry {
-    type Result = ();
-    fn handle(&mut self, msg: SessionDetached, ctx: &mut Context<Self>) {
-        let _ = guard(NAME, self, ctx, |act, _| {
-            act.last_disconnect_at = Some(iso_now());
-            if let Some(slot) = act.slots.get_mut(&msg.session_id) {
-                slot.grace_since = Some(Instant::now());
-                slot.initialized = false;
-            }
-            act.connection_changed();
-        });
-    }
-}
-
-impl Handler<SessionAttached> for SessionRegistry {
-    type Result = ();
-    fn handle(&mut self, msg: SessionAttached, ctx: &mut Context<Self>) {
-        let _ = guard(NAME, self, ctx, |act, _| {
-            if let Some(slot) = act.slots.get_mut(&msg.session_id) {
-                slot.grace_since = None;
-            }
-            act.connection_changed();
-        });
-    }
-}
-
-impl Handler<SessionInitialized> for SessionRegistry {
-    type Result = ();
-    fn handle(&mut self, msg: SessionInitialized, ctx: &mut Context<Self>) {
-        let _ = guard(NAME, self, ctx, |act, _| {
-            let Some(slot) = act.slots.get_mut(&msg.session_id) else {
-                return;
-            };
-            slot.initialized = true;
-            if std::mem::take(&mut act.pending_list_changed) {
-                slot.addr.do_send(NotifyListChanged);
-            }
-            let fresh = Instant::now();
-            for (at, mention) in std::mem::take(&mut act.mentions) {
-                if fresh.duration_since(at) < MENTION_TTL {
-                    slot.addr.do_send(SendNotification {
-                        method: "at_mentioned",
-                        params: mention,
-                    });
-                }
-            }
-        });
-    }
-}
-
-impl Handler<SessionEnded> for SessionRegistry {
-    type Result = ();
-    fn handle(&mut self, msg: SessionEnded, ctx: &mut Context<Self>) {
-        let _ = guard(NAME, self, ctx, |act, _| {
-            act.slots.remove(&msg.session_id);
-            act.update_gauge();
-            act.connection_changed();
-        });
     }
 }
 
@@ -659,7 +576,7 @@ impl Handler<Snapshot> for SessionRegistry {
     fn handle(&mut self, _: Snapshot, _: &mut Context<Self>) -> Self::Result {
         let asks = self.slots.iter().map(|(id, slot)| {
             let id = id.clone();
-            let ask = slot.addr.send(Describe);
+            let ask = slot.session.describe.send(Describe);
             async move {
                 match actix::clock::timeout(Duration::from_secs(1), ask).await {
                     Ok(Ok(info)) => info,
@@ -698,8 +615,11 @@ impl Handler<ExportSessions> for SessionRegistry {
             .slots
             .iter()
             .map(|(id, slot)| {
-                let (id, anchor, ask) =
-                    (id.clone(), slot.anchor.clone(), slot.addr.send(OpenedFiles));
+                let (id, anchor, ask) = (
+                    id.clone(),
+                    slot.anchor.clone(),
+                    slot.session.opened_files.send(OpenedFiles),
+                );
                 let (ide_pid, relay_pids) = (slot.ide_pid, slot.relay_pids.clone());
                 async move {
                     let opened_files = actix::clock::timeout(Duration::from_secs(1), ask)
@@ -707,7 +627,7 @@ impl Handler<ExportSessions> for SessionRegistry {
                         .ok()?
                         .ok()?;
                     Some(SessionState {
-                        session_id: id,
+                        session_id: id.to_string(),
                         opened_files: opened_files
                             .iter()
                             .map(|p| p.display().to_string())
@@ -733,38 +653,33 @@ impl Handler<Restore> for SessionRegistry {
     type Result = ();
     fn handle(&mut self, msg: Restore, ctx: &mut Context<Self>) {
         let _ = guard(NAME, self, ctx, |act, _| {
-            for (addr, state) in msg.0 {
+            for (session, state) in msg.0 {
                 if act.slots.len() >= act.max_sessions {
                     tracing::warn!(session = %state.session_id, "not restoring a session: max sessions reached");
                     continue;
                 }
-                let mut slot = Slot::new(addr, state.anchor);
+                let mut slot = Slot::new(session, state.anchor);
                 slot.grace_since = Some(Instant::now());
                 slot.ide_pid = state.ide_pid;
                 slot.relay_pids = state.relay_pids;
-                act.slots.insert(state.session_id.clone(), slot);
+                act.slots.insert(SessionId::from(state.session_id), slot);
             }
             act.update_gauge();
         });
     }
 }
 
-impl Handler<Broadcast> for SessionRegistry {
-    type Result = ();
-    fn handle(&mut self, msg: Broadcast, _: &mut Context<Self>) {
-        for addr in self.listening() {
-            addr.do_send(SendNotification {
+impl SessionRegistry {
+    fn broadcast(&self, msg: Broadcast) {
+        for session in self.listening() {
+            session.send_notification.do_send(SendNotification {
                 method: msg.method,
                 params: msg.params.clone(),
             });
         }
     }
-}
 
-impl Handler<Mention> for SessionRegistry {
-    type Result = ();
-    fn handle(&mut self, msg: Mention, _: &mut Context<Self>) {
-        let mut params = msg.0;
+    fn mention(&mut self, mut params: serde_json::Value) {
         // The editor may address one agent (`sessionId`, as /status names it); the
         // agent sees the mention without it.
         let target = params
@@ -772,8 +687,8 @@ impl Handler<Mention> for SessionRegistry {
             .and_then(|p| p.remove("sessionId"))
             .and_then(|v| v.as_str().map(str::to_string));
         if let Some(id) = target {
-            match self.slots.get(&id) {
-                Some(slot) => slot.addr.do_send(SendNotification {
+            match self.slots.get(id.as_str()) {
+                Some(slot) => slot.session.send_notification.do_send(SendNotification {
                     method: "at_mentioned",
                     params,
                 }),
@@ -783,8 +698,7 @@ impl Handler<Mention> for SessionRegistry {
             }
             return;
         }
-        let targets: Vec<Addr<Session>> = self.listening().cloned().collect();
-        if targets.is_empty() {
+        if self.listening().next().is_none() {
             let now = Instant::now();
             self.mentions
                 .retain(|(at, _)| now.duration_since(*at) < MENTION_TTL);
@@ -795,36 +709,47 @@ impl Handler<Mention> for SessionRegistry {
             self.mentions.push((now, params));
             return;
         }
-        for addr in targets {
-            addr.do_send(SendNotification {
+        for session in self.listening() {
+            session.send_notification.do_send(SendNotification {
                 method: "at_mentioned",
                 params: params.clone(),
             });
         }
     }
+
+    fn close_all(&mut self) {
+        self.closing = true;
+        for slot in self.slots.values() {
+            slot.session.shutdown.do_send(Shutdown);
+        }
+    }
 }
 
-impl Handler<SetEditor> for SessionRegistry {
+impl Handler<Broadcast> for SessionRegistry {
     type Result = ();
-    fn handle(&mut self, msg: SetEditor, _: &mut Context<Self>) {
-        self.editor = Some(msg.0);
+    fn handle(&mut self, msg: Broadcast, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, _| act.broadcast(msg));
+    }
+}
+
+impl Handler<Mention> for SessionRegistry {
+    type Result = ();
+    fn handle(&mut self, msg: Mention, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, _| act.mention(msg.0));
     }
 }
 
 impl Handler<EditorConnected> for SessionRegistry {
     type Result = ();
-    fn handle(&mut self, _: EditorConnected, _: &mut Context<Self>) {
-        self.connection_changed();
+    fn handle(&mut self, _: EditorConnected, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, _| act.connection_changed());
     }
 }
 
 impl Handler<CloseAll> for SessionRegistry {
     type Result = ();
-    fn handle(&mut self, _: CloseAll, _: &mut Context<Self>) {
-        self.closing = true;
-        for slot in self.slots.values() {
-            slot.addr.do_send(Shutdown);
-        }
+    fn handle(&mut self, _: CloseAll, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, _| act.close_all());
     }
 }
 
@@ -835,12 +760,16 @@ crate::actors::fault::fault_handlers!(SessionRegistry, NAME);
 impl Handler<crate::actors::fault::CutConnections> for SessionRegistry {
     type Result = bool;
     fn handle(&mut self, msg: crate::actors::fault::CutConnections, _: &mut Context<Self>) -> bool {
-        match self.slots.get(&msg.0) {
+        match self.slots.get(msg.0.as_str()) {
             Some(slot) => {
-                slot.addr.do_send(Shutdown);
+                slot.session.shutdown.do_send(Shutdown);
                 true
             }
             None => false,
         }
     }
 }
+
+#[cfg(test)]
+#[path = "registry_tests.rs"]
+mod tests;

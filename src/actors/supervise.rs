@@ -1,11 +1,21 @@
-//! Panic boundary for actor handlers. actix's `Supervisor` restarts an actor that
-//! stops but does not catch panics; [`guard`] turns a panic inside a handler into a
-//! stop (so the supervisor restarts the actor) and an error for the caller.
+//! Panic boundary and restarts of the supervised singletons. actix's `Supervisor`
+//! restarts an actor that stops but does not catch panics; [`guard`] turns a panic
+//! inside a handler into a stop (so the supervisor restarts the actor) and an error
+//! for the caller; [`restarted`] is what every singleton does when it comes back;
+//! [`start_with`] starts one whose address others need before it exists.
 
 use std::any::Any;
+use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::rc::Rc;
 
-use actix::{Actor, ActorContext, Context, MailboxError};
+use actix::{
+    Actor, ActorContext, Addr, AsyncContext, Context, MailboxError, Recipient, Supervised,
+    Supervisor,
+};
+
+use super::messages::activity::{LifecycleEvent, RecordLifecycle};
+use crate::metrics::Metrics;
 
 /// A request could not be served because of a fault in the actor serving it.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -83,4 +93,46 @@ pub fn panic_message(payload: &(dyn Any + Send)) -> String {
     } else {
         "non-string panic payload".to_string()
     }
+}
+
+/// Starts a supervised actor on the current arbiter, handing `build` its address before
+/// it exists: whatever else `build` starts can hold the actor's recipients, so two
+/// actors that message each other are wired at construction. Returns the address and
+/// what `build` returned beside the actor.
+pub fn start_with<A, T>(build: impl FnOnce(Addr<A>) -> (A, T) + 'static) -> (Addr<A>, T)
+where
+    A: Actor<Context = Context<A>> + Supervised,
+    T: 'static,
+{
+    let extra = Rc::new(RefCell::new(None));
+    let slot = Rc::clone(&extra);
+    // `Supervisor::start` runs its closure before it returns.
+    let addr = Supervisor::start(move |ctx: &mut Context<A>| {
+        let (actor, other) = build(ctx.address());
+        *slot.borrow_mut() = Some(other);
+        actor
+    });
+    let other = extra
+        .borrow_mut()
+        .take()
+        .expect("Supervisor::start builds the actor before returning");
+    (addr, other)
+}
+
+/// What every supervised singleton does when its supervisor restarts it: count the
+/// restart, log what the restart did to its state, and put an `actor_restarted` entry
+/// in the timeline.
+pub fn restarted(
+    name: &'static str,
+    metrics: &Metrics,
+    activity: &Recipient<RecordLifecycle>,
+    consequence: &str,
+) {
+    metrics.record_restart(name);
+    tracing::warn!(actor = name, "restarted after a fault; {consequence}");
+    activity.do_send(RecordLifecycle {
+        event: LifecycleEvent::ActorRestarted,
+        session_id: None,
+        detail: name.to_string(),
+    });
 }

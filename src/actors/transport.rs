@@ -1,43 +1,28 @@
 //! Transport actor: one per WebSocket connection. Owns framing, JSON classification,
 //! the per-connection rate limits and the ping/pong heartbeat, and hands classified
-//! messages to its session.
+//! messages to its [`Peer`] (an agent's session or the editor client), whatever
+//! protocol they speak.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Instant;
 
 use actix::prelude::*;
 use actix_ws::{AggregatedMessage, CloseCode, ProtocolError};
 
-use super::extension::{EditorAttach, EditorDetach, EditorFrame, EditorResponse, ExtensionClient};
 use super::heartbeat::{Heartbeat, Tick};
+use super::messages::connection::Generation;
+pub use super::messages::session::Peer;
+use super::messages::session::Rebind;
 use super::outbound::{spawn_writer, Frame, Outbound, WriterLimits};
 use super::rate_limit::{ConnectionLimits, Verdict};
-use super::session::{Attach, ConnectionKind, Detach, FromClient, Rebind, Session};
 use crate::http::frame_guard::FrameLimit;
 use crate::protocol::jsonrpc::{self, classify, Incoming, RpcError};
 use crate::services::Services;
 
-static NEXT_GENERATION: AtomicU64 = AtomicU64::new(1);
-
-/// A fresh connection generation (unique for the process's lifetime).
-pub fn next_generation() -> u64 {
-    NEXT_GENERATION.fetch_add(1, Ordering::Relaxed)
-}
-
-/// Who is on the other end of a connection.
-#[derive(Clone)]
-pub enum Peer {
-    /// An agent, served by its Session (which may change when sessions merge).
-    Agent(Addr<Session>, ConnectionKind),
-    /// The editor extension, served by the ExtensionClient.
-    Editor(Addr<ExtensionClient>),
-}
-
-/// The Transport actor.
+/// One WebSocket connection, agent or editor.
 pub struct Transport {
-    generation: u64,
-    peer: Peer,
+    generation: Generation,
+    peer: Box<dyn Peer>,
     outbound: Outbound,
     limits: ConnectionLimits,
     max_message_bytes: usize,
@@ -49,7 +34,7 @@ impl Transport {
     /// `socket` is the connection's TCP socket, shut down if its outbound queue
     /// overflows (see [`WriterLimits`]).
     pub fn start(
-        peer: Peer,
+        peer: Box<dyn Peer>,
         ws: actix_ws::Session,
         stream: actix_ws::MessageStream,
         socket: Option<Weak<std::net::TcpStream>>,
@@ -70,7 +55,7 @@ impl Transport {
             },
         );
         let transport = Transport {
-            generation: next_generation(),
+            generation: Generation::next(),
             peer,
             outbound,
             limits: ConnectionLimits::new(&settings.rate_limit, Arc::clone(&services.metrics)),
@@ -106,40 +91,11 @@ impl Transport {
             Verdict::Drop => return,
         }
         match message {
-            Incoming::Request(_) | Incoming::Notification { .. } => self.forward(message),
             Incoming::Invalid { id, error } => {
                 self.outbound
                     .send_text(jsonrpc::error_response(id.as_ref(), &error));
             }
-            Incoming::Response { id, result, error } => match (&self.peer, id) {
-                (Peer::Editor(ext), Some(id)) => {
-                    let parse = |raw: Option<Box<serde_json::value::RawValue>>| {
-                        raw.and_then(|r| serde_json::from_str(r.get()).ok())
-                    };
-                    ext.do_send(EditorResponse {
-                        generation: self.generation,
-                        id,
-                        result: parse(result).or(Some(serde_json::Value::Null)),
-                        error: parse(error),
-                    });
-                }
-                (_, id) => self.forward(Incoming::Response { id, result, error }),
-            },
-        }
-    }
-
-    fn forward(&self, message: Incoming) {
-        let generation = self.generation;
-        match &self.peer {
-            Peer::Agent(session, _) => session.do_send(FromClient {
-                generation,
-                message,
-                reply: None,
-            }),
-            Peer::Editor(ext) => ext.do_send(EditorFrame {
-                generation,
-                message,
-            }),
+            message => self.peer.frame(self.generation, message),
         }
     }
 
@@ -166,40 +122,23 @@ impl Actor for Transport {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
-        let (generation, outbound) = (self.generation, self.outbound.clone());
-        match &self.peer {
-            Peer::Agent(session, kind) => session.do_send(Attach {
-                generation,
-                kind: *kind,
-                outbound,
-                transport: ctx.address().recipient(),
-            }),
-            Peer::Editor(ext) => ext.do_send(EditorAttach {
-                generation,
-                outbound,
-            }),
-        }
+        self.peer.attach(
+            self.generation,
+            self.outbound.clone(),
+            ctx.address().recipient(),
+        );
         ctx.run_interval(self.heartbeat.interval(), |act, ctx| act.heartbeat(ctx));
     }
 
     fn stopped(&mut self, _: &mut Context<Self>) {
-        let generation = self.generation;
-        match &self.peer {
-            Peer::Agent(session, _) => session.do_send(Detach {
-                generation,
-                ended: false,
-            }),
-            Peer::Editor(ext) => ext.do_send(EditorDetach { generation }),
-        }
+        self.peer.detach(self.generation);
     }
 }
 
 impl Handler<Rebind> for Transport {
     type Result = ();
     fn handle(&mut self, msg: Rebind, _: &mut Context<Self>) {
-        if let Peer::Agent(session, _) = &mut self.peer {
-            *session = msg.0;
-        }
+        self.peer.rebind(msg.0);
     }
 }
 

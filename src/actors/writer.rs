@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use actix::prelude::*;
 
-use super::activity_log::{ActivityLog, LifecycleEvent, RecordLifecycle};
-use super::supervise::{guard, ActorFault};
+use super::activity_log::ActivityLog;
+use super::supervise::{guard, restarted, ActorFault};
 use crate::metrics::Metrics;
 use crate::workspace::edit::{apply_edits, replace_block, EditError, LineEdit};
 use crate::workspace::files::{check_single_link, read_text, write_atomic, FileError, Fingerprint};
@@ -108,7 +108,7 @@ pub enum WriteError {
     Fault(#[from] ActorFault),
 }
 
-/// The WorkspaceWriter actor.
+/// Applies every workspace write, one at a time, on a thread of its own.
 pub struct WorkspaceWriter {
     workspace: Workspace,
     activity: Addr<ActivityLog>,
@@ -303,13 +303,12 @@ impl Actor for WorkspaceWriter {
 
 impl Supervised for WorkspaceWriter {
     fn restarting(&mut self, _: &mut Context<Self>) {
-        self.metrics.record_restart(NAME);
-        tracing::warn!(actor = NAME, "restarted after a fault");
-        self.activity.do_send(RecordLifecycle {
-            event: LifecycleEvent::ActorRestarted,
-            session_id: None,
-            detail: NAME.to_string(),
-        });
+        restarted(
+            NAME,
+            &self.metrics,
+            &self.activity.clone().recipient(),
+            "the failed write was answered with the fault",
+        );
     }
 }
 

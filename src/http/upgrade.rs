@@ -16,12 +16,15 @@ use super::conn::ConnSocket;
 use super::frame_guard::FrameGuard;
 use super::guard::{check_host_and_origin, check_token, Rejection};
 use super::{AGENT_AUTH_HEADER, EDITOR_AUTH_HEADER, RELAY_HEADER, SESSION_ANCHOR_HEADER};
+use crate::actors::extension::ExtensionClient;
 use crate::actors::outbound::truncate_reason;
 use crate::actors::registry;
 use crate::actors::registry::{Admit, AdmitError, MayConnect, NotNow};
-use crate::actors::session::{new_session_id, ConnectionKind, Session};
+use crate::actors::session::{
+    AgentPeer, ConnectionKind, Session, SessionHandle, SessionId, SessionLinks,
+};
 use crate::actors::supervise::ActorFault;
-use crate::actors::transport::{Peer, Transport};
+use crate::actors::transport::Transport;
 use crate::metrics::Refusal;
 use crate::services::Services;
 use actix::Actor;
@@ -55,7 +58,7 @@ pub async fn upgrade(
         let (response, ws, stream) = actix_ws::handle(&req, body)?;
         let services: Arc<Services> = services.into_inner();
         Transport::start(
-            Peer::Editor(services.extension.clone()),
+            Box::new(ExtensionClient::peer(&services.extension)),
             ws,
             stream,
             socket_of(&req),
@@ -82,7 +85,7 @@ pub async fn upgrade(
     match admit(&services, anchor, kind, client_pids).await {
         Ok(session) => {
             Transport::start(
-                Peer::Agent(session, kind),
+                Box::new(AgentPeer { session, kind }),
                 ws,
                 stream,
                 socket_of(&req),
@@ -115,9 +118,16 @@ pub(crate) async fn admit(
     anchor: Option<String>,
     kind: ConnectionKind,
     client_pids: Vec<u32>,
-) -> Result<actix::Addr<Session>, AdmitError> {
-    let candidate_id = new_session_id();
-    let candidate = Session::new(candidate_id.clone(), Arc::clone(services)).start();
+) -> Result<SessionHandle, AdmitError> {
+    let candidate_id = SessionId::new_random();
+    let candidate = SessionHandle::from(
+        Session::new(
+            candidate_id.clone(),
+            Arc::clone(services),
+            SessionLinks::of(services),
+        )
+        .start(),
+    );
     let admitted = services
         .registry
         .send(Admit {

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use actix::Addr;
 
 use crate::actors::outbound::Outbound;
-use crate::actors::session::{KnownVersion, OpenedFiles, RecordOpened, RecordVersion, Session};
+use crate::actors::session::{
+    KnownVersion, OpenedFiles, RecordOpened, RecordVersion, Session, SessionId,
+};
 use crate::protocol::jsonrpc;
 use crate::protocol::mcp::{ProgressParams, ProgressToken};
 use crate::services::Services;
@@ -49,7 +51,7 @@ impl ProgressReporter {
 /// Context handed to a tool handler.
 pub struct ToolContext {
     /// Calling session's id.
-    pub session_id: Arc<str>,
+    pub session_id: SessionId,
     /// Prefix for terminals this session creates.
     pub terminal_prefix: Arc<str>,
     /// The calling session.

@@ -1,37 +1,18 @@
-//! The editor circuit breaker (seed 000): a request that times out counts a failure and
+//! The editor circuit breaker: a request that times out counts a failure and
 //! suspends the editor for `random(1, min(1000·2^(failures−1), 60000))` ms (full
 //! jitter); while suspended every request fails fast; after the backoff one half-open
 //! probe goes through; a success resets everything, a failed probe backs off again.
 //! Time and randomness are injected so that tests can check the exact state machine.
 
+pub use crate::actors::clock::{Clock, SystemClock};
+
 /// Upper bound of the backoff.
 pub const MAX_BACKOFF_MS: u64 = 60_000;
-
-/// Milliseconds since some fixed point.
-pub trait Clock {
-    /// Now.
-    fn now_ms(&self) -> u64;
-}
 
 /// Uniform choice in an inclusive range.
 pub trait Jitter {
     /// A value in `lo..=hi`.
     fn pick(&mut self, lo: u64, hi: u64) -> u64;
-}
-
-/// The real clock (monotonic).
-pub struct SystemClock(std::time::Instant);
-
-impl Default for SystemClock {
-    fn default() -> Self {
-        Self(std::time::Instant::now())
-    }
-}
-
-impl Clock for SystemClock {
-    fn now_ms(&self) -> u64 {
-        self.0.elapsed().as_millis() as u64
-    }
 }
 
 /// xorshift64* seeded from the time: enough for jitter.
@@ -83,7 +64,8 @@ pub enum State {
     HalfOpen,
 }
 
-/// The breaker.
+/// Opens after a request times out (the editor is suspended for a jittered, growing
+/// backoff), lets one probe through when the backoff is over, closes on any answer.
 #[derive(Debug, Default, Clone)]
 pub struct Breaker {
     failures: u32,

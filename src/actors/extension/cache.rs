@@ -1,15 +1,18 @@
 //! What the editor pushes, kept for agents: diagnostics per file (at most 500 files, kept
-//! across editor reconnects), the latest selection, the active file, AI comments (at
-//! most 200 files) and the debug state. Messages are sanitised; positions arrive 1-based
-//! and are stored 0-based.
+//! across editor reconnects), the latest selection and AI comments (at most 200 files,
+//! counted in `/status`). Messages are sanitised; positions arrive 1-based and are
+//! stored 0-based. [`Read`] is answered from here.
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::Hash;
 
+use actix::prelude::*;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::diagnostics::{sanitize, Diagnostic, Range, Severity};
+use super::{Cached, ExtensionClient, Read, NAME};
+use crate::actors::supervise::guard;
+use crate::diagnostics::{sanitize, Diagnostic, FileDiagnostics, Range, Severity};
 use crate::protocol::ide::{Position, SelectionChanged, SelectionRange};
 use crate::workspace::file_url;
 
@@ -179,19 +182,15 @@ impl WireSelection {
     }
 }
 
-/// The caches.
+/// What the editor pushed and tools read.
 #[derive(Debug)]
 pub struct EditorCache {
     /// Diagnostics by absolute path.
     pub diagnostics: Capped<String, Vec<Diagnostic>>,
     /// AI comments by file.
     pub ai_comments: Capped<String, Vec<Value>>,
-    /// Latest selection.
+    /// Latest selection (cleared when the editor goes).
     pub selection: Option<WireSelection>,
-    /// Active file.
-    pub active_file: Option<String>,
-    /// Debug state as pushed.
-    pub debug: Option<Value>,
 }
 
 impl Default for EditorCache {
@@ -200,8 +199,6 @@ impl Default for EditorCache {
             diagnostics: Capped::new(MAX_DIAGNOSTIC_FILES),
             ai_comments: Capped::new(MAX_AI_COMMENT_FILES),
             selection: None,
-            active_file: None,
-            debug: None,
         }
     }
 }
@@ -245,6 +242,41 @@ impl EditorCache {
         for (file, list) in by_file {
             self.ai_comments.insert(file, list);
         }
+    }
+}
+
+impl EditorCache {
+    /// Answers a [`Read`].
+    pub fn read(&self, read: Read) -> Cached {
+        match read {
+            Read::Diagnostics(file) => Cached::Diagnostics(
+                self.diagnostics
+                    .iter()
+                    .filter(|(f, _)| file.as_ref().is_none_or(|want| want == *f))
+                    .map(|(f, d)| FileDiagnostics {
+                        uri: file_url(std::path::Path::new(f)),
+                        diagnostics: d.clone(),
+                    })
+                    .collect(),
+            ),
+            Read::Selection => Cached::Selection(
+                self.selection
+                    .as_ref()
+                    .and_then(|s| serde_json::to_value(s.to_claude()).ok()),
+            ),
+        }
+    }
+}
+
+impl Handler<Read> for ExtensionClient {
+    type Result = MessageResult<Read>;
+    fn handle(&mut self, msg: Read, ctx: &mut Context<Self>) -> Self::Result {
+        // A fault answers as an empty cache (the actor restarts).
+        let empty = match &msg {
+            Read::Diagnostics(_) => Cached::Diagnostics(Vec::new()),
+            Read::Selection => Cached::Selection(None),
+        };
+        MessageResult(guard(NAME, self, ctx, |act, _| act.cache.read(msg)).unwrap_or(empty))
     }
 }
 

@@ -26,7 +26,7 @@ impl Tool for CloseAllDiffTabs {
             .services
             .extension
             .send(CloseSessionDiffs {
-                session_id: ctx.session_id.to_string(),
+                session_id: ctx.session_id.clone(),
             })
             .await
             .unwrap_or(0);

@@ -45,7 +45,7 @@ impl Tool for OpenDiff {
             .services
             .extension
             .send(ExtOpenDiff {
-                session_id: ctx.session_id.to_string(),
+                session_id: ctx.session_id.clone(),
                 tab_name: args.tab_name.clone(),
                 params,
             })

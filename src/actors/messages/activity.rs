@@ -1,0 +1,62 @@
+//! Messages the ActivityLog handles from every other actor (the activity log itself
+//! depends on none of them).
+
+use actix::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::session::SessionId;
+
+/// Lifecycle events recorded in the timeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LifecycleEvent {
+    /// An agent connected with a new session.
+    AgentConnected,
+    /// An agent reattached to its session within the grace period.
+    AgentReconnected,
+    /// A second session turned out to serve the same client process and was merged
+    /// into the first.
+    SessionMerged,
+    /// An agent's connection closed; its session waits in grace.
+    AgentDisconnected,
+    /// A session's grace period ran out.
+    GraceExpired,
+    /// A session was evicted to make room for a new agent.
+    SessionEvicted,
+    /// A connection was refused.
+    ConnectionRefused,
+    /// A supervised actor restarted after a fault.
+    ActorRestarted,
+    /// A session was restored from a checkpoint at start-up.
+    SessionRestored,
+    /// An editor connected.
+    EditorConnected,
+    /// The editor disconnected.
+    EditorDisconnected,
+    /// An editor request timed out; the circuit breaker opened.
+    CircuitOpened,
+    /// The editor answered again; the circuit breaker closed.
+    CircuitClosed,
+    /// A Claude task asked to use a tool; the policy decided.
+    PermissionDecision,
+    /// An automation hook started a task (or was skipped).
+    AutomationFired,
+    /// The automation policy was reloaded, or an edit of it was refused.
+    AutomationPolicy,
+    /// The bridge started.
+    BridgeStarted,
+    /// The bridge is stopping.
+    BridgeStopping,
+}
+
+/// Record a lifecycle event.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct RecordLifecycle {
+    /// What happened.
+    pub event: LifecycleEvent,
+    /// The agent session it concerns, if any.
+    pub session_id: Option<SessionId>,
+    /// Shown after the event in the timeline.
+    pub detail: String,
+}

@@ -1,0 +1,83 @@
+//! Messages the SessionRegistry handles from other actors: what sessions report about
+//! themselves, what the editor side asks to fan out to agents, and the checkpoint's
+//! export.
+
+use actix::prelude::*;
+use serde_json::Value;
+
+use super::session::SessionId;
+use crate::persist::checkpoint::SessionState;
+
+/// A session's report about itself.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct SessionEvent {
+    /// The reporting session.
+    pub session_id: SessionId,
+    /// What happened.
+    pub change: SessionChange,
+}
+
+/// What a session reports to the registry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionChange {
+    /// It has a connection again (after its grace period began).
+    Attached,
+    /// Its last connection closed; it waits in its grace period.
+    Detached,
+    /// A connection completed the MCP handshake (`notifications/initialized`).
+    Initialized,
+    /// It ended (grace expired, or its client ended it) and must be forgotten.
+    Ended,
+    /// It learned its client's process id (`ide_connected`): if another session
+    /// already serves that process, the two are one agent and merge.
+    ClientPid(u32),
+}
+
+/// The tool set changed; tell agents (debounced unless `immediate`).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct ToolsChanged {
+    /// Skip the debounce (editor connect).
+    pub immediate: bool,
+}
+
+/// An editor event for every listening agent (`selection_changed`, …).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct Broadcast {
+    /// Notification method.
+    pub method: &'static str,
+    /// Sent to each agent as they are.
+    pub params: Value,
+}
+
+/// An `at_mentioned` from the editor: delivered to listening agents (or the one its
+/// `sessionId` names), or queued briefly until one listens.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct Mention(pub Value);
+
+/// An editor connected: tell it how many agents are here.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct EditorConnected;
+
+/// Every session's durable state, for a checkpoint.
+#[derive(Debug, Message)]
+#[rtype(result = "Vec<SessionState>")]
+pub struct ExportSessions;
+
+/// What the editor side sends the registry: the ExtensionClient holds this instead
+/// of the registry's address.
+#[derive(Clone)]
+pub struct RegistryHandle {
+    /// Editor state that tools read changed.
+    pub tools_changed: Recipient<ToolsChanged>,
+    /// An editor connected.
+    pub editor_connected: Recipient<EditorConnected>,
+    /// Selection changes.
+    pub broadcast: Recipient<Broadcast>,
+    /// `at_mentioned`.
+    pub mention: Recipient<Mention>,
+}

@@ -1,0 +1,500 @@
+//! Messages a Session handles: from its transports (attach, frames, detach), from the
+//! registry (describe, notify, merge, evict) and from the session it merges into. The
+//! per-agent memory that tools read and write is in `actors::session::memory`.
+
+use std::borrow::Borrow;
+use std::collections::HashMap;
+use std::fmt;
+use std::ops::Deref;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use actix::prelude::*;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::connection::Generation;
+use crate::actors::outbound::Outbound;
+use crate::protocol::jsonrpc::Incoming;
+use crate::protocol::mcp::{Implementation, LogLevel};
+use crate::workspace::files::Fingerprint;
+
+/// An agent session's id: 8 hex digits, shown in `/status`, logs and terminal names.
+/// It serialises as the plain string.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SessionId(Arc<str>);
+
+impl Serialize for SessionId {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl SessionId {
+    /// A new random id.
+    pub fn new_random() -> Self {
+        Self::from(&uuid::Uuid::new_v4().simple().to_string()[..8])
+    }
+
+    /// True for the shape [`SessionId::new_random`] makes (a checkpoint may hold
+    /// anything).
+    pub fn is_well_formed(&self) -> bool {
+        self.0.len() == 8 && self.0.bytes().all(|b| b.is_ascii_hexdigit())
+    }
+
+    /// The id as a string slice.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for SessionId {
+    fn from(id: &str) -> Self {
+        Self(Arc::from(id))
+    }
+}
+
+impl From<String> for SessionId {
+    fn from(id: String) -> Self {
+        Self(Arc::from(id))
+    }
+}
+
+impl Deref for SessionId {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for SessionId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Borrow<str> for SessionId {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// How an agent reached the bridge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ConnectionKind {
+    /// A WebSocket with the IDE token header: Claude Code's IDE connection (and any
+    /// client speaking that protocol). Sees every tool.
+    Ide,
+    /// A WebSocket from an `ide-bridge mcp` stdio relay: a model-facing MCP server.
+    Relay,
+    /// Streamable HTTP at `/mcp`: a model-facing MCP server.
+    Http,
+}
+
+impl ConnectionKind {
+    /// True for connections whose tools a model sees directly; `tools.expose` narrows
+    /// what they list and may call.
+    pub fn model_facing(self) -> bool {
+        !matches!(self, ConnectionKind::Ide)
+    }
+}
+
+/// The MCP handshake state of one connection (it travels with the connection when
+/// sessions merge).
+#[derive(Debug, Clone)]
+pub struct McpState {
+    /// `initialize` was answered.
+    pub initialized: bool,
+    /// Minimum level of `notifications/message` the client wants.
+    pub log_level: LogLevel,
+    /// The client's `clientInfo`.
+    pub client: Option<Implementation>,
+    /// Negotiated protocol version.
+    pub protocol_version: Option<&'static str>,
+}
+
+impl Default for McpState {
+    fn default() -> Self {
+        Self {
+            initialized: false,
+            log_level: LogLevel::Warning,
+            client: None,
+            protocol_version: None,
+        }
+    }
+}
+
+/// The recipients of one Session: what its transports, the registry and a merging
+/// session send it. Holders depend on these messages, not on the Session actor.
+#[derive(Clone)]
+pub struct SessionHandle {
+    /// From transports.
+    pub attach: Recipient<Attach>,
+    /// From transports.
+    pub detach: Recipient<Detach>,
+    /// From transports.
+    pub from_client: Recipient<FromClient>,
+    /// From the HTTP transport.
+    pub replace_push: Recipient<ReplacePush>,
+    /// From a session merging into this one.
+    pub adopt: Recipient<Adopt>,
+    /// From a session merging into this one.
+    pub absorb: Recipient<Absorb>,
+    /// From the registry.
+    pub merge_into: Recipient<MergeInto>,
+    /// From the registry.
+    pub describe: Recipient<Describe>,
+    /// From the registry (checkpoints).
+    pub opened_files: Recipient<OpenedFiles>,
+    /// From the registry.
+    pub notify_list_changed: Recipient<NotifyListChanged>,
+    /// From the registry.
+    pub send_notification: Recipient<SendNotification>,
+    /// From the registry.
+    pub peer_joined: Recipient<PeerJoined>,
+    /// From the registry.
+    pub evict: Recipient<Evict>,
+    /// From the registry.
+    pub shutdown: Recipient<Shutdown>,
+}
+
+impl SessionHandle {
+    /// The recipients of `addr`: the Session, or a stand-in that handles the same
+    /// messages (tests).
+    pub fn of<A>(addr: &Addr<A>) -> Self
+    where
+        A: Actor<Context = Context<A>>
+            + Handler<Attach>
+            + Handler<Detach>
+            + Handler<FromClient>
+            + Handler<ReplacePush>
+            + Handler<Adopt>
+            + Handler<Absorb>
+            + Handler<MergeInto>
+            + Handler<Describe>
+            + Handler<OpenedFiles>
+            + Handler<NotifyListChanged>
+            + Handler<SendNotification>
+            + Handler<PeerJoined>
+            + Handler<Evict>
+            + Handler<Shutdown>,
+    {
+        Self {
+            attach: addr.clone().recipient(),
+            detach: addr.clone().recipient(),
+            from_client: addr.clone().recipient(),
+            replace_push: addr.clone().recipient(),
+            adopt: addr.clone().recipient(),
+            absorb: addr.clone().recipient(),
+            merge_into: addr.clone().recipient(),
+            describe: addr.clone().recipient(),
+            opened_files: addr.clone().recipient(),
+            notify_list_changed: addr.clone().recipient(),
+            send_notification: addr.clone().recipient(),
+            peer_joined: addr.clone().recipient(),
+            evict: addr.clone().recipient(),
+            shutdown: addr.clone().recipient(),
+        }
+    }
+
+    /// False once the session stopped.
+    pub fn connected(&self) -> bool {
+        self.attach.connected()
+    }
+}
+
+/// The actor on the other end of a WebSocket transport. The transport forwards every
+/// classified frame, whatever the protocol spoken over it.
+pub trait Peer {
+    /// The connection is open: `outbound` writes to it; `transport` is told when
+    /// another actor takes the connection over.
+    fn attach(&self, generation: Generation, outbound: Outbound, transport: Recipient<Rebind>);
+    /// A frame arrived.
+    fn frame(&self, generation: Generation, message: Incoming);
+    /// The connection closed.
+    fn detach(&self, generation: Generation);
+    /// The agent's session merged into `session`, which serves the connection from
+    /// now on. Only agent peers move; the editor's ignores it.
+    fn rebind(&mut self, session: SessionHandle) {
+        let _ = session;
+    }
+}
+
+/// An agent connection's [`Peer`]: its session (which changes when sessions merge) and
+/// how the agent connected.
+pub struct AgentPeer {
+    /// The session fed.
+    pub session: SessionHandle,
+    /// How the agent connected.
+    pub kind: ConnectionKind,
+}
+
+impl Peer for AgentPeer {
+    fn attach(&self, generation: Generation, outbound: Outbound, transport: Recipient<Rebind>) {
+        self.session.attach.do_send(Attach {
+            generation,
+            kind: self.kind,
+            outbound,
+            transport,
+        });
+    }
+
+    fn frame(&self, generation: Generation, message: Incoming) {
+        self.session.from_client.do_send(FromClient {
+            generation,
+            message,
+            reply: None,
+        });
+    }
+
+    fn detach(&self, generation: Generation) {
+        self.session.detach.do_send(Detach {
+            generation,
+            ended: false,
+        });
+    }
+
+    fn rebind(&mut self, session: SessionHandle) {
+        self.session = session;
+    }
+}
+
+/// Tells a transport which Session now serves it (after sessions merged).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Rebind(pub SessionHandle);
+
+/// Attach a connection (sent by the transport when it starts).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Attach {
+    /// Identifies the transport.
+    pub generation: Generation,
+    /// How the agent reached the bridge.
+    pub kind: ConnectionKind,
+    /// Where notifications for this connection go (for HTTP: the GET stream, if any).
+    pub outbound: Outbound,
+    /// The transport, told when the session it feeds changes.
+    pub transport: Recipient<Rebind>,
+}
+
+/// The connection with this generation closed.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Detach {
+    /// Identifies the transport.
+    pub generation: Generation,
+    /// The client ended the session on purpose (HTTP DELETE, or an HTTP session idle
+    /// past the grace period): no grace period follows when it was the last connection.
+    pub ended: bool,
+}
+
+/// A classified frame from the client.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct FromClient {
+    /// Identifies the transport.
+    pub generation: Generation,
+    /// The frame.
+    pub message: Incoming,
+    /// Where the answer to a request (and its progress) goes; `None` means the
+    /// connection's own outbound (WebSockets). HTTP POSTs bring their response stream.
+    pub reply: Option<Outbound>,
+}
+
+/// An HTTP client opened (or reopened) its GET stream: server-initiated messages for
+/// this connection go there from now on.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct ReplacePush {
+    /// Identifies the transport.
+    pub generation: Generation,
+    /// The new stream.
+    pub outbound: Outbound,
+}
+
+/// Ask for [`SessionInfo`].
+#[derive(Message)]
+#[rtype(result = "SessionInfo")]
+pub struct Describe;
+
+/// Send `notifications/tools/list_changed` to every initialized connection; true when
+/// at least one got it.
+#[derive(Message)]
+#[rtype(result = "bool")]
+pub struct NotifyListChanged;
+
+/// Send a notification to the agent if it listens (editor events: IDE connections
+/// when the agent has one, else all).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct SendNotification {
+    /// JSON-RPC method, e.g. `selection_changed`.
+    pub method: &'static str,
+    /// Sent as they are.
+    pub params: Value,
+}
+
+/// Another agent joined the bridge (logged to this agent at level info).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct PeerJoined {
+    /// The new session.
+    pub session_id: SessionId,
+    /// Sessions now registered.
+    pub active: usize,
+}
+
+/// Close the connections and stop (registry made room for another agent).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Evict {
+    /// Close reason sent to the agent.
+    pub reason: String,
+}
+
+/// The bridge is stopping: close every connection with 1001.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Shutdown;
+
+/// This session belongs to the same agent as `target` (same client process): hand
+/// every connection and the per-agent memory over to it, then stop.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct MergeInto {
+    /// The session that stays.
+    pub target: SessionHandle,
+    /// Its id, for the log.
+    pub target_id: SessionId,
+}
+
+/// A connection handed over by a merged session, with its MCP state.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Adopt {
+    /// Identifies the transport.
+    pub generation: Generation,
+    /// How the agent reached the bridge.
+    pub kind: ConnectionKind,
+    /// Where notifications for this connection go.
+    pub outbound: Outbound,
+    /// The transport, told about its new session.
+    pub transport: Recipient<Rebind>,
+    /// Handshake state of that connection.
+    pub mcp: McpState,
+}
+
+/// Per-agent memory of a merged session.
+#[derive(Message, Default)]
+#[rtype(result = "()")]
+pub struct Absorb {
+    /// Files it opened, oldest first.
+    pub opened_files: Vec<PathBuf>,
+    /// File versions it read or wrote.
+    pub read_versions: HashMap<PathBuf, Fingerprint>,
+    /// Its terminals.
+    pub terminals: Vec<(String, TerminalRun)>,
+    /// Its client pid.
+    pub client_pid: Option<u32>,
+}
+
+/// Files this session opened, oldest first (also its durable state for checkpoints).
+#[derive(Message)]
+#[rtype(result = "Vec<PathBuf>")]
+pub struct OpenedFiles;
+
+/// The last run in a bridge-side terminal.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TerminalRun {
+    /// Command line as run.
+    pub command: String,
+    /// `None` when the process was killed by a signal or timed out.
+    pub exit_code: Option<i32>,
+    /// Combined output (stdout then stderr).
+    pub output: String,
+    /// RFC 3339 time it finished.
+    pub finished_at: String,
+}
+
+/// What `/status` shows about one connection.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectionInfo {
+    /// How it arrived.
+    pub kind: ConnectionKind,
+    /// `initialize` answered.
+    pub initialized: bool,
+    /// Client name and version.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+    /// Negotiated MCP version.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<&'static str>,
+}
+
+/// What `/status` shows about a session.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInfo {
+    /// 8-hex id.
+    pub id: SessionId,
+    /// At least one connection is attached.
+    pub connected: bool,
+    /// Waiting for its agent to reconnect.
+    pub in_grace: bool,
+    /// `initialize` answered on at least one current connection.
+    pub initialized: bool,
+    /// Files opened by this session.
+    pub opened_files: usize,
+    /// Tool calls running now.
+    pub active_tool_calls: usize,
+    /// Client name and version (of the IDE connection when there is one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+    /// The agent's process: the CLI's pid from `ide_connected`, or the client process
+    /// an `ide-bridge mcp` relay reported.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_pid: Option<u32>,
+    /// Negotiated MCP version (of the IDE connection when there is one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<&'static str>,
+    /// Every connection of this agent.
+    pub connections: Vec<ConnectionInfo>,
+    /// Prefix for terminals this session creates.
+    pub terminal_prefix: String,
+    /// RFC 3339 time the session was created.
+    pub created_at: String,
+    /// The session did not answer the registry in time.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unresponsive: bool,
+}
+
+impl SessionInfo {
+    /// Placeholder for a session that did not answer.
+    pub fn unresponsive(id: SessionId) -> Self {
+        Self {
+            terminal_prefix: String::new(),
+            id,
+            connected: false,
+            in_grace: false,
+            initialized: false,
+            opened_files: 0,
+            active_tool_calls: 0,
+            client: None,
+            client_pid: None,
+            protocol_version: None,
+            connections: Vec::new(),
+            created_at: String::new(),
+            unresponsive: true,
+        }
+    }
+}

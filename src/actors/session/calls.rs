@@ -1,0 +1,236 @@
+//! Tool calls in flight: each runs as a future of the session under its timeout and a
+//! panic boundary, keyed by connection and request id so that a cancellation or a
+//! closed connection finds it; the concurrency cap refuses calls beyond
+//! `tools.max_concurrent_per_session`. Every call is recorded once, however it ends.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use futures_util::FutureExt;
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+
+use super::Session;
+use crate::actors::activity_log::{CallStatus, RecordToolCall};
+use crate::actors::messages::connection::Generation;
+use crate::actors::outbound::Outbound;
+use crate::actors::supervise::panic_message;
+use crate::protocol::jsonrpc::{self, parse_params, RequestId, RpcError};
+use crate::protocol::mcp::{CallToolParams, CallToolResult, LogLevel};
+use crate::tools::{summary, ProgressReporter, ToolContext, ToolTimeout};
+
+/// A request id is unique per connection, so calls are keyed by both.
+pub(super) type CallKey = (Generation, RequestId);
+
+pub(super) struct InFlight {
+    handle: SpawnHandle,
+    tool: &'static str,
+    started: Instant,
+    /// What the activity log shows about the arguments.
+    summary: String,
+    /// Where the answer goes (the connection, or the HTTP POST that asked).
+    reply: Outbound,
+}
+
+enum Outcome {
+    Done(CallToolResult),
+    Panicked(String),
+    TimedOut(Duration),
+}
+
+impl Session {
+    fn record_call(
+        &self,
+        tool: &'static str,
+        started: Instant,
+        summary: String,
+        status: CallStatus,
+    ) {
+        let elapsed = started.elapsed();
+        self.services
+            .metrics
+            .record_tool_call(tool, status.as_str(), elapsed.as_secs_f64());
+        self.links.tool_calls.do_send(RecordToolCall {
+            tool: tool.to_string(),
+            session_id: self.id.clone(),
+            status,
+            duration_ms: elapsed.as_millis() as u64,
+            summary,
+        });
+    }
+
+    /// Cancels the call with `key`; false when none runs under that key.
+    pub(super) fn cancel_call(&mut self, key: &CallKey, ctx: &mut Context<Self>) -> bool {
+        let Some(flight) = self.in_flight.remove(key) else {
+            return false;
+        };
+        ctx.cancel_future(flight.handle);
+        self.record_call(
+            flight.tool,
+            flight.started,
+            flight.summary,
+            CallStatus::Cancelled,
+        );
+        true
+    }
+
+    /// Cancels the calls of one connection (or of all with `None`).
+    pub(super) fn cancel_calls(&mut self, generation: Option<Generation>, ctx: &mut Context<Self>) {
+        let keys: Vec<CallKey> = self
+            .in_flight
+            .keys()
+            .filter(|(g, _)| generation.is_none_or(|want| *g == want))
+            .cloned()
+            .collect();
+        for key in keys {
+            self.cancel_call(&key, ctx);
+        }
+    }
+
+    pub(super) fn call_tool(
+        &mut self,
+        generation: Generation,
+        id: RequestId,
+        params: Option<&RawValue>,
+        reply: Outbound,
+        model_facing: bool,
+        ctx: &mut Context<Self>,
+    ) -> Result<(), RpcError> {
+        let call: CallToolParams = parse_params(params)?;
+        let services = Arc::clone(&self.services);
+        let Some(tool) = services
+            .tools
+            .get(&call.name)
+            .filter(|t| !model_facing || t.exposed)
+        else {
+            return Err(RpcError::new(
+                jsonrpc::TOOL_NOT_FOUND,
+                format!(
+                    "Unknown tool: {} (call tools/list for the available tools)",
+                    call.name
+                ),
+            ));
+        };
+        let raw = call.arguments.as_deref().map(|r| r.get()).unwrap_or("{}");
+        let limit = services.settings.tools.max_argument_bytes;
+        if raw.len() > limit {
+            return Err(RpcError::invalid_params(format!(
+                "Tool arguments are {} bytes; the limit is {limit} bytes",
+                raw.len()
+            )));
+        }
+        let args: Value = serde_json::from_str(raw)
+            .map_err(|e| RpcError::invalid_params(format!("Invalid arguments: {e}")))?;
+        if !args.is_object() {
+            return Err(RpcError::invalid_params(
+                "Tool arguments must be a JSON object",
+            ));
+        }
+        tool.validate(&args).map_err(RpcError::invalid_params)?;
+        let name = tool.info.name;
+        let summary = summary::summarize(&args);
+        let max = services.settings.tools.max_concurrent_per_session;
+        if self.in_flight.len() >= max {
+            self.record_call(name, Instant::now(), summary, CallStatus::Rejected);
+            reply.send_text(jsonrpc::response(
+                &id,
+                &CallToolResult::error(format!("Too many concurrent tool calls (max {max})")),
+            ));
+            return Ok(());
+        }
+        let progress = call
+            .meta
+            .and_then(|m| m.progress_token)
+            .map(|token| ProgressReporter::new(token, reply.clone()));
+        let tool_ctx = ToolContext {
+            session_id: self.id.clone(),
+            terminal_prefix: Arc::clone(&self.terminal_prefix),
+            session: ctx.address(),
+            services: Arc::clone(&services),
+            progress,
+        };
+        let future = tool
+            .invoke(tool_ctx, args)
+            .map_err(RpcError::invalid_params)?;
+        let timeout = match tool.timeout {
+            ToolTimeout::Default => Some(services.settings.tool_timeout()),
+            ToolTimeout::Unbounded => None,
+            ToolTimeout::Fixed(d) => Some(d),
+        };
+        let run = async move {
+            let guarded = AssertUnwindSafe(future).catch_unwind();
+            let finished = match timeout {
+                Some(limit) => match actix::clock::timeout(limit, guarded).await {
+                    Ok(done) => done,
+                    Err(_) => return Outcome::TimedOut(limit),
+                },
+                None => guarded.await,
+            };
+            match finished {
+                Ok(result) => Outcome::Done(result),
+                Err(payload) => Outcome::Panicked(panic_message(payload.as_ref())),
+            }
+        };
+        let key = (generation, id);
+        let handle = ctx.spawn(run.into_actor(self).map({
+            let key = key.clone();
+            move |outcome, act, ctx| act.finish_call(key, outcome, ctx)
+        }));
+        self.in_flight.insert(
+            key,
+            InFlight {
+                handle,
+                tool: name,
+                started: Instant::now(),
+                summary,
+                reply,
+            },
+        );
+        Ok(())
+    }
+
+    fn finish_call(&mut self, key: CallKey, outcome: Outcome, ctx: &mut Context<Self>) {
+        let Some(flight) = self.in_flight.remove(&key) else {
+            return;
+        };
+        let (result, status) = match outcome {
+            Outcome::Done(result) => {
+                let status = if !result.is_error {
+                    CallStatus::Success
+                } else if result.declined {
+                    CallStatus::Declined
+                } else {
+                    CallStatus::Error
+                };
+                (result, status)
+            }
+            Outcome::Panicked(message) => {
+                tracing::error!(session = %self.id, tool = flight.tool, %message, "tool handler panicked");
+                (
+                    CallToolResult::error(format!(
+                        "Tool \"{}\" failed with an internal error: {message}",
+                        flight.tool
+                    )),
+                    CallStatus::Error,
+                )
+            }
+            Outcome::TimedOut(limit) => {
+                let text = format!(
+                    "Tool \"{}\" timed out after {}ms",
+                    flight.tool,
+                    limit.as_millis()
+                );
+                self.log(
+                    LogLevel::Warning,
+                    json!({ "event": "tool_timeout", "message": text }),
+                );
+                (CallToolResult::error(text), CallStatus::Timeout)
+            }
+        };
+        flight.reply.send_text(jsonrpc::response(&key.1, &result));
+        self.record_call(flight.tool, flight.started, flight.summary, status);
+        self.stop_if_merged_and_idle(ctx);
+    }
+}

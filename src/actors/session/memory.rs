@@ -1,0 +1,152 @@
+//! What a session remembers for its agent across connections (and hands over when it
+//! merges): the files it opened, the file versions it last read or wrote (for
+//! concurrent-modification checks) and its bridge-side terminals. Tools read and write
+//! it through these messages.
+
+use std::path::PathBuf;
+
+use actix::prelude::*;
+
+use super::{Session, MAX_OPENED_FILES, MAX_READ_VERSIONS, MAX_TERMINALS};
+use crate::actors::messages::session::{Absorb, OpenedFiles, TerminalRun};
+use crate::workspace::files::Fingerprint;
+
+/// Remember a file as opened by this session.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct RecordOpened(pub PathBuf);
+
+/// Remember the version of a file this session last read or wrote (`None` forgets it).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct RecordVersion {
+    /// Resolved path.
+    pub path: PathBuf,
+    /// Its content fingerprint.
+    pub fingerprint: Option<Fingerprint>,
+}
+
+/// The version of a file this session last read or wrote.
+#[derive(Message)]
+#[rtype(result = "Option<Fingerprint>")]
+pub struct KnownVersion(pub PathBuf);
+
+/// Keep the last run of a session-prefixed terminal.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct RecordTerminal {
+    /// Full (prefixed) terminal name.
+    pub name: String,
+    /// Its latest run.
+    pub run: TerminalRun,
+}
+
+/// This session's terminals and their last runs, by full name.
+#[derive(Message)]
+#[rtype(result = "Vec<(String, TerminalRun)>")]
+pub struct Terminals;
+
+/// Moves `item` to the back of a recency list (dropping an older `same` entry) and
+/// keeps the last `cap` entries.
+fn push_recent<T>(list: &mut Vec<T>, cap: usize, same: impl Fn(&T) -> bool, item: T) {
+    list.retain(|x| !same(x));
+    list.push(item);
+    if list.len() > cap {
+        let excess = list.len() - cap;
+        list.drain(..excess);
+    }
+}
+
+impl Session {
+    fn remember_opened(&mut self, path: PathBuf) {
+        push_recent(
+            &mut self.opened_files,
+            MAX_OPENED_FILES,
+            |p| p == &path,
+            path.clone(),
+        );
+    }
+
+    fn remember_terminal(&mut self, name: String, run: TerminalRun) {
+        let key = name.clone();
+        push_recent(
+            &mut self.terminals,
+            MAX_TERMINALS,
+            |(n, _)| n == &key,
+            (name, run),
+        );
+    }
+}
+
+impl Handler<Absorb> for Session {
+    type Result = ();
+    fn handle(&mut self, msg: Absorb, _: &mut Context<Self>) {
+        for path in msg.opened_files {
+            self.remember_opened(path);
+        }
+        for (path, fp) in msg.read_versions {
+            self.read_versions.entry(path).or_insert(fp);
+        }
+        for (name, run) in msg.terminals {
+            self.remember_terminal(name, run);
+        }
+        self.client_pid = self.client_pid.or(msg.client_pid);
+    }
+}
+
+impl Handler<OpenedFiles> for Session {
+    type Result = MessageResult<OpenedFiles>;
+    fn handle(&mut self, _: OpenedFiles, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(self.opened_files.clone())
+    }
+}
+
+impl Handler<RecordOpened> for Session {
+    type Result = ();
+    fn handle(&mut self, msg: RecordOpened, _: &mut Context<Self>) {
+        self.remember_opened(msg.0);
+    }
+}
+
+impl Handler<RecordVersion> for Session {
+    type Result = ();
+    fn handle(&mut self, msg: RecordVersion, _: &mut Context<Self>) {
+        match msg.fingerprint {
+            Some(fp) => {
+                if self.read_versions.len() >= MAX_READ_VERSIONS
+                    && !self.read_versions.contains_key(&msg.path)
+                {
+                    // Forget an arbitrary entry: the cost is one missed conflict check.
+                    if let Some(k) = self.read_versions.keys().next().cloned() {
+                        self.read_versions.remove(&k);
+                    }
+                }
+                self.read_versions.insert(msg.path, fp);
+            }
+            None => {
+                self.read_versions.remove(&msg.path);
+            }
+        }
+    }
+}
+
+impl Handler<KnownVersion> for Session {
+    type Result = Option<Fingerprint>;
+    fn handle(&mut self, msg: KnownVersion, _: &mut Context<Self>) -> Self::Result {
+        self.read_versions.get(&msg.0).copied()
+    }
+}
+
+impl Handler<RecordTerminal> for Session {
+    type Result = ();
+    fn handle(&mut self, msg: RecordTerminal, _: &mut Context<Self>) {
+        self.remember_terminal(msg.name, msg.run);
+    }
+}
+
+impl Handler<Terminals> for Session {
+    type Result = MessageResult<Terminals>;
+    fn handle(&mut self, _: Terminals, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(self.terminals.clone())
+    }
+}

@@ -1,0 +1,120 @@
+//! What a session tells about itself (`/status`) and what it tells its agent:
+//! log messages filtered by each connection's level, editor events, list changes.
+
+use actix::prelude::*;
+use serde_json::{json, Value};
+
+use super::connection::Connection;
+use super::Session;
+use crate::actors::messages::session::{
+    ConnectionKind, Describe, NotifyListChanged, PeerJoined, SendNotification, SessionInfo,
+};
+use crate::protocol::jsonrpc;
+use crate::protocol::mcp::{Implementation, LogLevel, LogMessageParams};
+
+impl Session {
+    /// Sends `notifications/message` to every connection whose filter passes `level`.
+    pub(super) fn log(&self, level: LogLevel, data: Value) {
+        let mut text = None;
+        for conn in &self.conns {
+            if conn.mcp.initialized && level >= conn.mcp.log_level {
+                let text = text.get_or_insert_with(|| {
+                    jsonrpc::notification(
+                        "notifications/message",
+                        &LogMessageParams {
+                            level,
+                            logger: "ide-bridge",
+                            data: &data,
+                        },
+                    )
+                });
+                conn.outbound.send_text(text.clone());
+            }
+        }
+    }
+
+    fn describe(&self) -> SessionInfo {
+        // The IDE connection names the agent when there is one.
+        let main = self
+            .conns
+            .iter()
+            .filter(|c| c.mcp.initialized)
+            .min_by_key(|c| c.kind != ConnectionKind::Ide);
+        SessionInfo {
+            id: self.id.clone(),
+            connected: !self.conns.is_empty(),
+            in_grace: self.grace_timer.is_some(),
+            initialized: main.is_some(),
+            opened_files: self.opened_files.len(),
+            active_tool_calls: self.in_flight.len(),
+            client: main
+                .and_then(|c| c.mcp.client.as_ref().map(Implementation::label))
+                .or_else(|| self.last_client.as_ref().map(|(_, l, _)| l.clone())),
+            client_pid: self.client_pid,
+            protocol_version: main
+                .and_then(|c| c.mcp.protocol_version)
+                .or_else(|| self.last_client.as_ref().map(|(_, _, v)| *v)),
+            connections: self.conns.iter().map(Connection::info).collect(),
+            terminal_prefix: self.terminal_prefix.to_string(),
+            created_at: self.created_at.clone(),
+            unresponsive: false,
+        }
+    }
+
+    /// Sends a notification to the connections that listen for it: editor events go to
+    /// IDE connections (where Claude Code listens) when the agent has one, else to all.
+    fn notify(&self, method: &str, params: &Value) {
+        let listening = |c: &&Connection| c.mcp.initialized;
+        let has_ide = self
+            .conns
+            .iter()
+            .filter(listening)
+            .any(|c| c.kind == ConnectionKind::Ide);
+        let text = jsonrpc::notification(method, params);
+        for conn in self.conns.iter().filter(listening) {
+            if !has_ide || conn.kind == ConnectionKind::Ide {
+                conn.outbound.send_text(text.clone());
+            }
+        }
+    }
+}
+
+impl Handler<Describe> for Session {
+    type Result = MessageResult<Describe>;
+    fn handle(&mut self, _: Describe, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(self.describe())
+    }
+}
+
+impl Handler<NotifyListChanged> for Session {
+    type Result = bool;
+    fn handle(&mut self, _: NotifyListChanged, _: &mut Context<Self>) -> bool {
+        let text = jsonrpc::notification("notifications/tools/list_changed", &json!({}));
+        let mut delivered = false;
+        for conn in self.conns.iter().filter(|c| c.mcp.initialized) {
+            delivered |= conn.outbound.send_text(text.clone());
+        }
+        delivered
+    }
+}
+
+impl Handler<PeerJoined> for Session {
+    type Result = ();
+    fn handle(&mut self, msg: PeerJoined, _: &mut Context<Self>) {
+        self.log(
+            LogLevel::Info,
+            json!({
+                "event": "agent_connected",
+                "sessionId": msg.session_id,
+                "activeSessions": msg.active,
+            }),
+        );
+    }
+}
+
+impl Handler<SendNotification> for Session {
+    type Result = ();
+    fn handle(&mut self, msg: SendNotification, _: &mut Context<Self>) {
+        self.notify(msg.method, &msg.params);
+    }
+}
