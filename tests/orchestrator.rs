@@ -174,6 +174,31 @@ async fn a_follower_registered_with_the_task_gets_its_first_line_even_when_read_
 }
 
 #[actix_rt::test]
+async fn a_follower_gets_the_result_line_before_its_channel_closes_and_the_task_is_final() {
+    let dir = tempfile::tempdir().unwrap();
+    let orchestrator = orchestrator(dir.path(), 1, 5);
+    // The result is the driver's last event, sent just before it returns: its end must
+    // not overtake it. Several runs, since a lost line depends on scheduling.
+    for n in 0..5 {
+        let prompt = format!("run {n}");
+        let (t, rx) = followed(&orchestrator, &prompt, 60_000).await.unwrap();
+        let lines = drain(rx).await;
+        assert_eq!(
+            lines,
+            [format!("working on: {prompt}"), format!("done: {prompt}")],
+            "run {n}"
+        );
+        let done = task(&orchestrator, &t.id).await;
+        assert_eq!(done.status, TaskStatus::Done, "{done:?}");
+        assert!(
+            done.output.ends_with(&format!("done: {prompt}")),
+            "the stored output has the result once the task is final: {:?}",
+            done.output
+        );
+    }
+}
+
+#[actix_rt::test]
 async fn a_task_that_never_ends_times_out_on_the_clock_and_loses_its_process_group() {
     let dir = tempfile::tempdir().unwrap();
     let orchestrator = orchestrator(dir.path(), 1, 1);

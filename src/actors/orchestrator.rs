@@ -122,6 +122,11 @@ pub struct Follow(pub String);
 #[rtype(result = "()")]
 struct TaskEvent(String, Event);
 
+/// A task's driver returned (after every event it sent was posted).
+#[derive(Message)]
+#[rtype(result = "()")]
+struct TaskEnded(String, Result<String, driver::RunError>);
+
 /// Graceful shutdown: write the queue and history (running tasks as they are, so they
 /// come back `interrupted`), then stop every running task's process group.
 #[derive(Debug, Message)]
@@ -252,19 +257,22 @@ impl Orchestrator {
         let (tx, mut rx) = mpsc::unbounded_channel();
         let me = ctx.address();
         let task_id = id.clone();
-        actix_rt::spawn(async move {
-            while let Some(event) = rx.recv().await {
-                me.do_send(TaskEvent(task_id.clone(), event));
-            }
-        });
-        let key = id.clone();
-        let task_id_for_run = id.clone();
-        let handle = ctx.spawn(
-            async move { driver::run(&driver, &task_id_for_run, &prompt, timeout, tx).await }
-                .into_actor(self)
-                .map(move |outcome, act, ctx| act.finish(&id, outcome, ctx)),
-        );
-        self.running.insert(key, handle);
+        // The task's end is posted through the same mailbox after its last event, so
+        // followers and the stored output have every line before the task is final.
+        let run = async move {
+            let forward = async {
+                while let Some(event) = rx.recv().await {
+                    me.do_send(TaskEvent(task_id.clone(), event));
+                }
+            };
+            let (outcome, ()) = futures_util::join!(
+                driver::run(&driver, &task_id, &prompt, timeout, tx),
+                forward
+            );
+            me.do_send(TaskEnded(task_id, outcome));
+        };
+        let handle = ctx.spawn(run.into_actor(self));
+        self.running.insert(id, handle);
     }
 
     fn finish(
@@ -501,6 +509,13 @@ impl Handler<SaveTasks> for Orchestrator {
         for (_, handle) in self.running.drain() {
             ctx.cancel_future(handle);
         }
+    }
+}
+
+impl Handler<TaskEnded> for Orchestrator {
+    type Result = ();
+    fn handle(&mut self, TaskEnded(id, outcome): TaskEnded, ctx: &mut Context<Self>) {
+        self.finish(&id, outcome, ctx);
     }
 }
 
