@@ -18,7 +18,7 @@ use super::supervise::{guard, restarted};
 use crate::automation::policy::Policy;
 use crate::automation::{Engine, Event, Firing, Outcome};
 use crate::metrics::Metrics;
-use crate::orchestrator::TaskOrigin;
+use crate::orchestrator::{TaskId, TaskOrigin};
 use crate::workspace::Workspace;
 
 /// Actor name used in logs, metrics and faults.
@@ -63,7 +63,7 @@ pub struct GetAutomationStatus;
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 struct TaskEnded {
-    id: String,
+    id: TaskId,
     file: String,
 }
 
@@ -81,7 +81,7 @@ enum NotStarted {
 #[rtype(result = "()")]
 struct Started {
     firing: Firing,
-    result: Result<String, NotStarted>,
+    result: Result<TaskId, NotStarted>,
 }
 
 /// What Automation sends the Orchestrator.
@@ -288,7 +288,7 @@ impl Automation {
     fn started(
         &mut self,
         firing: Firing,
-        result: Result<String, NotStarted>,
+        result: Result<TaskId, NotStarted>,
         ctx: &mut Context<Self>,
     ) {
         self.in_flight.remove(&placeholder(&firing));
@@ -298,14 +298,14 @@ impl Automation {
                 tracing::info!(
                     hook = firing.hook,
                     file = firing.file,
-                    task = id,
+                    task = %id,
                     "automation task started"
                 );
                 self.record(
                     LifecycleEvent::AutomationFired,
                     format!("{} {} → task {id}", firing.hook, firing.file),
                 );
-                self.in_flight.insert(id.clone());
+                self.in_flight.insert(id.to_string());
                 let follow = self.orchestrator.follow.send(Follow(id.clone()));
                 let me = ctx.address();
                 let file = firing.file;
@@ -329,12 +329,12 @@ impl Automation {
 
     /// A hook's task ended: events are its own doing for [`SETTLE_MS`] more.
     fn task_ended(&mut self, msg: TaskEnded) {
-        self.in_flight.remove(&msg.id);
+        self.in_flight.remove(&*msg.id);
         let now = self.clock.now_ms();
         self.settle_until = now + SETTLE_MS;
         // The task's own edits to its file must not set a hook off again.
         self.engine.touch(&msg.file, now);
-        tracing::debug!(task = msg.id, "automation task ended");
+        tracing::debug!(task = %msg.id, "automation task ended");
     }
 }
 

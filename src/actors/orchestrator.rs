@@ -16,9 +16,10 @@ use tokio::sync::mpsc;
 use super::activity_log::{now_ms, ActivityLog, LifecycleEvent, RecordLifecycle};
 use super::messages::editor::NotifyEditor;
 use super::supervise::{guard, restarted, ActorFault};
+use crate::actors::messages::session::SessionId;
 use crate::metrics::Metrics;
 use crate::orchestrator::driver::{self, DriverConfig, Event};
-use crate::orchestrator::{self as tasks, Task, TaskOrigin, TaskStatus};
+use crate::orchestrator::{self as tasks, Task, TaskId, TaskOrigin, TaskStatus};
 
 /// Actor name used in logs, metrics and faults.
 pub const NAME: &str = "orchestrator";
@@ -90,9 +91,9 @@ pub struct EnqueueFollowed(pub Enqueue);
 #[rtype(result = "Result<Task, TaskError>")]
 pub struct GetTask {
     /// Task id.
-    pub task_id: String,
+    pub task_id: TaskId,
     /// The asking session; `None` (the bridge itself) sees every task.
-    pub session: Option<String>,
+    pub session: Option<SessionId>,
 }
 
 /// A session's tasks, oldest first.
@@ -100,7 +101,7 @@ pub struct GetTask {
 #[rtype(result = "Vec<Task>")]
 pub struct ListTasks {
     /// The asking session; `None` (the bridge itself) sees every task.
-    pub session: Option<String>,
+    pub session: Option<SessionId>,
 }
 
 /// Cancel a pending or running task.
@@ -108,24 +109,24 @@ pub struct ListTasks {
 #[rtype(result = "Result<Task, TaskError>")]
 pub struct CancelTask {
     /// Task id.
-    pub task_id: String,
+    pub task_id: TaskId,
     /// The asking session; `None` (the bridge itself) sees every task.
-    pub session: Option<String>,
+    pub session: Option<SessionId>,
 }
 
 /// Stream a task's output; the channel closes when it finishes.
 #[derive(Debug, Message)]
 #[rtype(result = "Option<mpsc::UnboundedReceiver<String>>")]
-pub struct Follow(pub String);
+pub struct Follow(pub TaskId);
 
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
-struct TaskEvent(String, Event);
+struct TaskEvent(TaskId, Event);
 
 /// A task's driver returned (after every event it sent was posted).
 #[derive(Message)]
 #[rtype(result = "()")]
-struct TaskEnded(String, Result<String, driver::RunError>);
+struct TaskEnded(TaskId, Result<String, driver::RunError>);
 
 /// Graceful shutdown: write the queue and history (running tasks as they are, so they
 /// come back `interrupted`), then stop every running task's process group.
@@ -135,11 +136,11 @@ pub struct SaveTasks;
 
 /// Holds every task (queued, running, finished) and runs them as `claude -p` processes.
 pub struct Orchestrator {
-    tasks: HashMap<String, Task>,
-    order: VecDeque<String>,
-    queue: VecDeque<String>,
-    running: HashMap<String, SpawnHandle>,
-    followers: HashMap<String, Vec<mpsc::UnboundedSender<String>>>,
+    tasks: HashMap<TaskId, Task>,
+    order: VecDeque<TaskId>,
+    queue: VecDeque<TaskId>,
+    running: HashMap<TaskId, SpawnHandle>,
+    followers: HashMap<TaskId, Vec<mpsc::UnboundedSender<String>>>,
     limits: Limits,
     driver: Arc<DriverConfig>,
     path: Option<PathBuf>,
@@ -166,7 +167,7 @@ impl Orchestrator {
             .unwrap_or_default();
         // Tasks that were alive when the previous bridge stopped were just marked
         // interrupted at `now`; after a crash their processes may still run.
-        let were_alive: Vec<String> = loaded
+        let were_alive: Vec<TaskId> = loaded
             .iter()
             .filter(|t| t.status == TaskStatus::Interrupted && t.finished_at == Some(now))
             .map(|t| t.id.clone())
@@ -199,7 +200,7 @@ impl Orchestrator {
         me
     }
 
-    fn visible(&self, task_id: &str, session: Option<&str>) -> Result<&Task, TaskError> {
+    fn visible(&self, task_id: &str, session: Option<&SessionId>) -> Result<&Task, TaskError> {
         let task = self
             .tasks
             .get(task_id)
@@ -246,7 +247,7 @@ impl Orchestrator {
         }
     }
 
-    fn start(&mut self, id: String, ctx: &mut Context<Self>) {
+    fn start(&mut self, id: TaskId, ctx: &mut Context<Self>) {
         let Some(task) = self.tasks.get_mut(&id) else {
             return;
         };
@@ -326,7 +327,7 @@ impl Orchestrator {
                 max: self.limits.max_queue,
             });
         }
-        let id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
+        let id = TaskId::new_random();
         let task = Task {
             id: id.clone(),
             origin: msg.origin,
@@ -421,10 +422,10 @@ impl Handler<EnqueueFollowed> for Orchestrator {
 
 impl Orchestrator {
     fn cancel(&mut self, msg: CancelTask, ctx: &mut Context<Self>) -> Result<Task, TaskError> {
-        let status = self.visible(&msg.task_id, msg.session.as_deref())?.status;
+        let status = self.visible(&msg.task_id, msg.session.as_ref())?.status;
         if status.is_final() {
             return Err(TaskError::Finished {
-                id: msg.task_id,
+                id: msg.task_id.to_string(),
                 status,
             });
         }
@@ -447,7 +448,7 @@ impl Handler<GetTask> for Orchestrator {
     type Result = Result<Task, TaskError>;
     fn handle(&mut self, msg: GetTask, ctx: &mut Context<Self>) -> Self::Result {
         guard(NAME, self, ctx, |act, _| {
-            act.visible(&msg.task_id, msg.session.as_deref()).cloned()
+            act.visible(&msg.task_id, msg.session.as_ref()).cloned()
         })?
     }
 }
@@ -459,7 +460,7 @@ impl Handler<ListTasks> for Orchestrator {
             act.order
                 .iter()
                 .filter_map(|id| act.tasks.get(id))
-                .filter(|t| msg.session.is_none() || t.session() == msg.session.as_deref())
+                .filter(|t| msg.session.is_none() || t.session() == msg.session.as_ref())
                 .cloned()
                 .collect()
         });

@@ -4,9 +4,58 @@
 pub mod driver;
 pub mod permissions;
 
+use std::borrow::Borrow;
+use std::fmt;
+use std::ops::Deref;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
+
+use crate::actors::messages::session::SessionId;
+
+/// A task's id: 12 hex digits, shown to agents and kept in the task file. It
+/// serialises as the plain string.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct TaskId(String);
+
+impl TaskId {
+    /// A new random id.
+    pub fn new_random() -> Self {
+        Self(uuid::Uuid::new_v4().simple().to_string()[..12].to_string())
+    }
+}
+
+impl From<&str> for TaskId {
+    fn from(id: &str) -> Self {
+        Self(id.to_string())
+    }
+}
+
+impl From<String> for TaskId {
+    fn from(id: String) -> Self {
+        Self(id)
+    }
+}
+
+impl Deref for TaskId {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Borrow<str> for TaskId {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for TaskId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// Task timeout bounds and default (ms).
 pub const MIN_TIMEOUT_MS: u64 = 5_000;
@@ -53,7 +102,7 @@ pub enum TaskOrigin {
     /// An agent's `runClaudeTask`.
     Session {
         /// The owning session.
-        session_id: String,
+        session_id: SessionId,
     },
     /// An automation hook.
     Automation {
@@ -68,8 +117,8 @@ pub enum TaskOrigin {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Task {
-    /// Short id.
-    pub id: String,
+    /// Its id.
+    pub id: TaskId,
     /// Who started it.
     pub origin: TaskOrigin,
     /// The prompt (with context file mentions appended).
@@ -96,7 +145,7 @@ pub struct Task {
 
 impl Task {
     /// The owning session, if an agent started it.
-    pub fn session(&self) -> Option<&str> {
+    pub fn session(&self) -> Option<&SessionId> {
         match &self.origin {
             TaskOrigin::Session { session_id } => Some(session_id),
             TaskOrigin::Automation { .. } => None,
@@ -149,7 +198,7 @@ pub fn load(path: &Path, now_ms: u64) -> Vec<Task> {
 /// Kills every process still carrying [`TASK_ENV`] for one of `task_ids` (left behind
 /// when the previous bridge was killed without a chance to stop its tasks). Returns how
 /// many it killed. Processes of other users cannot be read and are never touched.
-pub fn kill_leftovers(task_ids: &[String]) -> usize {
+pub fn kill_leftovers(task_ids: &[TaskId]) -> usize {
     if task_ids.is_empty() {
         return 0;
     }

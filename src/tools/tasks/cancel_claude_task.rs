@@ -14,8 +14,8 @@ impl Tool for CancelClaudeTask {
 
     async fn call(ctx: ToolContext, args: TaskIdArgs) -> ToolResult {
         let ask = CancelTask {
-            task_id: args.task_id,
-            session: Some(ctx.session_id.to_string()),
+            task_id: args.task_id.into(),
+            session: Some(ctx.session_id.clone()),
         };
         ask_orchestrator(&ctx.services.orchestrator, ask).await
     }

@@ -26,7 +26,7 @@ impl Tool for ListClaudeTasks {
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let ask = ListTasks {
-            session: Some(ctx.session_id.to_string()),
+            session: Some(ctx.session_id.clone()),
         };
         let tasks = ctx
             .services

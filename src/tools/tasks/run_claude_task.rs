@@ -59,7 +59,7 @@ impl Tool for RunClaudeTask {
         }
         let enqueue = Enqueue {
             origin: TaskOrigin::Session {
-                session_id: ctx.session_id.to_string(),
+                session_id: ctx.session_id.clone(),
             },
             prompt,
             timeout_ms: args.timeout_ms,
@@ -80,7 +80,7 @@ impl Tool for RunClaudeTask {
             let excerpt: String = chunk.chars().take(200).collect();
             ctx.report_progress(n, None, Some(&excerpt));
         }
-        let session = Some(ctx.session_id.to_string());
+        let session = Some(ctx.session_id.clone());
         let t = orchestrator
             .send(GetTask {
                 task_id: task.id,
