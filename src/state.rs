@@ -48,7 +48,6 @@ pub enum StateError {
          (`ide-bridge stop` in the workspace, or kill its pid) or use that one"
     )]
     AlreadyServed {
-        /// The workspace.
         workspace: String,
         /// ` (pid N, port P)` when known.
         owner: String,

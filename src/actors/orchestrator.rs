@@ -90,7 +90,6 @@ pub struct EnqueueFollowed(pub Enqueue);
 #[derive(Debug, Message)]
 #[rtype(result = "Result<Task, TaskError>")]
 pub struct GetTask {
-    /// Task id.
     pub task_id: TaskId,
     /// The asking session; `None` (the bridge itself) sees every task.
     pub session: Option<SessionId>,
@@ -108,7 +107,6 @@ pub struct ListTasks {
 #[derive(Debug, Message)]
 #[rtype(result = "Result<Task, TaskError>")]
 pub struct CancelTask {
-    /// Task id.
     pub task_id: TaskId,
     /// The asking session; `None` (the bridge itself) sees every task.
     pub session: Option<SessionId>,

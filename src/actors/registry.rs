@@ -92,7 +92,6 @@ pub struct Admit {
 pub struct Admission {
     /// The session to attach the connection to.
     pub session: SessionHandle,
-    /// Its id.
     pub session_id: SessionId,
     /// True when an existing session was reattached.
     pub reattached: bool,

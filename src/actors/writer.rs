@@ -52,10 +52,7 @@ pub enum WriteOp {
         new: String,
     },
     /// Apply line/column edits.
-    Edit {
-        /// The edits.
-        edits: Vec<LineEdit>,
-    },
+    Edit { edits: Vec<LineEdit> },
 }
 
 /// Apply `op` to `path`, provided the file still has the `expected` content.

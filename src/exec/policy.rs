@@ -294,13 +294,10 @@ pub enum PolicyError {
     /// Not in the allowlist.
     #[error("Command not in allowlist: {0:?} (allowed: {1}); add it to commands.allow")]
     NotAllowed(String, String),
-    /// A blocked flag.
     #[error("Flag blocked: {0:?} can run code or redirect configuration")]
     FlagBlocked(String),
-    /// A blocked subcommand.
     #[error("Subcommand blocked: {program} {sub} is not allowed through the bridge")]
     SubcommandBlocked {
-        /// Program.
         program: String,
         /// Subcommand.
         sub: String,
@@ -319,7 +316,6 @@ pub enum PolicyError {
     /// An argument too long.
     #[error("Argument {index} is {len} bytes (max {max})")]
     ArgTooLong {
-        /// Index.
         index: usize,
         /// Length.
         len: usize,

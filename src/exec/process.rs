@@ -92,7 +92,6 @@ pub enum RunError {
     /// Other spawn failure.
     #[error("Cannot run {program}: {source}")]
     Spawn {
-        /// Program.
         program: String,
         /// Cause.
         source: std::io::Error,

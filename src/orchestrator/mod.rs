@@ -117,15 +117,12 @@ pub enum TaskOrigin {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Task {
-    /// Its id.
     pub id: TaskId,
     /// Who started it.
     pub origin: TaskOrigin,
     /// The prompt (with context file mentions appended).
     pub prompt: String,
-    /// Status.
     pub status: TaskStatus,
-    /// Timeout.
     pub timeout_ms: u64,
     /// Unix ms.
     pub created_at: u64,

@@ -1,6 +1,6 @@
 //! The permission policy for Claude tasks: rules from config, first match wins, default
-//! deny. Answers `can_use_tool` control requests (seed 003): allow always carries
-//! `updatedInput` (the original input), deny a message.
+//! deny. Answers `can_use_tool` control requests of `claude -p --permission-prompt-tool
+//! stdio`: allow always carries `updatedInput` (the original input), deny a message.
 
 use regex::Regex;
 use serde::{Deserialize, Serialize};

@@ -53,7 +53,6 @@ pub struct CheckpointData {
     /// Port of the bridge that wrote it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub port: Option<u16>,
-    /// Sessions.
     pub sessions: Vec<SessionState>,
 }
 

@@ -22,9 +22,7 @@ pub struct Position {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SelectionRange {
-    /// Start.
     pub start: Position,
-    /// End.
     pub end: Position,
     /// True when start == end.
     pub is_empty: bool,
@@ -40,6 +38,5 @@ pub struct SelectionChanged {
     pub file_path: String,
     /// `file://` URL of the path.
     pub file_url: String,
-    /// The selection.
     pub selection: SelectionRange,
 }

@@ -266,11 +266,8 @@ pub enum LogLevel {
     Info,
     /// Normal but significant.
     Notice,
-    /// Warning.
     Warning,
-    /// Error.
     Error,
-    /// Critical.
     Critical,
     /// Action must be taken.
     Alert,

@@ -52,7 +52,6 @@ pub struct Sink {
 enum State {
     /// An attempt is under way.
     Connecting,
-    /// Connected.
     Connected(Sink),
 }
 

@@ -55,9 +55,7 @@ pub enum EditError {
     OutOfRange {
         /// Edit index (0-based).
         index: usize,
-        /// Line.
         line: usize,
-        /// Column.
         column: usize,
         /// Why.
         detail: String,

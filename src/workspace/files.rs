@@ -48,16 +48,10 @@ pub enum FileError {
     IsDirectory(String),
     /// Over [`MAX_FILE_BYTES`].
     #[error("File too large: {path} is {size} bytes (limit {MAX_FILE_BYTES})")]
-    TooLarge {
-        /// Path.
-        path: String,
-        /// Size.
-        size: u64,
-    },
+    TooLarge { path: String, size: u64 },
     /// A FIFO, device or socket: reading could block forever or never end.
     #[error("Not a regular file: {path} is {what}; only regular files can be read")]
     NotRegular {
-        /// Path.
         path: String,
         /// What it is instead.
         what: &'static str,
@@ -68,7 +62,6 @@ pub enum FileError {
     /// More than one hard link: writing would change other paths too.
     #[error("hardlink write denied: {path} has {links} hard links")]
     Hardlinked {
-        /// Path.
         path: String,
         /// Link count.
         links: u64,
@@ -80,7 +73,6 @@ pub enum FileError {
     /// Anything else.
     #[error("{path}: {source}")]
     Io {
-        /// Path.
         path: String,
         /// Cause.
         source: io::Error,

@@ -82,7 +82,6 @@ pub struct Hit {
 pub struct Hits {
     /// Matches in path order.
     pub matches: Vec<Hit>,
-    /// Files searched.
     pub files_searched: usize,
     /// True when `max_results` cut the results.
     pub truncated: bool,

@@ -141,19 +141,14 @@ impl WireDiagnostic {
 pub struct WireSelection {
     /// Absolute path.
     pub file: String,
-    /// Start line.
     #[serde(default = "one")]
     pub start_line: u32,
-    /// Start column.
     #[serde(default = "one")]
     pub start_column: u32,
-    /// End line.
     #[serde(default = "one")]
     pub end_line: u32,
-    /// End column.
     #[serde(default = "one")]
     pub end_column: u32,
-    /// Selected text.
     #[serde(default)]
     pub selected_text: String,
 }

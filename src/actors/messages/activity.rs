@@ -29,9 +29,7 @@ pub enum LifecycleEvent {
     ActorRestarted,
     /// A session was restored from a checkpoint at start-up.
     SessionRestored,
-    /// An editor connected.
     EditorConnected,
-    /// The editor disconnected.
     EditorDisconnected,
     /// An editor request timed out; the circuit breaker opened.
     CircuitOpened,
@@ -43,9 +41,7 @@ pub enum LifecycleEvent {
     AutomationFired,
     /// The automation policy was reloaded, or an edit of it was refused.
     AutomationPolicy,
-    /// The bridge started.
     BridgeStarted,
-    /// The bridge is stopping.
     BridgeStopping,
 }
 

@@ -74,7 +74,6 @@ pub struct ExportSessions;
 pub struct RegistryHandle {
     /// Editor state that tools read changed.
     pub tools_changed: Recipient<ToolsChanged>,
-    /// An editor connected.
     pub editor_connected: Recipient<EditorConnected>,
     /// Selection changes.
     pub broadcast: Recipient<Broadcast>,

@@ -406,9 +406,7 @@ pub struct Absorb {
     pub opened_files: Vec<PathBuf>,
     /// File versions it read or wrote.
     pub read_versions: HashMap<PathBuf, Fingerprint>,
-    /// Its terminals.
     pub terminals: Vec<(String, TerminalRun)>,
-    /// Its client pid.
     pub client_pid: Option<u32>,
 }
 

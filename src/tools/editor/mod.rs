@@ -1,11 +1,11 @@
-//! One MCP tool per extension handler method (seed 000's 52, of which the nine that
-//! overlap with other tools route to the editor from their own modules). Arguments are
-//! validated against the schema derived from their type before anything is sent; every
-//! workspace path the type marks ([`WorkspacePath`](crate::tools::WorkspacePath)) is
-//! confined, whatever its key; terminal names are prefixed with the calling session's
-//! prefix; positions are 1-based as the extension protocol says. Without an editor the
-//! tools answer at once with instructions to connect one (`getFileContent` falls back to
-//! the workspace).
+//! One MCP tool per extension handler method (the 52 of docs/protocol.md, of which the
+//! nine that overlap with other tools route to the editor from their own modules).
+//! Arguments are validated against the schema derived from their type before anything is
+//! sent; every workspace path the type marks
+//! ([`WorkspacePath`](crate::tools::WorkspacePath)) is confined, whatever its key;
+//! terminal names are prefixed with the calling session's prefix; positions are 1-based
+//! as the extension protocol says. Without an editor the tools answer at once with
+//! instructions to connect one (`getFileContent` falls back to the workspace).
 
 mod args;
 mod tools;
