@@ -476,20 +476,48 @@ impl Handler<CancelTask> for Orchestrator {
 
 impl Handler<Follow> for Orchestrator {
     type Result = Option<mpsc::UnboundedReceiver<String>>;
-    fn handle(&mut self, msg: Follow, _: &mut Context<Self>) -> Self::Result {
-        let task = self.tasks.get(&msg.0)?;
-        if task.status.is_final() {
-            return None;
-        }
-        let (tx, rx) = mpsc::unbounded_channel();
-        self.followers.entry(msg.0).or_default().push(tx);
-        Some(rx)
+    fn handle(&mut self, msg: Follow, ctx: &mut Context<Self>) -> Self::Result {
+        guard(NAME, self, ctx, |act, _| act.follow(msg.0))
+            .ok()
+            .flatten()
     }
 }
 
 impl Handler<SaveTasks> for Orchestrator {
     type Result = ();
     fn handle(&mut self, _: SaveTasks, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, ctx| act.save_and_stop_runs(ctx));
+    }
+}
+
+impl Handler<TaskEnded> for Orchestrator {
+    type Result = ();
+    fn handle(&mut self, TaskEnded(id, outcome): TaskEnded, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, ctx| act.finish(&id, outcome, ctx));
+    }
+}
+
+impl Handler<TaskEvent> for Orchestrator {
+    type Result = ();
+    fn handle(&mut self, TaskEvent(id, event): TaskEvent, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, _| act.task_event(id, event));
+    }
+}
+
+impl Orchestrator {
+    /// A receiver of the task's output from now on; `None` once it is final.
+    fn follow(&mut self, id: TaskId) -> Option<mpsc::UnboundedReceiver<String>> {
+        let task = self.tasks.get(&id)?;
+        if task.status.is_final() {
+            return None;
+        }
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.followers.entry(id).or_default().push(tx);
+        Some(rx)
+    }
+
+    /// At shutdown: writes the queue and history now, then stops every run.
+    fn save_and_stop_runs(&mut self, ctx: &mut Context<Self>) {
         if let Some(timer) = self.save_timer.take() {
             ctx.cancel_future(timer);
         }
@@ -509,18 +537,9 @@ impl Handler<SaveTasks> for Orchestrator {
             ctx.cancel_future(handle);
         }
     }
-}
 
-impl Handler<TaskEnded> for Orchestrator {
-    type Result = ();
-    fn handle(&mut self, TaskEnded(id, outcome): TaskEnded, ctx: &mut Context<Self>) {
-        self.finish(&id, outcome, ctx);
-    }
-}
-
-impl Handler<TaskEvent> for Orchestrator {
-    type Result = ();
-    fn handle(&mut self, TaskEvent(id, event): TaskEvent, _: &mut Context<Self>) {
+    /// A line of output or a permission decision from a running task.
+    fn task_event(&mut self, id: TaskId, event: Event) {
         match event {
             Event::Output(text) => {
                 if let Some(t) = self.tasks.get_mut(&id) {
