@@ -10,6 +10,7 @@ pub mod diagnostics;
 pub mod exec;
 pub mod http;
 pub mod http_client;
+pub mod id;
 pub mod init;
 pub mod lockfile;
 pub mod logging;

@@ -4,56 +4,21 @@
 pub mod driver;
 pub mod permissions;
 
-use std::borrow::Borrow;
-use std::fmt;
-use std::ops::Deref;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 use crate::actors::messages::session::SessionId;
 
-/// A task's id: 12 hex digits, shown to agents and kept in the task file. It
-/// serialises as the plain string.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct TaskId(String);
+crate::id::string_id! {
+    /// A task's id: 12 hex digits, shown to agents and kept in the task file.
+    TaskId
+}
 
 impl TaskId {
     /// A new random id.
     pub fn new_random() -> Self {
-        Self(uuid::Uuid::new_v4().simple().to_string()[..12].to_string())
-    }
-}
-
-impl From<&str> for TaskId {
-    fn from(id: &str) -> Self {
-        Self(id.to_string())
-    }
-}
-
-impl From<String> for TaskId {
-    fn from(id: String) -> Self {
-        Self(id)
-    }
-}
-
-impl Deref for TaskId {
-    type Target = str;
-    fn deref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl Borrow<str> for TaskId {
-    fn borrow(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for TaskId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        Self::from(&uuid::Uuid::new_v4().simple().to_string()[..12])
     }
 }
 

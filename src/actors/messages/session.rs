@@ -2,15 +2,11 @@
 //! registry (describe, notify, merge, evict) and from the session it merges into. The
 //! per-agent memory that tools read and write is in `actors::session::memory`.
 
-use std::borrow::Borrow;
 use std::collections::HashMap;
-use std::fmt;
-use std::ops::Deref;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use actix::prelude::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 use super::connection::Generation;
@@ -19,21 +15,9 @@ use crate::protocol::jsonrpc::Incoming;
 use crate::protocol::mcp::{Implementation, LogLevel};
 use crate::workspace::files::Fingerprint;
 
-/// An agent session's id: 8 hex digits, shown in `/status`, logs and terminal names.
-/// It serialises as the plain string.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct SessionId(Arc<str>);
-
-impl Serialize for SessionId {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&self.0)
-    }
-}
-
-impl<'de> Deserialize<'de> for SessionId {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        String::deserialize(deserializer).map(Self::from)
-    }
+crate::id::string_id! {
+    /// An agent session's id: 8 hex digits, shown in `/status`, logs and terminal names.
+    SessionId
 }
 
 impl SessionId {
@@ -46,48 +30,6 @@ impl SessionId {
     /// anything).
     pub fn is_well_formed(&self) -> bool {
         self.0.len() == 8 && self.0.bytes().all(|b| b.is_ascii_hexdigit())
-    }
-
-    /// The id as a string slice.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl From<&str> for SessionId {
-    fn from(id: &str) -> Self {
-        Self(Arc::from(id))
-    }
-}
-
-impl From<String> for SessionId {
-    fn from(id: String) -> Self {
-        Self(Arc::from(id))
-    }
-}
-
-impl Deref for SessionId {
-    type Target = str;
-    fn deref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl AsRef<str> for SessionId {
-    fn as_ref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl Borrow<str> for SessionId {
-    fn borrow(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for SessionId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
     }
 }
 
