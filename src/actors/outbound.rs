@@ -224,9 +224,22 @@ pub struct FrameReceiver {
 }
 
 impl FrameReceiver {
-    /// The next frame; `None` when every handle is gone.
+    /// The next frame; `None` when every handle is gone, or once the byte bound was
+    /// passed (the reader fell behind: its stream ends, and what was queued is freed
+    /// when the receiver is dropped, as a WebSocket is dropped).
     pub async fn recv(&mut self) -> Option<Frame> {
-        let frame = self.rx.recv().await;
+        if self.shared.overflowed.load(Ordering::Acquire) {
+            self.rx.close();
+            return None;
+        }
+        let frame = tokio::select! {
+            biased;
+            () = self.shared.drop_now.notified() => {
+                self.rx.close();
+                return None;
+            }
+            frame = self.rx.recv() => frame,
+        };
         if let Some(f) = &frame {
             self.shared.frames.fetch_sub(1, Ordering::Relaxed);
             self.shared.bytes.release(f.queued_len());
@@ -362,5 +375,26 @@ mod tests {
         assert!(budget.try_add(1).is_err());
         budget.release(500);
         assert_eq!(budget.queued(), 0);
+    }
+
+    #[actix_rt::test]
+    async fn a_stream_whose_reader_falls_behind_ends_at_the_bound_and_not_before() {
+        let (outbound, mut rx) = Outbound::channel(100);
+        // At the bound: 100 bytes queued, all delivered.
+        assert!(outbound.send_text("a".repeat(60)));
+        assert!(outbound.send_text("b".repeat(40)));
+        assert!(matches!(rx.recv().await, Some(Frame::Text(t)) if t.len() == 60));
+        assert!(matches!(rx.recv().await, Some(Frame::Text(t)) if t.len() == 40));
+        // Just past it: the frame is refused and the stream ends, though frames wait.
+        assert!(outbound.send_text("c".repeat(60)));
+        assert!(!outbound.send_text("d".repeat(41)), "101 bytes queued");
+        assert!(rx.recv().await.is_none(), "the stream ends at the overflow");
+        assert!(rx.recv().await.is_none());
+        assert!(
+            !outbound.send_text("e".into()),
+            "nothing is queued after it"
+        );
+        drop(rx);
+        assert!(outbound.is_closed(), "the transport sees the stream gone");
     }
 }
