@@ -194,13 +194,18 @@ impl Outbound {
     /// A handle bounded by `max_bytes` and the receiving end it feeds, for transports
     /// that are not WebSockets (an HTTP response or GET stream reads it).
     pub fn channel(max_bytes: usize) -> (Outbound, FrameReceiver) {
+        Self::counted_channel(max_bytes, Counter::default())
+    }
+
+    /// [`Outbound::channel`] whose overflow is counted in `drops`.
+    pub fn counted_channel(max_bytes: usize, drops: Counter) -> (Outbound, FrameReceiver) {
         let (tx, rx) = unbounded_channel();
         let shared = Arc::new(Shared {
             frames: AtomicUsize::new(0),
             bytes: ByteBudget::new(max_bytes),
             overflowed: AtomicBool::new(false),
             drop_now: Notify::new(),
-            drops: Counter::default(),
+            drops,
         });
         (
             Outbound {
@@ -379,7 +384,8 @@ mod tests {
 
     #[actix_rt::test]
     async fn a_stream_whose_reader_falls_behind_ends_at_the_bound_and_not_before() {
-        let (outbound, mut rx) = Outbound::channel(100);
+        let drops = Counter::default();
+        let (outbound, mut rx) = Outbound::counted_channel(100, drops.clone());
         // At the bound: 100 bytes queued, all delivered.
         assert!(outbound.send_text("a".repeat(60)));
         assert!(outbound.send_text("b".repeat(40)));
@@ -389,6 +395,7 @@ mod tests {
         assert!(outbound.send_text("c".repeat(60)));
         assert!(!outbound.send_text("d".repeat(41)), "101 bytes queued");
         assert!(rx.recv().await.is_none(), "the stream ends at the overflow");
+        assert_eq!(drops.get(), 1, "counted once");
         assert!(rx.recv().await.is_none());
         assert!(
             !outbound.send_text("e".into()),

@@ -186,7 +186,10 @@ pub async fn post(
     };
     let streams = matches!(&message, Incoming::Request(r) if r.method == "tools/call")
         && header_str(&req, "accept").is_some_and(|a| a.contains("text/event-stream"));
-    let (reply, rx) = Outbound::channel(services.settings.server.max_outbound_bytes);
+    let (reply, rx) = Outbound::counted_channel(
+        services.settings.server.max_outbound_bytes,
+        services.metrics.outbound_overflow_drops.clone(),
+    );
     let posted = transport.send(Post { message, reply }).await;
     let refused = match posted {
         Ok(Ok(())) => None,
@@ -320,7 +323,10 @@ pub async fn get(req: HttpRequest, services: web::Data<Services>) -> HttpRespons
         Ok(t) => t,
         Err(refused) => return *refused,
     };
-    let (outbound, rx) = Outbound::channel(services.settings.server.max_outbound_bytes);
+    let (outbound, rx) = Outbound::counted_channel(
+        services.settings.server.max_outbound_bytes,
+        services.metrics.outbound_overflow_drops.clone(),
+    );
     transport.do_send(OpenStream(outbound));
     let events = futures_util::stream::unfold(rx, |mut rx| async move {
         loop {
