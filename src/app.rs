@@ -15,6 +15,8 @@ use crate::actors::activity_log::{
 use crate::actors::automation::{Automation, OrchestratorLink};
 use crate::actors::checkpoint::{CheckpointActor, SaveNow};
 use crate::actors::diagnostics::{DiagnosticsActor, DiagnosticsConfig};
+use crate::actors::messages::watch::WorkspaceChanged;
+use crate::actors::watcher::Watcher;
 use crate::actors::extension::{ExtensionClient, ExtensionConfig, ExtensionLinks};
 use crate::actors::http_transport::HttpSessions;
 use crate::actors::orchestrator::{Limits, Orchestrator, SaveTasks};
@@ -121,16 +123,6 @@ impl Seed {
                 WorkspaceWriter::new(ws, a, m)
             })
         };
-        let diagnostics = {
-            let config = DiagnosticsConfig {
-                root: self.workspace.root().to_path_buf(),
-                enabled: self.settings.diagnostics.linters.clone(),
-                timeout: self.settings.diagnostics.timeout,
-                cache_for: self.settings.diagnostics.cache_for,
-            };
-            let (a, m) = (activity.clone(), Arc::clone(&self.metrics));
-            Supervisor::start(move |_| DiagnosticsActor::new(config, a, m))
-        };
         // The registry and the editor client message each other, and the editor
         // client feeds automation, which starts tasks on the orchestrator, which
         // notifies the editor: each is built knowing the addresses it sends to.
@@ -194,6 +186,28 @@ impl Seed {
                 (registry, (extension, orchestrator, automation))
             })
         };
+        let diagnostics = {
+            let d = &self.settings.diagnostics;
+            let config = DiagnosticsConfig {
+                root: self.workspace.root().to_path_buf(),
+                enabled: d.linters.clone(),
+                timeout: d.timeout,
+                cache_for: d.cache_for,
+                live: d.live,
+                rerun_debounce: d.rerun_debounce,
+            };
+            let to_automation = automation.clone().map(|a| a.recipient());
+            let (a, m) = (activity.clone(), Arc::clone(&self.metrics));
+            Supervisor::start(move |_| DiagnosticsActor::new(config, to_automation, a, m))
+        };
+        let watcher = {
+            let mut subscribers: Vec<actix::Recipient<WorkspaceChanged>> =
+                vec![diagnostics.clone().recipient()];
+            subscribers.extend(automation.clone().map(|a| a.recipient()));
+            let (settings, ws) = (self.settings.watch.clone(), self.workspace.clone());
+            let (a, m) = (activity.clone(), Arc::clone(&self.metrics));
+            Supervisor::start(move |_| Watcher::new(settings, ws, subscribers, a, m))
+        };
         let checkpoint = self.checkpoint_path.clone().map(|path| {
             let (w, port) = (self.workspace.root().display().to_string(), self.port);
             let interval = self.settings.checkpoint.interval;
@@ -214,6 +228,7 @@ impl Seed {
             checkpoint,
             writer,
             diagnostics,
+            watcher,
             settings: self.settings,
             workspace: self.workspace,
             tools: self.tools,

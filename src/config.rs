@@ -63,6 +63,8 @@ pub struct Settings {
     pub git: GitSettings,
     /// Diagnostics without an editor.
     pub diagnostics: DiagnosticsSettings,
+    /// The workspace watcher.
+    pub watch: WatchSettings,
     /// Session checkpoints.
     pub checkpoint: CheckpointSettings,
     /// The editor extension connection.
@@ -290,6 +292,12 @@ pub struct DiagnosticsSettings {
     /// How long a linter result is reused.
     #[serde(rename = "cache_ms", with = "millis")]
     pub cache_for: Duration,
+    /// Re-run the linters when workspace files change, so diagnostics-change events
+    /// (automation hooks, `watchDiagnostics`) exist without an editor.
+    pub live: bool,
+    /// Quiet time after the last change before the linters re-run.
+    #[serde(rename = "rerun_debounce_ms", with = "millis")]
+    pub rerun_debounce: Duration,
 }
 
 impl Default for DiagnosticsSettings {
@@ -298,6 +306,53 @@ impl Default for DiagnosticsSettings {
             linters: linters::ALL.to_vec(),
             timeout: Duration::from_millis(50_000),
             cache_for: Duration::from_millis(5_000),
+            live: true,
+            rerun_debounce: Duration::from_millis(500),
+        }
+    }
+}
+
+/// How the workspace is watched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WatchMode {
+    /// Kernel events (inotify), falling back to polling when the tree cannot be covered.
+    Auto,
+    /// Poll the files that matter, never kernel events.
+    Poll,
+    /// No watching: no file-change events, no live diagnostics without an editor.
+    Off,
+}
+
+/// `[watch]`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WatchSettings {
+    /// Kernel events, polling, or off.
+    pub mode: WatchMode,
+    /// Changes to one path within this window are reported once.
+    #[serde(rename = "debounce_ms", with = "millis")]
+    pub debounce: Duration,
+    /// How often polling looks at the files.
+    #[serde(rename = "poll_interval_ms", with = "millis")]
+    pub poll_interval: Duration,
+    /// Directories watched with kernel events at most; beyond, the watcher polls.
+    pub max_directories: usize,
+    /// Files polling looks at, at most.
+    pub max_polled_files: usize,
+    /// Paths listed in one change batch at most (the rest are counted).
+    pub max_batch: usize,
+}
+
+impl Default for WatchSettings {
+    fn default() -> Self {
+        Self {
+            mode: WatchMode::Auto,
+            debounce: Duration::from_millis(200),
+            poll_interval: Duration::from_millis(2_000),
+            max_directories: 20_000,
+            max_polled_files: 50_000,
+            max_batch: 1_000,
         }
     }
 }
@@ -403,6 +458,7 @@ impl Default for Settings {
             commands: CommandSettings::default(),
             git: GitSettings::default(),
             diagnostics: DiagnosticsSettings::default(),
+            watch: WatchSettings::default(),
             checkpoint: CheckpointSettings::default(),
             editor: EditorSettings::default(),
             orchestrator: OrchestratorSettings::default(),
@@ -637,6 +693,13 @@ impl Settings {
         let d = &self.diagnostics;
         range_ms("diagnostics.timeout_ms", d.timeout, 1_000, 600_000)?;
         range_ms("diagnostics.cache_ms", d.cache_for, 0, 600_000)?;
+        range_ms("diagnostics.rerun_debounce_ms", d.rerun_debounce, 50, 60_000)?;
+        let w = &self.watch;
+        range_ms("watch.debounce_ms", w.debounce, 10, 10_000)?;
+        range_ms("watch.poll_interval_ms", w.poll_interval, 100, 600_000)?;
+        range("watch.max_directories", w.max_directories, 1, 1_000_000)?;
+        range("watch.max_polled_files", w.max_polled_files, 1, 1_000_000)?;
+        range("watch.max_batch", w.max_batch, 1, 100_000)?;
         range_ms(
             "editor.request_timeout_ms",
             self.editor.request_timeout,

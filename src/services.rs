@@ -14,6 +14,7 @@ use crate::actors::extension::ExtensionClient;
 use crate::actors::http_transport::HttpSessions;
 use crate::actors::orchestrator::Orchestrator;
 use crate::actors::registry::SessionRegistry;
+use crate::actors::watcher::Watcher;
 use crate::actors::writer::WorkspaceWriter;
 use crate::config::Settings;
 use crate::metrics::Metrics;
@@ -41,6 +42,8 @@ pub struct Services {
     pub writer: Addr<WorkspaceWriter>,
     /// Linter-based diagnostics.
     pub diagnostics: Addr<DiagnosticsActor>,
+    /// The workspace watcher.
+    pub watcher: Addr<Watcher>,
     /// The editor connection.
     pub extension: Addr<ExtensionClient>,
     /// Claude tasks.

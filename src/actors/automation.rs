@@ -12,7 +12,8 @@ use serde::Serialize;
 
 use super::activity_log::{ActivityLog, LifecycleEvent, RecordLifecycle};
 use super::clock::{Clock, SystemClock};
-pub use super::messages::automation::EditorEvent;
+pub use super::messages::automation::{BridgeEvent, EditorEvent, WorkspaceDiagnostics};
+use super::messages::watch::WorkspaceChanged;
 use super::orchestrator::{Enqueue, Follow, TaskError};
 use super::supervise::{guard, restarted};
 use crate::automation::policy::Policy;
@@ -272,6 +273,7 @@ impl Handler<EditorEvent> for Automation {
                 EditorEvent::FileSaved { file } => Event::FileSaved {
                     file: act.relative(&file)?,
                 },
+                EditorEvent::Disconnected => return None,
             };
             let now = act.clock.now_ms();
             let suppressed = act.quiet(now);
@@ -351,6 +353,27 @@ impl Handler<TaskEnded> for Automation {
     type Result = ();
     fn handle(&mut self, msg: TaskEnded, ctx: &mut Context<Self>) {
         let _ = guard(NAME, self, ctx, |act, _| act.task_ended(msg));
+    }
+}
+
+impl Handler<WorkspaceChanged> for Automation {
+    type Result = ();
+    fn handle(&mut self, _: WorkspaceChanged, _: &mut Context<Self>) {
+        // SKELETON (issue 18).
+    }
+}
+
+impl Handler<WorkspaceDiagnostics> for Automation {
+    type Result = ();
+    fn handle(&mut self, _: WorkspaceDiagnostics, _: &mut Context<Self>) {
+        // SKELETON (issue 18).
+    }
+}
+
+impl Handler<BridgeEvent> for Automation {
+    type Result = ();
+    fn handle(&mut self, _: BridgeEvent, _: &mut Context<Self>) {
+        // SKELETON (issue 18).
     }
 }
 

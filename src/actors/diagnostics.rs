@@ -13,6 +13,8 @@ use serde::Serialize;
 use tokio::sync::oneshot;
 
 use super::activity_log::ActivityLog;
+use super::messages::automation::WorkspaceDiagnostics;
+use super::messages::watch::WorkspaceChanged;
 use super::supervise::{guard, restarted, ActorFault};
 use crate::diagnostics::linters::{probe, Probe};
 use crate::diagnostics::parse::parse;
@@ -74,6 +76,10 @@ pub struct DiagnosticsConfig {
     pub timeout: Duration,
     /// How long a result stays fresh.
     pub cache_for: Duration,
+    /// Re-run the linters when workspace files change.
+    pub live: bool,
+    /// Quiet time after the last change before a re-run.
+    pub rerun_debounce: Duration,
 }
 
 /// Runs the workspace's linters (at most one run at a time) and caches the report.
@@ -86,6 +92,9 @@ pub struct DiagnosticsActor {
     invalidations: u64,
     running: bool,
     waiters: Vec<oneshot::Sender<Arc<Report>>>,
+    /// Told about every file whose diagnostics changed between two runs.
+    #[allow(dead_code)]
+    automation: Option<Recipient<WorkspaceDiagnostics>>,
     activity: Addr<ActivityLog>,
     metrics: Arc<Metrics>,
 }
@@ -94,6 +103,7 @@ impl DiagnosticsActor {
     /// Probes the linters for the workspace.
     pub fn new(
         config: DiagnosticsConfig,
+        automation: Option<Recipient<WorkspaceDiagnostics>>,
         activity: Addr<ActivityLog>,
         metrics: Arc<Metrics>,
     ) -> Self {
@@ -108,6 +118,7 @@ impl DiagnosticsActor {
             invalidations: 0,
             running: false,
             waiters: Vec::new(),
+            automation,
             activity,
             metrics,
         }
@@ -248,6 +259,17 @@ impl Handler<GetDiagnostics> for DiagnosticsActor {
 impl Handler<Invalidate> for DiagnosticsActor {
     type Result = ();
     fn handle(&mut self, _: Invalidate, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, _| {
+            act.cache = None;
+            act.invalidations += 1;
+        });
+    }
+}
+
+impl Handler<WorkspaceChanged> for DiagnosticsActor {
+    type Result = ();
+    fn handle(&mut self, _: WorkspaceChanged, ctx: &mut Context<Self>) {
+        // SKELETON (issue 18): live re-runs are being written.
         let _ = guard(NAME, self, ctx, |act, _| {
             act.cache = None;
             act.invalidations += 1;

@@ -19,6 +19,7 @@ pub mod registry;
 pub mod session;
 pub mod supervise;
 pub mod transport;
+pub mod watcher;
 pub mod writer;
 
 #[cfg(test)]

@@ -13,3 +13,4 @@ pub mod connection;
 pub mod editor;
 pub mod registry;
 pub mod session;
+pub mod watch;
