@@ -12,17 +12,17 @@ use tokio::signal::unix::{signal, SignalKind};
 use crate::actors::activity_log::{
     now_ms, ActivityLog, FlushNow, LifecycleEvent, PersistConfig, RecordLifecycle,
 };
-use crate::actors::automation::{Automation, OrchestratorLink};
+use crate::actors::automation::{Automation, AutomationLinks, OrchestratorLink};
 use crate::actors::checkpoint::{CheckpointActor, SaveNow};
 use crate::actors::diagnostics::{DiagnosticsActor, DiagnosticsConfig};
-use crate::actors::messages::watch::WorkspaceChanged;
-use crate::actors::watcher::Watcher;
 use crate::actors::extension::{ExtensionClient, ExtensionConfig, ExtensionLinks};
 use crate::actors::http_transport::HttpSessions;
+use crate::actors::messages::watch::WorkspaceChanged;
 use crate::actors::orchestrator::{Limits, Orchestrator, SaveTasks};
 use crate::actors::registry::{CloseAll, Restore, SessionRegistry};
 use crate::actors::session::{Session, SessionHandle, SessionId, SessionLinks};
 use crate::actors::supervise::start_with;
+use crate::actors::watcher::Watcher;
 use crate::actors::writer::WorkspaceWriter;
 use crate::config::Settings;
 use crate::lockfile::{self, LockFile};
@@ -147,6 +147,7 @@ impl Seed {
             };
             let tasks_path = self.tasks_path.clone();
             let policy = self.automation.take();
+            let settings = Arc::new(self.settings.clone());
             let (ws, a, m) = (
                 self.workspace.clone(),
                 activity.clone(),
@@ -155,23 +156,35 @@ impl Seed {
             start_with(move |registry: actix::Addr<SessionRegistry>| {
                 let registry_handle = SessionRegistry::handle(&registry);
                 let (a2, m2) = (a.clone(), Arc::clone(&m));
+                let agents = registry.clone().recipient();
                 let (extension, (orchestrator, automation)) =
                     start_with(move |extension: actix::Addr<ExtensionClient>| {
                         let (e, a3, m3) =
                             (extension.clone().recipient(), a2.clone(), Arc::clone(&m2));
-                        let orchestrator = Supervisor::start(move |_| {
-                            Orchestrator::new(limits, driver, tasks_path, e, a3, m3)
-                        });
-                        let automation = policy.map(|(path, policy)| {
-                            let link = OrchestratorLink {
-                                enqueue: orchestrator.clone().recipient(),
-                                follow: orchestrator.clone().recipient(),
-                            };
-                            let (a4, m4) = (a2.clone(), Arc::clone(&m2));
-                            Supervisor::start(move |_| {
-                                Automation::new(policy, path, ws, link, a4, m4)
-                            })
-                        });
+                        let (a4, m4) = (a2.clone(), Arc::clone(&m2));
+                        let editor = extension.clone().recipient();
+                        let (orchestrator, automation) =
+                            start_with(move |orchestrator: actix::Addr<Orchestrator>| {
+                                let automation = policy.map(|(path, policy)| {
+                                    let links = AutomationLinks {
+                                        orchestrator: OrchestratorLink {
+                                            enqueue: orchestrator.clone().recipient(),
+                                            follow: orchestrator.clone().recipient(),
+                                        },
+                                        agents,
+                                        editor,
+                                        activity: a4,
+                                    };
+                                    Supervisor::start(move |_| {
+                                        Automation::new(policy, path, ws, settings, links, m4)
+                                    })
+                                });
+                                let events = automation.clone().map(|a| a.recipient());
+                                let orchestrator =
+                                    Orchestrator::new(limits, driver, tasks_path, e, a3, m3)
+                                        .reporting_to(events);
+                                (orchestrator, automation)
+                            });
                         let links = ExtensionLinks {
                             registry: registry_handle,
                             automation: automation.clone().map(|a| a.recipient()),
@@ -182,7 +195,8 @@ impl Seed {
                     });
                 let registry =
                     SessionRegistry::new(max, gap, wait, extension.clone().recipient(), a, m)
-                        .with_list_changed_debounce(debounce);
+                        .with_list_changed_debounce(debounce)
+                        .reporting_to(automation.clone().map(|a| a.recipient()));
                 (registry, (extension, orchestrator, automation))
             })
         };
@@ -255,7 +269,11 @@ fn load_policy(
         return Ok(None);
     }
     let path = workspace.root().join(&settings.automation.policy);
-    let policy = crate::automation::policy::Policy::load(&path)?;
+    let policy = crate::automation::policy::Policy::load_checked(
+        &path,
+        &settings.command_policy(),
+        workspace,
+    )?;
     for w in &policy.warnings {
         tracing::warn!(policy = %path.display(), "{w}");
     }

@@ -693,7 +693,12 @@ impl Settings {
         let d = &self.diagnostics;
         range_ms("diagnostics.timeout_ms", d.timeout, 1_000, 600_000)?;
         range_ms("diagnostics.cache_ms", d.cache_for, 0, 600_000)?;
-        range_ms("diagnostics.rerun_debounce_ms", d.rerun_debounce, 50, 60_000)?;
+        range_ms(
+            "diagnostics.rerun_debounce_ms",
+            d.rerun_debounce,
+            50,
+            60_000,
+        )?;
         let w = &self.watch;
         range_ms("watch.debounce_ms", w.debounce, 10, 10_000)?;
         range_ms("watch.poll_interval_ms", w.poll_interval, 100, 600_000)?;

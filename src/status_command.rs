@@ -123,7 +123,6 @@ pub fn run(settings: &Settings, raw_json: bool) -> u8 {
 
 /// Human-readable summary of a `/status` document.
 pub fn render(s: &Value) -> String {
-    let str_of = |v: &Value| v.as_str().unwrap_or("-").to_string();
     let mut out = format!(
         "ide-bridge {} on 127.0.0.1:{} (pid {}, up {})\nworkspace: {}\neditor: {}\n",
         str_of(&s["version"]),
@@ -202,19 +201,22 @@ pub fn render(s: &Value) -> String {
         s["activity"]["actorRestarts"],
     ));
     if let Some(a) = s.get("automation") {
-        let hooks: Vec<String> = a["hooks"]
-            .as_array()
-            .map(|h| h.iter().map(str_of).collect())
-            .unwrap_or_default();
         out.push_str(&format!(
-            "automation: {} [{}], {} tasks started ({} in the last hour, cap {}), {} skipped\n",
+            "automation: {}, {} fired ({} in the last hour, cap {}), {} skipped{}\n",
             str_of(&a["policy"]),
-            hooks.join(", "),
             a["fired"],
             a["firedLastHour"],
             a["maxTasksPerHour"],
             a["skipped"],
+            if a["quiet"] == true {
+                ", quiet (an automation task or command is in flight)"
+            } else {
+                ""
+            },
         ));
+        for h in a["hooks"].as_array().into_iter().flatten() {
+            out.push_str(&hook_line(h));
+        }
         if let Some(e) = a["lastReloadError"].as_str() {
             out.push_str(&format!("  last policy edit refused: {e}\n"));
         }
@@ -225,4 +227,42 @@ pub fn render(s: &Value) -> String {
         str_of(&s["lastDisconnectAt"])
     ));
     out
+}
+
+/// A string field, or `-`.
+fn str_of(v: &Value) -> String {
+    v.as_str().unwrap_or("-").to_string()
+}
+
+/// One hook of `ide-bridge status`: its action, counts, last firing and last skip.
+fn hook_line(h: &Value) -> String {
+    let mut line = format!(
+        "  {} ({}): fired {}, skipped {}",
+        str_of(&h["name"]),
+        str_of(&h["action"]),
+        h["fired"],
+        h["skipped"],
+    );
+    if let Some(f) = h.get("lastFired") {
+        line.push_str(&format!(
+            "; last fired {} for {} → {}{}",
+            str_of(&f["at"]),
+            str_of(&f["subject"]),
+            str_of(&f["result"]),
+            f["task"]
+                .as_str()
+                .map(|t| format!(" (task {t})"))
+                .unwrap_or_default(),
+        ));
+    }
+    if let Some(k) = h.get("lastSkip") {
+        line.push_str(&format!(
+            "; last skipped {} for {}: {}",
+            str_of(&k["at"]),
+            str_of(&k["subject"]),
+            str_of(&k["reason"]),
+        ));
+    }
+    line.push('\n');
+    line
 }

@@ -14,6 +14,7 @@ use serde_json::json;
 use tokio::sync::mpsc;
 
 use super::activity_log::{now_ms, ActivityLog, LifecycleEvent, RecordLifecycle};
+use super::messages::automation::BridgeEvent;
 use super::messages::editor::NotifyEditor;
 use super::supervise::{guard, restarted, ActorFault};
 use crate::actors::messages::session::SessionId;
@@ -132,6 +133,9 @@ struct TaskEnded(TaskId, Result<String, driver::RunError>);
 #[rtype(result = "()")]
 pub struct SaveTasks;
 
+/// Output of an ended task handed to automation, at most (its end).
+const OUTPUT_TAIL_BYTES: usize = 8 * 1024;
+
 /// Holds every task (queued, running, finished) and runs them as `claude -p` processes.
 pub struct Orchestrator {
     tasks: HashMap<TaskId, Task>,
@@ -144,6 +148,8 @@ pub struct Orchestrator {
     path: Option<PathBuf>,
     save_timer: Option<SpawnHandle>,
     editor: Recipient<NotifyEditor>,
+    /// Told when a task reaches a final state (automation's task hooks).
+    events: Option<Recipient<BridgeEvent>>,
     activity: Addr<ActivityLog>,
     metrics: Arc<Metrics>,
 }
@@ -188,6 +194,7 @@ impl Orchestrator {
             path,
             save_timer: None,
             editor,
+            events: None,
             activity,
             metrics,
         };
@@ -297,7 +304,26 @@ impl Orchestrator {
         self.after_change(id, ctx);
     }
 
+    /// Tasks that end are reported to `events`.
+    pub fn reporting_to(mut self, events: Option<Recipient<BridgeEvent>>) -> Self {
+        self.events = events;
+        self
+    }
+
     fn after_change(&mut self, id: &str, ctx: &mut Context<Self>) {
+        if let (Some(t), Some(events)) = (self.tasks.get(id), &self.events) {
+            if t.status.is_final() {
+                let tail = t.error.clone().unwrap_or_else(|| {
+                    crate::automation::template::tail(&t.output, OUTPUT_TAIL_BYTES).to_string()
+                });
+                events.do_send(BridgeEvent::TaskEnded {
+                    task: t.id.clone(),
+                    origin: t.origin.clone(),
+                    status: t.status,
+                    output_tail: tail,
+                });
+            }
+        }
         if let Some(t) = self.tasks.get(id) {
             self.editor.do_send(NotifyEditor {
                 method: "bridge/claudeTaskOutput",

@@ -10,19 +10,21 @@ use serde::Serialize;
 
 pub use super::activity_log::iso_now;
 use super::activity_log::{ActivityLog, LifecycleEvent, RecordLifecycle};
+use super::messages::automation::BridgeEvent;
 use super::messages::editor::NotifyEditor;
 pub use super::messages::registry::{
-    Broadcast, EditorConnected, ExportSessions, Mention, RegistryHandle, SessionChange,
+    Announce, Broadcast, EditorConnected, ExportSessions, Mention, RegistryHandle, SessionChange,
     SessionEvent, ToolsChanged,
 };
 use super::messages::session::{
-    ConnectionKind, Describe, Evict, MergeInto, NotifyListChanged, OpenedFiles, PeerJoined,
+    AgentLog, ConnectionKind, Describe, Evict, MergeInto, NotifyListChanged, OpenedFiles,
     SendNotification, SessionHandle, SessionId, SessionInfo, Shutdown,
 };
 use super::rate_limit::MinInterval;
 use super::supervise::{guard, restarted, ActorFault};
 use crate::metrics::{Metrics, Refusal};
 use crate::persist::checkpoint::SessionState;
+use crate::protocol::mcp::LogLevel;
 
 /// Actor name used in logs, metrics and faults.
 pub const NAME: &str = "registry";
@@ -40,6 +42,9 @@ struct Slot {
     /// What an `ide-bridge mcp` relay reported: its parent process and that one's
     /// ancestors, nearest first.
     relay_pids: Vec<u32>,
+    /// The client's name, once its first connection completed the handshake
+    /// (automation was then told the agent connected).
+    announced: Option<String>,
 }
 
 impl Slot {
@@ -51,6 +56,7 @@ impl Slot {
             initialized: false,
             ide_pid: None,
             relay_pids: Vec::new(),
+            announced: None,
         }
     }
 
@@ -197,6 +203,8 @@ pub struct SessionRegistry {
     max_connect_wait: Duration,
     merged: u64,
     closing: bool,
+    /// Told when agents come and go for good.
+    automation: Option<Recipient<BridgeEvent>>,
 }
 
 impl SessionRegistry {
@@ -215,6 +223,7 @@ impl SessionRegistry {
             max_connect_wait,
             merged: 0,
             closing: false,
+            automation: None,
             slots: BTreeMap::new(),
             max_sessions,
             activity,
@@ -230,6 +239,22 @@ impl SessionRegistry {
             last_disconnect_at: None,
             mentions: Vec::new(),
             editor,
+        }
+    }
+
+    /// Agents coming and going for good are reported to `automation`.
+    pub fn reporting_to(mut self, automation: Option<Recipient<BridgeEvent>>) -> Self {
+        self.automation = automation;
+        self
+    }
+
+    /// Tells automation an agent went for good, if it was told the agent came.
+    fn gone(&self, id: &SessionId, slot: &Slot) {
+        if let (Some(client), Some(automation)) = (&slot.announced, &self.automation) {
+            automation.do_send(BridgeEvent::AgentGone {
+                session: id.clone(),
+                client: client.clone(),
+            });
         }
     }
 
@@ -331,9 +356,13 @@ impl SessionRegistry {
         }
         self.connections += 1;
         for slot in self.slots.values() {
-            slot.session.peer_joined.do_send(PeerJoined {
-                session_id: msg.candidate_id.clone(),
-                active: self.slots.len() + 1,
+            slot.session.log.do_send(AgentLog {
+                level: LogLevel::Info,
+                data: serde_json::json!({
+                    "event": "agent_connected",
+                    "sessionId": msg.candidate_id,
+                    "activeSessions": self.slots.len() + 1,
+                }),
             });
         }
         let mut slot = Slot::new(msg.candidate.clone(), msg.anchor);
@@ -370,6 +399,9 @@ impl SessionRegistry {
             slot.ide_pid = Some(pid);
             slot.grace_since = None;
             slot.initialized |= merged.initialized;
+            if slot.announced.is_none() {
+                slot.announced = merged.announced.clone();
+            }
         }
         self.merged += 1;
         tracing::info!(session = %session_id, into = %target_id, pid, "one agent, two connections: sessions merged");
@@ -399,6 +431,7 @@ impl SessionRegistry {
             });
         };
         if let Some(slot) = self.slots.remove(&id) {
+            self.gone(&id, &slot);
             slot.session.evict.do_send(Evict {
                 reason: "evicted to make room for a new agent".into(),
             });
@@ -518,11 +551,21 @@ impl SessionRegistry {
                 }
                 self.connection_changed();
             }
-            SessionChange::Initialized => {
+            SessionChange::Initialized(client) => {
                 let Some(slot) = self.slots.get_mut(id) else {
                     return;
                 };
                 slot.initialized = true;
+                if slot.announced.is_none() {
+                    let client = client.unwrap_or_default();
+                    slot.announced = Some(client.clone());
+                    if let Some(automation) = &self.automation {
+                        automation.do_send(BridgeEvent::AgentConnected {
+                            session: id.clone(),
+                            client,
+                        });
+                    }
+                }
                 if std::mem::take(&mut self.pending_list_changed) {
                     slot.session.notify_list_changed.do_send(NotifyListChanged);
                 }
@@ -537,7 +580,9 @@ impl SessionRegistry {
                 }
             }
             SessionChange::Ended => {
-                self.slots.remove(id);
+                if let Some(slot) = self.slots.remove(id) {
+                    self.gone(id, &slot);
+                }
                 self.update_gauge();
                 self.connection_changed();
             }
@@ -728,6 +773,20 @@ impl Handler<Broadcast> for SessionRegistry {
     type Result = ();
     fn handle(&mut self, msg: Broadcast, ctx: &mut Context<Self>) {
         let _ = guard(NAME, self, ctx, |act, _| act.broadcast(msg));
+    }
+}
+
+impl Handler<Announce> for SessionRegistry {
+    type Result = ();
+    fn handle(&mut self, msg: Announce, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, _| {
+            for session in act.listening() {
+                session.log.do_send(AgentLog {
+                    level: LogLevel::Notice,
+                    data: msg.0.clone(),
+                });
+            }
+        });
     }
 }
 

@@ -48,7 +48,11 @@ macro_rules! record {
 
 record!(Evict, |_m, _a| Got::Evict, ());
 record!(Shutdown, |_m, _a| Got::Shutdown, ());
-record!(PeerJoined, |m, _a| Got::PeerJoined(m.active), ());
+record!(
+    AgentLog,
+    |m, _a| Got::PeerJoined(m.data["activeSessions"].as_u64().unwrap_or(0) as usize),
+    ()
+);
 record!(NotifyListChanged, |_m, _a| Got::ListChanged, true);
 record!(SendNotification, |m, _a| Got::Notification(m.method), ());
 record!(MergeInto, |m, _a| Got::MergeInto(m.target_id), ());
@@ -170,7 +174,7 @@ async fn tool_list_changes_wait_for_the_debounce_and_for_a_listener() {
     registry.do_send(ToolsChanged { immediate: true });
     let snapshot = registry.send(Snapshot).await.unwrap().unwrap();
     assert!(snapshot.pending_list_changed);
-    report(&registry, &a_id, SessionChange::Initialized);
+    report(&registry, &a_id, SessionChange::Initialized(None));
     next_matching(&mut a_got, |g| *g == Got::ListChanged).await;
 
     // Debounced: nothing before LIST_CHANGED_DEBOUNCE, one notification after.
@@ -209,7 +213,7 @@ async fn mentions_wait_for_a_listener_and_selections_reach_only_listeners() {
         method: "selection_changed",
         params: serde_json::json!({}),
     });
-    report(&registry, &a_id, SessionChange::Initialized);
+    report(&registry, &a_id, SessionChange::Initialized(None));
     assert_eq!(
         next_matching(&mut a_got, |g| matches!(g, Got::Notification(_))).await,
         Got::Notification("at_mentioned"),

@@ -1,8 +1,11 @@
-//! Automation: a policy file whose hooks turn editor events (diagnostics appearing or
-//! clearing, files saved) into Claude tasks. This module decides; the Automation actor
-//! feeds it events, starts the tasks and reloads the policy.
+//! Automation: a policy file whose hooks turn events (diagnostics appearing or
+//! clearing, files saved or changed on disk, Claude tasks ending, git commits and
+//! branch switches, agents coming and going, commands failing) into Claude tasks,
+//! notifications or allowlisted commands. This module decides; the Automation actor
+//! feeds it events and carries out what it decides.
 
 pub mod gate;
+pub mod git;
 pub mod policy;
 pub mod template;
 
@@ -10,45 +13,99 @@ use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
+use globset::GlobSet;
+use serde::Serialize;
+
 use crate::diagnostics::Diagnostic;
+use crate::orchestrator::TaskStatus;
 use gate::{Gate, Skip};
-use policy::{DiagnosticsState, Hook, Policy, Trigger};
+use policy::{Action, DiagnosticsState, Hook, Policy, Trigger};
+use template::{Value, Vars};
 
 /// Files whose diagnostics state is remembered per hook, at most.
 pub const MAX_TRACKED_FILES: usize = 2_000;
 
-/// A task a hook wants started.
+/// What a fired hook does, its templates rendered.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Deed {
+    /// Start a Claude task.
+    Task {
+        /// The rendered prompt.
+        prompt: String,
+    },
+    /// Tell agents, the editor and the timeline.
+    Notify {
+        /// The rendered message.
+        message: String,
+    },
+    /// Run an allowlisted program.
+    Command {
+        /// Bare program name.
+        program: String,
+        /// Rendered arguments.
+        args: Vec<String>,
+    },
+}
+
+/// A hook that fired.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Firing {
     /// The hook.
     pub hook: &'static str,
-    /// The file it fired for (workspace-relative).
-    pub file: String,
-    /// The rendered prompt.
-    pub prompt: String,
-    /// Task timeout.
+    /// What it fired for: a workspace-relative file, a branch, a session, a program…
+    pub subject: String,
+    /// What to do.
+    pub deed: Deed,
+    /// Timeout of the task or command.
     pub timeout_ms: u64,
+}
+
+/// Why a hook that saw an event did not fire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SkipKind {
+    /// The hook fired for the same subject too recently.
+    Cooldown,
+    /// The hourly cap over all hooks is reached.
+    HourlyCap,
+    /// The event is automation's own doing (its task or command in flight or just
+    /// ended, or its own task ending).
+    LoopGuard,
+    /// The event did not pass the hook's filter (patterns, change kinds, branches…).
+    Filter,
+    /// The editor reports this file's diagnostics; the bridge's linters do not count.
+    EditorWins,
+    /// The firing could not be carried out (prompt too long, an argument that would be
+    /// an option, the orchestrator refused the task, the command was refused).
+    Refused,
+}
+
+impl SkipKind {
+    /// Routine skips are logged at debug level and not recorded in the timeline.
+    pub fn routine(self) -> bool {
+        !matches!(self, SkipKind::HourlyCap | SkipKind::Refused)
+    }
 }
 
 /// What a hook made of an event.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
-    /// Start this task.
+    /// Carry this out.
     Fire(Firing),
-    /// The hook matched but did not fire.
+    /// The hook saw the event but did not fire.
     Skipped {
         /// The hook.
         hook: &'static str,
-        /// The file.
-        file: String,
-        /// Why.
+        /// The event's subject.
+        subject: String,
+        /// Why, for people.
         reason: String,
-        /// A cooldown (routine) rather than something worth a log entry.
-        routine: bool,
+        /// Why, for machines.
+        kind: SkipKind,
     },
 }
 
-/// An editor event, with the file already made workspace-relative.
+/// An event, with files already made workspace-relative.
 #[derive(Debug, Clone)]
 pub enum Event {
     /// The file's diagnostics are now these (empty: none).
@@ -63,6 +120,108 @@ pub enum Event {
         /// Workspace-relative path.
         file: String,
     },
+    /// A file changed on disk.
+    FileChanged {
+        /// Workspace-relative path.
+        file: String,
+        /// `created`, `modified`, `removed` or `renamed`.
+        change: &'static str,
+        /// The old path of a rename.
+        from: Option<String>,
+    },
+    /// A Claude task ended.
+    TaskEnded {
+        /// Its id.
+        task: String,
+        /// How.
+        status: TaskStatus,
+        /// The hook that started it, when automation did.
+        hook: Option<String>,
+        /// The agent session that started it, when one did.
+        session: Option<String>,
+        /// Its output (tail) or error.
+        output: String,
+    },
+    /// A commit was made.
+    GitCommit {
+        /// The branch (or `HEAD` when detached).
+        branch: String,
+        /// The new commit.
+        commit: String,
+        /// Its subject line.
+        subject: String,
+    },
+    /// Another branch was checked out.
+    BranchSwitched {
+        /// The new branch.
+        branch: String,
+        /// The previous one.
+        previous: String,
+        /// The commit now checked out.
+        commit: String,
+    },
+    /// An agent connected or went for good.
+    Agent {
+        /// Connected (true) or gone.
+        connected: bool,
+        /// Its session id.
+        session: String,
+        /// Its client name.
+        client: String,
+    },
+    /// A `runCommand` failed.
+    CommandFailed {
+        /// The program.
+        program: String,
+        /// The whole command line.
+        command: String,
+        /// Exit code, if it exited.
+        exit_code: Option<i32>,
+        /// It ran past its timeout.
+        timed_out: bool,
+        /// Output tail.
+        output: String,
+        /// The agent session that ran it.
+        session: Option<String>,
+    },
+}
+
+impl Event {
+    /// Made by the workspace (files, diagnostics, git): while automation's own task or
+    /// command runs, such events are taken as its doing.
+    pub fn from_workspace(&self) -> bool {
+        matches!(
+            self,
+            Event::Diagnostics { .. }
+                | Event::FileSaved { .. }
+                | Event::FileChanged { .. }
+                | Event::GitCommit { .. }
+                | Event::BranchSwitched { .. }
+        )
+    }
+
+    /// The file it is about, if any.
+    pub fn file(&self) -> Option<&str> {
+        match self {
+            Event::Diagnostics { file, .. }
+            | Event::FileSaved { file }
+            | Event::FileChanged { file, .. } => Some(file),
+            _ => None,
+        }
+    }
+}
+
+/// What the hook saw: the subject (cooldown key), its template variables, or why the
+/// hook's filter let it pass.
+enum Seen {
+    /// The hook is not about this kind of event (or no state transition happened).
+    Unrelated,
+    /// The event's kind is the hook's, but its filter refused it.
+    Filtered { subject: String, reason: String },
+    /// An automation task's own end, for a hook that could loop on it.
+    OwnDoing { subject: String },
+    /// The hook fires (if the gate admits it).
+    Matched { subject: String, vars: Vars },
 }
 
 /// The policy with its cooldowns, hourly cap and per-file diagnostics state.
@@ -94,49 +253,106 @@ impl Engine {
         self.policy = policy;
     }
 
-    /// Tasks started in the hour before `now_ms`.
+    /// Firings in the hour before `now_ms`.
     pub fn fired_last_hour(&self, now_ms: u64) -> usize {
         self.gate.fired_last_hour(now_ms)
     }
 
-    /// Restarts every hook's cooldown for `file`.
-    pub fn touch(&mut self, file: &str, now_ms: u64) {
+    /// Restarts every hook's cooldown for `subject`.
+    pub fn touch(&mut self, subject: &str, now_ms: u64) {
         let names: Vec<&'static str> = self.policy.hooks.iter().map(|h| h.name).collect();
-        self.gate.touch(file, &names, now_ms);
+        self.gate.touch(subject, &names, now_ms);
     }
 
-    /// Runs `event` through every hook. With `suppressed` (an automation task is in
-    /// flight) the diagnostics state is still tracked but nothing fires.
-    pub fn handle(&mut self, event: &Event, now_ms: u64, suppressed: bool) -> Vec<Outcome> {
+    /// Runs `event` through every hook. With `quiet` (an automation task or command is
+    /// in flight or just ended) hooks that act on the workspace do not fire for
+    /// workspace events, though the diagnostics state is still tracked.
+    pub fn handle(&mut self, event: &Event, now_ms: u64, quiet: bool) -> Vec<Outcome> {
         let mut outcomes = Vec::new();
         let hooks = self.policy.hooks.clone();
         for hook in &hooks {
-            let Some((file, diagnostics)) = self.matches(hook, event) else {
-                continue;
+            let skipped = |subject: String, reason: String, kind: SkipKind| Outcome::Skipped {
+                hook: hook.name,
+                subject,
+                reason,
+                kind,
             };
-            let outcome = if suppressed {
-                Outcome::Skipped {
-                    hook: hook.name,
-                    file: file.to_string(),
-                    reason:
-                        "an automation task is in flight (its own edits never trigger automation)"
+            let outcome = match self.sees(hook, event) {
+                Seen::Unrelated => continue,
+                Seen::Filtered { subject, reason } => skipped(subject, reason, SkipKind::Filter),
+                Seen::OwnDoing { subject } => skipped(
+                    subject,
+                    "loop guard: the task was started by automation".into(),
+                    SkipKind::LoopGuard,
+                ),
+                Seen::Matched { subject, .. }
+                    if quiet && event.from_workspace() && hook.action.acts_on_workspace() =>
+                {
+                    skipped(
+                        subject,
+                        "loop guard: an automation task or command is in flight or just ended \
+                         (its own edits never trigger automation)"
                             .into(),
-                    routine: true,
+                        SkipKind::LoopGuard,
+                    )
                 }
-            } else {
-                self.try_fire(hook, file, &diagnostics, now_ms)
+                Seen::Matched { subject, vars } => self.try_fire(hook, subject, &vars, now_ms),
             };
             outcomes.push(outcome);
         }
         outcomes
     }
 
-    /// The file and the diagnostics to render when `event` sets `hook` off.
-    fn matches<'e>(&mut self, hook: &Hook, event: &'e Event) -> Option<(&'e str, Vec<Diagnostic>)> {
+    /// What `hook` makes of `event`.
+    fn sees(&mut self, hook: &Hook, event: &Event) -> Seen {
+        let text = |s: &str| Value::Text(s.to_string());
+        let filtered = |set: &Option<GlobSet>, value: &str, what: &str| {
+            set.as_ref()
+                .filter(|set| !set.is_match(value))
+                .map(|_| format!("filter: {what} {value:?} matches none of the hook's patterns"))
+        };
         match (&hook.trigger, event) {
-            (Trigger::FileSave { patterns }, Event::FileSaved { file }) => patterns
-                .is_match(file.as_str())
-                .then(|| (file.as_str(), Vec::new())),
+            (Trigger::FileSave { patterns }, Event::FileSaved { file }) => {
+                if patterns.is_match(file.as_str()) {
+                    Seen::Matched {
+                        subject: file.clone(),
+                        vars: vec![("file", text(file))],
+                    }
+                } else {
+                    Seen::Filtered {
+                        subject: file.clone(),
+                        reason: format!("filter: {file} matches none of the patterns"),
+                    }
+                }
+            }
+            (
+                Trigger::FileChange { patterns, changes },
+                Event::FileChanged { file, change, from },
+            ) => {
+                if !patterns.is_match(file.as_str()) {
+                    Seen::Filtered {
+                        subject: file.clone(),
+                        reason: format!("filter: {file} matches none of the patterns"),
+                    }
+                } else if !changes.iter().any(|c| c == change) {
+                    Seen::Filtered {
+                        subject: file.clone(),
+                        reason: format!(
+                            "filter: the change is {change}, not one of {}",
+                            changes.join(", ")
+                        ),
+                    }
+                } else {
+                    Seen::Matched {
+                        subject: file.clone(),
+                        vars: vec![
+                            ("file", text(file)),
+                            ("change", text(change)),
+                            ("from", text(from.as_deref().unwrap_or(""))),
+                        ],
+                    }
+                }
+            }
             (
                 Trigger::Diagnostics {
                     state,
@@ -167,52 +383,221 @@ impl Engine {
                     DiagnosticsState::Error => now.is_some() && now != before,
                     DiagnosticsState::Cleared => before.is_some() && now.is_none(),
                 };
-                fires.then_some((file.as_str(), matching))
+                if fires {
+                    Seen::Matched {
+                        subject: file.clone(),
+                        vars: vec![
+                            ("file", text(file)),
+                            ("diagnostics", Value::Diagnostics(matching)),
+                        ],
+                    }
+                } else {
+                    Seen::Unrelated
+                }
             }
-            _ => None,
+            (
+                Trigger::TaskEnded { succeeded, origins },
+                Event::TaskEnded {
+                    task,
+                    status,
+                    hook: by_hook,
+                    session,
+                    output,
+                },
+            ) => {
+                let done = *status == TaskStatus::Done;
+                let failed = matches!(status, TaskStatus::Error | TaskStatus::Interrupted);
+                if (*succeeded && !done) || (!*succeeded && !failed) {
+                    return Seen::Unrelated;
+                }
+                let subject = match (by_hook, session) {
+                    (Some(h), _) => format!("automation:{h}"),
+                    (None, Some(s)) => format!("agent:{s}"),
+                    (None, None) => "task".to_string(),
+                };
+                let by_automation = by_hook.is_some();
+                if (by_automation && !origins.automation) || (!by_automation && !origins.agent) {
+                    return Seen::Filtered {
+                        subject,
+                        reason: "filter: the task's origin is not one of the hook's origins".into(),
+                    };
+                }
+                if by_automation && hook.action.acts_on_workspace() {
+                    return Seen::OwnDoing { subject };
+                }
+                let status = serde_json::to_value(status)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default();
+                Seen::Matched {
+                    subject,
+                    vars: vec![
+                        ("taskId", text(task)),
+                        ("status", text(&status)),
+                        ("hook", text(by_hook.as_deref().unwrap_or(""))),
+                        ("session", text(session.as_deref().unwrap_or(""))),
+                        ("output", Value::Output(output.clone())),
+                    ],
+                }
+            }
+            (
+                Trigger::GitCommit { branches },
+                Event::GitCommit {
+                    branch,
+                    commit,
+                    subject,
+                },
+            ) => match filtered(branches, branch, "branch") {
+                Some(reason) => Seen::Filtered {
+                    subject: branch.clone(),
+                    reason,
+                },
+                None => Seen::Matched {
+                    subject: branch.clone(),
+                    vars: vec![
+                        ("branch", text(branch)),
+                        ("commit", text(commit)),
+                        ("subject", text(subject)),
+                    ],
+                },
+            },
+            (
+                Trigger::BranchSwitch { branches },
+                Event::BranchSwitched {
+                    branch,
+                    previous,
+                    commit,
+                },
+            ) => match filtered(branches, branch, "branch") {
+                Some(reason) => Seen::Filtered {
+                    subject: branch.clone(),
+                    reason,
+                },
+                None => Seen::Matched {
+                    subject: branch.clone(),
+                    vars: vec![
+                        ("branch", text(branch)),
+                        ("previousBranch", text(previous)),
+                        ("commit", text(commit)),
+                    ],
+                },
+            },
+            (
+                Trigger::Agent { connected, clients },
+                Event::Agent {
+                    connected: c,
+                    session,
+                    client,
+                },
+            ) if connected == c => match filtered(clients, client, "client") {
+                Some(reason) => Seen::Filtered {
+                    subject: session.clone(),
+                    reason,
+                },
+                None => Seen::Matched {
+                    subject: session.clone(),
+                    vars: vec![("session", text(session)), ("agent", text(client))],
+                },
+            },
+            (
+                Trigger::CommandFailed { commands },
+                Event::CommandFailed {
+                    program,
+                    command,
+                    exit_code,
+                    timed_out,
+                    output,
+                    session,
+                },
+            ) => match filtered(commands, program, "program") {
+                Some(reason) => Seen::Filtered {
+                    subject: program.clone(),
+                    reason,
+                },
+                None => Seen::Matched {
+                    subject: program.clone(),
+                    vars: vec![
+                        ("command", text(command)),
+                        ("program", text(program)),
+                        (
+                            "exitCode",
+                            text(&match (exit_code, timed_out) {
+                                (_, true) => "timed out".to_string(),
+                                (Some(c), _) => c.to_string(),
+                                (None, _) => "killed".to_string(),
+                            }),
+                        ),
+                        ("session", text(session.as_deref().unwrap_or(""))),
+                        ("output", Value::Output(output.clone())),
+                    ],
+                },
+            },
+            _ => Seen::Unrelated,
         }
     }
 
-    fn try_fire(
-        &mut self,
-        hook: &Hook,
-        file: &str,
-        diagnostics: &[Diagnostic],
-        now_ms: u64,
-    ) -> Outcome {
-        let skipped = |reason: String, routine: bool| Outcome::Skipped {
+    fn try_fire(&mut self, hook: &Hook, subject: String, vars: &Vars, now_ms: u64) -> Outcome {
+        let skipped = |subject: String, reason: String, kind: SkipKind| Outcome::Skipped {
             hook: hook.name,
-            file: file.to_string(),
+            subject,
             reason,
-            routine,
+            kind,
         };
-        let prompt = template::render(&hook.prompt, file, diagnostics, &template::nonce());
-        if prompt.len() > crate::orchestrator::MAX_PROMPT_BYTES {
-            return skipped(
-                format!(
-                    "the rendered prompt is {} bytes (max {})",
-                    prompt.len(),
-                    crate::orchestrator::MAX_PROMPT_BYTES
-                ),
-                false,
-            );
-        }
+        let nonce = template::nonce();
+        let deed = match &hook.action {
+            Action::Task { prompt } => {
+                let prompt = template::render(prompt, vars, &nonce);
+                if prompt.len() > crate::orchestrator::MAX_PROMPT_BYTES {
+                    let reason = format!(
+                        "the rendered prompt is {} bytes (max {})",
+                        prompt.len(),
+                        crate::orchestrator::MAX_PROMPT_BYTES
+                    );
+                    return skipped(subject, reason, SkipKind::Refused);
+                }
+                Deed::Task { prompt }
+            }
+            Action::Notify { message } => Deed::Notify {
+                message: template::render(message, vars, &nonce),
+            },
+            Action::Command { program, args } => {
+                let mut rendered = Vec::with_capacity(args.len());
+                for arg in args {
+                    let out = template::render(arg, vars, &nonce);
+                    // A value from the event must not turn into an option.
+                    if out.starts_with('-') && !arg.starts_with('-') {
+                        let reason = format!(
+                            "argument {arg:?} became {out:?}, which would be read as an option"
+                        );
+                        return skipped(subject, reason, SkipKind::Refused);
+                    }
+                    rendered.push(out);
+                }
+                Deed::Command {
+                    program: program.clone(),
+                    args: rendered,
+                }
+            }
+        };
         match self.gate.admit(
             hook.name,
-            file,
+            &subject,
             hook.cooldown_ms,
             self.policy.max_tasks_per_hour,
             now_ms,
         ) {
             Ok(()) => Outcome::Fire(Firing {
                 hook: hook.name,
-                file: file.to_string(),
-                prompt,
+                subject,
+                deed,
                 timeout_ms: hook.timeout_ms,
             }),
             Err(skip) => {
-                let routine = matches!(skip, Skip::Cooldown { .. });
-                skipped(skip.to_string(), routine)
+                let kind = match skip {
+                    Skip::Cooldown { .. } => SkipKind::Cooldown,
+                    Skip::HourlyCap(_) => SkipKind::HourlyCap,
+                };
+                skipped(subject, skip.to_string(), kind)
             }
         }
     }
@@ -255,6 +640,13 @@ mod tests {
         }
     }
 
+    fn prompt(f: &Firing) -> &str {
+        match &f.deed {
+            Deed::Task { prompt } => prompt,
+            other => panic!("not a task: {other:?}"),
+        }
+    }
+
     fn fired(outcomes: &[Outcome]) -> Vec<&Firing> {
         outcomes
             .iter()
@@ -278,11 +670,9 @@ mod tests {
         let out = e.handle(&diags("a.rs", &[err.clone(), warn.clone()]), 10, false);
         let f = fired(&out);
         assert_eq!(f.len(), 1);
-        assert!(f[0]
-            .prompt
-            .starts_with("Fix a.rs\n--- BEGIN DIAGNOSTIC DATA "));
-        assert!(f[0].prompt.contains("error line 1, column 1: bad"));
-        assert!(!f[0].prompt.contains("meh"), "severity-filtered");
+        assert!(prompt(f[0]).starts_with("Fix a.rs\n--- BEGIN DIAGNOSTIC DATA "));
+        assert!(prompt(f[0]).contains("error line 1, column 1: bad"));
+        assert!(!prompt(f[0]).contains("meh"), "severity-filtered");
         // Only the warning changed: the matching set is the same, no firing.
         assert!(e
             .handle(&diags("a.rs", std::slice::from_ref(&err)), 6_000, false)
@@ -307,7 +697,7 @@ mod tests {
             .is_empty());
         // A hint does not count as the state at warning level.
         let out = e.handle(&diags("a.rs", &[diag("h", Severity::Hint)]), 2, false);
-        assert_eq!(fired(&out)[0].prompt, "a.rs is clean");
+        assert_eq!(prompt(fired(&out)[0]), "a.rs is clean");
         assert!(e.handle(&diags("a.rs", &[]), 3, false).is_empty());
     }
 
@@ -318,8 +708,15 @@ mod tests {
         let saved = |f: &str| Event::FileSaved { file: f.into() };
         assert_eq!(fired(&e.handle(&saved("src/a/b.rs"), 0, false)).len(), 1);
         assert_eq!(fired(&e.handle(&saved("tools/x.py"), 0, false)).len(), 1);
-        assert!(e.handle(&saved("README.md"), 0, false).is_empty());
-        assert!(e.handle(&saved("lib/a.rs"), 0, false).is_empty());
+        assert!(fired(&e.handle(&saved("README.md"), 0, false)).is_empty());
+        let out = e.handle(&saved("lib/a.rs"), 0, false);
+        assert!(matches!(
+            &out[0],
+            Outcome::Skipped {
+                kind: SkipKind::Filter,
+                ..
+            }
+        ));
     }
 
     #[test]
@@ -330,12 +727,12 @@ mod tests {
         assert_eq!(fired(&e.handle(&saved("a"), 0, false)).len(), 1);
         let out = e.handle(&saved("a"), 4_900, false);
         assert!(
-            matches!(&out[0], Outcome::Skipped { routine: true, reason, .. } if reason.starts_with("cooldown"))
+            matches!(&out[0], Outcome::Skipped { kind: SkipKind::Cooldown, reason, .. } if reason.starts_with("cooldown"))
         );
         assert_eq!(fired(&e.handle(&saved("a"), 5_100, false)).len(), 1);
         let out = e.handle(&saved("b"), 5_200, false);
         assert!(
-            matches!(&out[0], Outcome::Skipped { routine: false, reason, .. } if reason.starts_with("hourly cap"))
+            matches!(&out[0], Outcome::Skipped { kind: SkipKind::HourlyCap, reason, .. } if reason.starts_with("hourly cap"))
         );
     }
 
@@ -347,7 +744,13 @@ mod tests {
             .handle(&diags("a.rs", &[diag("x", Severity::Error)]), 0, true)
             .is_empty());
         let out = e.handle(&diags("a.rs", &[]), 1, true);
-        assert!(matches!(&out[0], Outcome::Skipped { routine: true, .. }));
+        assert!(matches!(
+            &out[0],
+            Outcome::Skipped {
+                kind: SkipKind::LoopGuard,
+                ..
+            }
+        ));
         assert_eq!(e.fired_last_hour(2), 0);
     }
 
@@ -361,6 +764,173 @@ mod tests {
         let out = e.handle(&diags("a.rs", &many), 0, false);
         // 25 listed × ~520 bytes + 16 000 stays under 32 KiB: it fires.
         assert_eq!(fired(&out).len(), 1);
-        assert!(fired(&out)[0].prompt.len() <= crate::orchestrator::MAX_PROMPT_BYTES);
+        assert!(prompt(fired(&out)[0]).len() <= crate::orchestrator::MAX_PROMPT_BYTES);
+    }
+
+    fn skip_kind(out: &[Outcome]) -> Option<SkipKind> {
+        out.iter().find_map(|o| match o {
+            Outcome::Skipped { kind, .. } => Some(*kind),
+            _ => None,
+        })
+    }
+
+    fn changed(file: &str, change: &'static str) -> Event {
+        Event::FileChanged {
+            file: file.into(),
+            change,
+            from: None,
+        }
+    }
+
+    #[test]
+    fn file_changes_filter_on_patterns_and_kinds() {
+        let mut e = engine(json!({"onFileChange": {"patterns": ["src/**"],
+            "changes": ["created", "modified"], "prompt": "{{change}} {{file}}"}}));
+        let out = e.handle(&changed("src/a.rs", "created"), 0, false);
+        assert_eq!(prompt(fired(&out)[0]), "created src/a.rs");
+        let out = e.handle(&changed("src/b.rs", "removed"), 0, false);
+        assert_eq!(skip_kind(&out), Some(SkipKind::Filter));
+        let out = e.handle(&changed("docs/x.md", "modified"), 0, false);
+        assert_eq!(skip_kind(&out), Some(SkipKind::Filter));
+        // Quiet: a task hook holds back, a notify hook does not.
+        let out = e.handle(&changed("src/c.rs", "modified"), 0, true);
+        assert_eq!(skip_kind(&out), Some(SkipKind::LoopGuard));
+        let mut n = engine(
+            json!({"onFileChange": {"patterns": ["*"], "action": "notify",
+            "message": "{{file}} {{change}}"}}),
+        );
+        let out = n.handle(&changed("a", "modified"), 0, true);
+        assert_eq!(
+            fired(&out)[0].deed,
+            Deed::Notify {
+                message: "a modified".into()
+            }
+        );
+    }
+
+    fn task_ended(status: TaskStatus, hook: Option<&str>) -> Event {
+        Event::TaskEnded {
+            task: "t1".into(),
+            status,
+            hook: hook.map(str::to_string),
+            session: hook.is_none().then(|| "s1".to_string()),
+            output: "all good\n".into(),
+        }
+    }
+
+    #[test]
+    fn task_hooks_tell_success_from_failure_and_never_loop() {
+        let mut e = engine(json!({
+            "onTaskFinished": {"prompt": "{{taskId}} {{status}}\n{{output}}"},
+            "onTaskFailed": {"action": "notify", "message": "{{taskId}} failed"}}));
+        let out = e.handle(&task_ended(TaskStatus::Done, None), 0, false);
+        let f = fired(&out);
+        assert_eq!(f.len(), 1);
+        assert!(prompt(f[0]).starts_with("t1 done\n--- BEGIN OUTPUT DATA "));
+        assert!(prompt(f[0]).contains("\nall good\n--- END OUTPUT DATA "));
+        // An automation task's end would start another task: the loop guard holds.
+        let out = e.handle(
+            &task_ended(TaskStatus::Done, Some("onFileSave")),
+            10_000,
+            false,
+        );
+        assert_eq!(skip_kind(&out), Some(SkipKind::LoopGuard));
+        // A notification about it cannot loop.
+        let out = e.handle(&task_ended(TaskStatus::Error, Some("onFileSave")), 0, false);
+        assert_eq!(fired(&out)[0].hook, "onTaskFailed");
+        // Cancelled is neither.
+        assert!(e
+            .handle(&task_ended(TaskStatus::Cancelled, None), 0, false)
+            .is_empty());
+    }
+
+    #[test]
+    fn git_agent_and_command_hooks_filter_and_render() {
+        let mut e = engine(json!({
+            "onGitCommit": {"branches": ["main"], "prompt": "{{branch}} {{commit}} {{subject}}"},
+            "onBranchSwitch": {"action": "notify", "message": "{{previousBranch}} -> {{branch}}"},
+            "onAgentConnected": {"clients": ["claude*"], "action": "notify", "message": "{{agent}} {{session}}"},
+            "onAgentDisconnected": {"action": "notify", "message": "bye {{agent}}"},
+            "onCommandFailed": {"commands": ["cargo"], "prompt": "{{command}} exited {{exitCode}}"}}));
+        let commit = |branch: &str| Event::GitCommit {
+            branch: branch.into(),
+            commit: "abc".into(),
+            subject: "Fix\nit".into(),
+        };
+        assert_eq!(
+            prompt(fired(&e.handle(&commit("main"), 0, false))[0]),
+            "main abc Fix it"
+        );
+        assert_eq!(
+            skip_kind(&e.handle(&commit("topic"), 0, false)),
+            Some(SkipKind::Filter)
+        );
+        let switched = Event::BranchSwitched {
+            branch: "b".into(),
+            previous: "a".into(),
+            commit: "c".into(),
+        };
+        assert_eq!(
+            fired(&e.handle(&switched, 0, false))[0].deed,
+            Deed::Notify {
+                message: "a -> b".into()
+            }
+        );
+        let agent = |connected: bool, client: &str| Event::Agent {
+            connected,
+            session: "s9".into(),
+            client: client.into(),
+        };
+        assert_eq!(
+            fired(&e.handle(&agent(true, "claude-code"), 0, false)).len(),
+            1
+        );
+        assert_eq!(
+            skip_kind(&e.handle(&agent(true, "cursor"), 0, false)),
+            Some(SkipKind::Filter)
+        );
+        let out = e.handle(&agent(false, "cursor"), 0, false);
+        assert_eq!(fired(&out)[0].hook, "onAgentDisconnected");
+        let failed = |program: &str| Event::CommandFailed {
+            program: program.into(),
+            command: format!("{program} test"),
+            exit_code: Some(101),
+            timed_out: false,
+            output: String::new(),
+            session: None,
+        };
+        assert_eq!(
+            prompt(fired(&e.handle(&failed("cargo"), 0, false))[0]),
+            "cargo test exited 101"
+        );
+        assert_eq!(
+            skip_kind(&e.handle(&failed("npm"), 0, false)),
+            Some(SkipKind::Filter)
+        );
+        // The same program again within the cooldown.
+        assert_eq!(
+            skip_kind(&e.handle(&failed("cargo"), 1_000, false)),
+            Some(SkipKind::Cooldown)
+        );
+    }
+
+    #[test]
+    fn a_command_argument_that_would_become_an_option_is_refused() {
+        let mut e = engine(
+            json!({"onFileChange": {"patterns": ["*"], "action": "command",
+            "command": "cargo", "args": ["fmt", "--", "{{file}}"]}}),
+        );
+        let out = e.handle(&changed("src/a.rs", "modified"), 0, false);
+        assert_eq!(
+            fired(&out)[0].deed,
+            Deed::Command {
+                program: "cargo".into(),
+                args: vec!["fmt".into(), "--".into(), "src/a.rs".into()]
+            }
+        );
+        let out = e.handle(&changed("-rf", "modified"), 0, false);
+        assert_eq!(skip_kind(&out), Some(SkipKind::Refused));
+        // Refused firings do not count against the hourly cap.
+        assert_eq!(e.fired_last_hour(1), 1);
     }
 }

@@ -52,7 +52,17 @@ pub enum DiagnosticsState {
     Cleared,
 }
 
-/// What sets a hook off.
+/// Whose Claude tasks a task hook looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Origins {
+    /// Tasks an agent started with `runClaudeTask`.
+    pub agent: bool,
+    /// Tasks automation started.
+    pub automation: bool,
+}
+
+/// What sets a hook off. The optional glob sets filter the event's subject; `None`
+/// admits every subject.
 #[derive(Debug, Clone)]
 pub enum Trigger {
     /// A file's diagnostics changed state.
@@ -67,6 +77,82 @@ pub enum Trigger {
         /// Compiled patterns.
         patterns: GlobSet,
     },
+    /// A file on disk changed in one of these ways and matches one of the globs.
+    FileChange {
+        /// Compiled patterns.
+        patterns: GlobSet,
+        /// Change kinds (`created`, `modified`, `removed`, `renamed`) that count.
+        changes: Vec<String>,
+    },
+    /// A Claude task ended; `succeeded` tells `onTaskFinished` from `onTaskFailed`.
+    TaskEnded {
+        /// Done (true) or failed (false).
+        succeeded: bool,
+        /// Whose tasks count.
+        origins: Origins,
+    },
+    /// A commit was made on a branch matching `branches`.
+    GitCommit {
+        /// Branch filter.
+        branches: Option<GlobSet>,
+    },
+    /// The repository switched to a branch matching `branches`.
+    BranchSwitch {
+        /// Branch filter.
+        branches: Option<GlobSet>,
+    },
+    /// An agent connected (`connected`) or went for good, with a matching client name.
+    Agent {
+        /// Connected (true) or gone (false).
+        connected: bool,
+        /// Client-name filter.
+        clients: Option<GlobSet>,
+    },
+    /// A `runCommand` whose program matches `commands` failed.
+    CommandFailed {
+        /// Program-name filter.
+        commands: Option<GlobSet>,
+    },
+}
+
+/// What a hook does when it fires. Texts are templates.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Start a Claude task with this prompt.
+    Task {
+        /// Prompt template.
+        prompt: String,
+    },
+    /// Tell connected agents (MCP `notifications/message`), the editor and the
+    /// activity timeline.
+    Notify {
+        /// Message template.
+        message: String,
+    },
+    /// Run an allowlisted program under the `runCommand` sandbox.
+    Command {
+        /// Bare program name.
+        program: String,
+        /// Argument templates.
+        args: Vec<String>,
+    },
+}
+
+impl Action {
+    /// `task`, `notify` or `command`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Action::Task { .. } => "task",
+            Action::Notify { .. } => "notify",
+            Action::Command { .. } => "command",
+        }
+    }
+
+    /// Whether what it starts can change the workspace (and so must not react to
+    /// the changes it causes).
+    pub fn acts_on_workspace(&self) -> bool {
+        !matches!(self, Action::Notify { .. })
+    }
 }
 
 /// One enabled hook.
@@ -76,11 +162,11 @@ pub struct Hook {
     pub name: &'static str,
     /// When it fires.
     pub trigger: Trigger,
-    /// Prompt template.
-    pub prompt: String,
-    /// Least time between firings for one file.
+    /// What it does.
+    pub action: Action,
+    /// Least time between firings for one subject.
     pub cooldown_ms: u64,
-    /// Timeout of its tasks.
+    /// Timeout of its tasks and commands.
     pub timeout_ms: u64,
 }
 
@@ -89,7 +175,7 @@ pub struct Hook {
 pub struct Policy {
     /// Enabled hooks.
     pub hooks: Vec<Hook>,
-    /// Tasks all hooks together may start per sliding hour.
+    /// Firings all hooks together may make per sliding hour.
     pub max_tasks_per_hour: u32,
     /// Things worth a warning (deprecated keys).
     pub warnings: Vec<String>,
@@ -102,6 +188,14 @@ struct RawPolicy {
     on_diagnostics_state_change: Option<RawHook>,
     on_diagnostics_error: Option<RawHook>,
     on_file_save: Option<RawHook>,
+    on_file_change: Option<RawHook>,
+    on_task_finished: Option<RawHook>,
+    on_task_failed: Option<RawHook>,
+    on_git_commit: Option<RawHook>,
+    on_branch_switch: Option<RawHook>,
+    on_agent_connected: Option<RawHook>,
+    on_agent_disconnected: Option<RawHook>,
+    on_command_failed: Option<RawHook>,
 }
 
 #[derive(Deserialize)]
@@ -110,9 +204,18 @@ struct RawHook {
     enabled: Option<bool>,
     state: Option<DiagnosticsState>,
     min_severity: Option<String>,
+    patterns: Option<Vec<String>>,
+    changes: Option<Vec<String>>,
+    origins: Option<Vec<String>>,
+    branches: Option<Vec<String>>,
+    clients: Option<Vec<String>>,
+    commands: Option<Vec<String>>,
+    action: Option<String>,
+    prompt: Option<String>,
+    message: Option<String>,
+    command: Option<String>,
     #[serde(default)]
-    patterns: Vec<String>,
-    prompt: String,
+    args: Vec<String>,
     cooldown_ms: Option<u64>,
     timeout_ms: Option<u64>,
 }
@@ -145,6 +248,37 @@ impl Policy {
         })
     }
 
+    /// Loads like [`Policy::load`], then checks every `command` hook's program against
+    /// the command policy the way `runCommand` would (its arguments are checked when
+    /// they are rendered).
+    pub fn load_checked(
+        path: &Path,
+        commands: &crate::exec::CommandPolicy,
+        workspace: &crate::workspace::Workspace,
+    ) -> Result<Self, PolicyError> {
+        let policy = Self::load(path)?;
+        let problems: Vec<String> = policy
+            .hooks
+            .iter()
+            .filter_map(|h| match &h.action {
+                Action::Command { program, .. } => {
+                    crate::exec::check(commands, workspace, program, &[])
+                        .err()
+                        .map(|e| format!("{}.command: {e}", h.name))
+                }
+                _ => None,
+            })
+            .collect();
+        if problems.is_empty() {
+            Ok(policy)
+        } else {
+            Err(PolicyError::Invalid {
+                path: path.display().to_string(),
+                problems,
+            })
+        }
+    }
+
     /// Validates a parsed policy and compiles it; errors are `field: problem` lines.
     pub fn from_value(value: &Value) -> Result<Self, Vec<String>> {
         let schema: Value = serde_json::from_str(SCHEMA).expect("the shipped schema is JSON");
@@ -175,7 +309,7 @@ impl Policy {
         if let Some(h) = raw.on_diagnostics_state_change {
             let state = h.state.unwrap_or(DiagnosticsState::Error);
             policy.push(h, "onDiagnosticsStateChange", |h| {
-                diagnostics_trigger(h, state)
+                Ok(diagnostics_trigger(h, state))
             })?;
         }
         if let Some(h) = raw.on_diagnostics_error {
@@ -184,11 +318,81 @@ impl Policy {
                     .into(),
             );
             policy.push(h, "onDiagnosticsError", |h| {
-                diagnostics_trigger(h, DiagnosticsState::Error)
+                Ok(diagnostics_trigger(h, DiagnosticsState::Error))
             })?;
         }
         if let Some(h) = raw.on_file_save {
-            policy.push(h, "onFileSave", file_save_trigger)?;
+            policy.push(h, "onFileSave", |h| {
+                Ok(Trigger::FileSave {
+                    patterns: globs("patterns", h.patterns.as_deref())?.unwrap_or_default(),
+                })
+            })?;
+        }
+        if let Some(h) = raw.on_file_change {
+            policy.push(h, "onFileChange", |h| {
+                Ok(Trigger::FileChange {
+                    patterns: globs("patterns", h.patterns.as_deref())?.unwrap_or_default(),
+                    changes: h.changes.clone().unwrap_or_else(|| {
+                        ["created", "modified", "removed", "renamed"]
+                            .map(String::from)
+                            .to_vec()
+                    }),
+                })
+            })?;
+        }
+        for (raw, name, succeeded) in [
+            (raw.on_task_finished, "onTaskFinished", true),
+            (raw.on_task_failed, "onTaskFailed", false),
+        ] {
+            if let Some(h) = raw {
+                policy.push(h, name, |h| {
+                    let origins = h.origins.as_deref().map_or(
+                        Origins {
+                            agent: true,
+                            automation: true,
+                        },
+                        |o| Origins {
+                            agent: o.iter().any(|x| x == "agent"),
+                            automation: o.iter().any(|x| x == "automation"),
+                        },
+                    );
+                    Ok(Trigger::TaskEnded { succeeded, origins })
+                })?;
+            }
+        }
+        if let Some(h) = raw.on_git_commit {
+            policy.push(h, "onGitCommit", |h| {
+                Ok(Trigger::GitCommit {
+                    branches: globs("branches", h.branches.as_deref())?,
+                })
+            })?;
+        }
+        if let Some(h) = raw.on_branch_switch {
+            policy.push(h, "onBranchSwitch", |h| {
+                Ok(Trigger::BranchSwitch {
+                    branches: globs("branches", h.branches.as_deref())?,
+                })
+            })?;
+        }
+        for (raw, name, connected) in [
+            (raw.on_agent_connected, "onAgentConnected", true),
+            (raw.on_agent_disconnected, "onAgentDisconnected", false),
+        ] {
+            if let Some(h) = raw {
+                policy.push(h, name, |h| {
+                    Ok(Trigger::Agent {
+                        connected,
+                        clients: globs("clients", h.clients.as_deref())?,
+                    })
+                })?;
+            }
+        }
+        if let Some(h) = raw.on_command_failed {
+            policy.push(h, "onCommandFailed", |h| {
+                Ok(Trigger::CommandFailed {
+                    commands: globs("commands", h.commands.as_deref())?,
+                })
+            })?;
         }
         Ok(policy)
     }
@@ -203,10 +407,23 @@ impl Policy {
             return Ok(());
         }
         let trigger = trigger(&raw).map_err(|e| vec![format!("{name}.{e}")])?;
+        // The schema made sure the action's own field is present.
+        let action = match raw.action.as_deref() {
+            Some("notify") => Action::Notify {
+                message: raw.message.unwrap_or_default(),
+            },
+            Some("command") => Action::Command {
+                program: raw.command.unwrap_or_default(),
+                args: raw.args,
+            },
+            _ => Action::Task {
+                prompt: raw.prompt.unwrap_or_default(),
+            },
+        };
         self.hooks.push(Hook {
             name,
             trigger,
-            prompt: raw.prompt,
+            action,
             cooldown_ms: raw.cooldown_ms.unwrap_or(DEFAULT_COOLDOWN_MS),
             timeout_ms: raw
                 .timeout_ms
@@ -216,44 +433,55 @@ impl Policy {
     }
 }
 
-fn diagnostics_trigger(raw: &RawHook, state: DiagnosticsState) -> Result<Trigger, TriggerError> {
+fn diagnostics_trigger(raw: &RawHook, state: DiagnosticsState) -> Trigger {
     let min_severity = match raw.min_severity.as_deref().unwrap_or("error") {
         "error" => Severity::Error,
         "warning" => Severity::Warning,
         "information" => Severity::Info,
         _ => Severity::Hint,
     };
-    Ok(Trigger::Diagnostics {
+    Trigger::Diagnostics {
         state,
         min_severity,
-    })
+    }
 }
 
 /// A hook's trigger that does not compile; the message starts with the key at fault.
 #[derive(Debug, thiserror::Error)]
 enum TriggerError {
-    /// One of `patterns` is not a glob.
-    #[error("patterns.{index}: {source}")]
+    /// One of the globs is not a glob.
+    #[error("{key}.{index}: {source}")]
     Pattern {
-        /// Position in `patterns`.
+        /// The list it is in.
+        key: &'static str,
+        /// Position in the list.
         index: usize,
         /// Why globset refused it.
         source: globset::Error,
     },
-    /// The patterns do not build into one set.
-    #[error("patterns: {0}")]
-    Set(globset::Error),
+    /// The globs do not build into one set.
+    #[error("{key}: {source}")]
+    Set {
+        /// The list.
+        key: &'static str,
+        /// Why globset refused it.
+        source: globset::Error,
+    },
 }
 
-fn file_save_trigger(raw: &RawHook) -> Result<Trigger, TriggerError> {
+/// Compiles the glob list under `key`, if there is one.
+fn globs(key: &'static str, list: Option<&[String]>) -> Result<Option<GlobSet>, TriggerError> {
+    let Some(list) = list else {
+        return Ok(None);
+    };
     let mut set = GlobSetBuilder::new();
-    for (index, p) in raw.patterns.iter().enumerate() {
-        let glob = Glob::new(p).map_err(|source| TriggerError::Pattern { index, source })?;
+    for (index, p) in list.iter().enumerate() {
+        let glob = Glob::new(p).map_err(|source| TriggerError::Pattern { key, index, source })?;
         set.add(glob);
     }
     set.build()
-        .map(|patterns| Trigger::FileSave { patterns })
-        .map_err(TriggerError::Set)
+        .map(Some)
+        .map_err(|source| TriggerError::Set { key, source })
 }
 
 #[cfg(test)]

@@ -44,6 +44,9 @@ pub enum ToolError {
     /// A program could not be started.
     #[error(transparent)]
     Run(#[from] RunError),
+    /// A confined command was refused or could not be started.
+    #[error(transparent)]
+    Confined(#[from] crate::exec::ConfinedError),
     /// A git command failed or an argument could become a flag.
     #[error(transparent)]
     Git(#[from] crate::tools::git::GitError),

@@ -211,6 +211,9 @@ impl ExtensionClient {
         tracing::info!("editor disconnected");
         self.lifecycle(LifecycleEvent::EditorDisconnected, String::new());
         self.tools_changed(false);
+        if let Some(automation) = &self.links.automation {
+            automation.do_send(EditorEvent::Disconnected);
+        }
     }
 }
 

@@ -41,6 +41,8 @@ pub enum LifecycleEvent {
     AutomationFired,
     /// The automation policy was reloaded, or an edit of it was refused.
     AutomationPolicy,
+    /// A `notify` hook's message.
+    AutomationNotice,
     BridgeStarted,
     BridgeStopping,
 }

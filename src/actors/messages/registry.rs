@@ -19,14 +19,15 @@ pub struct SessionEvent {
 }
 
 /// What a session reports to the registry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SessionChange {
     /// It has a connection again (after its grace period began).
     Attached,
     /// Its last connection closed; it waits in its grace period.
     Detached,
-    /// A connection completed the MCP handshake (`notifications/initialized`).
-    Initialized,
+    /// A connection completed the MCP handshake (`notifications/initialized`); the
+    /// client's `clientInfo.name` when it sent one.
+    Initialized(Option<String>),
     /// It ended (grace expired, or its client ended it) and must be forgotten.
     Ended,
     /// It learned its client's process id (`ide_connected`): if another session
@@ -51,6 +52,12 @@ pub struct Broadcast {
     /// Sent to each agent as they are.
     pub params: Value,
 }
+
+/// An automation `notify` hook's message for every listening agent's log (MCP
+/// `notifications/message` at level notice).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct Announce(pub Value);
 
 /// An `at_mentioned` from the editor: delivered to listening agents (or the one its
 /// `sessionId` names), or queued briefly until one listens.

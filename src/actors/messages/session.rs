@@ -106,7 +106,7 @@ pub struct SessionHandle {
     /// From the registry.
     pub send_notification: Recipient<SendNotification>,
     /// From the registry.
-    pub peer_joined: Recipient<PeerJoined>,
+    pub log: Recipient<AgentLog>,
     /// From the registry.
     pub evict: Recipient<Evict>,
     /// From the registry.
@@ -130,7 +130,7 @@ impl SessionHandle {
             + Handler<OpenedFiles>
             + Handler<NotifyListChanged>
             + Handler<SendNotification>
-            + Handler<PeerJoined>
+            + Handler<AgentLog>
             + Handler<Evict>
             + Handler<Shutdown>,
     {
@@ -146,7 +146,7 @@ impl SessionHandle {
             opened_files: addr.clone().recipient(),
             notify_list_changed: addr.clone().recipient(),
             send_notification: addr.clone().recipient(),
-            peer_joined: addr.clone().recipient(),
+            log: addr.clone().recipient(),
             evict: addr.clone().recipient(),
             shutdown: addr.clone().recipient(),
         }
@@ -290,14 +290,16 @@ pub struct SendNotification {
     pub params: Value,
 }
 
-/// Another agent joined the bridge (logged to this agent at level info).
+/// Something for the agent's log: sent as MCP `notifications/message` to each of its
+/// connections whose client asked for `level` or lower (another agent joined the
+/// bridge, an automation `notify` hook fired).
 #[derive(Message)]
 #[rtype(result = "()")]
-pub struct PeerJoined {
-    /// The new session.
-    pub session_id: SessionId,
-    /// Sessions now registered.
-    pub active: usize,
+pub struct AgentLog {
+    /// Its level.
+    pub level: crate::protocol::mcp::LogLevel,
+    /// The message's `data`.
+    pub data: Value,
 }
 
 /// Close the connections and stop (registry made room for another agent).

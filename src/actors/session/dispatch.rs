@@ -296,8 +296,9 @@ impl Session {
         };
         match notification {
             Notification::Initialized => {
-                if self.conn(generation).is_some_and(|c| c.mcp.initialized) {
-                    self.report(SessionChange::Initialized);
+                if let Some(c) = self.conn(generation).filter(|c| c.mcp.initialized) {
+                    let client = c.mcp.client.as_ref().map(|c| c.name.clone());
+                    self.report(SessionChange::Initialized(client));
                 }
             }
             Notification::IdeConnected => {

@@ -73,7 +73,10 @@ impl Session {
             }
         }
         self.cancel_grace(ctx);
-        let initialized = conn.mcp.initialized;
+        let initialized = conn
+            .mcp
+            .initialized
+            .then(|| conn.mcp.client.as_ref().map(|c| c.name.clone()));
         self.conns.push(conn);
         if self.ever_attached {
             self.report(SessionChange::Attached);
@@ -81,8 +84,8 @@ impl Session {
         } else {
             self.lifecycle(LifecycleEvent::AgentConnected, "new session".into());
         }
-        if initialized {
-            self.report(SessionChange::Initialized);
+        if let Some(client) = initialized {
+            self.report(SessionChange::Initialized(client));
         }
         self.ever_attached = true;
     }

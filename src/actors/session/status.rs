@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use super::connection::Connection;
 use super::Session;
 use crate::actors::messages::session::{
-    ConnectionKind, Describe, NotifyListChanged, PeerJoined, SendNotification, SessionInfo,
+    AgentLog, ConnectionKind, Describe, NotifyListChanged, SendNotification, SessionInfo,
 };
 use crate::protocol::jsonrpc;
 use crate::protocol::mcp::{Implementation, LogLevel, LogMessageParams};
@@ -98,17 +98,10 @@ impl Handler<NotifyListChanged> for Session {
     }
 }
 
-impl Handler<PeerJoined> for Session {
+impl Handler<AgentLog> for Session {
     type Result = ();
-    fn handle(&mut self, msg: PeerJoined, _: &mut Context<Self>) {
-        self.log(
-            LogLevel::Info,
-            json!({
-                "event": "agent_connected",
-                "sessionId": msg.session_id,
-                "activeSessions": msg.active,
-            }),
-        );
+    fn handle(&mut self, msg: AgentLog, _: &mut Context<Self>) {
+        self.log(msg.level, msg.data);
     }
 }
 

@@ -168,7 +168,11 @@ async fn requests_wait_for_initialize_then_tool_calls_are_answered_and_recorded(
         &conn,
         r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
     );
-    next_matching(&mut f.events, is(SessionChange::Initialized)).await;
+    next_matching(
+        &mut f.events,
+        is(SessionChange::Initialized(Some("t".into()))),
+    )
+    .await;
 
     send(
         &f.session,

@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{ToolContext, ToolError, WorkspacePath};
-use crate::exec::{self, RunOutput, RunSpec};
+use crate::exec::{self, RunOutput};
 
 /// The arguments every command tool takes.
 #[derive(Deserialize, JsonSchema)]
@@ -36,15 +36,9 @@ impl CommandArgs {
         command_line(&self.command, &self.args)
     }
 
-    /// Checks the policy and runs the command in `cwd` (workspace-relative).
+    /// Checks the policy and runs the command in `cwd` (workspace-relative), confined
+    /// like every command ([`exec::Confined`]).
     pub(crate) async fn execute(self, ctx: &ToolContext) -> Result<RunOutput, ToolError> {
-        let settings = &ctx.services.settings;
-        exec::check(
-            &settings.command_policy(),
-            &ctx.services.workspace,
-            &self.command,
-            &self.args,
-        )?;
         let cwd = self
             .cwd
             .unwrap_or_else(|| WorkspacePath::from("."))
@@ -52,41 +46,15 @@ impl CommandArgs {
         if !cwd.is_dir() {
             return Err(ToolError::NotADirectory(cwd));
         }
-        if exec::sandbox::abi() == 0 && !settings.commands.run_unsandboxed {
-            return Err(ToolError::refused(
-                "Commands are refused: this kernel has no Landlock, so a command could not be \
-                 confined to the workspace (set commands.run_unsandboxed = true to run them \
-                 unconfined)",
-            ));
-        }
-        let limit = settings.commands.timeout;
-        // Git gets the git tools' protections too: forced safe config, no system
-        // config, no discovery above the workspace, literal pathspecs.
-        let (args, env) = if self.command == "git" {
-            crate::tools::git::hardened(ctx.services.workspace.root(), self.args)
-        } else {
-            (self.args, Vec::new())
-        };
-        let network = settings.commands.network.contains(&self.command);
-        let spec = RunSpec {
+        let command = exec::Confined {
             program: self.command,
-            args,
+            args: self.args,
             cwd,
-            timeout: self
-                .timeout_ms
-                .map_or(limit, Duration::from_millis)
-                .min(limit),
-            max_output: settings.commands.max_output_bytes,
-            env,
-            // Allowlisted programs may run code the agent wrote (npm run, cargo
-            // build scripts, pytest): writes only in the workspace, TCP only for the
-            // programs in commands.network.
-            sandbox: Some(exec::sandbox::Sandbox {
-                writable: vec![ctx.services.workspace.root().to_path_buf()],
-                network,
-            }),
+            timeout: self.timeout_ms.map(Duration::from_millis),
         };
-        Ok(exec::run(spec).await?)
+        Ok(command
+            .run(&ctx.services.settings, &ctx.services.workspace)
+            .await?)
     }
 }
 

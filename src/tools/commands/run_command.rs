@@ -3,6 +3,7 @@
 use serde_json::json;
 
 use super::CommandArgs;
+use crate::actors::automation::BridgeEvent;
 use crate::protocol::mcp::CallToolResult;
 use crate::tools::{Tool, ToolContext, ToolResult};
 
@@ -18,6 +19,21 @@ impl Tool for RunCommand {
     async fn call(ctx: ToolContext, args: CommandArgs) -> ToolResult {
         let line = args.line();
         let out = args.execute(&ctx).await?;
+        if out.timed_out || out.exit_code != Some(0) {
+            if let Some(automation) = &ctx.services.automation {
+                automation.do_send(BridgeEvent::CommandFailed {
+                    command: line.clone(),
+                    exit_code: out.exit_code,
+                    timed_out: out.timed_out,
+                    output_tail: crate::automation::template::tail(
+                        &format!("{}{}", out.stdout, out.stderr),
+                        TAIL_BYTES,
+                    )
+                    .to_string(),
+                    session: Some(ctx.session_id.clone()),
+                });
+            }
+        }
         let mut result = CallToolResult::json(&json!({
             "command": line,
             "exitCode": out.exit_code,
@@ -31,3 +47,6 @@ impl Tool for RunCommand {
         Ok(result)
     }
 }
+
+/// Output handed to automation when a command fails, at most (its end).
+const TAIL_BYTES: usize = 8 * 1024;

@@ -1,0 +1,465 @@
+//! The Automation actor: runs events (from the editor, the workspace watcher, the
+//! bridge's own linters, the Orchestrator, the registry and the command tools) through
+//! the policy's hooks, carries out what they decide (a Claude task on the
+//! Orchestrator, a notification, an allowlisted command), keeps automation from
+//! feeding on itself, and reloads the policy file when it changes.
+
+mod deeds;
+mod status;
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use actix::prelude::*;
+
+use super::activity_log::{ActivityLog, LifecycleEvent, RecordLifecycle};
+use super::clock::{Clock, SystemClock};
+pub use super::messages::automation::{BridgeEvent, EditorEvent, WorkspaceDiagnostics};
+use super::messages::editor::NotifyEditor;
+use super::messages::registry::Announce;
+use super::messages::watch::WorkspaceChanged;
+use super::orchestrator::{Enqueue, Follow};
+use super::supervise::{guard, restarted};
+use crate::automation::git::{self, Head, Moved};
+use crate::automation::policy::Policy;
+use crate::automation::{Engine, Event, Outcome};
+use crate::config::Settings;
+use crate::metrics::Metrics;
+use crate::orchestrator::TaskOrigin;
+use crate::workspace::Workspace;
+use status::{wants_file_changes, HookRecords};
+pub use status::{AutomationStatus, GetAutomationStatus, HookStatus};
+
+/// Actor name used in logs, metrics and faults.
+pub const NAME: &str = "automation";
+/// How often the policy file is checked for changes.
+pub const POLL_INTERVAL: Duration = Duration::from_secs(1);
+/// After the last automation task or command ends, workspace events are still taken
+/// as its doing this long (diagnostics of the files it edited arrive a little later).
+pub const SETTLE_MS: u64 = 2_000;
+/// Files remembered as the editor's (their diagnostics come from it), at most.
+pub const MAX_EDITOR_FILES: usize = 10_000;
+
+/// What Automation sends the Orchestrator.
+pub struct OrchestratorLink {
+    /// Starts a hook's task.
+    pub enqueue: Recipient<Enqueue>,
+    /// Follows it until it ends (automation stays quiet meanwhile).
+    pub follow: Recipient<Follow>,
+}
+
+/// Where Automation's deeds go.
+pub struct AutomationLinks {
+    /// Claude tasks.
+    pub orchestrator: OrchestratorLink,
+    /// Notifications for every listening agent (the session registry).
+    pub agents: Recipient<Announce>,
+    /// Notifications for the editor.
+    pub editor: Recipient<NotifyEditor>,
+    /// The activity timeline.
+    pub activity: Addr<ActivityLog>,
+}
+
+/// The repository as automation last read it, and whether a read is under way.
+#[derive(Default)]
+struct GitWatch {
+    head: Option<Head>,
+    reading: bool,
+    /// Refs changed again during a read: read once more after it.
+    again: bool,
+}
+
+/// The repository was read after its refs changed.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct HeadRead(Option<Head>);
+
+/// Runs the policy's hooks (one per bridge, absent without a policy).
+pub struct Automation {
+    engine: Engine,
+    clock: Box<dyn Clock>,
+    path: PathBuf,
+    stamp: Option<(SystemTime, u64)>,
+    workspace: Workspace,
+    settings: Arc<Settings>,
+    /// Tasks (by id, or `starting:…` until the Orchestrator answers) and commands
+    /// (`command:…`) in flight.
+    in_flight: HashSet<String>,
+    settle_until: u64,
+    fired: u64,
+    skipped: u64,
+    records: HookRecords,
+    /// Workspace-relative files the connected editor reports diagnostics for.
+    editor_files: HashSet<String>,
+    git: GitWatch,
+    last_reload_error: Option<String>,
+    links: AutomationLinks,
+    metrics: Arc<Metrics>,
+}
+
+impl Automation {
+    /// An actor for a policy already loaded from `path`.
+    pub fn new(
+        policy: Policy,
+        path: PathBuf,
+        workspace: Workspace,
+        settings: Arc<Settings>,
+        links: AutomationLinks,
+        metrics: Arc<Metrics>,
+    ) -> Self {
+        let stamp = stamp(&path);
+        Self {
+            engine: Engine::new(policy),
+            clock: Box::new(SystemClock::default()),
+            path,
+            stamp,
+            workspace,
+            settings,
+            in_flight: HashSet::new(),
+            settle_until: 0,
+            fired: 0,
+            skipped: 0,
+            records: HookRecords::default(),
+            editor_files: HashSet::new(),
+            git: GitWatch::default(),
+            last_reload_error: None,
+            links,
+            metrics,
+        }
+    }
+
+    fn record(&self, event: LifecycleEvent, detail: String) {
+        self.links.activity.do_send(RecordLifecycle {
+            event,
+            session_id: None,
+            detail,
+        });
+    }
+
+    /// Reloads the policy when the file's mtime or size changed.
+    fn poll(&mut self) {
+        let now = stamp(&self.path);
+        if now == self.stamp {
+            return;
+        }
+        self.stamp = now;
+        match Policy::load_checked(&self.path, &self.settings.command_policy(), &self.workspace) {
+            Ok(policy) => {
+                for w in &policy.warnings {
+                    tracing::warn!(policy = %self.path.display(), "{w}");
+                }
+                let hooks: Vec<&str> = policy.hooks.iter().map(|h| h.name).collect();
+                tracing::info!(policy = %self.path.display(), ?hooks, "automation policy reloaded");
+                self.record(
+                    LifecycleEvent::AutomationPolicy,
+                    format!("reloaded: hooks {}", hooks.join(", ")),
+                );
+                self.engine.replace(policy);
+                self.last_reload_error = None;
+            }
+            Err(e) => {
+                tracing::warn!("{e}; keeping the previous policy");
+                self.record(
+                    LifecycleEvent::AutomationPolicy,
+                    format!("edit refused, previous policy kept: {e}"),
+                );
+                self.last_reload_error = Some(e.to_string());
+            }
+        }
+    }
+
+    fn quiet(&self, now: u64) -> bool {
+        !self.in_flight.is_empty() || now < self.settle_until
+    }
+
+    /// The workspace-relative path of an absolute or editor path, or `None` outside
+    /// the workspace.
+    fn relative(&self, file: &str) -> Option<String> {
+        let abs = self.workspace.resolve(file).ok()?;
+        let rel = abs.strip_prefix(self.workspace.root()).ok()?;
+        Some(rel.to_string_lossy().into_owned())
+    }
+
+    /// Runs `event` through the hooks and carries out what they decide.
+    fn dispatch(&mut self, event: Event, ctx: &mut Context<Self>) {
+        let now = self.clock.now_ms();
+        let quiet = self.quiet(now);
+        for outcome in self.engine.handle(&event, now, quiet) {
+            self.on_outcome(outcome, ctx);
+        }
+    }
+
+    fn on_outcome(&mut self, outcome: Outcome, ctx: &mut Context<Self>) {
+        match outcome {
+            Outcome::Fire(firing) => self.carry_out(firing, ctx),
+            Outcome::Skipped {
+                hook,
+                subject,
+                reason,
+                kind,
+            } => {
+                self.records.skipped(hook, &subject, kind, &reason);
+                if kind == crate::automation::SkipKind::Filter {
+                    return;
+                }
+                self.skipped += 1;
+                if kind.routine() {
+                    tracing::debug!(hook, subject, reason, "automation hook skipped");
+                } else {
+                    tracing::warn!(hook, subject, reason, "automation hook skipped");
+                    self.record(
+                        LifecycleEvent::AutomationFired,
+                        format!("{hook} {subject}: skipped ({reason})"),
+                    );
+                }
+            }
+        }
+    }
+
+    /// A workspace or editor diagnostics report for `file` (workspace-relative).
+    fn diagnostics(
+        &mut self,
+        file: String,
+        diagnostics: Vec<crate::diagnostics::Diagnostic>,
+        ctx: &mut Context<Self>,
+    ) {
+        self.dispatch(Event::Diagnostics { file, diagnostics }, ctx);
+    }
+
+    /// Git's refs changed: read the repository (one read at a time).
+    fn refs_changed(&mut self, ctx: &mut Context<Self>) {
+        if self.git.reading {
+            self.git.again = true;
+            return;
+        }
+        self.git.reading = true;
+        let root = self.workspace.root().to_path_buf();
+        ctx.spawn(
+            async move { git::read_head(&root).await }
+                .into_actor(self)
+                .map(|head, _, ctx| ctx.notify(HeadRead(head))),
+        );
+    }
+
+    fn head_read(&mut self, head: Option<Head>, ctx: &mut Context<Self>) {
+        self.git.reading = false;
+        let before = std::mem::replace(&mut self.git.head, head.clone());
+        if std::mem::take(&mut self.git.again) {
+            self.refs_changed(ctx);
+        }
+        let (Some(before), Some(now)) = (before, head) else {
+            return;
+        };
+        let event = match now.moved_from(&before) {
+            Moved::Commit => Event::GitCommit {
+                branch: now.branch,
+                commit: now.commit,
+                subject: now.subject,
+            },
+            Moved::BranchSwitch { previous } => Event::BranchSwitched {
+                branch: now.branch,
+                previous,
+                commit: now.commit,
+            },
+            Moved::Other => return,
+        };
+        self.dispatch(event, ctx);
+    }
+}
+
+fn stamp(path: &std::path::Path) -> Option<(SystemTime, u64)> {
+    let meta = std::fs::metadata(path).ok()?;
+    Some((meta.modified().ok()?, meta.len()))
+}
+
+impl Actor for Automation {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        ctx.run_interval(POLL_INTERVAL, |act, _| act.poll());
+        // Know the repository's state before its refs change.
+        self.refs_changed(ctx);
+    }
+}
+
+impl Supervised for Automation {
+    fn restarting(&mut self, _: &mut Context<Self>) {
+        self.git.reading = false;
+        restarted(
+            NAME,
+            &self.metrics,
+            &self.links.activity.clone().recipient(),
+            "the policy and its counters are kept",
+        );
+    }
+}
+
+impl Handler<EditorEvent> for Automation {
+    type Result = ();
+    fn handle(&mut self, msg: EditorEvent, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, ctx| {
+            match msg {
+                EditorEvent::Diagnostics { file, diagnostics } => {
+                    let file = act.relative(&file)?;
+                    if act.editor_files.len() < MAX_EDITOR_FILES {
+                        act.editor_files.insert(file.clone());
+                    }
+                    act.diagnostics(file, diagnostics, ctx);
+                }
+                EditorEvent::FileSaved { file } => {
+                    let file = act.relative(&file)?;
+                    act.dispatch(Event::FileSaved { file }, ctx);
+                }
+                EditorEvent::Disconnected => act.editor_files.clear(),
+            }
+            Some(())
+        });
+    }
+}
+
+impl Handler<WorkspaceDiagnostics> for Automation {
+    type Result = ();
+    fn handle(&mut self, msg: WorkspaceDiagnostics, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, ctx| {
+            let file = act.relative(&msg.file.to_string_lossy())?;
+            if act.editor_files.contains(&file) {
+                // The editor's diagnostics win for the files it reports: the bridge's
+                // linters must not fire the same hook a second time.
+                for hook in act.engine.policy().hooks.clone() {
+                    if matches!(
+                        hook.trigger,
+                        crate::automation::policy::Trigger::Diagnostics { .. }
+                    ) {
+                        act.records.skipped(
+                            hook.name,
+                            &file,
+                            crate::automation::SkipKind::EditorWins,
+                            "the editor reports this file's diagnostics",
+                        );
+                    }
+                }
+                return Some(());
+            }
+            act.diagnostics(file, msg.diagnostics, ctx);
+            Some(())
+        });
+    }
+}
+
+impl Handler<WorkspaceChanged> for Automation {
+    type Result = ();
+    fn handle(&mut self, msg: WorkspaceChanged, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, ctx| {
+            if msg.git_refs {
+                act.refs_changed(ctx);
+            }
+            if !wants_file_changes(&act.engine.policy().hooks) {
+                return;
+            }
+            for change in msg.changes.iter() {
+                let from = match &change.kind {
+                    super::messages::watch::ChangeKind::Renamed { from } => Some(from.clone()),
+                    _ => None,
+                };
+                let event = Event::FileChanged {
+                    file: change.path.clone(),
+                    change: change.kind.name(),
+                    from,
+                };
+                act.dispatch(event, ctx);
+            }
+            if msg.overflowed > 0 {
+                tracing::warn!(
+                    unlisted = msg.overflowed,
+                    "file changes beyond the watcher's batch bound were not run through the hooks"
+                );
+            }
+        });
+    }
+}
+
+impl Handler<BridgeEvent> for Automation {
+    type Result = ();
+    fn handle(&mut self, msg: BridgeEvent, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, ctx| {
+            let event = match msg {
+                BridgeEvent::TaskEnded {
+                    task,
+                    origin,
+                    status,
+                    output_tail,
+                } => {
+                    let (hook, session) = match origin {
+                        TaskOrigin::Automation { hook, .. } => (Some(hook), None),
+                        TaskOrigin::Session { session_id } => (None, Some(session_id.to_string())),
+                    };
+                    Event::TaskEnded {
+                        task: task.to_string(),
+                        status,
+                        hook,
+                        session,
+                        output: output_tail,
+                    }
+                }
+                BridgeEvent::AgentConnected { session, client } => Event::Agent {
+                    connected: true,
+                    session: session.to_string(),
+                    client,
+                },
+                BridgeEvent::AgentGone { session, client } => Event::Agent {
+                    connected: false,
+                    session: session.to_string(),
+                    client,
+                },
+                BridgeEvent::CommandFailed {
+                    command,
+                    exit_code,
+                    timed_out,
+                    output_tail,
+                    session,
+                } => Event::CommandFailed {
+                    program: command.split(' ').next().unwrap_or_default().to_string(),
+                    command,
+                    exit_code,
+                    timed_out,
+                    output: output_tail,
+                    session: session.map(|s| s.to_string()),
+                },
+            };
+            act.dispatch(event, ctx);
+        });
+    }
+}
+
+impl Handler<HeadRead> for Automation {
+    type Result = ();
+    fn handle(&mut self, msg: HeadRead, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, ctx| act.head_read(msg.0, ctx));
+    }
+}
+
+impl Handler<GetAutomationStatus> for Automation {
+    type Result = MessageResult<GetAutomationStatus>;
+    fn handle(&mut self, _: GetAutomationStatus, _: &mut Context<Self>) -> Self::Result {
+        let policy = self.engine.policy();
+        let mut in_flight: Vec<String> = self.in_flight.iter().cloned().collect();
+        in_flight.sort();
+        MessageResult(AutomationStatus {
+            policy: self.path.display().to_string(),
+            hooks: self.records.status(&policy.hooks),
+            max_tasks_per_hour: policy.max_tasks_per_hour,
+            fired_last_hour: self.engine.fired_last_hour(self.clock.now_ms()),
+            fired: self.fired,
+            skipped: self.skipped,
+            quiet: self.quiet(self.clock.now_ms()),
+            in_flight,
+            editor_files: self.editor_files.len(),
+            last_reload_error: self.last_reload_error.clone(),
+        })
+    }
+}
+
+#[cfg(feature = "fault-injection")]
+crate::actors::fault::fault_handlers!(Automation, NAME);

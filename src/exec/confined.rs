@@ -1,0 +1,84 @@
+//! Running an allowlisted program the way `runCommand` does: the command policy
+//! first, then the Landlock sandbox (writes only in the workspace, TCP only for the
+//! programs in `commands.network`), git hardened like the git tools. Shared by the
+//! command tools and automation's `command` hooks.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::process::RunError;
+use super::{check, run, sandbox, PolicyError, RunOutput, RunSpec};
+use crate::config::Settings;
+use crate::workspace::Workspace;
+
+/// Why a confined command did not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfinedError {
+    /// The command policy refused it.
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    /// The kernel cannot confine it and unconfined runs are not allowed.
+    #[error(
+        "Commands are refused: this kernel has no Landlock, so a command could not be \
+         confined to the workspace (set commands.run_unsandboxed = true to run them \
+         unconfined)"
+    )]
+    NoSandbox,
+    /// It could not be started.
+    #[error(transparent)]
+    Run(#[from] RunError),
+}
+
+/// One command to run confined.
+#[derive(Debug, Clone)]
+pub struct Confined {
+    /// Bare program name from `commands.allow`.
+    pub program: String,
+    /// Its arguments, passed as they are.
+    pub args: Vec<String>,
+    /// Working directory, already confined to the workspace.
+    pub cwd: PathBuf,
+    /// Requested timeout, capped at `commands.timeout_ms`.
+    pub timeout: Option<Duration>,
+}
+
+impl Confined {
+    /// Checks the policy and runs the command.
+    pub async fn run(
+        self,
+        settings: &Settings,
+        workspace: &Workspace,
+    ) -> Result<RunOutput, ConfinedError> {
+        check(
+            &settings.command_policy(),
+            workspace,
+            &self.program,
+            &self.args,
+        )?;
+        if sandbox::abi() == 0 && !settings.commands.run_unsandboxed {
+            return Err(ConfinedError::NoSandbox);
+        }
+        let limit = settings.commands.timeout;
+        let (args, env) = if self.program == "git" {
+            super::git::hardened(workspace.root(), self.args)
+        } else {
+            (self.args, Vec::new())
+        };
+        let network = settings.commands.network.contains(&self.program);
+        let spec = RunSpec {
+            program: self.program,
+            args,
+            cwd: self.cwd,
+            timeout: self.timeout.map_or(limit, |t| t.min(limit)),
+            max_output: settings.commands.max_output_bytes,
+            env,
+            // Allowlisted programs may run code the agent wrote (npm run, cargo
+            // build scripts, pytest): writes only in the workspace.
+            sandbox: Some(sandbox::Sandbox {
+                writable: vec![workspace.root().to_path_buf()],
+                network,
+            }),
+        };
+        Ok(run(spec).await?)
+    }
+}
