@@ -30,6 +30,16 @@ async fn wait_automation(bridge: &Bridge, what: &str, pred: impl Fn(&Value) -> b
         .await
 }
 
+/// The names of the policy's hooks, as `/status` lists them.
+pub fn hook_names(a: &Value) -> Vec<String> {
+    a["hooks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|h| h["name"].as_str().map(str::to_string))
+        .collect()
+}
+
 fn settled(a: &Value) -> bool {
     a["quiet"] == false
 }
@@ -87,7 +97,7 @@ async fn a_matching_save_starts_one_task_and_the_cooldown_holds_the_next() {
         .file("src/deep/lib.rs", "fn main() {}\n"),
     ).await;
     let a = automation(&bridge).await;
-    assert_eq!(a["hooks"], json!(["onFileSave"]), "{a}");
+    assert_eq!(hook_names(&a), ["onFileSave"], "{a}");
     assert_eq!(a["maxTasksPerHour"], 10);
     let editor = EditorSim::connect(&bridge, handler(|_, _| None)).await;
     save(&editor, &bridge, "src/deep/lib.rs").await;
@@ -114,9 +124,25 @@ async fn a_matching_save_starts_one_task_and_the_cooldown_holds_the_next() {
         .unwrap();
     let shown = String::from_utf8_lossy(&out.stdout);
     assert!(
-        shown.contains("[onFileSave], 1 tasks started (1 in the last hour, cap 10), 1 skipped"),
+        shown.contains("automation.toml, 1 fired (1 in the last hour, cap 10), 1 skipped"),
         "{shown}"
     );
+    // Per hook: the save of README.md missed the patterns, the second save hit the
+    // cooldown; the last firing names its task.
+    assert!(
+        shown.contains("  onFileSave (task): fired 1, skipped 2; last fired "),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("for src/deep/lib.rs → started (task "),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("for src/deep/lib.rs: cooldown: fired for this file"),
+        "{shown}"
+    );
+    let hook = &automation(&bridge).await["hooks"][0];
+    assert_eq!(hook["lastSkip"]["kind"], "cooldown", "{hook}");
     let timeline = bridge.status().await["recentActivity"].to_string();
     assert!(
         timeline.contains("onFileSave src/deep/lib.rs → task"),
@@ -247,7 +273,7 @@ async fn policy_edits_reload_when_valid_and_are_refused_when_not() {
     let a = wait_automation(&bridge, "the refusal", |a| a["lastReloadError"].is_string()).await;
     let why = a["lastReloadError"].as_str().unwrap();
     assert!(why.contains("onFileSave.cooldownMs"), "{why}");
-    assert_eq!(a["hooks"], json!(["onFileSave"]));
+    assert_eq!(hook_names(&a), ["onFileSave"]);
     assert!(bridge.log().contains("keeping the previous policy"));
     save(&editor, &bridge, "x.rs").await;
     wait_output(&editor, "first x.rs").await;
@@ -267,7 +293,7 @@ async fn policy_edits_reload_when_valid_and_are_refused_when_not() {
     )
     .unwrap();
     let a = wait_automation(&bridge, "the reload", |a| {
-        a["hooks"] == json!(["onDiagnosticsStateChange"])
+        hook_names(a) == ["onDiagnosticsStateChange"]
     })
     .await;
     assert!(a.get("lastReloadError").is_none(), "{a}");
@@ -299,6 +325,15 @@ fn an_invalid_policy_stops_start_up_and_names_the_field() {
             "\"prompt\" is a required property",
         ),
         (r#"{"onFileSafe": {}}"#, "onFileSafe"),
+        (
+            r#"{"onTaskFailed": {"action": "notify", "prompt": "p"}}"#,
+            "\"message\" is a required property",
+        ),
+        // A command hook's program passes the runCommand policy or the bridge does not start.
+        (
+            r#"{"onTaskFailed": {"action": "command", "command": "bash", "args": ["-c", "id"]}}"#,
+            "onTaskFailed.command: ",
+        ),
         ("{not json", "p.json"),
     ];
     for (text, needle) in cases {

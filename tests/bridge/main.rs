@@ -4,6 +4,7 @@ mod harness;
 
 mod auth;
 mod automation;
+mod automation_events;
 mod commands;
 mod config;
 mod diagnostics;
