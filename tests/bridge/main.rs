@@ -5,6 +5,7 @@ mod harness;
 mod auth;
 mod automation;
 mod automation_events;
+mod automation_workspace;
 mod commands;
 mod config;
 mod diagnostics;

@@ -456,6 +456,11 @@ impl Handler<GetAutomationStatus> for Automation {
             quiet: self.quiet(self.clock.now_ms()),
             in_flight,
             editor_files: self.editor_files.len(),
+            git_head: self
+                .git
+                .head
+                .as_ref()
+                .map(|h| format!("{}@{}", h.branch, &h.commit[..h.commit.len().min(12)])),
             last_reload_error: self.last_reload_error.clone(),
         })
     }

@@ -33,6 +33,10 @@ pub struct AutomationStatus {
     /// Files whose diagnostics come from the editor (the bridge's linters do not fire
     /// hooks for them while it is connected).
     pub editor_files: usize,
+    /// The repository's HEAD as automation last read it (`branch@commit`), which git
+    /// hooks compare the next read with; absent outside a repository.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub git_head: Option<String>,
     /// Why the last edit of the policy file was refused (the old policy stays).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_reload_error: Option<String>,

@@ -1,0 +1,342 @@
+//! Automation without an editor, fed by the workspace itself, through the real binary:
+//! files written on disk (and not ignored ones, and once per write), git commits and
+//! branch switches, the bridge's own linters on a Rust crate, a storm of changes; and
+//! with the editor simulator connected, its diagnostics winning over the linters'.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::editor_sim::{handler, EditorSim};
+use crate::harness::*;
+use crate::tasks::fake_claude;
+
+fn with_policy(policy: &str) -> Options {
+    Options::default()
+        .set("orchestrator.claude_binary", fake_claude())
+        .file("automation.json", policy)
+        .file(".gitignore", "ignored/\n*.log\ntarget/\n")
+        .set("automation.policy", "automation.json")
+}
+
+fn hook(status: &Value, name: &str) -> Value {
+    status["automation"]["hooks"]
+        .as_array()
+        .and_then(|hooks| hooks.iter().find(|h| h["name"] == name))
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+/// Waits until `name`'s record satisfies `pred`; returns it.
+async fn wait_hook(
+    bridge: &Bridge,
+    what: &str,
+    name: &str,
+    pred: impl Fn(&Value) -> bool,
+) -> Value {
+    bridge
+        .wait_status(what, |s| {
+            let h = hook(s, name);
+            pred(&h).then_some(h)
+        })
+        .await
+}
+
+async fn listening_agent(bridge: &Bridge) -> Agent {
+    let mut agent = bridge.ready_agent().await;
+    let resp = agent
+        .request("logging/setLevel", json!({"level": "notice"}))
+        .await;
+    assert!(resp.get("result").is_some(), "{resp}");
+    agent
+}
+
+/// The next automation notice's message (waits up to 30 s).
+async fn next_notice(agent: &mut Agent) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let left = deadline
+            .checked_duration_since(Instant::now())
+            .expect("an automation notice in time");
+        let n = agent
+            .notification("notifications/message", left)
+            .await
+            .expect("an automation notice in time");
+        let data = &n["params"]["data"];
+        if data["event"] == "automation_notice" {
+            return data["message"].as_str().unwrap_or_default().to_string();
+        }
+    }
+}
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+#[tokio::test]
+async fn a_file_written_on_disk_fires_once_and_ignored_files_never() {
+    let bridge = Bridge::launch(with_policy(
+        r#"{"onFileChange": {"patterns": ["src/**"], "action": "notify",
+                             "message": "{{change}} {{file}}", "cooldownMs": 60000}}"#,
+    ))
+    .await;
+    let mut agent = listening_agent(&bridge).await;
+    let root = bridge.workspace.clone();
+    // Ignored by .gitignore: never reported.
+    write(&root, "src/debug.log", "noise\n");
+    write(&root, "ignored/src/x.rs", "noise\n");
+    // One write of a new file (create, modify, close): one firing.
+    write(&root, "src/new.rs", "pub fn f() {}\n");
+    assert_eq!(next_notice(&mut agent).await, "created src/new.rs");
+    // A later change to another file is the next notice: nothing came in between.
+    write(&root, "src/other.rs", "pub fn g() {}\n");
+    assert_eq!(next_notice(&mut agent).await, "created src/other.rs");
+    let h = hook(&bridge.status().await, "onFileChange");
+    assert_eq!(h["fired"], 2, "{h}");
+    assert_eq!(h["skipped"], 0, "ignored files never reach the hook: {h}");
+    // The same file again within the cooldown: skipped, and /status says why.
+    write(&root, "src/new.rs", "pub fn f() -> u8 { 1 }\n");
+    let h = wait_hook(&bridge, "the cooldown skip", "onFileChange", |h| {
+        h["lastSkip"]["kind"] == "cooldown"
+    })
+    .await;
+    assert_eq!(h["lastSkip"]["subject"], "src/new.rs", "{h}");
+    assert_eq!(h["fired"], 2);
+    // Outside the patterns: a filter skip.
+    write(&root, "README.md", "# changed\n");
+    let h = wait_hook(&bridge, "the filter skip", "onFileChange", |h| {
+        h["lastSkip"]["kind"] == "filter"
+    })
+    .await;
+    assert_eq!(h["lastSkip"]["subject"], "README.md", "{h}");
+}
+
+#[tokio::test]
+async fn the_loop_guard_and_the_hourly_cap_each_hold_a_firing_back() {
+    let bridge = Bridge::launch(with_policy(
+        r#"{"maxTasksPerHour": 2,
+            "onFileChange": {"patterns": ["*.txt"], "prompt": "mode:slow {{file}}"}}"#,
+    ))
+    .await;
+    let root = bridge.workspace.clone();
+    write(&root, "a.txt", "a\n");
+    wait_hook(&bridge, "the first task", "onFileChange", |h| {
+        h["lastFired"]["task"].is_string()
+    })
+    .await;
+    // While it runs (mode:slow, 3 s), a change is taken as automation's doing.
+    write(&root, "b.txt", "b\n");
+    let h = wait_hook(&bridge, "the loop guard", "onFileChange", |h| {
+        h["lastSkip"]["kind"] == "loopGuard"
+    })
+    .await;
+    assert_eq!(h["lastSkip"]["subject"], "b.txt", "{h}");
+    bridge
+        .wait_status("the task ends and the quiet period passes", |s| {
+            (s["automation"]["quiet"] == false).then_some(())
+        })
+        .await;
+    write(&root, "c.txt", "c\n");
+    wait_hook(&bridge, "the second task", "onFileChange", |h| {
+        h["fired"] == 2
+    })
+    .await;
+    bridge
+        .wait_status("quiet again", |s| {
+            (s["automation"]["quiet"] == false).then_some(())
+        })
+        .await;
+    write(&root, "d.txt", "d\n");
+    let h = wait_hook(&bridge, "the cap", "onFileChange", |h| {
+        h["lastSkip"]["kind"] == "hourlyCap"
+    })
+    .await;
+    assert_eq!(h["fired"], 2, "{h}");
+    let s = bridge.status().await;
+    assert_eq!(s["automation"]["firedLastHour"], 2);
+}
+
+#[tokio::test]
+async fn commits_and_branch_switches_fire_the_git_hooks() {
+    let place = Place::new();
+    let root = place.workspace.clone();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&root)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    write(&root, "README.md", "# fixture\n");
+    git(&["init", "-q", "-b", "main"]);
+    git(&["config", "user.name", "Test"]);
+    git(&["config", "user.email", "test@example.com"]);
+    git(&["add", "."]);
+    git(&["commit", "-q", "-m", "initial"]);
+    let opts = place
+        .options()
+        .set("orchestrator.claude_binary", fake_claude())
+        .file(
+            "automation.json",
+            r#"{"onGitCommit": {"branches": ["main"], "action": "notify",
+                                "message": "commit on {{branch}}: {{subject}}"},
+                "onBranchSwitch": {"action": "notify", "message": "{{previousBranch}} -> {{branch}}"}}"#,
+        )
+        .set("automation.policy", "automation.json");
+    let bridge = Bridge::launch(opts).await;
+    let mut agent = listening_agent(&bridge).await;
+    bridge
+        .wait_status("automation read HEAD", |s| {
+            s["automation"]["gitHead"]
+                .as_str()
+                .filter(|h| h.starts_with("main@"))
+                .map(|_| ())
+        })
+        .await;
+    write(&root, "new.txt", "new\n");
+    agent.call("gitAdd", json!({"paths": ["new.txt"]})).await;
+    let committed = agent
+        .call("gitCommit", json!({"message": "add new.txt"}))
+        .await;
+    assert!(!is_error(&committed), "{committed}");
+    assert_eq!(next_notice(&mut agent).await, "commit on main: add new.txt");
+    git(&["checkout", "-q", "-b", "topic"]);
+    assert_eq!(next_notice(&mut agent).await, "main -> topic");
+    // A commit on a branch the hook does not list: a filter skip.
+    git(&["commit", "-q", "--allow-empty", "-m", "on topic"]);
+    let h = wait_hook(&bridge, "the branch filter", "onGitCommit", |h| {
+        h["lastSkip"]["kind"] == "filter"
+    })
+    .await;
+    assert_eq!(h["lastSkip"]["subject"], "topic", "{h}");
+}
+
+#[tokio::test]
+async fn a_storm_of_changes_starts_at_most_the_cap_and_the_bridge_keeps_answering() {
+    let bridge = Bridge::launch(with_policy(
+        r#"{"maxTasksPerHour": 3,
+            "onFileChange": {"patterns": ["storm/**"], "prompt": "mode:ok {{file}}"}}"#,
+    ))
+    .await;
+    let root = bridge.workspace.clone();
+    std::fs::create_dir_all(root.join("storm")).unwrap();
+    let writer = {
+        let root = root.clone();
+        tokio::task::spawn_blocking(move || {
+            let started = Instant::now();
+            for i in 0..10_000 {
+                std::fs::write(root.join(format!("storm/f{i}.txt")), "x").unwrap();
+            }
+            started.elapsed()
+        })
+    };
+    // An agent's round trip during the storm is answered.
+    let mut agent = bridge.ready_agent().await;
+    let asked = Instant::now();
+    let listed = agent.request("tools/list", json!({})).await;
+    assert!(listed["result"]["tools"].is_array(), "{listed}");
+    let round_trip = asked.elapsed();
+    let took = writer.await.unwrap();
+    assert!(
+        round_trip < Duration::from_secs(10),
+        "round trip during the storm took {round_trip:?}"
+    );
+    eprintln!("10 000 files written in {took:?}; round trip during the storm {round_trip:?}");
+    let s = bridge
+        .wait_status("the storm is through the watcher", |s| {
+            let reported = s["watch"]["changesReported"].as_u64().unwrap_or(0)
+                + s["watch"]["changesOverflowed"].as_u64().unwrap_or(0);
+            (reported >= 10_000).then(|| s.clone())
+        })
+        .await;
+    let fired = s["automation"]["fired"].as_u64().unwrap();
+    assert!(
+        (1..=3).contains(&fired),
+        "fired {fired}: {}",
+        s["automation"]
+    );
+    let status = agent.call("getBridgeStatus", json!({})).await;
+    assert!(!is_error(&status));
+}
+
+/// A crate that builds offline (no dependencies).
+fn crate_files(opts: Options) -> Options {
+    opts.file(
+        "Cargo.toml",
+        "[package]\nname = \"fixture\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[lib]\npath = \"src/lib.rs\"\n",
+    )
+    .file("src/lib.rs", "pub fn answer() -> u32 {\n    42\n}\n")
+    .set("diagnostics.linters", "[\"cargo\"]")
+    .set("diagnostics.rerun_debounce_ms", 200)
+}
+
+#[tokio::test]
+async fn a_compile_error_written_on_disk_fires_the_diagnostics_hooks_without_an_editor() {
+    let bridge = Bridge::launch(crate_files(with_policy(
+        r#"{"onDiagnosticsError": {"action": "notify", "message": "broken {{file}} {{diagnostics}}"},
+            "onDiagnosticsStateChange": {"state": "cleared", "action": "notify", "message": "clean {{file}}"}}"#,
+    )))
+    .await;
+    let mut agent = listening_agent(&bridge).await;
+    let root = bridge.workspace.clone();
+    write(
+        &root,
+        "src/lib.rs",
+        "pub fn answer() -> u32 {\n    \"forty-two\"\n}\n",
+    );
+    let broken = next_notice(&mut agent).await;
+    assert!(
+        broken.starts_with("broken src/lib.rs --- BEGIN DIAGNOSTIC DATA"),
+        "{broken}"
+    );
+    assert!(broken.contains("mismatched types"), "{broken}");
+    write(&root, "src/lib.rs", "pub fn answer() -> u32 {\n    42\n}\n");
+    assert_eq!(next_notice(&mut agent).await, "clean src/lib.rs");
+}
+
+#[tokio::test]
+async fn editor_diagnostics_win_over_the_linters_for_the_same_file() {
+    let bridge = Bridge::launch(crate_files(with_policy(
+        r#"{"onDiagnosticsStateChange": {"state": "error", "action": "notify",
+                                        "message": "error in {{file}} {{diagnostics}}"}}"#,
+    )))
+    .await;
+    let mut agent = listening_agent(&bridge).await;
+    let editor = EditorSim::connect(&bridge, handler(|_, _| None)).await;
+    let file = bridge.workspace.join("src/lib.rs").display().to_string();
+    editor
+        .notify(
+            "extension/diagnosticsChanged",
+            json!({"file": file, "diagnostics": [
+                {"message": "mismatched types (from the editor)", "severity": "error", "line": 2, "column": 5}
+            ]}),
+        )
+        .await;
+    let first = next_notice(&mut agent).await;
+    assert!(first.contains("(from the editor)"), "{first}");
+    // The same error on disk: the linters see it too, but the editor reports this file.
+    let root = bridge.workspace.clone();
+    write(
+        &root,
+        "src/lib.rs",
+        "pub fn answer() -> u32 {\n    \"forty-two\"\n}\n",
+    );
+    let h = wait_hook(
+        &bridge,
+        "the linters' report held back",
+        "onDiagnosticsStateChange",
+        |h| h["lastSkip"]["kind"] == "editorWins",
+    )
+    .await;
+    assert_eq!(h["fired"], 1, "{h}");
+    assert_eq!(h["lastSkip"]["subject"], "src/lib.rs");
+    assert_eq!(bridge.status().await["automation"]["editorFiles"], 1);
+}
