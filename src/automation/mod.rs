@@ -12,6 +12,7 @@ pub mod template;
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 use globset::GlobSet;
 use serde::Serialize;
@@ -228,6 +229,8 @@ enum Seen {
 #[derive(Debug)]
 pub struct Engine {
     policy: Policy,
+    /// The policy's hooks, shared so that handling an event does not copy them.
+    hooks: Arc<[Hook]>,
     gate: Gate,
     /// Hash of the matching diagnostics per (hook, file) while there are some.
     in_error: HashMap<(&'static str, String), u64>,
@@ -237,6 +240,7 @@ impl Engine {
     /// An engine for `policy`.
     pub fn new(policy: Policy) -> Self {
         Self {
+            hooks: policy.hooks.clone().into(),
             policy,
             gate: Gate::default(),
             in_error: HashMap::new(),
@@ -250,6 +254,7 @@ impl Engine {
 
     /// Swaps the policy, keeping cooldowns, the hourly count and the diagnostics state.
     pub fn replace(&mut self, policy: Policy) {
+        self.hooks = policy.hooks.clone().into();
         self.policy = policy;
     }
 
@@ -269,8 +274,8 @@ impl Engine {
     /// workspace events, though the diagnostics state is still tracked.
     pub fn handle(&mut self, event: &Event, now_ms: u64, quiet: bool) -> Vec<Outcome> {
         let mut outcomes = Vec::new();
-        let hooks = self.policy.hooks.clone();
-        for hook in &hooks {
+        let hooks = Arc::clone(&self.hooks);
+        for hook in hooks.iter() {
             let skipped = |subject: String, reason: String, kind: SkipKind| Outcome::Skipped {
                 hook: hook.name,
                 subject,
