@@ -25,4 +25,5 @@ pub mod state;
 pub mod status;
 pub mod status_command;
 pub mod tools;
+pub mod watch;
 pub mod workspace;

@@ -37,6 +37,8 @@ pub struct BridgeStatus {
     /// Automation policy and counters (absent without a policy).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub automation: Option<crate::actors::automation::AutomationStatus>,
+    /// How the workspace is watched and what the watcher reported.
+    pub watch: crate::actors::watcher::WatchStatus,
     /// Tool-call totals.
     pub activity: Totals,
     /// Requests refused by the rate limit.
@@ -84,8 +86,14 @@ pub async fn collect(services: &Services) -> Result<BridgeStatus, ActorFault> {
         ),
         None => None,
     };
+    let watch = services
+        .watcher
+        .send(crate::actors::watcher::GetWatchStatus)
+        .await
+        .map_err(|e| ActorFault::mailbox(crate::actors::watcher::NAME, e))?;
     Ok(BridgeStatus {
         automation,
+        watch,
         version: env!("CARGO_PKG_VERSION"),
         pid: std::process::id(),
         port: services.port,

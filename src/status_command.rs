@@ -200,6 +200,19 @@ pub fn render(s: &Value) -> String {
         s["rateLimitRejections"],
         s["activity"]["actorRestarts"],
     ));
+    let w = &s["watch"];
+    out.push_str(&format!(
+        "watch: {}{}, {} batches ({} changes, {} beyond the batch bound), last {}\n",
+        str_of(&w["mode"]),
+        w["reason"]
+            .as_str()
+            .map(|r| format!(" ({r})"))
+            .unwrap_or_default(),
+        w["batches"],
+        w["changesReported"],
+        w["changesOverflowed"],
+        str_of(&w["lastBatchAt"]),
+    ));
     if let Some(a) = s.get("automation") {
         out.push_str(&format!(
             "automation: {}, {} fired ({} in the last hour, cap {}), {} skipped{}\n",

@@ -2,6 +2,12 @@
 //! It probes which linters exist and apply at start-up, runs the applicable ones
 //! concurrently (callers arriving during a run share it), caches the result for
 //! `diagnostics.cache_ms`, and forgets it when the bridge writes a file.
+//!
+//! Live (`diagnostics.live`): when the watcher reports a change to a file a running
+//! linter looks at, the linters run again once the changes have been quiet for
+//! `diagnostics.rerun_debounce_ms`; a change during a run cancels it (its processes are
+//! killed) and starts the wait again. After every complete run the files whose
+//! diagnostics changed are sent to Automation and to `watchDiagnostics` callers.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -14,8 +20,9 @@ use tokio::sync::oneshot;
 
 use super::activity_log::ActivityLog;
 use super::messages::automation::WorkspaceDiagnostics;
-use super::messages::watch::WorkspaceChanged;
+use super::messages::watch::{ChangeKind, WorkspaceChanged};
 use super::supervise::{guard, restarted, ActorFault};
+use crate::diagnostics::changes::{bounded, changed, ByFile, Changed};
 use crate::diagnostics::linters::{probe, Probe};
 use crate::diagnostics::parse::parse;
 use crate::diagnostics::Diagnostic;
@@ -65,6 +72,15 @@ pub struct GetDiagnostics;
 #[rtype(result = "()")]
 pub struct Invalidate;
 
+/// Wait for the next run that changes some file's diagnostics: the receiver gets
+/// those files (absolute path, diagnostics now; empty when they cleared).
+#[derive(Message)]
+#[rtype(result = "Result<oneshot::Receiver<Changed>, ActorFault>")]
+pub struct WatchWorkspace;
+
+/// Watchers of workspace diagnostics waiting at once, at most.
+pub const MAX_WATCHERS: usize = 64;
+
 /// Settings of the actor.
 #[derive(Debug, Clone)]
 pub struct DiagnosticsConfig {
@@ -91,9 +107,17 @@ pub struct DiagnosticsActor {
     /// the cache.
     invalidations: u64,
     running: bool,
+    /// The run under way, so that a newer change can cancel it.
+    run: Option<SpawnHandle>,
+    /// The quiet-time wait before a live re-run.
+    rerun_timer: Option<SpawnHandle>,
+    /// What the last complete run found (bounded), to tell what changed.
+    last: Option<ByFile>,
+    /// Runs cancelled by a newer change.
+    cancelled: u64,
     waiters: Vec<oneshot::Sender<Arc<Report>>>,
+    watchers: Vec<oneshot::Sender<Changed>>,
     /// Told about every file whose diagnostics changed between two runs.
-    #[allow(dead_code)]
     automation: Option<Recipient<WorkspaceDiagnostics>>,
     activity: Addr<ActivityLog>,
     metrics: Arc<Metrics>,
@@ -117,7 +141,12 @@ impl DiagnosticsActor {
             cache: None,
             invalidations: 0,
             running: false,
+            run: None,
+            rerun_timer: None,
+            last: None,
+            cancelled: 0,
             waiters: Vec::new(),
+            watchers: Vec::new(),
             automation,
             activity,
             metrics,
@@ -168,7 +197,7 @@ impl DiagnosticsActor {
                 }
             })
             .collect();
-        ctx.spawn(futures_util::future::join_all(jobs).into_actor(self).map(
+        let handle = ctx.spawn(futures_util::future::join_all(jobs).into_actor(self).map(
             move |results, act, _| {
                 let mut report = Report::default();
                 for (name, outcome, took) in results {
@@ -201,14 +230,76 @@ impl DiagnosticsActor {
                 }
                 let report = Arc::new(report);
                 act.running = false;
+                act.run = None;
                 if act.invalidations == invalidations {
                     act.cache = Some((Instant::now(), Arc::clone(&report)));
                 }
                 for waiter in act.waiters.drain(..) {
                     let _ = waiter.send(Arc::clone(&report));
                 }
+                act.compare(&report);
             },
         ));
+        self.run = Some(handle);
+    }
+
+    /// Tells Automation and the watchers which files' diagnostics changed since the
+    /// last complete run.
+    fn compare(&mut self, report: &Report) {
+        let complete = report.linters.iter().all(|l| l.ok);
+        let now = bounded(&report.files);
+        if report.files.len() > now.len() {
+            tracing::warn!(
+                files = report.files.len(),
+                tracked = now.len(),
+                "more files with diagnostics than are compared between runs"
+            );
+        }
+        let changes = changed(self.last.as_ref().unwrap_or(&ByFile::new()), &now, complete);
+        if complete {
+            self.last = Some(now);
+        } else {
+            // Keep what the failed linters' files were; take what the others said.
+            let mut merged = self.last.take().unwrap_or_default();
+            merged.extend(now);
+            self.last = Some(bounded(&merged));
+        }
+        if changes.is_empty() {
+            return;
+        }
+        tracing::debug!(files = changes.len(), "workspace diagnostics changed");
+        if let Some(automation) = &self.automation {
+            for (file, diagnostics) in &changes {
+                automation.do_send(WorkspaceDiagnostics {
+                    file: file.clone(),
+                    diagnostics: diagnostics.clone(),
+                });
+            }
+        }
+        for watcher in self.watchers.drain(..) {
+            let _ = watcher.send(changes.clone());
+        }
+    }
+
+    /// A file a linter looks at changed: cancel a run under way and run again after
+    /// the quiet time.
+    fn schedule_rerun(&mut self, ctx: &mut Context<Self>) {
+        if let Some(run) = self.run.take() {
+            // Dropping the run's future kills its linter processes.
+            ctx.cancel_future(run);
+            self.running = false;
+            self.cancelled += 1;
+            tracing::debug!("linter run superseded by a newer change");
+        }
+        if let Some(timer) = self.rerun_timer.take() {
+            ctx.cancel_future(timer);
+        }
+        self.rerun_timer = Some(ctx.run_later(self.config.rerun_debounce, |act, ctx| {
+            act.rerun_timer = None;
+            if !act.running {
+                act.start_run(ctx);
+            }
+        }));
     }
 }
 
@@ -220,7 +311,10 @@ impl Supervised for DiagnosticsActor {
     fn restarting(&mut self, _: &mut Context<Self>) {
         // The spawned run was dropped with the old context; its waiters got errors.
         self.running = false;
+        self.run = None;
+        self.rerun_timer = None;
         self.waiters.clear();
+        self.watchers.clear();
         restarted(
             NAME,
             &self.metrics,
@@ -268,12 +362,53 @@ impl Handler<Invalidate> for DiagnosticsActor {
 
 impl Handler<WorkspaceChanged> for DiagnosticsActor {
     type Result = ();
-    fn handle(&mut self, _: WorkspaceChanged, ctx: &mut Context<Self>) {
-        // SKELETON (issue 18): live re-runs are being written.
-        let _ = guard(NAME, self, ctx, |act, _| {
+    fn handle(&mut self, msg: WorkspaceChanged, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, ctx| {
+            let running: Vec<_> = act
+                .probes
+                .iter()
+                .filter(|p| p.runs())
+                .map(|p| p.linter)
+                .collect();
+            let relevant = msg.overflowed > 0
+                || msg.changes.iter().any(|c| {
+                    let from = match &c.kind {
+                        ChangeKind::Renamed { from } => Some(from.as_str()),
+                        _ => None,
+                    };
+                    running
+                        .iter()
+                        .any(|l| l.watches(&c.path) || from.is_some_and(|f| l.watches(f)))
+                });
+            if !relevant {
+                return;
+            }
             act.cache = None;
             act.invalidations += 1;
+            if act.config.live {
+                act.schedule_rerun(ctx);
+            }
         });
+    }
+}
+
+impl Handler<WatchWorkspace> for DiagnosticsActor {
+    type Result = Result<oneshot::Receiver<Changed>, ActorFault>;
+    fn handle(&mut self, _: WatchWorkspace, ctx: &mut Context<Self>) -> Self::Result {
+        guard(NAME, self, ctx, |act, _| {
+            act.watchers.retain(|w| !w.is_closed());
+            if act.watchers.len() >= MAX_WATCHERS {
+                return Err(ActorFault::Unavailable {
+                    actor: NAME,
+                    reason: format!(
+                        "{MAX_WATCHERS} callers already watch the workspace's diagnostics"
+                    ),
+                });
+            }
+            let (tx, rx) = oneshot::channel();
+            act.watchers.push(tx);
+            Ok(rx)
+        })?
     }
 }
 

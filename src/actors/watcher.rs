@@ -1,30 +1,90 @@
-//! The Watcher actor: watches the workspace (kernel events, or polling when the tree
-//! cannot be covered), honours the walker's ignore rules, coalesces changes over a
-//! debounce window and sends each window's [`WorkspaceChanged`] to its subscribers.
+//! The Watcher actor: watches the workspace and sends each debounce window's changes
+//! ([`WorkspaceChanged`]) to its subscribers (the DiagnosticsActor and Automation).
 //!
-//! SKELETON: the watching itself is being written (issue 18).
+//! With kernel events (inotify through `notify`) it watches every directory the walker
+//! does not ignore, one non-recursive watch each, so ignored trees (`target/`,
+//! `node_modules/`) cost nothing; plus `.git` and `.git/refs/heads` for commits and
+//! branch switches. When the tree has more than `watch.max_directories` directories, or
+//! the kernel refuses a watch (`fs.inotify.max_user_watches`), it says so in `/status`
+//! and the log, and polls instead: every `watch.poll_interval_ms` it stats the files
+//! the walker visits (at most `watch.max_polled_files`) and git's refs. Walks and scans
+//! run on blocking threads, never on the actor's.
 
+use std::collections::{HashSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use actix::prelude::*;
+use notify::event::{CreateKind, EventKind, MetadataKind, ModifyKind, RemoveKind, RenameMode};
+use notify::{RecommendedWatcher, RecursiveMode, Watcher as _};
 use serde::Serialize;
+use tokio::sync::mpsc;
 
-use super::activity_log::ActivityLog;
-use super::messages::watch::WorkspaceChanged;
-use super::supervise::restarted;
-use crate::config::WatchSettings;
+use super::activity_log::{iso_now, ActivityLog};
+use super::messages::watch::{FileChange, WorkspaceChanged};
+use super::supervise::{guard, restarted};
+use crate::config::{WatchMode, WatchSettings};
 use crate::metrics::Metrics;
+use crate::watch::is_git_ref;
+use crate::watch::pending::{Pending, Raw};
+use crate::watch::poll::{self, Snapshot};
+use crate::watch::rules::{Rules, IGNORE_FILES};
 use crate::workspace::Workspace;
 
 /// Actor name used in logs, metrics and faults.
 pub const NAME: &str = "watcher";
+/// Kernel events queued between the kernel's thread and the actor, at most; beyond,
+/// they are counted as dropped.
+pub const EVENT_QUEUE: usize = 65_536;
+/// Changed paths `/status` remembers.
+pub const RECENT: usize = 20;
+
+/// How the workspace is being watched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// The first walk is under way.
+    Starting,
+    /// Kernel events.
+    Events,
+    /// Polling.
+    Polling,
+    /// `watch.mode = "off"`.
+    Off,
+}
 
 /// What `/status` shows about the watcher.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WatchStatus {
-    /// `events`, `polling` or `off`.
-    pub mode: &'static str,
+    /// How the workspace is being watched.
+    pub mode: Mode,
+    /// Why it polls (configured, too many directories, the kernel's watch limit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Directories with a kernel watch.
+    pub directories: usize,
+    /// Files the last poll looked at.
+    pub files_polled: usize,
+    /// The last poll stopped at `watch.max_polled_files`: files beyond are not watched.
+    pub poll_truncated: bool,
+    /// Batches sent.
+    pub batches: u64,
+    /// Changes listed in them.
+    pub changes_reported: u64,
+    /// Changes beyond `watch.max_batch` in their window, counted only.
+    pub changes_overflowed: u64,
+    /// Kernel events dropped because the queue to the actor was full.
+    pub events_dropped: u64,
+    /// Times the kernel said its own queue overflowed (events were lost).
+    pub kernel_overflows: u64,
+    /// When the last batch was sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_batch_at: Option<String>,
+    /// The last changes, newest last (`created src/a.rs`).
+    pub recent: Vec<String>,
 }
 
 /// Ask for [`WatchStatus`].
@@ -32,14 +92,43 @@ pub struct WatchStatus {
 #[rtype(result = "WatchStatus")]
 pub struct GetWatchStatus;
 
+/// A kernel event (or the kernel's error) from the watcher's thread.
+type Kernel = notify::Result<notify::Event>;
+
+/// The first walk's result.
+struct Walked {
+    dirs: Vec<PathBuf>,
+    files: HashSet<String>,
+    rules: Rules,
+    too_many: bool,
+}
+
 /// Watches the workspace (one per bridge).
 pub struct Watcher {
-    #[allow(dead_code)]
     settings: WatchSettings,
-    #[allow(dead_code)]
     workspace: Workspace,
-    #[allow(dead_code)]
     subscribers: Vec<Recipient<WorkspaceChanged>>,
+    mode: Mode,
+    reason: Option<String>,
+    kernel: Option<RecommendedWatcher>,
+    rules: Option<Rules>,
+    dirs: HashSet<PathBuf>,
+    /// Files known to exist (bounded by `max_polled_files`): a file moved into place is
+    /// `created` unless it is known, then `modified` (an atomic save).
+    known: HashSet<String>,
+    pending: Pending,
+    first_pending: Option<Instant>,
+    last_event: Instant,
+    flush_timer: Option<SpawnHandle>,
+    snapshot: Option<Snapshot>,
+    scanning: bool,
+    dropped: Arc<AtomicU64>,
+    batches: u64,
+    changes_reported: u64,
+    changes_overflowed: u64,
+    kernel_overflows: u64,
+    last_batch_at: Option<String>,
+    recent: VecDeque<String>,
     activity: Addr<ActivityLog>,
     metrics: Arc<Metrics>,
 }
@@ -53,22 +142,531 @@ impl Watcher {
         activity: Addr<ActivityLog>,
         metrics: Arc<Metrics>,
     ) -> Self {
+        let pending = Pending::new(settings.max_batch);
         Self {
             settings,
             workspace,
             subscribers,
+            mode: Mode::Starting,
+            reason: None,
+            kernel: None,
+            rules: None,
+            dirs: HashSet::new(),
+            known: HashSet::new(),
+            pending,
+            first_pending: None,
+            last_event: Instant::now(),
+            flush_timer: None,
+            snapshot: None,
+            scanning: false,
+            dropped: Arc::new(AtomicU64::new(0)),
+            batches: 0,
+            changes_reported: 0,
+            changes_overflowed: 0,
+            kernel_overflows: 0,
+            last_batch_at: None,
+            recent: VecDeque::new(),
             activity,
             metrics,
         }
     }
+
+    fn root(&self) -> &Path {
+        self.workspace.root()
+    }
+
+    fn relative(&self, path: &Path) -> Option<String> {
+        Some(
+            path.strip_prefix(self.root())
+                .ok()?
+                .to_string_lossy()
+                .into_owned(),
+        )
+    }
+
+    /// Walks the tree off the actor, then watches it.
+    fn begin(&mut self, ctx: &mut Context<Self>) {
+        if self.settings.mode == WatchMode::Off {
+            self.mode = Mode::Off;
+            return;
+        }
+        let root = self.root().to_path_buf();
+        let (max_dirs, max_files) = (
+            self.settings.max_directories,
+            self.settings.max_polled_files,
+        );
+        let walk = actix_rt::task::spawn_blocking(move || walk(&root, max_dirs, max_files));
+        ctx.spawn(walk.into_actor(self).map(|walked, act, ctx| match walked {
+            Ok(walked) => act.walked(walked, ctx),
+            Err(e) => act.poll_instead(format!("the first walk failed: {e}"), ctx),
+        }));
+    }
+
+    fn walked(&mut self, walked: Walked, ctx: &mut Context<Self>) {
+        self.rules = Some(walked.rules);
+        self.known = walked.files;
+        if self.settings.mode == WatchMode::Poll {
+            return self.poll_instead("configured (watch.mode = \"poll\")".into(), ctx);
+        }
+        if walked.too_many {
+            let max = self.settings.max_directories;
+            return self.poll_instead(
+                format!("the workspace has more than {max} directories (watch.max_directories)"),
+                ctx,
+            );
+        }
+        let (tx, rx) = mpsc::channel::<Kernel>(EVENT_QUEUE);
+        let dropped = Arc::clone(&self.dropped);
+        let kernel = notify::recommended_watcher(move |event: Kernel| {
+            if let Err(mpsc::error::TrySendError::Full(_)) = tx.try_send(event) {
+                dropped.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+        let mut kernel = match kernel {
+            Ok(k) => k,
+            Err(e) => return self.poll_instead(format!("kernel events unavailable: {e}"), ctx),
+        };
+        ctx.add_stream(futures_util::stream::unfold(rx, |mut rx| async move {
+            rx.recv().await.map(|event| (event, rx))
+        }));
+        let root = self.root().to_path_buf();
+        let dirs = walked.dirs;
+        let watching = actix_rt::task::spawn_blocking(move || {
+            let result = add_watches(&mut kernel, &root, &dirs);
+            (kernel, dirs, result)
+        });
+        ctx.spawn(watching.into_actor(self).map(|done, act, ctx| match done {
+            Ok((kernel, dirs, Ok(()))) => {
+                act.dirs = dirs.into_iter().collect();
+                act.kernel = Some(kernel);
+                act.mode = Mode::Events;
+                tracing::info!(
+                    directories = act.dirs.len(),
+                    "watching the workspace with kernel events"
+                );
+            }
+            Ok((_, dirs, Err(WatchLimit(count)))) => {
+                let limit = std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
+                    .map(|s| s.trim().to_string())
+                    .unwrap_or_else(|_| "?".into());
+                act.poll_instead(
+                    format!(
+                        "the kernel refused more watches after {count} of {} directories \
+                         (fs.inotify.max_user_watches = {limit})",
+                        dirs.len()
+                    ),
+                    ctx,
+                );
+            }
+            Err(e) => act.poll_instead(format!("adding watches failed: {e}"), ctx),
+        }));
+    }
+
+    /// Switches to polling for `reason` (logged once, shown in `/status`).
+    fn poll_instead(&mut self, reason: String, ctx: &mut Context<Self>) {
+        if self.mode == Mode::Polling {
+            return;
+        }
+        if self.settings.mode == WatchMode::Poll {
+            tracing::info!(%reason, "polling the workspace");
+        } else {
+            tracing::warn!(%reason, "cannot watch the workspace with kernel events; polling it instead");
+        }
+        self.kernel = None;
+        self.dirs.clear();
+        self.mode = Mode::Polling;
+        self.reason = Some(reason);
+        self.poll(ctx);
+        ctx.run_interval(self.settings.poll_interval, |act, ctx| act.poll(ctx));
+    }
+
+    fn poll(&mut self, ctx: &mut Context<Self>) {
+        if self.scanning {
+            return;
+        }
+        self.scanning = true;
+        let (root, max) = (self.root().to_path_buf(), self.settings.max_polled_files);
+        let scan = actix_rt::task::spawn_blocking(move || poll::scan(&root, max));
+        ctx.spawn(scan.into_actor(self).map(|scanned, act, ctx| {
+            act.scanning = false;
+            let Ok(snapshot) = scanned else { return };
+            if let Some(before) = &act.snapshot {
+                poll::diff(before, &snapshot, &mut act.pending);
+            }
+            act.snapshot = Some(snapshot);
+            if !act.pending.is_empty() {
+                act.flush(ctx);
+            }
+        }));
+    }
+
+    /// One kernel event.
+    fn on_kernel(&mut self, event: Kernel, ctx: &mut Context<Self>) {
+        let event = match event {
+            Ok(event) => event,
+            Err(e) => {
+                if matches!(e.kind, notify::ErrorKind::MaxFilesWatch) {
+                    return self.poll_instead(
+                        "the kernel refused a watch (fs.inotify.max_user_watches)".into(),
+                        ctx,
+                    );
+                }
+                return tracing::warn!(error = %e, "workspace watch error");
+            }
+        };
+        if event.need_rescan() {
+            self.kernel_overflows += 1;
+            tracing::warn!("the kernel's event queue overflowed: some workspace changes were lost");
+        }
+        let paths = &event.paths;
+        match event.kind {
+            EventKind::Create(kind) => {
+                for path in paths {
+                    if kind == CreateKind::Folder || (kind != CreateKind::File && path.is_dir()) {
+                        self.dir_appeared(path, ctx);
+                    } else {
+                        self.file(path, Raw::Created, ctx);
+                    }
+                }
+            }
+            EventKind::Modify(ModifyKind::Name(RenameMode::Both)) if paths.len() == 2 => {
+                self.renamed(&paths[0], &paths[1], ctx);
+            }
+            EventKind::Modify(ModifyKind::Name(RenameMode::From)) => {
+                for path in paths {
+                    self.gone(path, ctx);
+                }
+            }
+            EventKind::Modify(ModifyKind::Name(_)) => {
+                for path in paths {
+                    if path.is_dir() {
+                        self.dir_appeared(path, ctx);
+                    } else {
+                        let raw = match self.relative(path) {
+                            Some(rel) if self.known.contains(&rel) => Raw::Modified,
+                            _ => Raw::Created,
+                        };
+                        self.file(path, raw, ctx);
+                    }
+                }
+            }
+            EventKind::Modify(ModifyKind::Metadata(MetadataKind::AccessTime)) => {}
+            EventKind::Modify(_) => {
+                let files: Vec<&PathBuf> =
+                    paths.iter().filter(|p| !self.dirs.contains(*p)).collect();
+                for path in files {
+                    self.file(path, Raw::Modified, ctx);
+                }
+            }
+            EventKind::Remove(kind) => {
+                for path in paths {
+                    if kind == RemoveKind::Folder || self.dirs.contains(path) {
+                        self.dirs.remove(path);
+                    } else {
+                        self.file(path, Raw::Removed, ctx);
+                    }
+                }
+            }
+            EventKind::Access(_) | EventKind::Any | EventKind::Other => {}
+        }
+    }
+
+    /// A path moved away (its new place is outside what is watched, or a `Both`
+    /// follows).
+    fn gone(&mut self, path: &Path, ctx: &mut Context<Self>) {
+        if self.dirs.remove(path) {
+            return;
+        }
+        self.file(path, Raw::Removed, ctx);
+    }
+
+    fn renamed(&mut self, from: &Path, to: &Path, ctx: &mut Context<Self>) {
+        let (Some(from_rel), Some(to_rel)) = (self.relative(from), self.relative(to)) else {
+            return;
+        };
+        let ignored = |p: &Path| self.rules.as_ref().is_none_or(|r| r.is_ignored(p, false));
+        if ignored(from) || ignored(to) || to.is_dir() {
+            // A temporary file moved into place (an atomic save) was already reported
+            // by the `To` event; a moved directory's files by its walk.
+            return;
+        }
+        self.pending.forget(&from_rel);
+        self.pending.forget(&to_rel);
+        self.pending.add(to_rel, Raw::MovedFrom(from_rel));
+        self.touched(ctx);
+    }
+
+    /// A file event for `path`.
+    fn file(&mut self, path: &Path, raw: Raw, ctx: &mut Context<Self>) {
+        let Some(rel) = self.relative(path) else {
+            return;
+        };
+        if is_git_ref(&rel) {
+            self.pending.git_refs_changed();
+            return self.touched(ctx);
+        }
+        if rel.starts_with(".git/") || rel == ".git" {
+            return;
+        }
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        if IGNORE_FILES.contains(&name) {
+            self.reload_rules(ctx);
+        }
+        if self
+            .rules
+            .as_ref()
+            .is_none_or(|r| r.is_ignored(path, false))
+        {
+            return;
+        }
+        match raw {
+            Raw::Removed => {
+                self.known.remove(&rel);
+            }
+            _ if self.known.len() < self.settings.max_polled_files => {
+                self.known.insert(rel.clone());
+            }
+            _ => {}
+        }
+        self.pending.add(rel, raw);
+        self.touched(ctx);
+    }
+
+    /// A directory appeared: watch it (unless ignored) and report what it already holds.
+    fn dir_appeared(&mut self, path: &Path, ctx: &mut Context<Self>) {
+        if self.mode != Mode::Events || self.rules.as_ref().is_none_or(|r| r.is_ignored(path, true))
+        {
+            return;
+        }
+        let (start, max) = (path.to_path_buf(), self.settings.max_directories);
+        let walk = actix_rt::task::spawn_blocking(move || walk_below(&start, max));
+        ctx.spawn(walk.into_actor(self).map(|walked, act, ctx| {
+            let Ok((dirs, files)) = walked else { return };
+            for dir in dirs {
+                if act.dirs.contains(&dir) {
+                    continue;
+                }
+                if act.dirs.len() >= act.settings.max_directories {
+                    let max = act.settings.max_directories;
+                    return act.poll_instead(
+                        format!("the workspace grew past {max} directories (watch.max_directories)"),
+                        ctx,
+                    );
+                }
+                let Some(kernel) = act.kernel.as_mut() else { return };
+                match kernel.watch(&dir, RecursiveMode::NonRecursive) {
+                    Ok(()) => {
+                        act.dirs.insert(dir);
+                    }
+                    Err(e) if matches!(e.kind, notify::ErrorKind::MaxFilesWatch) => {
+                        let count = act.dirs.len();
+                        return act.poll_instead(
+                            format!("the kernel refused more watches after {count} directories (fs.inotify.max_user_watches)"),
+                            ctx,
+                        );
+                    }
+                    // Gone again already.
+                    Err(_) => {}
+                }
+            }
+            for file in files {
+                act.file(&file, Raw::Created, ctx);
+            }
+        }));
+    }
+
+    fn reload_rules(&mut self, ctx: &mut Context<Self>) {
+        let root = self.root().to_path_buf();
+        let mut dirs: Vec<PathBuf> = self.dirs.iter().cloned().collect();
+        dirs.push(root.clone());
+        let build = actix_rt::task::spawn_blocking(move || Rules::new(&root, &dirs));
+        ctx.spawn(build.into_actor(self).map(|rules, act, _| {
+            if let Ok(rules) = rules {
+                act.rules = Some(rules);
+            }
+        }));
+    }
+
+    /// Something was recorded: flush after the debounce window goes quiet (or, under a
+    /// steady stream, at most every four windows).
+    fn touched(&mut self, ctx: &mut Context<Self>) {
+        let now = Instant::now();
+        self.last_event = now;
+        self.first_pending.get_or_insert(now);
+        if self.flush_timer.is_none() {
+            self.flush_timer = Some(ctx.run_later(self.settings.debounce, |act, ctx| {
+                act.flush_timer = None;
+                act.maybe_flush(ctx);
+            }));
+        }
+    }
+
+    fn maybe_flush(&mut self, ctx: &mut Context<Self>) {
+        let debounce = self.settings.debounce;
+        let quiet_for = self.last_event.elapsed();
+        let waited = self.first_pending.map_or(Duration::ZERO, |t| t.elapsed());
+        if quiet_for >= debounce || waited >= debounce * 4 {
+            self.flush(ctx);
+        } else {
+            self.flush_timer = Some(ctx.run_later(debounce - quiet_for, |act, ctx| {
+                act.flush_timer = None;
+                act.maybe_flush(ctx);
+            }));
+        }
+    }
+
+    fn flush(&mut self, _: &mut Context<Self>) {
+        self.first_pending = None;
+        let dropped = self.dropped.swap(0, Ordering::Relaxed);
+        let (changes, mut overflowed, git_refs) = self.pending.take();
+        if dropped > 0 {
+            tracing::warn!(
+                dropped,
+                "workspace events dropped: the queue to the watcher was full"
+            );
+            overflowed += dropped as usize;
+        }
+        if changes.is_empty() && overflowed == 0 && !git_refs {
+            return;
+        }
+        if overflowed > 0 {
+            tracing::warn!(
+                listed = changes.len(),
+                unlisted = overflowed,
+                "more workspace changes in one window than watch.max_batch: the rest are counted, not listed"
+            );
+        }
+        self.batches += 1;
+        self.changes_reported += changes.len() as u64;
+        self.changes_overflowed += overflowed as u64;
+        self.last_batch_at = Some(iso_now());
+        for c in changes.iter().rev().take(RECENT).rev() {
+            if self.recent.len() == RECENT {
+                self.recent.pop_front();
+            }
+            self.recent.push_back(describe(c));
+        }
+        tracing::debug!(
+            changes = changes.len(),
+            overflowed,
+            git_refs,
+            "workspace changed"
+        );
+        let batch = WorkspaceChanged {
+            changes: changes.into(),
+            overflowed,
+            git_refs,
+        };
+        for s in &self.subscribers {
+            s.do_send(batch.clone());
+        }
+    }
+}
+
+fn describe(c: &FileChange) -> String {
+    format!("{} {}", c.kind.name(), c.path)
+}
+
+/// The kernel refused a watch after this many directories.
+struct WatchLimit(usize);
+
+/// Watches `dirs` one by one, and git's refs.
+fn add_watches(
+    kernel: &mut RecommendedWatcher,
+    root: &Path,
+    dirs: &[PathBuf],
+) -> Result<(), WatchLimit> {
+    for (i, dir) in dirs.iter().enumerate() {
+        match kernel.watch(dir, RecursiveMode::NonRecursive) {
+            Ok(()) => {}
+            Err(e) if matches!(e.kind, notify::ErrorKind::MaxFilesWatch) => {
+                return Err(WatchLimit(i))
+            }
+            Err(e) => tracing::debug!(dir = %dir.display(), error = %e, "directory not watched"),
+        }
+    }
+    let git = root.join(".git");
+    if git.is_dir() {
+        let _ = kernel.watch(&git, RecursiveMode::NonRecursive);
+        let heads = git.join("refs/heads");
+        if heads.is_dir() {
+            let _ = kernel.watch(&heads, RecursiveMode::Recursive);
+        }
+    }
+    Ok(())
+}
+
+/// The first walk: directories (more than `max_dirs` stops it), known files (at most
+/// `max_files`), and the ignore rules of the directories found.
+fn walk(root: &Path, max_dirs: usize, max_files: usize) -> Walked {
+    let mut dirs = Vec::new();
+    let mut files = HashSet::new();
+    let mut too_many = false;
+    for entry in crate::workspace::tree::walker(root, None).flatten() {
+        match entry.file_type() {
+            Some(t) if t.is_dir() => {
+                if dirs.len() >= max_dirs {
+                    too_many = true;
+                    break;
+                }
+                dirs.push(entry.into_path());
+            }
+            Some(t) if t.is_file() && files.len() < max_files => {
+                if let Ok(rel) = entry.path().strip_prefix(root) {
+                    files.insert(rel.to_string_lossy().into_owned());
+                }
+            }
+            _ => {}
+        }
+    }
+    let rules = Rules::new(root, &dirs);
+    Walked {
+        dirs,
+        files,
+        rules,
+        too_many,
+    }
+}
+
+/// Directories and files below a new directory `start` (the walker's way), bounded.
+fn walk_below(start: &Path, max: usize) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let mut dirs = Vec::new();
+    let mut files = Vec::new();
+    for entry in crate::workspace::tree::walker(start, None)
+        .flatten()
+        .take(max * 4)
+    {
+        match entry.file_type() {
+            Some(t) if t.is_dir() => dirs.push(entry.into_path()),
+            Some(t) if t.is_file() => files.push(entry.into_path()),
+            _ => {}
+        }
+    }
+    (dirs, files)
 }
 
 impl Actor for Watcher {
     type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        self.begin(ctx);
+    }
 }
 
 impl Supervised for Watcher {
     fn restarting(&mut self, _: &mut Context<Self>) {
+        // The context's streams, timers and scans are gone: start over.
+        self.kernel = None;
+        self.dirs.clear();
+        self.mode = Mode::Starting;
+        self.reason = None;
+        self.snapshot = None;
+        self.scanning = false;
+        self.flush_timer = None;
+        self.first_pending = None;
         restarted(
             NAME,
             &self.metrics,
@@ -78,9 +676,35 @@ impl Supervised for Watcher {
     }
 }
 
+impl StreamHandler<Kernel> for Watcher {
+    fn handle(&mut self, event: Kernel, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, ctx| act.on_kernel(event, ctx));
+    }
+
+    fn finished(&mut self, _: &mut Context<Self>) {
+        // The kernel watcher was dropped (polling instead, or a restart).
+    }
+}
+
 impl Handler<GetWatchStatus> for Watcher {
     type Result = MessageResult<GetWatchStatus>;
     fn handle(&mut self, _: GetWatchStatus, _: &mut Context<Self>) -> Self::Result {
-        MessageResult(WatchStatus { mode: "off" })
+        MessageResult(WatchStatus {
+            mode: self.mode,
+            reason: self.reason.clone(),
+            directories: self.dirs.len(),
+            files_polled: self.snapshot.as_ref().map_or(0, Snapshot::len),
+            poll_truncated: self.snapshot.as_ref().is_some_and(|s| s.truncated),
+            batches: self.batches,
+            changes_reported: self.changes_reported,
+            changes_overflowed: self.changes_overflowed,
+            events_dropped: self.dropped.load(Ordering::Relaxed),
+            kernel_overflows: self.kernel_overflows,
+            last_batch_at: self.last_batch_at.clone(),
+            recent: self.recent.iter().cloned().collect(),
+        })
     }
 }
+
+#[cfg(feature = "fault-injection")]
+crate::actors::fault::fault_handlers!(Watcher, NAME);

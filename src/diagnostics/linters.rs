@@ -66,6 +66,28 @@ impl Linter {
         }
     }
 
+    /// Whether a change to `path` (workspace-relative) can change what this linter
+    /// reports: its sources and its project files.
+    pub fn watches(self, path: &str) -> bool {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
+        const JS: &[&str] = &["js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "cts", "json"];
+        match self {
+            Linter::Cargo => ext == "rs" || name == "Cargo.toml" || name == "Cargo.lock",
+            Linter::Tsc => {
+                matches!(ext, "ts" | "tsx" | "mts" | "cts") || name.starts_with("tsconfig")
+            }
+            Linter::Eslint | Linter::Biome => {
+                JS.contains(&ext) || name.contains("eslint") || name.starts_with("biome")
+            }
+            Linter::Ruff | Linter::Pyright => {
+                matches!(ext, "py" | "pyi")
+                    || matches!(name, "pyproject.toml" | "ruff.toml" | "pyrightconfig.json")
+            }
+            Linter::Go => ext == "go" || matches!(name, "go.mod" | "go.sum"),
+        }
+    }
+
     /// Program name.
     pub fn program(self) -> &'static str {
         match self {
@@ -204,5 +226,18 @@ mod tests {
                 .unwrap()
                 .enabled
         );
+    }
+
+    #[test]
+    fn each_linter_watches_its_sources_and_project_files() {
+        assert!(Linter::Cargo.watches("src/lib.rs"));
+        assert!(Linter::Cargo.watches("crates/a/Cargo.toml"));
+        assert!(!Linter::Cargo.watches("README.md"));
+        assert!(Linter::Tsc.watches("web/app.tsx"));
+        assert!(Linter::Tsc.watches("tsconfig.base.json"));
+        assert!(!Linter::Tsc.watches("tools/x.py"));
+        assert!(Linter::Ruff.watches("tools/x.py"));
+        assert!(Linter::Go.watches("cmd/main.go"));
+        assert!(!Linter::Go.watches("storm/f1.txt"));
     }
 }

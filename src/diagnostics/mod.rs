@@ -1,6 +1,7 @@
 //! Diagnostics in Claude Code's shape, and the command-line linters that produce them
 //! when no editor is connected.
 
+pub mod changes;
 pub mod linters;
 pub mod parse;
 
