@@ -220,7 +220,10 @@ impl Seed {
             subscribers.extend(automation.clone().map(|a| a.recipient()));
             let (settings, ws) = (self.settings.watch.clone(), self.workspace.clone());
             let (a, m) = (activity.clone(), Arc::clone(&self.metrics));
-            Supervisor::start(move |_| Watcher::new(settings, ws, subscribers, a, m))
+            // A flood of kernel events costs the watcher's own thread, never a worker's.
+            Supervisor::start_in_arbiter(&Arbiter::new().handle(), move |_| {
+                Watcher::new(settings, ws, subscribers, a, m)
+            })
         };
         let checkpoint = self.checkpoint_path.clone().map(|path| {
             let (w, port) = (self.workspace.root().display().to_string(), self.port);

@@ -122,6 +122,11 @@ pub struct Watcher {
     flush_timer: Option<SpawnHandle>,
     snapshot: Option<Snapshot>,
     scanning: bool,
+    /// New directories waiting to be watched and walked (one walk at a time).
+    new_dirs: HashSet<PathBuf>,
+    walking_new: bool,
+    /// Kernel queue overflows not yet logged.
+    overflows_unlogged: u64,
     dropped: Arc<AtomicU64>,
     batches: u64,
     changes_reported: u64,
@@ -159,6 +164,9 @@ impl Watcher {
             flush_timer: None,
             snapshot: None,
             scanning: false,
+            new_dirs: HashSet::new(),
+            walking_new: false,
+            overflows_unlogged: 0,
             dropped: Arc::new(AtomicU64::new(0)),
             batches: 0,
             changes_reported: 0,
@@ -315,14 +323,16 @@ impl Watcher {
             }
         };
         if event.need_rescan() {
+            // Logged once per window (a flood brings many).
             self.kernel_overflows += 1;
-            tracing::warn!("the kernel's event queue overflowed: some workspace changes were lost");
+            self.overflows_unlogged += 1;
+            return self.touched(ctx);
         }
         let paths = &event.paths;
         match event.kind {
             EventKind::Create(kind) => {
                 for path in paths {
-                    if kind == CreateKind::Folder || (kind != CreateKind::File && path.is_dir()) {
+                    if kind == CreateKind::Folder || (kind != CreateKind::File && is_dir(path)) {
                         self.dir_appeared(path, ctx);
                     } else {
                         self.file(path, Raw::Created, ctx);
@@ -339,7 +349,7 @@ impl Watcher {
             }
             EventKind::Modify(ModifyKind::Name(_)) => {
                 for path in paths {
-                    if path.is_dir() {
+                    if is_dir(path) {
                         self.dir_appeared(path, ctx);
                     } else {
                         let raw = match self.relative(path) {
@@ -385,7 +395,7 @@ impl Watcher {
             return;
         };
         let ignored = |p: &Path| self.rules.as_ref().is_none_or(|r| r.is_ignored(p, false));
-        if ignored(from) || ignored(to) || to.is_dir() {
+        if ignored(from) || ignored(to) || is_dir(to) {
             // A temporary file moved into place (an atomic save) was already reported
             // by the `To` event; a moved directory's files by its walk.
             return;
@@ -436,46 +446,80 @@ impl Watcher {
     }
 
     /// A directory appeared: watch it (unless ignored) and report what it already holds.
+    /// Directories appearing together are walked together, one walk at a time.
     fn dir_appeared(&mut self, path: &Path, ctx: &mut Context<Self>) {
         if self.mode != Mode::Events || self.rules.as_ref().is_none_or(|r| r.is_ignored(path, true))
         {
             return;
         }
-        let (start, max) = (path.to_path_buf(), self.settings.max_directories);
-        let walk = actix_rt::task::spawn_blocking(move || walk_below(&start, max));
+        if self.dirs.len() + self.new_dirs.len() >= self.settings.max_directories {
+            let max = self.settings.max_directories;
+            return self.poll_instead(
+                format!("the workspace grew past {max} directories (watch.max_directories)"),
+                ctx,
+            );
+        }
+        self.new_dirs.insert(path.to_path_buf());
+        self.walk_new_dirs(ctx);
+    }
+
+    fn walk_new_dirs(&mut self, ctx: &mut Context<Self>) {
+        if self.walking_new || self.new_dirs.is_empty() {
+            return;
+        }
+        self.walking_new = true;
+        let starts: Vec<PathBuf> = self.new_dirs.drain().collect();
+        let max = self.settings.max_directories;
+        let walk = actix_rt::task::spawn_blocking(move || walk_below(&starts, max));
         ctx.spawn(walk.into_actor(self).map(|walked, act, ctx| {
+            act.walking_new = false;
             let Ok((dirs, files)) = walked else { return };
-            for dir in dirs {
-                if act.dirs.contains(&dir) {
-                    continue;
+            if act.watch_new(dirs, ctx) {
+                for file in files {
+                    act.file(&file, Raw::Created, ctx);
                 }
-                if act.dirs.len() >= act.settings.max_directories {
-                    let max = act.settings.max_directories;
-                    return act.poll_instead(
-                        format!("the workspace grew past {max} directories (watch.max_directories)"),
-                        ctx,
-                    );
-                }
-                let Some(kernel) = act.kernel.as_mut() else { return };
-                match kernel.watch(&dir, RecursiveMode::NonRecursive) {
-                    Ok(()) => {
-                        act.dirs.insert(dir);
-                    }
-                    Err(e) if matches!(e.kind, notify::ErrorKind::MaxFilesWatch) => {
-                        let count = act.dirs.len();
-                        return act.poll_instead(
-                            format!("the kernel refused more watches after {count} directories (fs.inotify.max_user_watches)"),
-                            ctx,
-                        );
-                    }
-                    // Gone again already.
-                    Err(_) => {}
-                }
-            }
-            for file in files {
-                act.file(&file, Raw::Created, ctx);
+                act.walk_new_dirs(ctx);
             }
         }));
+    }
+
+    /// Adds kernel watches for `dirs`; false when the watcher had to poll instead.
+    fn watch_new(&mut self, dirs: Vec<PathBuf>, ctx: &mut Context<Self>) -> bool {
+        for dir in dirs {
+            if self.dirs.contains(&dir) {
+                continue;
+            }
+            if self.dirs.len() >= self.settings.max_directories {
+                let max = self.settings.max_directories;
+                self.poll_instead(
+                    format!("the workspace grew past {max} directories (watch.max_directories)"),
+                    ctx,
+                );
+                return false;
+            }
+            let Some(kernel) = self.kernel.as_mut() else {
+                return false;
+            };
+            match kernel.watch(&dir, RecursiveMode::NonRecursive) {
+                Ok(()) => {
+                    self.dirs.insert(dir);
+                }
+                Err(e) if matches!(e.kind, notify::ErrorKind::MaxFilesWatch) => {
+                    let count = self.dirs.len();
+                    self.poll_instead(
+                        format!(
+                            "the kernel refused more watches after {count} directories \
+                             (fs.inotify.max_user_watches)"
+                        ),
+                        ctx,
+                    );
+                    return false;
+                }
+                // Gone (or swapped for something else) already.
+                Err(_) => {}
+            }
+        }
+        true
     }
 
     fn reload_rules(&mut self, ctx: &mut Context<Self>) {
@@ -522,6 +566,13 @@ impl Watcher {
         self.first_pending = None;
         let dropped = self.dropped.swap(0, Ordering::Relaxed);
         let (changes, mut overflowed, git_refs) = self.pending.take();
+        let overflows = std::mem::take(&mut self.overflows_unlogged);
+        if overflows > 0 {
+            tracing::warn!(
+                overflows,
+                "the kernel's event queue overflowed: some workspace changes were lost"
+            );
+        }
         if dropped > 0 {
             tracing::warn!(
                 dropped,
@@ -631,21 +682,30 @@ fn walk(root: &Path, max_dirs: usize, max_files: usize) -> Walked {
     }
 }
 
-/// Directories and files below a new directory `start` (the walker's way), bounded.
-fn walk_below(start: &Path, max: usize) -> (Vec<PathBuf>, Vec<PathBuf>) {
+/// Directories (the starts included) and files below new directories (the walker's
+/// way), bounded; a start that is not a real directory any more (gone, or swapped for
+/// a symlink) is skipped, so nothing outside the workspace is ever watched.
+fn walk_below(starts: &[PathBuf], max: usize) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let mut dirs = Vec::new();
     let mut files = Vec::new();
-    for entry in crate::workspace::tree::walker(start, None)
-        .flatten()
-        .take(max * 4)
-    {
-        match entry.file_type() {
-            Some(t) if t.is_dir() => dirs.push(entry.into_path()),
-            Some(t) if t.is_file() => files.push(entry.into_path()),
-            _ => {}
+    for start in starts.iter().filter(|s| is_dir(s)) {
+        for entry in crate::workspace::tree::walker(start, None).flatten() {
+            if dirs.len() + files.len() >= max * 4 {
+                break;
+            }
+            match entry.file_type() {
+                Some(t) if t.is_dir() => dirs.push(entry.into_path()),
+                Some(t) if t.is_file() => files.push(entry.into_path()),
+                _ => {}
+            }
         }
     }
     (dirs, files)
+}
+
+/// A real directory, not a symlink to one.
+fn is_dir(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
 }
 
 impl Actor for Watcher {
@@ -667,6 +727,8 @@ impl Supervised for Watcher {
         self.scanning = false;
         self.flush_timer = None;
         self.first_pending = None;
+        self.new_dirs.clear();
+        self.walking_new = false;
         restarted(
             NAME,
             &self.metrics,

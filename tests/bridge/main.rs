@@ -25,3 +25,4 @@ mod sessions;
 mod supervision;
 mod tasks;
 mod tools;
+mod watch;
