@@ -165,3 +165,42 @@ async fn ruff_findings_come_back_as_warnings() {
     );
     assert_eq!(d["range"]["start"], json!({"line": 0, "character": 7}));
 }
+
+/// `watchDiagnostics` without an editor: the linters re-run when a file changes on
+/// disk, and the call returns the files whose diagnostics changed (cleared: empty).
+#[tokio::test]
+async fn watch_diagnostics_without_an_editor_follows_edits_on_disk() {
+    let bridge = Bridge::launch(
+        Options::default()
+            .file("Cargo.toml", CARGO_TOML)
+            .file("src/main.rs", "fn main() {}\n")
+            .file(".gitignore", "target/\n")
+            .set("diagnostics.rerun_debounce_ms", 200),
+    )
+    .await;
+    let mut agent = bridge.ready_agent().await;
+    let watch = |agent: &mut Agent| {
+        let id = agent.id();
+        let msg = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "watchDiagnostics", "arguments": {"timeoutMs": 50000}}});
+        (id, msg)
+    };
+    let (id, msg) = watch(&mut agent);
+    agent.send(&msg).await;
+    std::fs::write(bridge.workspace.join("src/main.rs"), BROKEN).unwrap();
+    let resp = agent.response_to(&json!(id)).await;
+    let files = json_text(&resp["result"]);
+    assert_eq!(files[0]["uri"], uri(&bridge, "src/main.rs"), "{files}");
+    let message = files[0]["diagnostics"][0]["message"].as_str().unwrap();
+    assert!(message.contains("mismatched types"), "{message}");
+    let (id, msg) = watch(&mut agent);
+    agent.send(&msg).await;
+    std::fs::write(bridge.workspace.join("src/main.rs"), "fn main() {}\n").unwrap();
+    let resp = agent.response_to(&json!(id)).await;
+    let files = json_text(&resp["result"]);
+    assert_eq!(
+        files,
+        json!([{"uri": uri(&bridge, "src/main.rs"), "diagnostics": []}]),
+        "cleared"
+    );
+}
