@@ -26,28 +26,6 @@ use template::{Value, Vars};
 /// Files whose diagnostics state is remembered per hook, at most.
 pub const MAX_TRACKED_FILES: usize = 2_000;
 
-/// What a fired hook does, its templates rendered.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Deed {
-    /// Start a Claude task.
-    Task {
-        /// The rendered prompt.
-        prompt: String,
-    },
-    /// Tell agents, the editor and the timeline.
-    Notify {
-        /// The rendered message.
-        message: String,
-    },
-    /// Run an allowlisted program.
-    Command {
-        /// Bare program name.
-        program: String,
-        /// Rendered arguments.
-        args: Vec<String>,
-    },
-}
-
 /// A hook that fired.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Firing {
@@ -55,8 +33,8 @@ pub struct Firing {
     pub hook: &'static str,
     /// What it fired for: a workspace-relative file, a branch, a session, a program…
     pub subject: String,
-    /// What to do.
-    pub deed: Deed,
+    /// What to do, its templates rendered.
+    pub deed: Action,
     /// Timeout of the task or command.
     pub timeout_ms: u64,
 }
@@ -452,20 +430,13 @@ impl Engine {
                     commit,
                     subject,
                 },
-            ) => match filtered(branches, branch, "branch") {
-                Some(reason) => Seen::Filtered {
-                    subject: branch.clone(),
-                    reason,
-                },
-                None => Seen::Matched {
-                    subject: branch.clone(),
-                    vars: vec![
-                        ("branch", text(branch)),
-                        ("commit", text(commit)),
-                        ("subject", text(subject)),
-                    ],
-                },
-            },
+            ) => gate(filtered(branches, branch, "branch"), branch, || {
+                vec![
+                    ("branch", text(branch)),
+                    ("commit", text(commit)),
+                    ("subject", text(subject)),
+                ]
+            }),
             (
                 Trigger::BranchSwitch { branches },
                 Event::BranchSwitched {
@@ -473,20 +444,13 @@ impl Engine {
                     previous,
                     commit,
                 },
-            ) => match filtered(branches, branch, "branch") {
-                Some(reason) => Seen::Filtered {
-                    subject: branch.clone(),
-                    reason,
-                },
-                None => Seen::Matched {
-                    subject: branch.clone(),
-                    vars: vec![
-                        ("branch", text(branch)),
-                        ("previousBranch", text(previous)),
-                        ("commit", text(commit)),
-                    ],
-                },
-            },
+            ) => gate(filtered(branches, branch, "branch"), branch, || {
+                vec![
+                    ("branch", text(branch)),
+                    ("previousBranch", text(previous)),
+                    ("commit", text(commit)),
+                ]
+            }),
             (
                 Trigger::Agent { connected, clients },
                 Event::Agent {
@@ -494,16 +458,9 @@ impl Engine {
                     session,
                     client,
                 },
-            ) if connected == c => match filtered(clients, client, "client") {
-                Some(reason) => Seen::Filtered {
-                    subject: session.clone(),
-                    reason,
-                },
-                None => Seen::Matched {
-                    subject: session.clone(),
-                    vars: vec![("session", text(session)), ("agent", text(client))],
-                },
-            },
+            ) if connected == c => gate(filtered(clients, client, "client"), session, || {
+                vec![("session", text(session)), ("agent", text(client))]
+            }),
             (
                 Trigger::CommandFailed { commands },
                 Event::CommandFailed {
@@ -514,29 +471,20 @@ impl Engine {
                     output,
                     session,
                 },
-            ) => match filtered(commands, program, "program") {
-                Some(reason) => Seen::Filtered {
-                    subject: program.clone(),
-                    reason,
-                },
-                None => Seen::Matched {
-                    subject: program.clone(),
-                    vars: vec![
-                        ("command", text(command)),
-                        ("program", text(program)),
-                        (
-                            "exitCode",
-                            text(&match (exit_code, timed_out) {
-                                (_, true) => "timed out".to_string(),
-                                (Some(c), _) => c.to_string(),
-                                (None, _) => "killed".to_string(),
-                            }),
-                        ),
-                        ("session", text(session.as_deref().unwrap_or(""))),
-                        ("output", Value::Output(output.clone())),
-                    ],
-                },
-            },
+            ) => gate(filtered(commands, program, "program"), program, || {
+                let exit = match (exit_code, timed_out) {
+                    (_, true) => "timed out".to_string(),
+                    (Some(c), _) => c.to_string(),
+                    (None, _) => "killed".to_string(),
+                };
+                vec![
+                    ("command", text(command)),
+                    ("program", text(program)),
+                    ("exitCode", text(&exit)),
+                    ("session", text(session.as_deref().unwrap_or(""))),
+                    ("output", Value::Output(output.clone())),
+                ]
+            }),
             _ => Seen::Unrelated,
         }
     }
@@ -560,9 +508,9 @@ impl Engine {
                     );
                     return skipped(subject, reason, SkipKind::Refused);
                 }
-                Deed::Task { prompt }
+                Action::Task { prompt }
             }
-            Action::Notify { message } => Deed::Notify {
+            Action::Notify { message } => Action::Notify {
                 message: template::render(message, vars, &nonce),
             },
             Action::Command { program, args } => {
@@ -578,7 +526,7 @@ impl Engine {
                     }
                     rendered.push(out);
                 }
-                Deed::Command {
+                Action::Command {
                     program: program.clone(),
                     args: rendered,
                 }
@@ -605,6 +553,21 @@ impl Engine {
                 skipped(subject, skip.to_string(), kind)
             }
         }
+    }
+}
+
+/// What a hook whose filter said `filter` sees of an event about `subject`: filtered,
+/// or matched with the event's variables.
+fn gate(filter: Option<String>, subject: &str, vars: impl FnOnce() -> Vars) -> Seen {
+    match filter {
+        Some(reason) => Seen::Filtered {
+            subject: subject.to_string(),
+            reason,
+        },
+        None => Seen::Matched {
+            subject: subject.to_string(),
+            vars: vars(),
+        },
     }
 }
 
@@ -647,7 +610,7 @@ mod tests {
 
     fn prompt(f: &Firing) -> &str {
         match &f.deed {
-            Deed::Task { prompt } => prompt,
+            Action::Task { prompt } => prompt,
             other => panic!("not a task: {other:?}"),
         }
     }
@@ -807,7 +770,7 @@ mod tests {
         let out = n.handle(&changed("a", "modified"), 0, true);
         assert_eq!(
             fired(&out)[0].deed,
-            Deed::Notify {
+            Action::Notify {
                 message: "a modified".into()
             }
         );
@@ -877,7 +840,7 @@ mod tests {
         };
         assert_eq!(
             fired(&e.handle(&switched, 0, false))[0].deed,
-            Deed::Notify {
+            Action::Notify {
                 message: "a -> b".into()
             }
         );
@@ -928,7 +891,7 @@ mod tests {
         let out = e.handle(&changed("src/a.rs", "modified"), 0, false);
         assert_eq!(
             fired(&out)[0].deed,
-            Deed::Command {
+            Action::Command {
                 program: "cargo".into(),
                 args: vec!["fmt".into(), "--".into(), "src/a.rs".into()]
             }

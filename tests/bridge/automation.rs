@@ -115,14 +115,7 @@ async fn a_matching_save_starts_one_task_and_the_cooldown_holds_the_next() {
     let a = wait_automation(&bridge, "the cooldown skip", |a| a["skipped"] == 1).await;
     assert_eq!(a["fired"], 1, "{a}");
     assert!(bridge.log().contains("cooldown"), "the skip is logged");
-    let out = async_command(&bridge.config_dir)
-        .arg("status")
-        .arg("--workspace")
-        .arg(&bridge.workspace)
-        .output()
-        .await
-        .unwrap();
-    let shown = String::from_utf8_lossy(&out.stdout);
+    let shown = bridge.status_text().await;
     assert!(
         shown.contains("automation.toml, 1 fired (1 in the last hour, cap 10), 1 skipped"),
         "{shown}"

@@ -17,16 +17,17 @@ fn with_policy(policy: &str) -> Options {
         .set("automation.policy", "automation.json")
 }
 
-/// The named hook's record in `/status`.
-fn hook<'a>(status: &'a Value, name: &str) -> &'a Value {
+/// The named hook's record in `/status` (null when there is none).
+pub(crate) fn hook(status: &Value, name: &str) -> Value {
     status["automation"]["hooks"]
         .as_array()
         .and_then(|hooks| hooks.iter().find(|h| h["name"] == name))
-        .unwrap_or(&Value::Null)
+        .cloned()
+        .unwrap_or(Value::Null)
 }
 
 /// An agent that asked for `notice` logs, so automation notices reach it.
-async fn listening_agent(bridge: &Bridge) -> Agent {
+pub(crate) async fn listening_agent(bridge: &Bridge) -> Agent {
     let mut agent = bridge.ready_agent().await;
     let resp = agent
         .request("logging/setLevel", json!({"level": "notice"}))
@@ -35,22 +36,30 @@ async fn listening_agent(bridge: &Bridge) -> Agent {
     agent
 }
 
-/// Waits for an automation notice whose message contains `needle`.
-async fn notice(agent: &mut Agent, needle: &str) -> Value {
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+/// The `data` of the next automation notice (waits up to 30 s).
+pub(crate) async fn next_notice(agent: &mut Agent) -> Value {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
     loop {
         let left = deadline
             .checked_duration_since(std::time::Instant::now())
-            .unwrap_or_else(|| panic!("no automation notice containing {needle:?}"));
-        let Some(n) = agent.notification("notifications/message", left).await else {
-            panic!("no automation notice containing {needle:?}");
-        };
-        let data = &n["params"]["data"];
-        if data["event"] == "automation_notice"
-            && data["message"].as_str().is_some_and(|m| m.contains(needle))
-        {
+            .expect("an automation notice in time");
+        let n = agent
+            .notification("notifications/message", left)
+            .await
+            .expect("an automation notice in time");
+        if n["params"]["data"]["event"] == "automation_notice" {
             assert_eq!(n["params"]["level"], "notice", "{n}");
-            return data.clone();
+            return n["params"]["data"].clone();
+        }
+    }
+}
+
+/// Waits for an automation notice whose message contains `needle`.
+async fn notice(agent: &mut Agent, needle: &str) -> Value {
+    loop {
+        let data = next_notice(agent).await;
+        if data["message"].as_str().is_some_and(|m| m.contains(needle)) {
+            return data;
         }
     }
 }

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use crate::automation_events::{hook, listening_agent, next_notice};
 use crate::editor_sim::{handler, EditorSim};
 use crate::harness::*;
 use crate::tasks::fake_claude;
@@ -18,14 +19,6 @@ fn with_policy(policy: &str) -> Options {
         .file("automation.json", policy)
         .file(".gitignore", "ignored/\n*.log\ntarget/\n")
         .set("automation.policy", "automation.json")
-}
-
-fn hook(status: &Value, name: &str) -> Value {
-    status["automation"]["hooks"]
-        .as_array()
-        .and_then(|hooks| hooks.iter().find(|h| h["name"] == name))
-        .cloned()
-        .unwrap_or(Value::Null)
 }
 
 /// Waits until `name`'s record satisfies `pred`; returns it.
@@ -43,31 +36,12 @@ async fn wait_hook(
         .await
 }
 
-async fn listening_agent(bridge: &Bridge) -> Agent {
-    let mut agent = bridge.ready_agent().await;
-    let resp = agent
-        .request("logging/setLevel", json!({"level": "notice"}))
-        .await;
-    assert!(resp.get("result").is_some(), "{resp}");
-    agent
-}
-
-/// The next automation notice's message (waits up to 30 s).
-async fn next_notice(agent: &mut Agent) -> String {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let left = deadline
-            .checked_duration_since(Instant::now())
-            .expect("an automation notice in time");
-        let n = agent
-            .notification("notifications/message", left)
-            .await
-            .expect("an automation notice in time");
-        let data = &n["params"]["data"];
-        if data["event"] == "automation_notice" {
-            return data["message"].as_str().unwrap_or_default().to_string();
-        }
-    }
+/// The next automation notice's message.
+async fn next_message(agent: &mut Agent) -> String {
+    next_notice(agent).await["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
 }
 
 fn write(root: &Path, rel: &str, text: &str) {
@@ -90,10 +64,10 @@ async fn a_file_written_on_disk_fires_once_and_ignored_files_never() {
     write(&root, "ignored/src/x.rs", "noise\n");
     // One write of a new file (create, modify, close): one firing.
     write(&root, "src/new.rs", "pub fn f() {}\n");
-    assert_eq!(next_notice(&mut agent).await, "created src/new.rs");
+    assert_eq!(next_message(&mut agent).await, "created src/new.rs");
     // A later change to another file is the next notice: nothing came in between.
     write(&root, "src/other.rs", "pub fn g() {}\n");
-    assert_eq!(next_notice(&mut agent).await, "created src/other.rs");
+    assert_eq!(next_message(&mut agent).await, "created src/other.rs");
     let h = hook(&bridge.status().await, "onFileChange");
     assert_eq!(h["fired"], 2, "{h}");
     assert_eq!(h["skipped"], 0, "ignored files never reach the hook: {h}");
@@ -207,9 +181,12 @@ async fn commits_and_branch_switches_fire_the_git_hooks() {
         .call("gitCommit", json!({"message": "add new.txt"}))
         .await;
     assert!(!is_error(&committed), "{committed}");
-    assert_eq!(next_notice(&mut agent).await, "commit on main: add new.txt");
+    assert_eq!(
+        next_message(&mut agent).await,
+        "commit on main: add new.txt"
+    );
     git(&["checkout", "-q", "-b", "topic"]);
-    assert_eq!(next_notice(&mut agent).await, "main -> topic");
+    assert_eq!(next_message(&mut agent).await, "main -> topic");
     // A commit on a branch the hook does not list: a filter skip.
     git(&["commit", "-q", "--allow-empty", "-m", "on topic"]);
     let h = wait_hook(&bridge, "the branch filter", "onGitCommit", |h| {
@@ -293,14 +270,14 @@ async fn a_compile_error_written_on_disk_fires_the_diagnostics_hooks_without_an_
         "src/lib.rs",
         "pub fn answer() -> u32 {\n    \"forty-two\"\n}\n",
     );
-    let broken = next_notice(&mut agent).await;
+    let broken = next_message(&mut agent).await;
     assert!(
         broken.starts_with("broken src/lib.rs --- BEGIN DIAGNOSTIC DATA"),
         "{broken}"
     );
     assert!(broken.contains("mismatched types"), "{broken}");
     write(&root, "src/lib.rs", "pub fn answer() -> u32 {\n    42\n}\n");
-    assert_eq!(next_notice(&mut agent).await, "clean src/lib.rs");
+    assert_eq!(next_message(&mut agent).await, "clean src/lib.rs");
 }
 
 #[tokio::test]
@@ -321,7 +298,7 @@ async fn editor_diagnostics_win_over_the_linters_for_the_same_file() {
             ]}),
         )
         .await;
-    let first = next_notice(&mut agent).await;
+    let first = next_message(&mut agent).await;
     assert!(first.contains("(from the editor)"), "{first}");
     // The same error on disk: the linters see it too, but the editor reports this file.
     let root = bridge.workspace.clone();

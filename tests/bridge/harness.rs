@@ -375,6 +375,18 @@ impl Bridge {
         self.get_json_async("/status").await
     }
 
+    /// What `ide-bridge status` prints for this bridge's workspace.
+    pub async fn status_text(&self) -> String {
+        let out = async_command(&self.config_dir)
+            .arg("status")
+            .arg("--workspace")
+            .arg(&self.workspace)
+            .output()
+            .await
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     /// `/metrics`, for async tests.
     pub async fn metrics(&self) -> String {
         self.get_async("/metrics").await.1

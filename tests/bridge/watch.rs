@@ -70,14 +70,7 @@ async fn tool_writes_and_other_writes_are_each_reported_once() {
         )
         .await;
     wait_change(&bridge, "renamed src/moved.rs").await;
-    let out = async_command(&bridge.config_dir)
-        .arg("status")
-        .arg("--workspace")
-        .arg(&bridge.workspace)
-        .output()
-        .await
-        .unwrap();
-    let shown = String::from_utf8_lossy(&out.stdout);
+    let shown = bridge.status_text().await;
     assert!(shown.contains("watch: events, "), "{shown}");
 }
 

@@ -13,7 +13,8 @@ use crate::actors::messages::editor::NotifyEditor;
 use crate::actors::messages::registry::Announce;
 use crate::actors::orchestrator::{Enqueue, Follow, TaskError};
 use crate::actors::supervise::guard;
-use crate::automation::{Deed, Firing};
+use crate::automation::policy::Action;
+use crate::automation::Firing;
 use crate::exec::{Confined, ConfinedError, RunOutput};
 use crate::orchestrator::{TaskId, TaskOrigin};
 
@@ -65,7 +66,7 @@ impl Automation {
         } = firing;
         self.fired += 1;
         match deed {
-            Deed::Task { prompt } => {
+            Action::Task { prompt } => {
                 self.records.fired(hook, &subject, "starting");
                 let enqueue = Enqueue {
                     origin: TaskOrigin::Automation {
@@ -91,7 +92,7 @@ impl Automation {
                     });
                 });
             }
-            Deed::Notify { message } => {
+            Action::Notify { message } => {
                 self.records.fired(hook, &subject, "notified");
                 tracing::info!(hook, subject, message, "automation notice");
                 let data = json!({
@@ -110,7 +111,7 @@ impl Automation {
                     format!("{hook} {subject}: {message}"),
                 );
             }
-            Deed::Command { program, args } => {
+            Action::Command { program, args } => {
                 let line = crate::tools::commands::command_line(&program, &args);
                 self.records.fired(hook, &subject, "running");
                 self.record(
