@@ -13,3 +13,15 @@ _spec.loader.exec_module(_shared)
 anyio_backend = _shared.anyio_backend
 bridge = _shared.bridge
 running_bridge = _shared.running_bridge
+
+
+@_shared.pytest.fixture
+def notifying_bridge(tmp_path):
+    """A bridge whose automation policy notifies agents of every change under src/."""
+    policy = tmp_path / "automation.json"
+    policy.write_text(
+        '{"onFileChange": {"patterns": ["src/**"], "action": "notify",'
+        ' "message": "{{change}} {{file}}"}}'
+    )
+    with running_bridge("--automation-policy", str(policy)) as b:
+        yield b

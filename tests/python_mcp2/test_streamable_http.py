@@ -1,6 +1,7 @@
 """Interop: the official MCP Python SDK 2.x drives the bridge over streamable HTTP
 (`/mcp`): initialize, every tool listed, a call, progress from a long call, a
-cancelled call, the server-initiated stream, and the session's end."""
+cancelled call, the server-initiated stream, the session's end, and an automation
+notice delivered to the SDK's logging callback."""
 
 import json
 import urllib.error
@@ -154,3 +155,37 @@ def test_http_sessions_count_against_max_sessions():
         assert initialize(bridge) == 503, "the only slot is taken by a connected HTTP agent"
         refused = status(bridge)["refusedConnections"]
         assert refused["maxSessions"] == 1, refused
+
+
+@pytest.mark.filterwarnings("ignore:The logging capability is deprecated")
+async def test_an_automation_notice_reaches_the_client_when_a_file_changes_on_disk(
+    notifying_bridge,
+):
+    """Automation without an editor: a file written on disk sets off the policy's
+    notify hook, and the SDK's logging callback gets the notice on the session's
+    server-initiated stream."""
+    notices = []
+    arrived = anyio.Event()
+
+    async def on_log(params):
+        data = params.data
+        if isinstance(data, dict) and data.get("event") == "automation_notice":
+            notices.append(data)
+            arrived.set()
+
+    async with client(notifying_bridge) as http:
+        async with streamable_http_client(mcp_url(notifying_bridge), http_client=http) as (
+            read,
+            write,
+            *_,
+        ):
+            async with ClientSession(read, write, logging_callback=on_log) as session:
+                await session.initialize()
+                await session.set_logging_level("notice")
+                (notifying_bridge["workspace"] / "src" / "lib.rs").write_text("pub fn x() {}\n")
+                with anyio.fail_after(20):
+                    await arrived.wait()
+    assert notices[0]["message"] == "created src/lib.rs", notices
+    assert notices[0]["hook"] == "onFileChange"
+    watched = status(notifying_bridge)["watch"]
+    assert "created src/lib.rs" in watched["recent"], watched
