@@ -69,6 +69,11 @@ impl Linter {
     /// Whether a change to `path` (workspace-relative) can change what this linter
     /// reports: its sources and its project files.
     pub fn watches(self, path: &str) -> bool {
+        // What the linters themselves write (cargo's build-script output, installed
+        // packages) never sets them off again, even where no .gitignore says so.
+        if path.starts_with("target/") || path.contains("node_modules/") {
+            return false;
+        }
         let name = path.rsplit('/').next().unwrap_or(path);
         let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
         const JS: &[&str] = &["js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "cts", "json"];
@@ -233,6 +238,8 @@ mod tests {
         assert!(Linter::Cargo.watches("src/lib.rs"));
         assert!(Linter::Cargo.watches("crates/a/Cargo.toml"));
         assert!(!Linter::Cargo.watches("README.md"));
+        assert!(!Linter::Cargo.watches("target/debug/build/x/out/gen.rs"));
+        assert!(!Linter::Eslint.watches("web/node_modules/a/index.js"));
         assert!(Linter::Tsc.watches("web/app.tsx"));
         assert!(Linter::Tsc.watches("tsconfig.base.json"));
         assert!(!Linter::Tsc.watches("tools/x.py"));
