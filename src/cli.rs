@@ -119,7 +119,8 @@ pub struct RunArgs {
     /// must then re-read the lock file).
     #[arg(long, global = true)]
     pub rotate_token: bool,
-    /// Set any configuration key, e.g. --set rate_limit.requests=100 (repeatable).
+    /// Set any configuration key, e.g. --set rate_limit.requests=100 (repeatable; lists
+    /// comma-separated: --set commands.allow=git,cargo).
     #[arg(long = "set", global = true, value_name = "KEY=VALUE")]
     pub set: Vec<String>,
 }

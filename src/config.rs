@@ -14,6 +14,16 @@ use crate::diagnostics::linters::{self, Linter};
 /// The shipped defaults, embedded so the binary works from any directory.
 pub const DEFAULT_TOML: &str = include_str!("../config/default.toml");
 
+/// Keys whose value is a list: comma-separated in the environment and in `--set`.
+const LIST_KEYS: [&str; 6] = [
+    "server.allowed_origins",
+    "commands.allow",
+    "commands.network",
+    "diagnostics.linters",
+    "tools.expose.include",
+    "tools.expose.exclude",
+];
+
 /// Prefix of environment overrides, e.g. `IDE_BRIDGE_SESSIONS__MAX_SESSIONS=3`.
 pub const ENV_PREFIX: &str = "IDE_BRIDGE";
 
@@ -554,21 +564,27 @@ impl Settings {
         if let Some(path) = &overrides.config_file {
             builder = builder.add_source(File::from(path.as_path()).required(true));
         }
-        builder = builder.add_source(
-            Environment::with_prefix(ENV_PREFIX)
-                .prefix_separator("_")
-                .separator("__")
-                .try_parsing(true)
-                .list_separator(",")
-                .with_list_parse_key("server.allowed_origins")
-                .with_list_parse_key("commands.allow")
-                .with_list_parse_key("commands.network")
-                .with_list_parse_key("diagnostics.linters")
-                .with_list_parse_key("tools.expose.include")
-                .with_list_parse_key("tools.expose.exclude"),
-        );
+        let mut environment = Environment::with_prefix(ENV_PREFIX)
+            .prefix_separator("_")
+            .separator("__")
+            .try_parsing(true)
+            .list_separator(",");
+        for key in LIST_KEYS {
+            environment = environment.with_list_parse_key(key);
+        }
+        builder = builder.add_source(environment);
         for (key, value) in &overrides.values {
-            builder = builder.set_override(key.as_str(), value.as_str())?;
+            builder = if LIST_KEYS.contains(&key.as_str()) {
+                // `--set commands.allow=git,cargo`, as in the environment.
+                let items: Vec<&str> = value
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|v| !v.is_empty())
+                    .collect();
+                builder.set_override(key.as_str(), items)?
+            } else {
+                builder.set_override(key.as_str(), value.as_str())?
+            };
         }
         let settings: Settings = builder.build()?.try_deserialize()?;
         settings.validate()?;
@@ -974,6 +990,19 @@ mod tests {
             err.contains("tools.timeout_ms") && err.contains("100..="),
             "{err}"
         );
+        // List keys take comma-separated values, as in the environment.
+        let s = with(&[
+            ("diagnostics.linters", "cargo, ruff"),
+            ("commands.allow", "git"),
+        ])
+        .unwrap();
+        assert_eq!(s.diagnostics.linters, vec![Linter::Cargo, Linter::Ruff]);
+        assert_eq!(s.commands.allow, vec!["git".to_string()]);
+        assert!(with(&[("commands.allow", "")])
+            .unwrap()
+            .commands
+            .allow
+            .is_empty());
     }
 
     #[test]

@@ -245,14 +245,13 @@ async fn a_storm_of_changes_starts_at_most_the_cap_and_the_bridge_keeps_answerin
 }
 
 /// A crate that builds offline (no dependencies).
-fn crate_files(mut opts: Options) -> Options {
-    opts.env
-        .push(("IDE_BRIDGE_DIAGNOSTICS__LINTERS".into(), "cargo".into()));
+fn crate_files(opts: Options) -> Options {
     opts.file(
         "Cargo.toml",
         "[package]\nname = \"fixture\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[lib]\npath = \"src/lib.rs\"\n",
     )
     .file("src/lib.rs", "pub fn answer() -> u32 {\n    42\n}\n")
+    .set("diagnostics.linters", "cargo")
     .set("diagnostics.rerun_debounce_ms", 200)
 }
 
