@@ -248,3 +248,35 @@ async fn after_a_registry_panic_every_other_actor_still_answers() {
 async fn after_a_writer_panic_every_other_actor_still_answers() {
     others_keep_serving("workspace_writer").await;
 }
+
+#[tokio::test]
+async fn watcher_panic_restarts_only_the_watcher() {
+    crash_with_request_in_flight("watcher").await;
+}
+
+/// After its restart the watcher walks the tree again and reports changes as before.
+#[tokio::test]
+async fn a_restarted_watcher_watches_again() {
+    let bridge = Bridge::launch(Options::default()).await;
+    let mut agent = bridge.ready_agent().await;
+    let events = |s: &Value| (s["watch"]["mode"] == "events").then_some(());
+    bridge.wait_status("kernel events", events).await;
+    let crash = agent
+        .call("debug_crash_actor", json!({"actor": "watcher"}))
+        .await;
+    assert!(
+        is_error(&crash) && text(&crash).contains("restarting"),
+        "{crash}"
+    );
+    bridge.wait_status("kernel events again", events).await;
+    std::fs::write(bridge.workspace.join("src/after.rs"), "x").unwrap();
+    bridge
+        .wait_status("the change after the restart", |s| {
+            s["watch"]["recent"]
+                .as_array()
+                .is_some_and(|r| r.iter().any(|c| c == "created src/after.rs"))
+                .then_some(())
+        })
+        .await;
+    assert_restarted_once(&bridge, "watcher").await;
+}

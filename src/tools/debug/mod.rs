@@ -89,6 +89,8 @@ pub enum Target {
     Automation,
     /// The Claude task queue.
     Orchestrator,
+    /// The workspace watcher.
+    Watcher,
 }
 
 /// Sends `msg` to the target actor and flattens mailbox errors into faults.
@@ -103,6 +105,7 @@ where
     crate::actors::extension::ExtensionClient: actix::Handler<M>,
     crate::actors::automation::Automation: actix::Handler<M>,
     crate::actors::orchestrator::Orchestrator: actix::Handler<M>,
+    crate::actors::watcher::Watcher: actix::Handler<M>,
 {
     use crate::actors::{checkpoint, diagnostics, writer};
     let s = &ctx.services;
@@ -129,6 +132,7 @@ where
             crate::actors::orchestrator::NAME,
             s.orchestrator.send(msg).await,
         ),
+        Target::Watcher => flat(crate::actors::watcher::NAME, s.watcher.send(msg).await),
     }
 }
 
