@@ -215,18 +215,26 @@ async fn a_storm_of_changes_starts_at_most_the_cap_and_the_bridge_keeps_answerin
             started.elapsed()
         })
     };
-    // An agent's round trip during the storm is answered.
+    // An agent's round trips during the storm are answered.
     let mut agent = bridge.ready_agent().await;
-    let asked = Instant::now();
-    let listed = agent.request("tools/list", json!({})).await;
-    assert!(listed["result"]["tools"].is_array(), "{listed}");
-    let round_trip = asked.elapsed();
+    let mut slowest = Duration::ZERO;
+    let mut round_trips = 0;
+    // At most 100: the per-connection rate limit is 200 requests a minute.
+    while (!writer.is_finished() || round_trips == 0) && round_trips < 100 {
+        let asked = Instant::now();
+        let listed = agent.request("tools/list", json!({})).await;
+        assert!(listed["result"]["tools"].is_array(), "{listed}");
+        slowest = slowest.max(asked.elapsed());
+        round_trips += 1;
+    }
     let took = writer.await.unwrap();
     assert!(
-        round_trip < Duration::from_secs(10),
-        "round trip during the storm took {round_trip:?}"
+        slowest < Duration::from_secs(5),
+        "the slowest of {round_trips} round trips during the storm took {slowest:?}"
     );
-    eprintln!("10 000 files written in {took:?}; round trip during the storm {round_trip:?}");
+    eprintln!(
+        "10 000 files written in {took:?}; {round_trips} round trips during the storm, slowest {slowest:?}"
+    );
     let s = bridge
         .wait_status("the storm is through the watcher", |s| {
             let reported = s["watch"]["changesReported"].as_u64().unwrap_or(0)
@@ -242,6 +250,9 @@ async fn a_storm_of_changes_starts_at_most_the_cap_and_the_bridge_keeps_answerin
     );
     let status = agent.call("getBridgeStatus", json!({})).await;
     assert!(!is_error(&status));
+    let rss = rss_kib(bridge.pid());
+    eprintln!("RSS after the storm: {} MiB", rss / 1024);
+    assert!(rss < 200 * 1024, "RSS after the storm: {rss} KiB");
 }
 
 /// A crate that builds offline (no dependencies).
