@@ -173,8 +173,7 @@ impl Automation {
                 self.fired -= 1;
                 self.skipped += 1;
                 tracing::warn!(hook, subject, error = %e, "automation task not started");
-                self.records
-                    .settled(hook, &subject, None, format!("not started: {e}"));
+                self.records.unfired(hook, &subject, &e.to_string());
                 self.record(
                     LifecycleEvent::AutomationFired,
                     format!("{hook} {subject}: not started ({e})"),

@@ -143,6 +143,18 @@ impl HookRecords {
         }
     }
 
+    /// `hook`'s firing for `subject` could not be carried out (the orchestrator
+    /// refused the task): it counts as a `refused` skip, not a firing.
+    pub fn unfired(&mut self, hook: &'static str, subject: &str, reason: &str) {
+        if let Some(r) = self.0.get_mut(hook) {
+            r.fired = r.fired.saturating_sub(1);
+            if let Some(last) = r.last_fired.as_mut().filter(|l| l.subject == subject) {
+                last.result = format!("not started: {reason}");
+            }
+        }
+        self.skipped(hook, subject, SkipKind::Refused, reason);
+    }
+
     /// `hook` did not fire for `subject`.
     pub fn skipped(&mut self, hook: &'static str, subject: &str, kind: SkipKind, reason: &str) {
         let r = self.0.entry(hook).or_default();
