@@ -74,7 +74,8 @@ pub struct WatchStatus {
     pub batches: u64,
     /// Changes listed in them.
     pub changes_reported: u64,
-    /// Changes beyond `watch.max_batch` in their window, counted only.
+    /// Events beyond `watch.max_batch` paths in their window, counted only (per event:
+    /// a path written twice past the bound counts twice), and dropped events.
     pub changes_overflowed: u64,
     /// Kernel events dropped because the queue to the actor was full.
     pub events_dropped: u64,
@@ -127,7 +128,10 @@ pub struct Watcher {
     walking_new: bool,
     /// Kernel queue overflows not yet logged.
     overflows_unlogged: u64,
+    /// Counted by the kernel thread, taken at each flush.
     dropped: Arc<AtomicU64>,
+    /// Every event dropped since start.
+    dropped_total: u64,
     batches: u64,
     changes_reported: u64,
     changes_overflowed: u64,
@@ -168,6 +172,7 @@ impl Watcher {
             walking_new: false,
             overflows_unlogged: 0,
             dropped: Arc::new(AtomicU64::new(0)),
+            dropped_total: 0,
             batches: 0,
             changes_reported: 0,
             changes_overflowed: 0,
@@ -565,6 +570,7 @@ impl Watcher {
     fn flush(&mut self, _: &mut Context<Self>) {
         self.first_pending = None;
         let dropped = self.dropped.swap(0, Ordering::Relaxed);
+        self.dropped_total += dropped;
         let (changes, mut overflowed, git_refs) = self.pending.take();
         let overflows = std::mem::take(&mut self.overflows_unlogged);
         if overflows > 0 {
@@ -760,7 +766,7 @@ impl Handler<GetWatchStatus> for Watcher {
             batches: self.batches,
             changes_reported: self.changes_reported,
             changes_overflowed: self.changes_overflowed,
-            events_dropped: self.dropped.load(Ordering::Relaxed),
+            events_dropped: self.dropped_total + self.dropped.load(Ordering::Relaxed),
             kernel_overflows: self.kernel_overflows,
             last_batch_at: self.last_batch_at.clone(),
             recent: self.recent.iter().cloned().collect(),
