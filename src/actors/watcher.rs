@@ -259,17 +259,7 @@ impl Watcher {
                 );
             }
             Ok((_, dirs, Err(WatchLimit(count)))) => {
-                let limit = std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
-                    .map(|s| s.trim().to_string())
-                    .unwrap_or_else(|_| "?".into());
-                act.poll_instead(
-                    format!(
-                        "the kernel refused more watches after {count} of {} directories \
-                         (fs.inotify.max_user_watches = {limit})",
-                        dirs.len()
-                    ),
-                    ctx,
-                );
+                act.poll_instead(watch_limit(count, Some(dirs.len())), ctx);
             }
             Err(e) => act.poll_instead(format!("adding watches failed: {e}"), ctx),
         }));
@@ -319,10 +309,8 @@ impl Watcher {
             Ok(event) => event,
             Err(e) => {
                 if matches!(e.kind, notify::ErrorKind::MaxFilesWatch) {
-                    return self.poll_instead(
-                        "the kernel refused a watch (fs.inotify.max_user_watches)".into(),
-                        ctx,
-                    );
+                    let count = self.dirs.len();
+                    return self.poll_instead(watch_limit(count, None), ctx);
                 }
                 return tracing::warn!(error = %e, "workspace watch error");
             }
@@ -511,13 +499,7 @@ impl Watcher {
                 }
                 Err(e) if matches!(e.kind, notify::ErrorKind::MaxFilesWatch) => {
                     let count = self.dirs.len();
-                    self.poll_instead(
-                        format!(
-                            "the kernel refused more watches after {count} directories \
-                             (fs.inotify.max_user_watches)"
-                        ),
-                        ctx,
-                    );
+                    self.poll_instead(watch_limit(count, None), ctx);
                     return false;
                 }
                 // Gone (or swapped for something else) already.
@@ -621,6 +603,19 @@ impl Watcher {
             s.do_send(batch.clone());
         }
     }
+}
+
+/// Why the watcher polls when the kernel refused a watch after `count` directories (of
+/// `of`, when known), with the kernel's limit as /proc says it.
+fn watch_limit(count: usize, of: Option<usize>) -> String {
+    let limit = std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "?".into());
+    let of = of.map(|n| format!(" of {n}")).unwrap_or_default();
+    format!(
+        "the kernel refused more watches after {count}{of} directories \
+         (fs.inotify.max_user_watches = {limit})"
+    )
 }
 
 fn describe(c: &FileChange) -> String {
