@@ -20,6 +20,7 @@ pub mod persist;
 pub mod prompts;
 pub mod protocol;
 pub mod relay;
+pub mod review;
 pub mod services;
 pub mod state;
 pub mod status;

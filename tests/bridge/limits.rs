@@ -381,10 +381,26 @@ fn a_client_that_never_reads_is_dropped_and_rss_stays_bounded() {
         if !sent {
             break;
         }
-        // At most 10 calls run at once per session; pace so that they are served.
+        // At most 10 calls run at once per session (more are refused with a short
+        // error): let each batch be served before the next, however slow the machine.
         if id % 10 == 9 {
-            std::thread::sleep(std::time::Duration::from_millis(25));
-            peak = peak.max(rss_kib(bridge.pid()));
+            let dropped = wait_for("a batch of reads served", DEADLINE, || {
+                peak = peak.max(rss_kib(bridge.pid()));
+                let status = bridge.get_json("/status");
+                if status["outboundOverflowDrops"] == 1 {
+                    return Some(true);
+                }
+                let busy: u64 = status["sessions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|s| s["activeToolCalls"].as_u64())
+                    .sum();
+                (busy == 0).then_some(false)
+            });
+            if dropped {
+                break;
+            }
         }
     }
     let status = wait_for("the never-reading client dropped", DEADLINE, || {
