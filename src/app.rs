@@ -14,6 +14,8 @@ use crate::actors::activity_log::{
 };
 use crate::actors::automation::{Automation, AutomationLinks, OrchestratorLink};
 use crate::actors::checkpoint::{CheckpointActor, SaveNow};
+use crate::actors::dashboard::logins::LoginLimits;
+use crate::actors::dashboard::{Dashboard, DashboardConfig, IssueLoginCode};
 use crate::actors::diagnostics::{DiagnosticsActor, DiagnosticsConfig};
 use crate::actors::extension::{ExtensionClient, ExtensionConfig, ExtensionLinks};
 use crate::actors::http_transport::HttpSessions;
@@ -123,6 +125,22 @@ impl Seed {
                 WorkspaceWriter::new(ws, a, m)
             })
         };
+        let dashboard = {
+            let u = &self.settings.ui;
+            let config = DashboardConfig {
+                logins: LoginLimits {
+                    code_ttl: u.login_code_ttl,
+                    idle_ttl: u.session_idle,
+                    max_sessions: u.max_browser_sessions,
+                },
+                diff_wait: u.diff_wait,
+                max_pending_diffs: u.max_pending_diffs,
+                max_reviews: u.max_reviews,
+                max_streams: u.max_streams,
+            };
+            let (a, m) = (activity.clone().recipient(), Arc::clone(&self.metrics));
+            Supervisor::start(move |_| Dashboard::new(config, a, m))
+        };
         // The registry and the editor client message each other, and the editor
         // client feeds automation, which starts tasks on the orchestrator, which
         // notifies the editor: each is built knowing the addresses it sends to.
@@ -144,6 +162,12 @@ impl Seed {
                 program: o.claude_binary.clone(),
                 workspace: self.workspace.root().to_path_buf(),
                 policy: Arc::new(Policy::compile(&o.permissions).unwrap_or_default()),
+                approver: self
+                    .settings
+                    .ui
+                    .enabled
+                    .then(|| dashboard.clone().recipient()),
+                approval_timeout: o.approval_timeout,
             };
             let tasks_path = self.tasks_path.clone();
             let policy = self.automation.take();
@@ -218,6 +242,7 @@ impl Seed {
             let mut subscribers: Vec<actix::Recipient<WorkspaceChanged>> =
                 vec![diagnostics.clone().recipient()];
             subscribers.extend(automation.clone().map(|a| a.recipient()));
+            subscribers.push(dashboard.clone().recipient());
             let (settings, ws) = (self.settings.watch.clone(), self.workspace.clone());
             let (a, m) = (activity.clone(), Arc::clone(&self.metrics));
             // A flood of kernel events costs the watcher's own thread, never a worker's.
@@ -239,6 +264,7 @@ impl Seed {
         let http_sessions = Supervisor::start(|_| HttpSessions::default());
         let services = Arc::new(Services {
             http_sessions,
+            dashboard,
             orchestrator,
             automation,
             extension,
@@ -535,14 +561,27 @@ async fn serve(settings: Settings, rotate_token: bool) -> Result<(), AppError> {
         session_id: None,
         detail: format!("port {port}"),
     });
+    // The page's one-time sign-in link (the same as `ide-bridge open` prints).
+    let page = match services.settings.ui.enabled {
+        true => services
+            .dashboard
+            .send(IssueLoginCode)
+            .await
+            .ok()
+            .flatten()
+            .map(|code| crate::http::ui::login_url(&services.settings, port, &code))
+            .unwrap_or_default(),
+        false => "off (ui.enabled = false)".into(),
+    };
     tracing::info!(
         url = %format!("ws://{ip}:{port}/"),
         mcp = %format!("http://{ip}:{port}/mcp"),
+        page = %page,
         workspace = %services.workspace.root().display(),
         lock = %lock_path.display(),
         state = %state.dir().display(),
         tools = services.tools.len(),
-        "ide-bridge is listening; run `claude --ide` in the workspace to connect"
+        "ide-bridge is listening; run `claude --ide` in the workspace to connect, open the page link (works once, for a few minutes; `ide-bridge open` gives a new one) to watch the agents"
     );
 
     let outcome = tokio::select! {

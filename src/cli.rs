@@ -38,6 +38,19 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Open the bridge's browser page (agents, timeline, tasks, reviews, diffs and
+    /// approvals) through a one-time sign-in link.
+    #[command(
+        long_about = "Ask the bridge serving this workspace for a one-time sign-in link to its \
+browser page, print it, and open it in the system browser when there is one ($BROWSER, else \
+xdg-open or open where a display is available). The link works once and for a short time \
+(ui.login_code_ttl_ms); the browser then keeps an HttpOnly cookie for this bridge."
+    )]
+    Open {
+        /// Only print the link.
+        #[arg(long)]
+        no_browser: bool,
+    },
     /// Print the effective configuration (all layers applied) as JSON.
     Config,
     /// Stop the bridge serving this workspace (SIGTERM to the pid in its lock file).

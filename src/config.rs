@@ -85,6 +85,51 @@ pub struct Settings {
     pub automation: AutomationSettings,
     /// Durable per-workspace state.
     pub state: StateSettings,
+    /// The browser page.
+    pub ui: UiSettings,
+}
+
+/// `[ui]`: the browser page served at `/ui/`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct UiSettings {
+    /// Serve the page; off: `/ui/` answers 404 and diffs and approvals never wait
+    /// for a browser.
+    pub enabled: bool,
+    /// A one-time sign-in link works this long.
+    #[serde(rename = "login_code_ttl_ms", with = "millis")]
+    pub login_code_ttl: Duration,
+    /// A signed-in browser is signed out after this long without a request.
+    #[serde(rename = "session_idle_ms", with = "millis")]
+    pub session_idle: Duration,
+    /// Browsers signed in at once; a new one signs out the least recently used.
+    pub max_browser_sessions: usize,
+    /// Pages with their live event stream open at once.
+    pub max_streams: usize,
+    /// How long diffs shown in the page keep waiting after the last page closed
+    /// (then their agents ask in the terminal).
+    #[serde(rename = "diff_wait_ms", with = "millis")]
+    pub diff_wait: Duration,
+    /// Diffs waiting in the page at once.
+    pub max_pending_diffs: usize,
+    /// Reviews kept in the page's history (each keeps at most 4 MiB of the files it
+    /// references).
+    pub max_reviews: usize,
+}
+
+impl Default for UiSettings {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            login_code_ttl: Duration::from_millis(300_000),
+            session_idle: Duration::from_millis(43_200_000),
+            max_browser_sessions: 8,
+            max_streams: 8,
+            diff_wait: Duration::from_millis(30_000),
+            max_pending_diffs: 32,
+            max_reviews: 20,
+        }
+    }
 }
 
 /// `[automation]`
@@ -415,6 +460,10 @@ pub struct OrchestratorSettings {
     pub max_history: usize,
     /// Permission rules for tasks, first match wins, default deny.
     pub permissions: Vec<crate::orchestrator::permissions::RuleConfig>,
+    /// How long a tool request a rule sends to the person (`ask`) waits for a
+    /// decision in the browser page before it is denied.
+    #[serde(rename = "approval_timeout_ms", with = "millis")]
+    pub approval_timeout: Duration,
 }
 
 impl Default for OrchestratorSettings {
@@ -425,6 +474,7 @@ impl Default for OrchestratorSettings {
             max_queue: 20,
             max_history: 500,
             permissions: Vec::new(),
+            approval_timeout: Duration::from_millis(120_000),
         }
     }
 }
@@ -474,6 +524,7 @@ impl Default for Settings {
             orchestrator: OrchestratorSettings::default(),
             automation: AutomationSettings::default(),
             state: StateSettings::default(),
+            ui: UiSettings::default(),
         }
     }
 }
@@ -734,6 +785,25 @@ impl Settings {
         range("orchestrator.max_concurrent", o.max_concurrent, 1, 10)?;
         range("orchestrator.max_queue", o.max_queue, 0, 20)?;
         range("orchestrator.max_history", o.max_history, 1, 500)?;
+        range_ms(
+            "orchestrator.approval_timeout_ms",
+            o.approval_timeout,
+            1_000,
+            3_600_000,
+        )?;
+        let u = &self.ui;
+        range_ms("ui.login_code_ttl_ms", u.login_code_ttl, 10_000, 3_600_000)?;
+        range_ms(
+            "ui.session_idle_ms",
+            u.session_idle,
+            60_000,
+            30 * 86_400_000,
+        )?;
+        range("ui.max_browser_sessions", u.max_browser_sessions, 1, 64)?;
+        range("ui.max_streams", u.max_streams, 1, 64)?;
+        range_ms("ui.diff_wait_ms", u.diff_wait, 1_000, 3_600_000)?;
+        range("ui.max_pending_diffs", u.max_pending_diffs, 1, 1_000)?;
+        range("ui.max_reviews", u.max_reviews, 1, 1_000)?;
         if o.claude_binary.trim().is_empty() {
             return Err(invalid(
                 "orchestrator.claude_binary",
@@ -745,7 +815,7 @@ impl Settings {
             ConfigError::Invalid {
                 key: "orchestrator.permissions",
                 value: e.to_string(),
-                allowed: "{ tool, pattern?, decision = allow|deny }".into(),
+                allowed: "{ tool, pattern?, decision = allow|deny|ask }".into(),
             }
         })?;
         Ok(())

@@ -36,6 +36,9 @@ fn main() -> ExitCode {
         }
         Some(Command::Status { json }) => ExitCode::from(status_command::run(&settings, json)),
         Some(Command::Stop) => ExitCode::from(status_command::stop(&settings)),
+        Some(Command::Open { no_browser }) => {
+            ExitCode::from(status_command::open(&settings, no_browser))
+        }
         Some(Command::Init {
             remove,
             print,

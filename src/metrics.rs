@@ -1,12 +1,24 @@
 //! Prometheus metrics. Counters are lock-free atomics owned by this registry; actors
 //! only increment them (see docs/decisions.md).
 
+use std::collections::BTreeMap;
+
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
+
+/// One tool's calls so far ([`Metrics::tool_totals`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ToolTotals {
+    pub calls: u64,
+    /// Calls that ended otherwise than in success.
+    pub failed: u64,
+    /// Time spent in all calls.
+    pub seconds: f64,
+}
 
 /// Labels of a tool call.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -213,6 +225,41 @@ impl Metrics {
         self.tool_duration
             .get_or_create(&ToolNameLabel { tool })
             .observe(seconds);
+    }
+
+    /// Every tool's totals so far, read back from the exposition text (the histogram
+    /// keeps its sum and count private): calls, calls that did not succeed, seconds.
+    pub fn tool_totals(&self) -> BTreeMap<String, ToolTotals> {
+        let mut out: BTreeMap<String, ToolTotals> = BTreeMap::new();
+        for line in self.encode().lines() {
+            let Some((series, value)) = line.rsplit_once(' ') else {
+                continue;
+            };
+            let Some((name, labels)) = series.split_once('{') else {
+                continue;
+            };
+            let label = |key: &str| {
+                labels
+                    .split(',')
+                    .find_map(|kv| kv.strip_prefix(key)?.strip_prefix("=\""))
+                    .map(|v| v.trim_end_matches('}').trim_end_matches('"'))
+            };
+            let Some(tool) = label("tool") else { continue };
+            let entry = out.entry(tool.to_string()).or_default();
+            match name {
+                "ide_bridge_tool_call_duration_seconds_count" => {
+                    entry.calls = value.parse().unwrap_or(0)
+                }
+                "ide_bridge_tool_call_duration_seconds_sum" => {
+                    entry.seconds = value.parse().unwrap_or(0.0)
+                }
+                "ide_bridge_tool_calls_total" if label("status") != Some("success") => {
+                    entry.failed += value.parse::<u64>().unwrap_or(0)
+                }
+                _ => {}
+            }
+        }
+        out
     }
 
     /// Counts a refused connection.

@@ -9,6 +9,7 @@ use actix::Addr;
 use crate::actors::activity_log::ActivityLog;
 use crate::actors::automation::Automation;
 use crate::actors::checkpoint::CheckpointActor;
+use crate::actors::dashboard::Dashboard;
 use crate::actors::diagnostics::DiagnosticsActor;
 use crate::actors::extension::ExtensionClient;
 use crate::actors::http_transport::HttpSessions;
@@ -48,6 +49,8 @@ pub struct Services {
     pub extension: Addr<ExtensionClient>,
     /// Claude tasks.
     pub orchestrator: Addr<Orchestrator>,
+    /// The browser page's sign-ins, diffs, approvals and reviews.
+    pub dashboard: Addr<Dashboard>,
     /// Automation hooks (absent without a policy).
     pub automation: Option<Addr<Automation>>,
     /// Session checkpoints (absent when disabled).

@@ -39,6 +39,8 @@ pub struct BridgeStatus {
     pub automation: Option<crate::actors::automation::AutomationStatus>,
     /// How the workspace is watched and what the watcher reported.
     pub watch: crate::actors::watcher::WatchStatus,
+    /// The browser page: signed-in browsers, pages watching, what waits there.
+    pub page: crate::actors::dashboard::PageStatus,
     /// Tool-call totals.
     pub activity: Totals,
     /// Requests refused by the rate limit.
@@ -91,9 +93,15 @@ pub async fn collect(services: &Services) -> Result<BridgeStatus, ActorFault> {
         .send(crate::actors::watcher::GetWatchStatus)
         .await
         .map_err(|e| ActorFault::mailbox(crate::actors::watcher::NAME, e))?;
+    let page = services
+        .dashboard
+        .send(crate::actors::dashboard::GetPageStatus)
+        .await
+        .map_err(|e| ActorFault::mailbox(crate::actors::dashboard::NAME, e))?;
     Ok(BridgeStatus {
         automation,
         watch,
+        page,
         version: env!("CARGO_PKG_VERSION"),
         pid: std::process::id(),
         port: services.port,

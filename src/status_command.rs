@@ -1,4 +1,5 @@
-//! `ide-bridge status`: finds the bridge serving this workspace and prints its status.
+//! `ide-bridge status`, `stop` and `open`: find the bridge serving this workspace and
+//! print its status, stop it, or open its browser page.
 
 use std::path::PathBuf;
 
@@ -80,6 +81,75 @@ pub fn stop(settings: &Settings) -> u8 {
         lock.workspace_folders.join(", ")
     );
     0
+}
+
+/// `ide-bridge open`: a one-time sign-in link to the browser page, printed and (unless
+/// `no_browser`) opened in the system browser.
+pub fn open(settings: &Settings, no_browser: bool) -> u8 {
+    let (port, lock) = match find(settings) {
+        Ok(found) => found,
+        Err(e) => {
+            eprintln!("{e}");
+            return 1;
+        }
+    };
+    let (code, body) = match http_client::post(port, "/ui/login-code", &lock.auth_token) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!(
+                "The bridge on port {port} (pid {}) did not answer: {e}",
+                lock.pid
+            );
+            return 1;
+        }
+    };
+    let answer: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+    if code != 200 {
+        let why = answer["error"].as_str().unwrap_or(&body);
+        eprintln!("The bridge on port {port} refused a sign-in link (HTTP {code}): {why}");
+        return 1;
+    }
+    let Some(url) = answer["url"].as_str() else {
+        eprintln!("Unreadable answer from the bridge: {body}");
+        return 1;
+    };
+    let minutes = answer["expiresInMs"].as_u64().unwrap_or(0) / 60_000;
+    println!("{url}");
+    eprintln!("This link signs one browser in; it works once, within {minutes} min.");
+    if !no_browser {
+        match open_in_browser(url) {
+            Some(program) => eprintln!("Opened it with {program}."),
+            None => eprintln!("No browser to open it with here: paste it into one."),
+        }
+    }
+    0
+}
+
+/// Starts the system browser on `url`: `$BROWSER`, else `xdg-open` (with a display) or
+/// `open` (macOS). The program's name when one started.
+fn open_in_browser(url: &str) -> Option<String> {
+    let mut candidates: Vec<String> = std::env::var("BROWSER")
+        .ok()
+        .map(|b| b.split(':').map(str::to_string).collect())
+        .unwrap_or_default();
+    if cfg!(target_os = "macos") {
+        candidates.push("open".into());
+    } else if std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some()
+    {
+        candidates.push("xdg-open".into());
+    }
+    candidates
+        .into_iter()
+        .filter(|c| !c.trim().is_empty())
+        .find(|program| {
+            std::process::Command::new(program)
+                .arg(url)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .is_ok()
+        })
 }
 
 /// Runs the subcommand; returns the process exit code.

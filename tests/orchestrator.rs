@@ -56,6 +56,8 @@ fn orchestrator(workspace: &Path, max_concurrent: usize, max_queue: usize) -> Ad
         program: fake_claude(),
         workspace: workspace.to_path_buf(),
         policy: Arc::new(Policy::default()),
+        approver: None,
+        approval_timeout: std::time::Duration::from_secs(1),
     };
     Supervisor::start(move |_| Orchestrator::new(limits, driver, None, editor, activity, metrics))
 }

@@ -5,6 +5,7 @@ pub mod activity_log;
 pub mod automation;
 pub mod checkpoint;
 pub mod clock;
+pub mod dashboard;
 pub mod diagnostics;
 pub mod extension;
 #[cfg(feature = "fault-injection")]

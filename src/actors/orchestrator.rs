@@ -118,6 +118,12 @@ pub struct CancelTask {
 #[rtype(result = "Option<mpsc::UnboundedReceiver<String>>")]
 pub struct Follow(pub TaskId);
 
+/// A task as it is now and, while it has not finished, its output from here on: the
+/// snapshot and the follower are taken in one step, so no line falls between them.
+#[derive(Debug, Message)]
+#[rtype(result = "Option<(Task, Option<mpsc::UnboundedReceiver<String>>)>")]
+pub struct WatchTask(pub TaskId);
+
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 struct TaskEvent(TaskId, Event);
@@ -506,6 +512,19 @@ impl Handler<Follow> for Orchestrator {
         guard(NAME, self, ctx, |act, _| act.follow(msg.0))
             .ok()
             .flatten()
+    }
+}
+
+impl Handler<WatchTask> for Orchestrator {
+    type Result = Option<(Task, Option<mpsc::UnboundedReceiver<String>>)>;
+    fn handle(&mut self, msg: WatchTask, ctx: &mut Context<Self>) -> Self::Result {
+        guard(NAME, self, ctx, |act, _| {
+            let task = act.tasks.get(&msg.0)?.clone();
+            let output = act.follow(msg.0);
+            Some((task, output))
+        })
+        .ok()
+        .flatten()
     }
 }
 

@@ -19,6 +19,13 @@ pub enum Rejection {
     Unauthorized(String),
 }
 
+impl Rejection {
+    /// 401: the caller may try again with credentials.
+    pub fn is_unauthorized(&self) -> bool {
+        matches!(self, Rejection::Unauthorized(_))
+    }
+}
+
 impl ResponseError for Rejection {
     fn status_code(&self) -> StatusCode {
         match self {
@@ -147,9 +154,9 @@ fn host_refusal(host: &str, bind: IpAddr, own_port: u16) -> Option<&'static str>
 }
 
 /// Refuses a `Host` that is not exactly a loopback name or address or the configured
-/// bind address (with, optionally, the bridge's own port), and any `Origin` not
-/// explicitly allowed. The own port is the local port of the accepting listener.
-pub fn check_host_and_origin(req: &HttpRequest, settings: &Settings) -> Result<(), Rejection> {
+/// bind address (with, optionally, the bridge's own port); answers the accepted value.
+/// The own port is the local port of the accepting listener.
+pub fn check_host<'r>(req: &'r HttpRequest, settings: &Settings) -> Result<&'r str, Rejection> {
     let host = req
         .headers()
         .get("host")
@@ -166,6 +173,13 @@ pub fn check_host_and_origin(req: &HttpRequest, settings: &Settings) -> Result<(
             "Host {host:?} is not allowed: it {why}; connect to 127.0.0.1:{own_port}"
         )));
     }
+    Ok(host)
+}
+
+/// [`check_host`], and refuses any `Origin` not explicitly allowed: agents, editors and
+/// scripts send none, and no web page may drive them.
+pub fn check_host_and_origin(req: &HttpRequest, settings: &Settings) -> Result<(), Rejection> {
+    check_host(req, settings)?;
     if let Some(origin) = req.headers().get("origin") {
         let origin = origin.to_str().unwrap_or("<non-ascii>");
         if !settings.server.allowed_origins.iter().any(|o| o == origin) {
@@ -173,6 +187,35 @@ pub fn check_host_and_origin(req: &HttpRequest, settings: &Settings) -> Result<(
                 "Origin {origin:?} is not allowed: browser pages may not connect to the bridge"
             )));
         }
+    }
+    Ok(())
+}
+
+/// For the bridge's own page: [`check_host`], and an `Origin`, when there is one, must
+/// be the page's own (`http://` + the `Host` it was served under). A request that
+/// changes state must carry it (browsers always send it on a POST), so a form or script
+/// of another site, or a request that hides where it came from, is refused.
+pub fn check_same_origin(
+    req: &HttpRequest,
+    settings: &Settings,
+    changes_state: bool,
+) -> Result<(), Rejection> {
+    let host = check_host(req, settings)?;
+    match req.headers().get("origin") {
+        Some(origin) => {
+            let origin = origin.to_str().unwrap_or("<non-ascii>");
+            let own = format!("http://{host}");
+            if !origin.eq_ignore_ascii_case(&own) {
+                return Err(Rejection::Forbidden(format!(
+                    "Origin {origin:?} is not allowed: only the bridge's own page ({own}) may use it"
+                )));
+            }
+        }
+        None if changes_state => return Err(Rejection::Forbidden(
+            "A request that changes state must come from the bridge's own page (no Origin header)"
+                .into(),
+        )),
+        None => {}
     }
     Ok(())
 }

@@ -6,6 +6,7 @@ pub mod frame_guard;
 pub mod guard;
 pub mod mcp;
 mod routes;
+pub mod ui;
 mod upgrade;
 
 use actix_web::web;
@@ -30,5 +31,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/mcp", web::post().to(mcp::post))
         .route("/mcp", web::get().to(mcp::get))
         .route("/mcp", web::delete().to(mcp::delete))
+        .configure(ui::configure)
         .default_service(web::to(routes::not_found));
 }

@@ -3,7 +3,8 @@
 //! `CLAUDECODE` removed from its environment, in its own process group (killed on
 //! timeout and on cancellation, i.e. when this future is dropped). The prompt goes in as
 //! a stream-json user message; assistant text streams out as events; `can_use_tool`
-//! control requests are answered from the policy.
+//! control requests are answered from the policy, and those a rule sends to the person
+//! (`ask`) from the browser page, denied when nobody decides in time.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -15,7 +16,10 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::permissions::{control_response, Policy};
+use actix::Recipient;
+
+use super::permissions::{control_response, Decision, Policy, Verdict};
+use crate::actors::messages::dashboard::AskApproval;
 use crate::exec::process::GroupGuard;
 
 /// What a run reports while it goes.
@@ -79,6 +83,58 @@ pub struct DriverConfig {
     pub workspace: PathBuf,
     /// Permission rules.
     pub policy: Arc<Policy>,
+    /// Where `ask` rules ask (the browser page's actor); `None`: the page is off and
+    /// `ask` denies.
+    pub approver: Option<Recipient<AskApproval>>,
+    /// How long an `ask` waits for the person.
+    pub approval_timeout: Duration,
+}
+
+/// Decides a tool request: the policy's verdict, or for `ask` the person's.
+async fn decide(config: &DriverConfig, task_id: &str, tool: &str, input: &Value) -> Decision {
+    let decision = config.policy.decide(tool, input);
+    if decision.verdict != Verdict::Ask {
+        return decision;
+    }
+    let rule = decision.reason;
+    let answer = |allow: bool, why: String| Decision {
+        verdict: if allow { Verdict::Allow } else { Verdict::Deny },
+        reason: format!("{rule}: {why}"),
+    };
+    let Some(approver) = &config.approver else {
+        return answer(
+            false,
+            "asks the person, but the browser page is off (ui.enabled = false)".into(),
+        );
+    };
+    let timeout = config.approval_timeout;
+    let asked = approver
+        .send(AskApproval {
+            task_id: task_id.into(),
+            tool: tool.to_string(),
+            input: input.clone(),
+            rule: rule.clone(),
+            timeout,
+        })
+        .await;
+    let Ok(decision) = asked else {
+        return answer(false, "the browser page could not be asked".into());
+    };
+    match tokio::time::timeout(timeout, decision).await {
+        Ok(Ok(true)) => answer(true, "approved in the browser page".into()),
+        Ok(Ok(false)) => answer(false, "denied in the browser page".into()),
+        Ok(Err(_)) => answer(
+            false,
+            "the request was dropped before anyone decided".into(),
+        ),
+        Err(_) => answer(
+            false,
+            format!(
+                "nobody decided within {} s (orchestrator.approval_timeout_ms)",
+                timeout.as_secs()
+            ),
+        ),
+    }
 }
 
 /// Runs `prompt`; `Ok(result text)` when the process exits 0.
@@ -169,10 +225,10 @@ pub async fn run(
                         .unwrap_or_default()
                         .to_string();
                     let input = msg["request"]["input"].clone();
-                    let decision = config.policy.decide(&tool, &input);
+                    let decision = decide(config, task_id, &tool, &input).await;
                     let _ = events.send(Event::Permission {
                         tool,
-                        allow: decision.allow,
+                        allow: decision.allows(),
                         reason: decision.reason.clone(),
                     });
                     let id = msg["request_id"].as_str().unwrap_or_default();

@@ -1,6 +1,7 @@
 //! The permission policy for Claude tasks: rules from config, first match wins, default
 //! deny. Answers `can_use_tool` control requests of `claude -p --permission-prompt-tool
-//! stdio`: allow always carries `updatedInput` (the original input), deny a message.
+//! stdio`: allow always carries `updatedInput` (the original input), deny a message. A
+//! rule may also `ask`: the person decides in the browser page (see the driver).
 
 use regex::Regex;
 use serde::{Deserialize, Serialize};
@@ -15,15 +16,17 @@ pub struct RuleConfig {
     /// Optional regex matched against the tool input as compact JSON.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pattern: Option<String>,
-    /// `allow` or `deny`.
+    /// `allow`, `deny` or `ask` (the person decides in the browser page).
     pub decision: String,
 }
 
 /// A rule that does not compile; the message names it as `orchestrator.permissions[i]`.
 #[derive(Debug, thiserror::Error)]
 pub enum RuleError {
-    /// `decision` is neither `allow` nor `deny`.
-    #[error("orchestrator.permissions[{index}].decision: {decision:?} (allowed: allow, deny)")]
+    /// `decision` is not `allow`, `deny` or `ask`.
+    #[error(
+        "orchestrator.permissions[{index}].decision: {decision:?} (allowed: allow, deny, ask)"
+    )]
     Decision {
         /// Position of the rule.
         index: usize,
@@ -43,16 +46,31 @@ pub enum RuleError {
 /// A compiled policy.
 #[derive(Debug, Clone, Default)]
 pub struct Policy {
-    rules: Vec<(String, Option<Regex>, bool)>,
+    rules: Vec<(String, Option<Regex>, Verdict)>,
+}
+
+/// What a rule says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Allow,
+    Deny,
+    /// The person decides.
+    Ask,
 }
 
 /// A decision and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Decision {
-    /// Allowed.
-    pub allow: bool,
-    /// The rule (or "default deny").
+    pub verdict: Verdict,
+    /// The rule (or "default deny"), and for `ask` what the person did.
     pub reason: String,
+}
+
+impl Decision {
+    /// True when the tool may run (`ask` is not an answer yet: false).
+    pub fn allows(&self) -> bool {
+        self.verdict == Verdict::Allow
+    }
 }
 
 impl Policy {
@@ -60,9 +78,10 @@ impl Policy {
     pub fn compile(rules: &[RuleConfig]) -> Result<Self, RuleError> {
         let mut out = Vec::new();
         for (i, r) in rules.iter().enumerate() {
-            let allow = match r.decision.as_str() {
-                "allow" => true,
-                "deny" => false,
+            let verdict = match r.decision.as_str() {
+                "allow" => Verdict::Allow,
+                "deny" => Verdict::Deny,
+                "ask" => Verdict::Ask,
                 other => {
                     return Err(RuleError::Decision {
                         index: i,
@@ -76,7 +95,7 @@ impl Policy {
                 }
                 None => None,
             };
-            out.push((r.tool.clone(), pattern, allow));
+            out.push((r.tool.clone(), pattern, verdict));
         }
         Ok(Self { rules: out })
     }
@@ -84,10 +103,10 @@ impl Policy {
     /// Decides about `tool` with `input`.
     pub fn decide(&self, tool: &str, input: &Value) -> Decision {
         let text = input.to_string();
-        for (i, (name, pattern, allow)) in self.rules.iter().enumerate() {
+        for (i, (name, pattern, verdict)) in self.rules.iter().enumerate() {
             if (name == "*" || name == tool) && pattern.as_ref().is_none_or(|p| p.is_match(&text)) {
                 return Decision {
-                    allow: *allow,
+                    verdict: *verdict,
                     reason: format!(
                         "rule {i} ({name}{})",
                         pattern
@@ -99,7 +118,7 @@ impl Policy {
             }
         }
         Decision {
-            allow: false,
+            verdict: Verdict::Deny,
             reason: "default deny".into(),
         }
     }
@@ -107,7 +126,7 @@ impl Policy {
 
 /// The `control_response` line answering `request_id`.
 pub fn control_response(request_id: &str, decision: &Decision, input: &Value) -> String {
-    let response = if decision.allow {
+    let response = if decision.allows() {
         json!({ "behavior": "allow", "updatedInput": input })
     } else {
         json!({ "behavior": "deny", "message": format!("Denied by the ide-bridge permission policy ({})", decision.reason) })
@@ -139,11 +158,18 @@ mod tests {
             rule("Read", None, "allow"),
         ])
         .unwrap();
-        assert!(!p.decide("Bash", &json!({"command": "rm -rf /"})).allow);
-        assert!(p.decide("Bash", &json!({"command": "ls"})).allow);
-        assert!(p.decide("Read", &json!({})).allow);
+        assert!(!p.decide("Bash", &json!({"command": "rm -rf /"})).allows());
+        assert!(p.decide("Bash", &json!({"command": "ls"})).allows());
+        assert!(p.decide("Read", &json!({})).allows());
         let d = p.decide("Write", &json!({}));
-        assert_eq!((d.allow, d.reason.as_str()), (false, "default deny"));
+        assert_eq!(
+            (d.verdict, d.reason.as_str()),
+            (Verdict::Deny, "default deny")
+        );
+        let asks = Policy::compile(&[rule("Bash", None, "ask")]).unwrap();
+        let d = asks.decide("Bash", &json!({}));
+        assert_eq!(d.verdict, Verdict::Ask);
+        assert!(!d.allows(), "ask is no permission yet");
         assert!(Policy::compile(&[rule("x", None, "maybe")])
             .unwrap_err()
             .to_string()
@@ -160,7 +186,7 @@ mod tests {
         let allow: Value = serde_json::from_str(&control_response(
             "r1",
             &Decision {
-                allow: true,
+                verdict: Verdict::Allow,
                 reason: "r".into(),
             },
             &input,
@@ -171,7 +197,7 @@ mod tests {
         let deny: Value = serde_json::from_str(&control_response(
             "r2",
             &Decision {
-                allow: false,
+                verdict: Verdict::Deny,
                 reason: "default deny".into(),
             },
             &input,

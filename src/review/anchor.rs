@@ -69,6 +69,44 @@ impl LineMap {
     }
 }
 
+/// One step of a line diff, ranges 0-based.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LineOp {
+    /// `equal`, `delete`, `insert` or `replace`.
+    pub tag: &'static str,
+    pub old_start: usize,
+    pub old_len: usize,
+    pub new_start: usize,
+    pub new_len: usize,
+}
+
+/// The line diff of `old` and `new`, for showing them side by side.
+pub fn line_ops(old: &str, new: &str) -> Vec<LineOp> {
+    let diff = TextDiff::configure()
+        .algorithm(Algorithm::Myers)
+        .timeout(DIFF_DEADLINE)
+        .diff_lines(old, new);
+    diff.ops()
+        .iter()
+        .map(|op| {
+            let (tag, o, n) = op.as_tag_tuple();
+            LineOp {
+                tag: match tag {
+                    similar::DiffTag::Equal => "equal",
+                    similar::DiffTag::Delete => "delete",
+                    similar::DiffTag::Insert => "insert",
+                    similar::DiffTag::Replace => "replace",
+                },
+                old_start: o.start,
+                old_len: o.len(),
+                new_start: n.start,
+                new_len: n.len(),
+            }
+        })
+        .collect()
+}
+
 /// Number of lines, a final line without a newline counted.
 pub fn line_count(text: &str) -> usize {
     text.lines().count()
@@ -185,6 +223,15 @@ mod tests {
     fn gone_files_and_lines_past_the_end_are_said_so() {
         assert_eq!(follow(BASE, None, 1, 1).fate, Fate::Gone);
         assert_eq!(after(BASE, 9, 9).fate, Fate::OutOfRange);
+    }
+
+    #[test]
+    fn line_ops_cover_both_texts() {
+        let ops = line_ops("a\nb\nc\n", "a\nB\nc\nd\n");
+        let tags: Vec<&str> = ops.iter().map(|o| o.tag).collect();
+        assert_eq!(tags, ["equal", "replace", "equal", "insert"]);
+        assert_eq!(ops.iter().map(|o| o.new_len).sum::<usize>(), 4);
+        assert_eq!(ops.iter().map(|o| o.old_len).sum::<usize>(), 3);
     }
 
     #[test]

@@ -22,6 +22,10 @@ pub const MAX_REVIEW_BYTES: usize = 256 * 1024;
 pub const MAX_FILES: usize = 64;
 /// Most references one review may hold (further ones stay plain text).
 pub const MAX_REFERENCES: usize = 1000;
+/// Largest file a review keeps the base text of (larger ones stay plain text).
+pub const MAX_BASE_BYTES: usize = 512 * 1024;
+/// Most base text one review keeps, all files together.
+pub const MAX_BASES_BYTES: usize = 4 * 1024 * 1024;
 
 /// One reference: a workspace-relative path and 1-based lines of its base text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

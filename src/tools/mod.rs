@@ -17,6 +17,7 @@ pub mod git;
 pub mod ide;
 mod path;
 pub(crate) mod registry;
+pub mod review;
 pub(crate) mod schema;
 pub mod summary;
 pub mod tasks;

@@ -77,6 +77,10 @@ impl PendingApprovals {
         self.pending.len()
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.pending.is_empty()
+    }
+
     pub fn views(&self) -> Vec<ApprovalView> {
         self.pending.iter().map(|p| p.view.clone()).collect()
     }

@@ -83,10 +83,9 @@ impl PendingDiffs {
 
     /// Answers every diff `which` selects with `answer`; how many there were.
     pub fn settle(&mut self, which: impl Fn(&DiffView) -> bool, answer: DiffAnswer) -> usize {
-        let (settled, kept): (Vec<Pending>, Vec<Pending>) =
-            std::mem::take(&mut self.pending)
-                .into_iter()
-                .partition(|p| which(&p.view));
+        let (settled, kept): (Vec<Pending>, Vec<Pending>) = std::mem::take(&mut self.pending)
+            .into_iter()
+            .partition(|p| which(&p.view));
         self.pending = kept;
         let n = settled.len();
         for p in settled {

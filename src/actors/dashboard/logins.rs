@@ -107,7 +107,9 @@ impl Logins {
                 .map(|(i, _)| i)
                 .unwrap_or(0);
             self.sessions.remove(oldest);
-            tracing::info!("signed out the least recently used browser to make room (ui.max_browser_sessions)");
+            tracing::info!(
+                "signed out the least recently used browser to make room (ui.max_browser_sessions)"
+            );
         }
         let cookie = secret();
         self.sessions.push(Session {

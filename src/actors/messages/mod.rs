@@ -10,6 +10,7 @@
 pub mod activity;
 pub mod automation;
 pub mod connection;
+pub mod dashboard;
 pub mod editor;
 pub mod registry;
 pub mod session;

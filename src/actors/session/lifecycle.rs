@@ -47,9 +47,11 @@ impl Session {
     }
 
     fn close_diffs(&self) {
-        self.links.diffs.do_send(CloseSessionDiffs {
-            session_id: self.id.clone(),
-        });
+        for to in [&self.links.diffs, &self.links.page_diffs] {
+            to.do_send(CloseSessionDiffs {
+                session_id: self.id.clone(),
+            });
+        }
     }
 
     /// Adds a connection. A newer IDE connection replaces an older one (the CLI

@@ -47,8 +47,10 @@ pub const MAX_TERMINALS: usize = 32;
 pub struct SessionLinks {
     /// Connection and handshake changes, client pid, end.
     pub registry: Recipient<SessionEvent>,
-    /// Rejects this agent's pending diffs when its IDE connection goes.
+    /// Rejects this agent's pending diffs when its IDE connection goes: those in the
+    /// editor and those in the browser page.
     pub diffs: Recipient<CloseSessionDiffs>,
+    pub page_diffs: Recipient<CloseSessionDiffs>,
     /// Lifecycle entries of the timeline.
     pub lifecycle: Recipient<RecordLifecycle>,
     /// Finished tool calls.
@@ -61,6 +63,7 @@ impl SessionLinks {
         Self {
             registry: services.registry.clone().recipient(),
             diffs: services.extension.clone().recipient(),
+            page_diffs: services.dashboard.clone().recipient(),
             lifecycle: services.activity.clone().recipient(),
             tool_calls: services.activity.clone().recipient(),
         }

@@ -24,6 +24,7 @@ struct Fixture {
     id: SessionId,
     events: UnboundedReceiver<SessionEvent>,
     diffs: UnboundedReceiver<CloseSessionDiffs>,
+    page_diffs: UnboundedReceiver<CloseSessionDiffs>,
     lifecycle: UnboundedReceiver<RecordLifecycle>,
     calls: UnboundedReceiver<RecordToolCall>,
     _dir: tempfile::TempDir,
@@ -34,11 +35,13 @@ fn fixture() -> Fixture {
     let services = crate::app::services_for_tests(Settings::default(), dir.path());
     let (registry, events) = Capture::start();
     let (diffs, diff_rx) = Capture::start();
+    let (page_diffs, page_diff_rx) = Capture::start();
     let (lifecycle, lifecycle_rx) = Capture::start();
     let (tool_calls, calls) = Capture::start();
     let links = SessionLinks {
         registry,
         diffs,
+        page_diffs,
         lifecycle,
         tool_calls,
     };
@@ -48,6 +51,7 @@ fn fixture() -> Fixture {
         id,
         events,
         diffs: diff_rx,
+        page_diffs: page_diff_rx,
         lifecycle: lifecycle_rx,
         calls,
         _dir: dir,
@@ -208,6 +212,8 @@ async fn losing_the_ide_connection_rejects_the_diffs_but_keeps_the_session() {
         ended: false,
     });
     assert_eq!(f.diffs.recv().await.expect("diffs closed").session_id, f.id);
+    let page = f.page_diffs.recv().await.expect("page diffs closed");
+    assert_eq!(page.session_id, f.id, "the page's diffs go too");
     let info = f.session.send(Describe).await.expect("alive");
     assert!(info.connected && !info.in_grace);
     assert_eq!(info.connections.len(), 1);

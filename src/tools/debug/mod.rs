@@ -91,6 +91,8 @@ pub enum Target {
     Orchestrator,
     /// The workspace watcher.
     Watcher,
+    /// The browser page's actor.
+    Dashboard,
 }
 
 /// Sends `msg` to the target actor and flattens mailbox errors into faults.
@@ -106,6 +108,7 @@ where
     crate::actors::automation::Automation: actix::Handler<M>,
     crate::actors::orchestrator::Orchestrator: actix::Handler<M>,
     crate::actors::watcher::Watcher: actix::Handler<M>,
+    crate::actors::dashboard::Dashboard: actix::Handler<M>,
 {
     use crate::actors::{checkpoint, diagnostics, writer};
     let s = &ctx.services;
@@ -133,6 +136,7 @@ where
             s.orchestrator.send(msg).await,
         ),
         Target::Watcher => flat(crate::actors::watcher::NAME, s.watcher.send(msg).await),
+        Target::Dashboard => flat(crate::actors::dashboard::NAME, s.dashboard.send(msg).await),
     }
 }
 

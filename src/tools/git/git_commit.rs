@@ -4,9 +4,13 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::git;
+use super::git_in;
 use crate::protocol::mcp::CallToolResult;
+use crate::services::Services;
 use crate::tools::{Tool, ToolContext, ToolError, ToolResult};
+
+/// Longest commit message, in bytes (the schema says the same in characters).
+const MAX_MESSAGE_BYTES: usize = 40_000;
 
 pub struct GitCommit;
 
@@ -26,18 +30,40 @@ impl Tool for GitCommit {
         "Commit staged changes (all: true also stages tracked changes). A message is required.";
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
-        if args.message.trim().is_empty() {
-            return Err(ToolError::refused("A commit message is required"));
-        }
-        let mut argv = vec!["commit".to_string()];
-        if args.all {
-            argv.push("--all".into());
-        }
-        argv.push(format!("--message={}", args.message));
-        git(&ctx, argv).await?;
-        let head = git(&ctx, vec!["rev-parse".into(), "HEAD".into()]).await?;
+        let head = commit(&ctx.services, &args.message, args.all).await?;
         Ok(CallToolResult::json(
-            &json!({ "success": true, "commit": head.stdout.trim() }),
+            &json!({ "success": true, "commit": head }),
         ))
     }
+}
+
+/// Commits what is staged (with `all`, every tracked change) with `message`; the new
+/// commit's hash. Also what the browser page's "Commit with this message" runs.
+pub(crate) async fn commit(
+    services: &Services,
+    message: &str,
+    all: bool,
+) -> Result<String, ToolError> {
+    if message.trim().is_empty() {
+        return Err(ToolError::refused("A commit message is required"));
+    }
+    if message.len() > MAX_MESSAGE_BYTES {
+        return Err(ToolError::refused(format!(
+            "A commit message may be at most {MAX_MESSAGE_BYTES} bytes"
+        )));
+    }
+    let max_output = services.settings.commands.max_output_bytes;
+    let mut argv = vec!["commit".to_string()];
+    if all {
+        argv.push("--all".into());
+    }
+    argv.push(format!("--message={message}"));
+    git_in(services, argv, max_output).await?;
+    let head = git_in(
+        services,
+        vec!["rev-parse".into(), "HEAD".into()],
+        max_output,
+    )
+    .await?;
+    Ok(head.stdout.trim().to_string())
 }

@@ -16,6 +16,7 @@ use std::path::PathBuf;
 use super::{ToolContext, ToolError, WorkspacePath};
 use crate::exec::{self, RunOutput, RunSpec};
 use crate::protocol::mcp::CallToolResult;
+use crate::services::Services;
 
 /// Why a git tool refused an argument or git failed.
 #[derive(Debug, thiserror::Error)]
@@ -42,8 +43,19 @@ pub(crate) use crate::exec::git::hardened;
 /// Runs `git args…` in the workspace root, [`hardened`]. Non-zero exits become tool
 /// errors with git's own message; "not a git repository" is said plainly.
 pub(crate) async fn git(ctx: &ToolContext, args: Vec<String>) -> Result<RunOutput, ToolError> {
-    let settings = &ctx.services.settings;
-    let root = ctx.services.workspace.root();
+    let max_output = ctx.services.settings.commands.max_output_bytes;
+    git_in(&ctx.services, args, max_output).await
+}
+
+/// [`git`] for callers without a tool context (the browser page), keeping at most
+/// `max_output` bytes of each stream.
+pub(crate) async fn git_in(
+    services: &Services,
+    args: Vec<String>,
+    max_output: usize,
+) -> Result<RunOutput, ToolError> {
+    let settings = &services.settings;
+    let root = services.workspace.root();
     // A push may write outside (a remote on a local path: git runs receive-pack for
     // it); it is off unless `git.allow_push`, and hooks are off either way.
     let pushing = args.first().is_some_and(|a| a == "push");
@@ -53,7 +65,7 @@ pub(crate) async fn git(ctx: &ToolContext, args: Vec<String>) -> Result<RunOutpu
         args,
         cwd: root.to_path_buf(),
         timeout: settings.commands.timeout,
-        max_output: settings.commands.max_output_bytes,
+        max_output,
         env,
         // Writes only in the workspace (and its .git); network for fetch.
         sandbox: (!pushing).then(|| exec::sandbox::Sandbox {

@@ -22,14 +22,16 @@ impl Tool for CloseAllDiffTabs {
     async fn call(ctx: ToolContext, _args: Args) -> ToolResult {
         // Only this session's pending diffs: other agents' diffs and the user's own
         // diff tabs are left alone.
-        let closed = ctx
+        let session_id = ctx.session_id.clone();
+        let in_editor = ctx.services.extension.send(CloseSessionDiffs {
+            session_id: session_id.clone(),
+        });
+        let in_page = ctx
             .services
-            .extension
-            .send(CloseSessionDiffs {
-                session_id: ctx.session_id.clone(),
-            })
-            .await
-            .unwrap_or(0);
+            .dashboard
+            .send(CloseSessionDiffs { session_id });
+        let (editor, page) = futures_util::future::join(in_editor, in_page).await;
+        let closed = editor.unwrap_or(0) + page.unwrap_or(0);
         Ok(CallToolResult::text(format!("CLOSED_{closed}_DIFF_TABS")))
     }
 }

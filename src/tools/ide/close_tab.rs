@@ -3,6 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use crate::actors::dashboard::CloseDiffTab;
 use crate::actors::extension::CloseDiff;
 use crate::protocol::mcp::CallToolResult;
 use crate::tools::{EditorUse, Tool, ToolContext, ToolResult};
@@ -23,6 +24,14 @@ impl Tool for CloseTab {
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         // A pending diff in this tab is rejected; the answer is always TAB_CLOSED.
+        let _ = ctx
+            .services
+            .dashboard
+            .send(CloseDiffTab {
+                session: ctx.session_id.clone(),
+                tab: args.tab_name.clone(),
+            })
+            .await;
         let _ = ctx
             .services
             .extension

@@ -1,13 +1,17 @@
-//! `openDiff`: needs an editor to show the diff; without one it fails at once so the
-//! CLI falls back to its terminal prompt.
+//! `openDiff`: shown in the editor; without one, in the browser page when a page is
+//! watching (the person accepts, maybe after editing, or rejects there); otherwise it
+//! is declined at once so the CLI falls back to its terminal prompt.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::actors::dashboard::diffs::{DiffAnswer, DiffOffer};
+use crate::actors::dashboard::{OfferDiff, PageRefusal};
 use crate::actors::extension::{DiffOutcome, ExtError, OpenDiff as ExtOpenDiff};
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{EditorUse, Tool, ToolContext, ToolError, ToolResult, ToolTimeout};
+use crate::tools::{blocking, EditorUse, Tool, ToolContext, ToolError, ToolResult, ToolTimeout};
+use crate::workspace::files::{read_text, FileError};
 
 pub struct OpenDiff;
 
@@ -30,8 +34,9 @@ impl Tool for OpenDiff {
     const NAME: &'static str = "openDiff";
     const EDITOR: EditorUse = EditorUse::Required;
     const DESCRIPTION: &'static str =
-        "Show a proposed change as a diff in the editor and block until the user accepts \
-         (FILE_SAVED + final text) or rejects it (DIFF_REJECTED + tab name).";
+        "Show a proposed change as a diff in the editor (or, without one, in the bridge's \
+         browser page) and block until the user accepts (FILE_SAVED + final text) or \
+         rejects it (DIFF_REJECTED + tab name).";
     const TIMEOUT: ToolTimeout = ToolTimeout::Unbounded;
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
@@ -51,19 +56,75 @@ impl Tool for OpenDiff {
             })
             .await;
         match shown.map_err(|e| ToolError::refused(e.to_string()))? {
-            Ok(DiffOutcome::Saved(text)) => {
-                Ok(CallToolResult::texts(["FILE_SAVED".to_string(), text]))
-            }
-            Ok(DiffOutcome::Rejected) => Ok(CallToolResult::texts([
-                "DIFF_REJECTED".to_string(),
-                args.tab_name,
-            ])),
-            Err(ExtError::NotConnected) => Ok(CallToolResult::declined(format!(
-                "No editor is connected to ide-bridge, so the diff \"{}\" cannot be shown. \
-                 Ask the user to approve the change in the terminal instead.",
-                args.tab_name
-            ))),
+            Ok(DiffOutcome::Saved(text)) => Ok(saved(text)),
+            Ok(DiffOutcome::Rejected) => Ok(rejected(args.tab_name)),
+            Err(ExtError::NotConnected) => in_the_page(&ctx, args).await,
             Err(e) => Err(e.into()),
         }
     }
+}
+
+fn saved(text: String) -> CallToolResult {
+    CallToolResult::texts(["FILE_SAVED".to_string(), text])
+}
+
+fn rejected(tab: String) -> CallToolResult {
+    CallToolResult::texts(["DIFF_REJECTED".to_string(), tab])
+}
+
+/// The answer when nobody can see the diff: the CLI then asks in its terminal.
+fn declined(tab: &str, also: &str) -> CallToolResult {
+    CallToolResult::declined(format!(
+        "No editor is connected to ide-bridge{also}, so the diff \"{tab}\" cannot be shown. \
+         Ask the user to approve the change in the terminal instead."
+    ))
+}
+
+/// Without an editor: the diff waits in the browser page when one watches.
+async fn in_the_page(ctx: &ToolContext, args: Args) -> ToolResult {
+    if !ctx.services.settings.ui.enabled {
+        return Ok(declined(&args.tab_name, ""));
+    }
+    // The page shows only what is inside the workspace.
+    let Ok(old_path) = ctx.services.workspace.resolve(&args.old_file_path) else {
+        return Ok(declined(
+            &args.tab_name,
+            " and the file is outside the workspace",
+        ));
+    };
+    let workspace = ctx.services.workspace.clone();
+    let original = blocking(move || match read_text(workspace.dir(), &old_path) {
+        Ok((text, _)) => Ok(text),
+        Err(FileError::NotFound(_)) => Ok(String::new()),
+        Err(e) => Err(e),
+    })
+    .await?;
+    let original = match original {
+        Ok(text) => text,
+        Err(e) => return Ok(declined(&args.tab_name, &format!(" and {e}"))),
+    };
+    let offer = DiffOffer {
+        session: ctx.session_id.clone(),
+        tab: args.tab_name.clone(),
+        old_path: args.old_file_path,
+        new_path: args.new_file_path,
+        original,
+        proposed: args.new_file_contents,
+    };
+    let offered = ctx.services.dashboard.send(OfferDiff(offer)).await;
+    let answer = match offered {
+        Ok(Ok(answer)) => answer,
+        Ok(Err(PageRefusal::NobodyWatching)) | Err(_) => {
+            return Ok(declined(&args.tab_name, ""));
+        }
+        Ok(Err(full)) => return Ok(declined(&args.tab_name, &format!(" and {full}"))),
+    };
+    Ok(match answer.await {
+        Ok(DiffAnswer::Saved(text)) => saved(text),
+        Ok(DiffAnswer::Rejected) => rejected(args.tab_name),
+        Ok(DiffAnswer::Unanswered) | Err(_) => declined(
+            &args.tab_name,
+            " and nobody decided in the browser page before it closed",
+        ),
+    })
 }

@@ -1,0 +1,568 @@
+//! Dashboard actor: what the browser page needs beyond the status every actor already
+//! reports. It owns the sign-ins ([`logins`]), the pages watching (their event
+//! streams), the diffs shown in the page while no editor is connected ([`diffs`]), the
+//! tool requests of Claude tasks waiting for approval ([`approvals`]), the reviews
+//! agents presented, and an hour of tool-call samples for the charts ([`samples`]).
+//!
+//! It sends nothing to other actors: the HTTP layer and the tools ask it and act on
+//! the answers (the page's clicks reach the editor and the agents from there).
+
+pub mod approvals;
+pub mod diffs;
+pub mod logins;
+pub mod samples;
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use serde::Serialize;
+use serde_json::{json, Value};
+use tokio::sync::{mpsc, oneshot};
+
+use super::activity_log::now_ms;
+use super::messages::activity::RecordLifecycle;
+use super::messages::dashboard::AskApproval;
+use super::messages::editor::CloseSessionDiffs;
+use super::messages::session::SessionId;
+use super::messages::watch::WorkspaceChanged;
+use super::supervise::{guard, restarted};
+use crate::metrics::Metrics;
+use crate::review::Draft;
+use approvals::{ApprovalView, PendingApprovals};
+use diffs::{DiffAnswer, DiffOffer, DiffView, PendingDiffs};
+use logins::{LoginLimits, LoginRefused, Logins};
+use samples::{Sample, Sampler};
+
+/// Actor name used in logs, metrics and faults.
+pub const NAME: &str = "dashboard";
+
+/// How often the actor looks after what it holds (closed pages, abandoned diffs).
+const TICK: Duration = Duration::from_secs(1);
+/// Ticks between two metric samples.
+const SAMPLE_EVERY_TICKS: u32 = 10;
+/// Events queued for one page; a page that falls this far behind is dropped.
+const STREAM_QUEUE: usize = 256;
+
+/// Limits from `[ui]`.
+#[derive(Debug, Clone)]
+pub struct DashboardConfig {
+    pub logins: LoginLimits,
+    /// How long diffs wait in the page after the last page closed.
+    pub diff_wait: Duration,
+    /// Most diffs waiting in the page at once.
+    pub max_pending_diffs: usize,
+    /// Reviews kept (oldest dropped).
+    pub max_reviews: usize,
+    /// Pages watching at once.
+    pub max_streams: usize,
+}
+
+/// A review an agent presented.
+#[derive(Debug)]
+pub struct PresentedReview {
+    pub id: u64,
+    pub session_id: SessionId,
+    /// Unix ms.
+    pub created_at: u64,
+    pub base_ref: Option<String>,
+    pub draft: Draft,
+}
+
+/// A review as the history lists it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReviewHead {
+    pub id: u64,
+    pub title: String,
+    pub session_id: SessionId,
+    pub created_at: u64,
+    pub references: usize,
+}
+
+/// What the page section of `/status` shows.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PageStatus {
+    /// Browsers signed in.
+    pub signed_in: usize,
+    /// Pages with their event stream open.
+    pub watching: usize,
+    pub pending_diffs: usize,
+    pub pending_approvals: usize,
+    pub reviews: usize,
+}
+
+/// Why the page cannot take something.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PageRefusal {
+    /// No page watches: nobody would see it.
+    #[error("no browser page is watching the bridge")]
+    NobodyWatching,
+    /// `ui.max_pending_diffs` diffs wait already.
+    #[error("{0} diffs wait in the browser page already (ui.max_pending_diffs)")]
+    TooManyDiffs(usize),
+    /// `ui.max_streams` pages watch already.
+    #[error("{0} browser pages watch already (ui.max_streams); close one")]
+    TooManyPages(usize),
+}
+
+/// A new one-time sign-in code.
+#[derive(Debug, Message)]
+#[rtype(result = "Option<String>")]
+pub struct IssueLoginCode;
+
+/// Exchange a code for a session cookie.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<String, LoginRefused>")]
+pub struct RedeemLoginCode(pub String);
+
+/// Is this cookie a signed-in browser?
+#[derive(Debug, Message)]
+#[rtype(result = "bool")]
+pub struct CheckBrowser(pub String);
+
+/// End the browser session this cookie names.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct SignOut(pub String);
+
+/// Open a page's event stream (JSON lines naming what changed).
+#[derive(Debug, Message)]
+#[rtype(result = "Result<mpsc::Receiver<Arc<str>>, PageRefusal>")]
+pub struct WatchPage;
+
+/// Show a diff in the page; the receiver gets the decision.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<oneshot::Receiver<DiffAnswer>, PageRefusal>")]
+pub struct OfferDiff(pub DiffOffer);
+
+/// Reject a session's diff in tab `tab` (the agent's `close_tab`); how many.
+#[derive(Debug, Message)]
+#[rtype(result = "usize")]
+pub struct CloseDiffTab {
+    pub session: SessionId,
+    pub tab: String,
+}
+
+/// The diffs waiting in the page.
+#[derive(Debug, Message)]
+#[rtype(result = "Vec<DiffView>")]
+pub struct ListDiffs;
+
+/// The person's decision on diff `id`; false when it no longer waits.
+#[derive(Debug, Message)]
+#[rtype(result = "bool")]
+pub struct DecideDiff {
+    pub id: u64,
+    pub answer: DiffAnswer,
+}
+
+/// The tool requests waiting for approval.
+#[derive(Debug, Message)]
+#[rtype(result = "Vec<ApprovalView>")]
+pub struct ListApprovals;
+
+/// The person's decision on request `id`; false when it no longer waits.
+#[derive(Debug, Message)]
+#[rtype(result = "bool")]
+pub struct DecideApproval {
+    pub id: u64,
+    pub allow: bool,
+}
+
+/// Keep a presented review; answers its id and whether a page is watching.
+#[derive(Debug, Message)]
+#[rtype(result = "Option<(u64, bool)>")]
+pub struct AddReview {
+    pub session_id: SessionId,
+    pub base_ref: Option<String>,
+    pub draft: Draft,
+}
+
+/// The review history, newest first.
+#[derive(Debug, Message)]
+#[rtype(result = "Vec<ReviewHead>")]
+pub struct ListReviews;
+
+/// One review.
+#[derive(Debug, Message)]
+#[rtype(result = "Option<Arc<PresentedReview>>")]
+pub struct GetReview(pub u64);
+
+/// The tool-call samples, oldest first.
+#[derive(Debug, Message)]
+#[rtype(result = "Vec<Sample>")]
+pub struct GetSamples;
+
+/// Counts for `/status`.
+#[derive(Debug, Message)]
+#[rtype(result = "PageStatus")]
+pub struct GetPageStatus;
+
+/// Holds what the browser page shows and waits on.
+pub struct Dashboard {
+    config: DashboardConfig,
+    logins: Logins,
+    streams: Vec<mpsc::Sender<Arc<str>>>,
+    /// Since when no page has watched (`None`: one watches).
+    unwatched_since: Option<Instant>,
+    diffs: PendingDiffs,
+    approvals: PendingApprovals,
+    reviews: VecDeque<Arc<PresentedReview>>,
+    next_review: u64,
+    sampler: Sampler,
+    ticks: u32,
+    activity: Recipient<RecordLifecycle>,
+    metrics: Arc<Metrics>,
+}
+
+impl Dashboard {
+    pub fn new(
+        config: DashboardConfig,
+        activity: Recipient<RecordLifecycle>,
+        metrics: Arc<Metrics>,
+    ) -> Self {
+        Self {
+            logins: Logins::new(config.logins),
+            config,
+            streams: Vec::new(),
+            unwatched_since: Some(Instant::now()),
+            diffs: PendingDiffs::default(),
+            approvals: PendingApprovals::default(),
+            reviews: VecDeque::new(),
+            next_review: 0,
+            sampler: Sampler::new(Arc::clone(&metrics)),
+            ticks: 0,
+            activity,
+            metrics,
+        }
+    }
+
+    /// Tells every page that `kind` changed; a page that does not keep up is dropped.
+    fn broadcast(&mut self, event: Value) {
+        let line: Arc<str> = Arc::from(event.to_string());
+        self.streams
+            .retain(|s| match s.try_send(Arc::clone(&line)) {
+                Ok(()) => true,
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    tracing::warn!(
+                        queued = STREAM_QUEUE,
+                        "dropping a browser page's event stream: it fell behind"
+                    );
+                    false
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => false,
+            });
+        self.note_watchers();
+    }
+
+    /// Forgets closed pages and remembers when the last one went.
+    fn note_watchers(&mut self) {
+        self.streams.retain(|s| !s.is_closed());
+        match (self.streams.is_empty(), self.unwatched_since) {
+            (true, None) => self.unwatched_since = Some(Instant::now()),
+            (false, Some(_)) => self.unwatched_since = None,
+            _ => {}
+        }
+    }
+
+    fn tick(&mut self) {
+        let now = Instant::now();
+        self.logins.expire(now);
+        self.note_watchers();
+        if self.diffs.forget_abandoned() > 0 {
+            self.broadcast(json!({ "kind": "diffs" }));
+        }
+        if self.approvals.forget_abandoned() > 0 {
+            self.broadcast(json!({ "kind": "approvals" }));
+        }
+        let unwatched_long = self
+            .unwatched_since
+            .is_some_and(|since| now.duration_since(since) >= self.config.diff_wait);
+        if unwatched_long && !self.diffs.is_empty() {
+            let n = self.diffs.settle(|_| true, DiffAnswer::Unanswered);
+            tracing::warn!(
+                diffs = n,
+                waited_ms = self.config.diff_wait.as_millis() as u64,
+                "no browser page watched: handing the diffs back to their agents (they ask in the terminal)"
+            );
+        }
+        self.ticks += 1;
+        if self.ticks.is_multiple_of(SAMPLE_EVERY_TICKS) {
+            self.sampler.sample(now_ms());
+        }
+    }
+
+    fn add_review(&mut self, msg: AddReview) -> (u64, bool) {
+        self.next_review += 1;
+        let id = self.next_review;
+        if self.reviews.len() >= self.config.max_reviews {
+            self.reviews.pop_back();
+        }
+        self.reviews.push_front(Arc::new(PresentedReview {
+            id,
+            session_id: msg.session_id,
+            created_at: now_ms(),
+            base_ref: msg.base_ref,
+            draft: msg.draft,
+        }));
+        self.broadcast(json!({ "kind": "reviews", "id": id }));
+        (id, !self.streams.is_empty())
+    }
+}
+
+impl Actor for Dashboard {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        ctx.run_interval(TICK, |act, ctx| {
+            let _ = guard(NAME, act, ctx, |act, _| act.tick());
+        });
+    }
+}
+
+impl Supervised for Dashboard {
+    fn restarting(&mut self, _: &mut Context<Self>) {
+        // Everything is kept (sign-ins, waiting diffs and approvals, reviews); the
+        // tick timer died with the old context and `started` arms it again.
+        restarted(
+            NAME,
+            &self.metrics,
+            &self.activity,
+            "kept sign-ins, waiting diffs, approvals and reviews",
+        );
+    }
+}
+
+impl Handler<IssueLoginCode> for Dashboard {
+    type Result = Option<String>;
+    fn handle(&mut self, _: IssueLoginCode, ctx: &mut Context<Self>) -> Option<String> {
+        guard(NAME, self, ctx, |act, _| act.logins.issue(Instant::now())).ok()
+    }
+}
+
+impl Handler<RedeemLoginCode> for Dashboard {
+    type Result = Result<String, LoginRefused>;
+    fn handle(&mut self, msg: RedeemLoginCode, ctx: &mut Context<Self>) -> Self::Result {
+        guard(NAME, self, ctx, |act, _| {
+            act.logins.redeem(&msg.0, Instant::now())
+        })
+        .unwrap_or(Err(LoginRefused::Unknown))
+    }
+}
+
+impl Handler<CheckBrowser> for Dashboard {
+    type Result = bool;
+    fn handle(&mut self, msg: CheckBrowser, ctx: &mut Context<Self>) -> bool {
+        guard(NAME, self, ctx, |act, _| {
+            act.logins.check(&msg.0, Instant::now())
+        })
+        .unwrap_or(false)
+    }
+}
+
+impl Handler<SignOut> for Dashboard {
+    type Result = ();
+    fn handle(&mut self, msg: SignOut, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, _| act.logins.end(&msg.0));
+    }
+}
+
+impl Handler<WatchPage> for Dashboard {
+    type Result = Result<mpsc::Receiver<Arc<str>>, PageRefusal>;
+    fn handle(&mut self, _: WatchPage, ctx: &mut Context<Self>) -> Self::Result {
+        guard(NAME, self, ctx, |act, _| {
+            act.note_watchers();
+            if act.streams.len() >= act.config.max_streams {
+                return Err(PageRefusal::TooManyPages(act.streams.len()));
+            }
+            let (tx, rx) = mpsc::channel(STREAM_QUEUE);
+            act.streams.push(tx);
+            act.unwatched_since = None;
+            Ok(rx)
+        })
+        .unwrap_or(Err(PageRefusal::NobodyWatching))
+    }
+}
+
+impl Handler<OfferDiff> for Dashboard {
+    type Result = Result<oneshot::Receiver<DiffAnswer>, PageRefusal>;
+    fn handle(&mut self, msg: OfferDiff, ctx: &mut Context<Self>) -> Self::Result {
+        guard(NAME, self, ctx, |act, _| {
+            act.note_watchers();
+            if act.streams.is_empty() {
+                return Err(PageRefusal::NobodyWatching);
+            }
+            act.diffs.forget_abandoned();
+            let same_tab = act.diffs.views().iter().any(|d| d.tab_name == msg.0.tab);
+            if act.diffs.len() >= act.config.max_pending_diffs && !same_tab {
+                return Err(PageRefusal::TooManyDiffs(act.diffs.len()));
+            }
+            let answer = act.diffs.add(msg.0, now_ms());
+            act.broadcast(json!({ "kind": "diffs" }));
+            Ok(answer)
+        })
+        .unwrap_or(Err(PageRefusal::NobodyWatching))
+    }
+}
+
+impl Dashboard {
+    /// Rejects the diffs `which` selects; how many.
+    fn reject(&mut self, which: impl Fn(&DiffView) -> bool) -> usize {
+        let n = self.diffs.settle(which, DiffAnswer::Rejected);
+        if n > 0 {
+            self.broadcast(json!({ "kind": "diffs" }));
+        }
+        n
+    }
+}
+
+impl Handler<CloseDiffTab> for Dashboard {
+    type Result = usize;
+    fn handle(&mut self, msg: CloseDiffTab, ctx: &mut Context<Self>) -> usize {
+        guard(NAME, self, ctx, |act, _| {
+            act.reject(|d| d.session_id == msg.session && d.tab_name == msg.tab)
+        })
+        .unwrap_or(0)
+    }
+}
+
+impl Handler<CloseSessionDiffs> for Dashboard {
+    type Result = usize;
+    fn handle(&mut self, msg: CloseSessionDiffs, ctx: &mut Context<Self>) -> usize {
+        guard(NAME, self, ctx, |act, _| {
+            act.reject(|d| d.session_id == msg.session_id)
+        })
+        .unwrap_or(0)
+    }
+}
+
+impl Handler<ListDiffs> for Dashboard {
+    type Result = Vec<DiffView>;
+    fn handle(&mut self, _: ListDiffs, _: &mut Context<Self>) -> Vec<DiffView> {
+        self.diffs.views()
+    }
+}
+
+impl Handler<DecideDiff> for Dashboard {
+    type Result = bool;
+    fn handle(&mut self, msg: DecideDiff, ctx: &mut Context<Self>) -> bool {
+        guard(NAME, self, ctx, |act, _| {
+            let n = act.diffs.settle(|d| d.id == msg.id, msg.answer);
+            if n > 0 {
+                act.broadcast(json!({ "kind": "diffs" }));
+            }
+            n > 0
+        })
+        .unwrap_or(false)
+    }
+}
+
+impl Handler<AskApproval> for Dashboard {
+    type Result = MessageResult<AskApproval>;
+    fn handle(&mut self, msg: AskApproval, ctx: &mut Context<Self>) -> Self::Result {
+        let decision = guard(NAME, self, ctx, |act, _| {
+            let rx = act.approvals.add(msg, now_ms());
+            act.broadcast(json!({ "kind": "approvals" }));
+            rx
+        });
+        // A fault: the sender is gone, so the task denies at once.
+        MessageResult(decision.unwrap_or_else(|_| oneshot::channel().1))
+    }
+}
+
+impl Handler<ListApprovals> for Dashboard {
+    type Result = Vec<ApprovalView>;
+    fn handle(&mut self, _: ListApprovals, _: &mut Context<Self>) -> Vec<ApprovalView> {
+        self.approvals.views()
+    }
+}
+
+impl Handler<DecideApproval> for Dashboard {
+    type Result = bool;
+    fn handle(&mut self, msg: DecideApproval, ctx: &mut Context<Self>) -> bool {
+        guard(NAME, self, ctx, |act, _| {
+            let decided = act.approvals.decide(msg.id, msg.allow);
+            act.broadcast(json!({ "kind": "approvals" }));
+            decided
+        })
+        .unwrap_or(false)
+    }
+}
+
+impl Handler<AddReview> for Dashboard {
+    type Result = Option<(u64, bool)>;
+    fn handle(&mut self, msg: AddReview, ctx: &mut Context<Self>) -> Self::Result {
+        guard(NAME, self, ctx, |act, _| act.add_review(msg)).ok()
+    }
+}
+
+impl Handler<ListReviews> for Dashboard {
+    type Result = Vec<ReviewHead>;
+    fn handle(&mut self, _: ListReviews, _: &mut Context<Self>) -> Vec<ReviewHead> {
+        self.reviews
+            .iter()
+            .map(|r| ReviewHead {
+                id: r.id,
+                title: r.draft.title.clone(),
+                session_id: r.session_id.clone(),
+                created_at: r.created_at,
+                references: r.draft.refs.len(),
+            })
+            .collect()
+    }
+}
+
+impl Handler<GetReview> for Dashboard {
+    type Result = Option<Arc<PresentedReview>>;
+    fn handle(&mut self, msg: GetReview, _: &mut Context<Self>) -> Self::Result {
+        self.reviews.iter().find(|r| r.id == msg.0).cloned()
+    }
+}
+
+impl Handler<GetSamples> for Dashboard {
+    type Result = Vec<Sample>;
+    fn handle(&mut self, _: GetSamples, _: &mut Context<Self>) -> Vec<Sample> {
+        self.sampler.samples()
+    }
+}
+
+impl Handler<GetPageStatus> for Dashboard {
+    type Result = MessageResult<GetPageStatus>;
+    fn handle(&mut self, _: GetPageStatus, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(PageStatus {
+            signed_in: self.logins.sessions(),
+            watching: self.streams.iter().filter(|s| !s.is_closed()).count(),
+            pending_diffs: self.diffs.len(),
+            pending_approvals: self.approvals.len(),
+            reviews: self.reviews.len(),
+        })
+    }
+}
+
+impl Handler<WorkspaceChanged> for Dashboard {
+    type Result = ();
+    fn handle(&mut self, msg: WorkspaceChanged, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, _| {
+            // A review whose files changed may have moved references: its page asks again.
+            let moved: Vec<u64> = act
+                .reviews
+                .iter()
+                .filter(|r| {
+                    msg.changes
+                        .iter()
+                        .any(|c| r.draft.bases.contains_key(&c.path))
+                })
+                .map(|r| r.id)
+                .collect();
+            if !moved.is_empty() {
+                act.broadcast(json!({ "kind": "reviewsMoved", "ids": moved }));
+            }
+        });
+    }
+}
+
+#[cfg(feature = "fault-injection")]
+crate::actors::fault::fault_handlers!(Dashboard, NAME);

@@ -1,0 +1,269 @@
+//! The page's JSON API: status, timeline, tasks, samples for the charts, diffs to
+//! decide and tool requests to approve. Every handler checks the sign-in first.
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::{ask, signed_in, PageError};
+use crate::actors::activity_log::{self, Query};
+use crate::actors::dashboard::diffs::{DiffAnswer, DiffView};
+use crate::actors::dashboard::{
+    self, DecideApproval, DecideDiff, GetSamples, ListApprovals, ListDiffs,
+};
+use crate::actors::orchestrator::{self as orchestrator_actor, CancelTask, ListTasks};
+use crate::orchestrator::{Task, TaskId};
+use crate::review::anchor::{line_ops, LineOp};
+use crate::services::Services;
+
+/// Largest request body the page sends (an accepted diff's text is the largest).
+pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
+
+/// Timeline entries the page loads at first, at most.
+const MAX_ACTIVITY: usize = 5_000;
+
+/// Bytes of a task's output listed with it (the end; the rest streams on demand).
+const OUTPUT_TAIL_BYTES: usize = 2 * 1024;
+
+/// `GET /ui/api/status`: the `/status` document.
+pub async fn status(
+    req: HttpRequest,
+    services: web::Data<Services>,
+) -> Result<HttpResponse, PageError> {
+    signed_in(&req, &services, false).await?;
+    Ok(HttpResponse::Ok().json(crate::status::collect(&services).await?))
+}
+
+#[derive(Deserialize)]
+pub struct ActivityQuery {
+    limit: Option<usize>,
+    after: Option<u64>,
+}
+
+/// `GET /ui/api/activity?limit=&after=`: the newest timeline entries, oldest first.
+pub async fn activity(
+    req: HttpRequest,
+    services: web::Data<Services>,
+    query: web::Query<ActivityQuery>,
+) -> Result<HttpResponse, PageError> {
+    signed_in(&req, &services, false).await?;
+    let entries = ask(
+        &services.activity,
+        activity_log::NAME,
+        Query {
+            include_lifecycle: true,
+            after_id: query.after,
+            limit: query.limit.unwrap_or(1_000).min(MAX_ACTIVITY),
+            ..Query::default()
+        },
+    )
+    .await??;
+    Ok(HttpResponse::Ok().json(entries))
+}
+
+/// A task as the list shows it: everything but the whole output.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TaskRow {
+    #[serde(flatten)]
+    task: Task,
+    output_bytes: usize,
+}
+
+/// The end of `text`, at most `max` bytes, cut at a character boundary.
+fn tail(text: &str, max: usize) -> &str {
+    let mut at = text.len().saturating_sub(max);
+    while !text.is_char_boundary(at) {
+        at += 1;
+    }
+    &text[at..]
+}
+
+/// `GET /ui/api/tasks`: every task (agents' and automation's), oldest first, with the
+/// end of its output.
+pub async fn tasks(
+    req: HttpRequest,
+    services: web::Data<Services>,
+) -> Result<HttpResponse, PageError> {
+    signed_in(&req, &services, false).await?;
+    let tasks = ask(
+        &services.orchestrator,
+        orchestrator_actor::NAME,
+        ListTasks { session: None },
+    )
+    .await?;
+    let rows: Vec<TaskRow> = tasks
+        .into_iter()
+        .map(|mut task| {
+            let output_bytes = task.output.len();
+            task.output = tail(&task.output, OUTPUT_TAIL_BYTES).to_string();
+            TaskRow { task, output_bytes }
+        })
+        .collect();
+    Ok(HttpResponse::Ok().json(rows))
+}
+
+/// `POST /ui/api/tasks/{id}/cancel`.
+pub async fn cancel_task(
+    req: HttpRequest,
+    services: web::Data<Services>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, PageError> {
+    signed_in(&req, &services, true).await?;
+    let task = ask(
+        &services.orchestrator,
+        orchestrator_actor::NAME,
+        CancelTask {
+            task_id: TaskId::from(id.into_inner()),
+            session: None,
+        },
+    )
+    .await?
+    .map_err(|e| PageError::Gone(e.to_string()))?;
+    tracing::info!(task = %task.id, "task cancelled from the browser page");
+    Ok(HttpResponse::Ok().json(json!({ "id": task.id, "status": task.status })))
+}
+
+/// `GET /ui/api/samples`: tool calls per interval, for the charts.
+pub async fn samples(
+    req: HttpRequest,
+    services: web::Data<Services>,
+) -> Result<HttpResponse, PageError> {
+    signed_in(&req, &services, false).await?;
+    let samples = ask(&services.dashboard, dashboard::NAME, GetSamples).await?;
+    Ok(HttpResponse::Ok().json(json!({
+        "intervalMs": 10_000,
+        "samples": samples,
+    })))
+}
+
+/// A diff with its line diff, for the side-by-side view.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DiffShown {
+    #[serde(flatten)]
+    diff: DiffView,
+    ops: Vec<LineOp>,
+}
+
+/// `GET /ui/api/diffs`: the diffs waiting for a decision, oldest first.
+pub async fn diffs(
+    req: HttpRequest,
+    services: web::Data<Services>,
+) -> Result<HttpResponse, PageError> {
+    signed_in(&req, &services, false).await?;
+    let diffs = ask(&services.dashboard, dashboard::NAME, ListDiffs).await?;
+    let shown = crate::tools::blocking(move || {
+        diffs
+            .into_iter()
+            .map(|diff| DiffShown {
+                ops: line_ops(&diff.original, &diff.proposed),
+                diff,
+            })
+            .collect::<Vec<_>>()
+    })
+    .await
+    .map_err(|e| PageError::Unavailable(e.to_string()))?;
+    Ok(HttpResponse::Ok().json(shown))
+}
+
+#[derive(Deserialize)]
+pub struct DiffDecision {
+    accept: bool,
+    /// The final text (the proposal, or the person's edit of it).
+    content: Option<String>,
+}
+
+/// `POST /ui/api/diffs/{id}` `{accept, content?}`: the agent gets `FILE_SAVED` with
+/// `content` (the proposal when absent) or `DIFF_REJECTED`.
+pub async fn decide_diff(
+    req: HttpRequest,
+    services: web::Data<Services>,
+    id: web::Path<u64>,
+    body: web::Json<DiffDecision>,
+) -> Result<HttpResponse, PageError> {
+    signed_in(&req, &services, true).await?;
+    let id = id.into_inner();
+    let DiffDecision { accept, content } = body.into_inner();
+    let answer = match (accept, content) {
+        (true, Some(text)) => DiffAnswer::Saved(text),
+        (true, None) => {
+            let pending = ask(&services.dashboard, dashboard::NAME, ListDiffs).await?;
+            let diff = pending
+                .into_iter()
+                .find(|d| d.id == id)
+                .ok_or_else(|| gone_diff(id))?;
+            DiffAnswer::Saved(diff.proposed)
+        }
+        (false, _) => DiffAnswer::Rejected,
+    };
+    if !ask(
+        &services.dashboard,
+        dashboard::NAME,
+        DecideDiff { id, answer },
+    )
+    .await?
+    {
+        return Err(gone_diff(id));
+    }
+    tracing::info!(diff = id, accept, "diff decided in the browser page");
+    Ok(HttpResponse::Ok().json(json!({ "id": id, "accepted": accept })))
+}
+
+fn gone_diff(id: u64) -> PageError {
+    PageError::Gone(format!(
+        "Diff {id} no longer waits: it was decided, replaced or withdrawn by its agent"
+    ))
+}
+
+/// `GET /ui/api/approvals`: tool requests of Claude tasks waiting for the person.
+pub async fn approvals(
+    req: HttpRequest,
+    services: web::Data<Services>,
+) -> Result<HttpResponse, PageError> {
+    signed_in(&req, &services, false).await?;
+    let waiting = ask(&services.dashboard, dashboard::NAME, ListApprovals).await?;
+    Ok(HttpResponse::Ok().json(waiting))
+}
+
+#[derive(Deserialize)]
+pub struct ApprovalDecision {
+    allow: bool,
+}
+
+/// `POST /ui/api/approvals/{id}` `{allow}`.
+pub async fn decide_approval(
+    req: HttpRequest,
+    services: web::Data<Services>,
+    id: web::Path<u64>,
+    body: web::Json<ApprovalDecision>,
+) -> Result<HttpResponse, PageError> {
+    signed_in(&req, &services, true).await?;
+    let (id, allow) = (id.into_inner(), body.allow);
+    if !ask(
+        &services.dashboard,
+        dashboard::NAME,
+        DecideApproval { id, allow },
+    )
+    .await?
+    {
+        return Err(PageError::Gone(format!(
+            "Request {id} no longer waits: it was decided, timed out, or its task ended"
+        )));
+    }
+    tracing::info!(
+        request = id,
+        allow,
+        "tool request decided in the browser page"
+    );
+    Ok(HttpResponse::Ok().json(json!({ "id": id, "allowed": allow })))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn tails_cut_at_character_boundaries() {
+        assert_eq!(super::tail("héllo", 4), "llo");
+        assert_eq!(super::tail("ab", 10), "ab");
+    }
+}

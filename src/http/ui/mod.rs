@@ -1,0 +1,239 @@
+//! The browser page at `/ui/`: agents, the live timeline, Claude tasks, the editor and
+//! automation, charts, reviews, diffs to decide without an editor and tool requests to
+//! approve. Every asset is embedded in the binary and served under a strict
+//! Content-Security-Policy (nothing from another origin, no inline script or style).
+//!
+//! Access: a browser cannot send the token header when it navigates, so `ide-bridge
+//! open` (and the start-up line) hand out a one-time link whose code the login page
+//! exchanges, by POST, for an HttpOnly, SameSite=Strict cookie named after the port.
+//! Every request checks `Host` (loopback names only) and, when it changes state, that
+//! it comes from the page itself (`Origin`); nothing that changes state accepts a GET;
+//! without the cookie every page and API answers 401 and no data.
+
+mod api;
+mod assets;
+mod events;
+mod login;
+mod review;
+
+use actix_web::http::StatusCode;
+use actix_web::middleware::DefaultHeaders;
+use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
+use serde_json::json;
+
+use super::guard::{check_same_origin, Rejection};
+use crate::actors::dashboard::CheckBrowser;
+use crate::actors::supervise::ActorFault;
+use crate::config::Settings;
+use crate::services::Services;
+
+/// The page may load only its own scripts, styles and data, and no one may frame it.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; \
+     style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; \
+     form-action 'self'; frame-ancestors 'none'";
+
+/// Registers `/ui` and everything under it.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    let json_limit = web::JsonConfig::default()
+        .limit(api::MAX_BODY_BYTES)
+        .error_handler(|err, _| PageError::BadRequest(err.to_string()).into());
+    cfg.service(
+        web::scope("/ui")
+            .app_data(json_limit)
+            .wrap(
+                DefaultHeaders::new()
+                    .add(("Content-Security-Policy", CONTENT_SECURITY_POLICY))
+                    .add(("X-Content-Type-Options", "nosniff"))
+                    .add(("Referrer-Policy", "no-referrer"))
+                    .add(("X-Frame-Options", "DENY"))
+                    .add(("Cross-Origin-Opener-Policy", "same-origin"))
+                    .add(("Cross-Origin-Resource-Policy", "same-origin"))
+                    .add(("Cache-Control", "no-store")),
+            )
+            .route("", web::get().to(assets::index))
+            .route("/", web::get().to(assets::index))
+            .route("/login", web::get().to(assets::login_page))
+            .route("/login", web::post().to(login::redeem))
+            .route("/logout", web::post().to(login::sign_out))
+            .route("/login-code", web::post().to(login::issue))
+            .route("/assets/{name}", web::get().to(assets::asset))
+            .route("/api/status", web::get().to(api::status))
+            .route("/api/activity", web::get().to(api::activity))
+            .route("/api/events", web::get().to(events::page_events))
+            .route("/api/tasks", web::get().to(api::tasks))
+            .route("/api/tasks/{id}/output", web::get().to(events::task_output))
+            .route("/api/tasks/{id}/cancel", web::post().to(api::cancel_task))
+            .route("/api/samples", web::get().to(api::samples))
+            .route("/api/diffs", web::get().to(api::diffs))
+            .route("/api/diffs/{id}", web::post().to(api::decide_diff))
+            .route("/api/approvals", web::get().to(api::approvals))
+            .route("/api/approvals/{id}", web::post().to(api::decide_approval))
+            .route("/api/reviews", web::get().to(review::list))
+            .route("/api/reviews/{id}", web::get().to(review::one))
+            .route("/api/reviews/{id}/excerpt", web::get().to(review::excerpt))
+            .route("/api/reviews/{id}/commit", web::post().to(review::commit))
+            .route("/api/open", web::post().to(review::open_in_editor))
+            .route("/api/mention", web::post().to(review::mention))
+            .default_service(web::to(not_found)),
+    );
+}
+
+/// Why a page request failed; the page shows the text.
+#[derive(Debug, thiserror::Error)]
+pub enum PageError {
+    /// Host, Origin or sign-in refused (403, 401).
+    #[error(transparent)]
+    Refused(#[from] Rejection),
+    /// `ui.enabled = false` (404).
+    #[error("The browser page is off (ui.enabled = false)")]
+    Off,
+    /// 404.
+    #[error("{0}")]
+    NotFound(String),
+    /// 400.
+    #[error("{0}")]
+    BadRequest(String),
+    /// 409: what was asked for is no longer possible (a diff decided meanwhile).
+    #[error("{0}")]
+    Gone(String),
+    /// 503.
+    #[error("{0}")]
+    Unavailable(String),
+    /// An actor failed (503).
+    #[error(transparent)]
+    Fault(#[from] ActorFault),
+}
+
+impl ResponseError for PageError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            PageError::Refused(r) => r.status_code(),
+            PageError::Off | PageError::NotFound(_) => StatusCode::NOT_FOUND,
+            PageError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            PageError::Gone(_) => StatusCode::CONFLICT,
+            PageError::Unavailable(_) | PageError::Fault(_) => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        HttpResponse::build(self.status_code()).json(json!({ "error": self.to_string() }))
+    }
+}
+
+/// Asks the singleton `actor` (named `name`): a mailbox failure is a fault.
+async fn ask<A, M>(
+    actor: &actix::Addr<A>,
+    name: &'static str,
+    msg: M,
+) -> Result<M::Result, PageError>
+where
+    A: actix::Handler<M>,
+    A::Context: actix::dev::ToEnvelope<A, M>,
+    M: actix::Message + Send + 'static,
+    M::Result: Send,
+{
+    actor
+        .send(msg)
+        .await
+        .map_err(|e| PageError::Fault(ActorFault::mailbox(name, e)))
+}
+
+/// The cookie that names a signed-in browser. Cookies are shared by every port of a
+/// host, so each bridge's has its port in its name.
+pub fn cookie_name(port: u16) -> String {
+    format!("ide_bridge_ui_{port}")
+}
+
+/// The value of cookie `name`, if the request carries it.
+fn cookie(req: &HttpRequest, name: &str) -> Option<String> {
+    req.headers()
+        .get_all("cookie")
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.trim().to_string())
+}
+
+/// Passes when the page is on, `Host` (and `Origin`, see [`check_same_origin`]) are
+/// acceptable and the request carries a signed-in browser's cookie.
+async fn signed_in(
+    req: &HttpRequest,
+    services: &Services,
+    changes_state: bool,
+) -> Result<(), PageError> {
+    if !services.settings.ui.enabled {
+        return Err(PageError::Off);
+    }
+    check_same_origin(req, &services.settings, changes_state)?;
+    let refused = |why: &str| {
+        PageError::Refused(Rejection::Unauthorized(format!(
+            "{why}: run `ide-bridge open` in the workspace to sign in"
+        )))
+    };
+    let Some(value) = cookie(req, &cookie_name(services.port)) else {
+        return Err(refused("Not signed in"));
+    };
+    let known = ask(
+        &services.dashboard,
+        crate::actors::dashboard::NAME,
+        CheckBrowser(value),
+    )
+    .await?;
+    if known {
+        Ok(())
+    } else {
+        Err(refused(
+            "This browser's sign-in ended (it expired, was signed out, or the bridge restarted)",
+        ))
+    }
+}
+
+/// The page's address on this bridge: the bind address (loopback when it listens on
+/// every interface) and the port.
+pub fn page_origin(settings: &Settings, port: u16) -> String {
+    let ip = match settings.server.bind {
+        ip if ip.is_unspecified() && ip.is_ipv4() => std::net::Ipv4Addr::LOCALHOST.into(),
+        ip if ip.is_unspecified() => std::net::Ipv6Addr::LOCALHOST.into(),
+        ip => ip,
+    };
+    format!("http://{}", std::net::SocketAddr::new(ip, port))
+}
+
+/// A one-time sign-in link for `code`. The code travels in the fragment, which
+/// browsers never send to a server nor put in a `Referer`.
+pub fn login_url(settings: &Settings, port: u16, code: &str) -> String {
+    format!("{}/ui/login#{code}", page_origin(settings, port))
+}
+
+async fn not_found(req: HttpRequest) -> Result<HttpResponse, PageError> {
+    Err(PageError::NotFound(format!(
+        "No page at {} {}",
+        req.method(),
+        req.path()
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cookie_is_found_among_others_and_only_by_its_exact_name() {
+        let req = actix_web::test::TestRequest::default()
+            .insert_header(("cookie", "a=1; ide_bridge_ui_80x=no; ide_bridge_ui_80=yes"))
+            .to_http_request();
+        assert_eq!(cookie(&req, &cookie_name(80)).as_deref(), Some("yes"));
+        assert_eq!(cookie(&req, &cookie_name(81)), None);
+    }
+
+    #[test]
+    fn links_use_loopback_when_the_bridge_listens_everywhere() {
+        let mut s = Settings::default();
+        assert_eq!(login_url(&s, 9, "c"), "http://127.0.0.1:9/ui/login#c");
+        s.server.bind = "0.0.0.0".parse().unwrap();
+        assert_eq!(page_origin(&s, 9), "http://127.0.0.1:9");
+        s.server.bind = "::1".parse().unwrap();
+        assert_eq!(page_origin(&s, 9), "http://[::1]:9");
+    }
+}

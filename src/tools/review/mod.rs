@@ -1,0 +1,3 @@
+//! Reviews shown in the bridge's browser page.
+
+pub mod present_review;
