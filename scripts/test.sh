@@ -4,16 +4,17 @@
 # bridge with clients nobody here wrote: the official MCP Python SDK 1.x over WebSocket
 # (.venv-test) and 2.x over streamable HTTP (.venv-mcp2), the TypeScript SDK and the MCP
 # Inspector (tests/node/node_modules), the real Claude Code CLI (.npm-test) with a
-# scripted model API, and the Neovim plugin inside real Neovim with real language
-# servers (.venv-nvim). Everything is installed here on first use and cached in those
-# ignored directories.
+# scripted model API, the Neovim plugin inside real Neovim with real language servers
+# (.venv-nvim), and the bridge's browser page in headless Chromium (Debian's chromium,
+# driven by Playwright from .venv-test). Everything is installed here on first use and
+# cached in those ignored directories.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never CARGO_INCREMENTAL=0
 
 venv=.venv-test
-if ! "$venv/bin/python" -c 'import mcp, websockets, pytest' 2>/dev/null || [ ! -x "$venv/bin/ruff" ]; then
-  echo "== setting up $venv (MCP Python SDK, websockets, pytest, ruff)"
+if ! "$venv/bin/python" -c 'import mcp, websockets, pytest, playwright' 2>/dev/null || [ ! -x "$venv/bin/ruff" ]; then
+  echo "== setting up $venv (MCP Python SDK, websockets, pytest, ruff, Playwright)"
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check -r tests/python/requirements.txt
 fi
@@ -24,6 +25,16 @@ if ! "$venv2/bin/python" -c 'import importlib.metadata as m, httpx2, pytest, any
   python3 -m venv "$venv2"
   "$venv2/bin/pip" install --quiet --disable-pip-version-check -r tests/python_mcp2/requirements.txt
 fi
+
+# The browser tests use the system's Chromium; Playwright's own download is not reachable.
+chromium=${CHROMIUM:-/usr/bin/chromium}
+if [ ! -x "$chromium" ]; then
+  echo "== installing Debian's chromium for the browser tests"
+  if [ "$(id -u)" = 0 ]; then apt_get=(apt-get); else apt_get=(sudo apt-get); fi
+  "${apt_get[@]}" install -y --no-install-recommends chromium >/dev/null \
+    || { "${apt_get[@]}" update >/dev/null && "${apt_get[@]}" install -y --no-install-recommends chromium >/dev/null; }
+fi
+export CHROMIUM="$chromium"
 
 claude_cli=.npm-test/node_modules/.bin/claude
 claude_version=2.1.197
@@ -50,6 +61,8 @@ REQUIRE_RUFF=1 cargo test --locked --features fault-injection
 export BRIDGE_BIN="$PWD/target/debug/ide-bridge" CLAUDE_CLI="$PWD/$claude_cli"
 echo "== interop: MCP Python SDK 1.x (WebSocket) and the Claude Code CLI"
 "$venv/bin/pytest" -q -p no:cacheprovider tests/python
+echo "== the browser page in headless Chromium"
+"$venv/bin/pytest" -q -p no:cacheprovider tests/browser
 echo "== interop: MCP Python SDK 2.x (streamable HTTP)"
 "$venv2/bin/pytest" -q -p no:cacheprovider tests/python_mcp2
 echo "== interop: the MCP TypeScript SDK and the MCP Inspector"

@@ -1,11 +1,11 @@
 //! The page's JSON API: status, timeline, tasks, samples for the charts, diffs to
 //! decide and tool requests to approve. Every handler checks the sign-in first.
 
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpResponse};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{ask, signed_in, PageError};
+use super::{ask, PageError};
 use crate::actors::activity_log::{self, Query};
 use crate::actors::dashboard::diffs::{DiffAnswer, DiffView};
 use crate::actors::dashboard::{
@@ -26,11 +26,7 @@ const MAX_ACTIVITY: usize = 5_000;
 const OUTPUT_TAIL_BYTES: usize = 2 * 1024;
 
 /// `GET /ui/api/status`: the `/status` document.
-pub async fn status(
-    req: HttpRequest,
-    services: web::Data<Services>,
-) -> Result<HttpResponse, PageError> {
-    signed_in(&req, &services, false).await?;
+pub async fn status(services: web::Data<Services>) -> Result<HttpResponse, PageError> {
     Ok(HttpResponse::Ok().json(crate::status::collect(&services).await?))
 }
 
@@ -42,11 +38,9 @@ pub struct ActivityQuery {
 
 /// `GET /ui/api/activity?limit=&after=`: the newest timeline entries, oldest first.
 pub async fn activity(
-    req: HttpRequest,
     services: web::Data<Services>,
     query: web::Query<ActivityQuery>,
 ) -> Result<HttpResponse, PageError> {
-    signed_in(&req, &services, false).await?;
     let entries = ask(
         &services.activity,
         activity_log::NAME,
@@ -81,11 +75,7 @@ fn tail(text: &str, max: usize) -> &str {
 
 /// `GET /ui/api/tasks`: every task (agents' and automation's), oldest first, with the
 /// end of its output.
-pub async fn tasks(
-    req: HttpRequest,
-    services: web::Data<Services>,
-) -> Result<HttpResponse, PageError> {
-    signed_in(&req, &services, false).await?;
+pub async fn tasks(services: web::Data<Services>) -> Result<HttpResponse, PageError> {
     let tasks = ask(
         &services.orchestrator,
         orchestrator_actor::NAME,
@@ -105,11 +95,9 @@ pub async fn tasks(
 
 /// `POST /ui/api/tasks/{id}/cancel`.
 pub async fn cancel_task(
-    req: HttpRequest,
     services: web::Data<Services>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, PageError> {
-    signed_in(&req, &services, true).await?;
     let task = ask(
         &services.orchestrator,
         orchestrator_actor::NAME,
@@ -125,11 +113,7 @@ pub async fn cancel_task(
 }
 
 /// `GET /ui/api/samples`: tool calls per interval, for the charts.
-pub async fn samples(
-    req: HttpRequest,
-    services: web::Data<Services>,
-) -> Result<HttpResponse, PageError> {
-    signed_in(&req, &services, false).await?;
+pub async fn samples(services: web::Data<Services>) -> Result<HttpResponse, PageError> {
     let samples = ask(&services.dashboard, dashboard::NAME, GetSamples).await?;
     Ok(HttpResponse::Ok().json(json!({
         "intervalMs": 10_000,
@@ -147,11 +131,7 @@ struct DiffShown {
 }
 
 /// `GET /ui/api/diffs`: the diffs waiting for a decision, oldest first.
-pub async fn diffs(
-    req: HttpRequest,
-    services: web::Data<Services>,
-) -> Result<HttpResponse, PageError> {
-    signed_in(&req, &services, false).await?;
+pub async fn diffs(services: web::Data<Services>) -> Result<HttpResponse, PageError> {
     let diffs = ask(&services.dashboard, dashboard::NAME, ListDiffs).await?;
     let shown = crate::tools::blocking(move || {
         diffs
@@ -177,12 +157,10 @@ pub struct DiffDecision {
 /// `POST /ui/api/diffs/{id}` `{accept, content?}`: the agent gets `FILE_SAVED` with
 /// `content` (the proposal when absent) or `DIFF_REJECTED`.
 pub async fn decide_diff(
-    req: HttpRequest,
     services: web::Data<Services>,
     id: web::Path<u64>,
     body: web::Json<DiffDecision>,
 ) -> Result<HttpResponse, PageError> {
-    signed_in(&req, &services, true).await?;
     let id = id.into_inner();
     let DiffDecision { accept, content } = body.into_inner();
     let answer = match (accept, content) {
@@ -217,11 +195,7 @@ fn gone_diff(id: u64) -> PageError {
 }
 
 /// `GET /ui/api/approvals`: tool requests of Claude tasks waiting for the person.
-pub async fn approvals(
-    req: HttpRequest,
-    services: web::Data<Services>,
-) -> Result<HttpResponse, PageError> {
-    signed_in(&req, &services, false).await?;
+pub async fn approvals(services: web::Data<Services>) -> Result<HttpResponse, PageError> {
     let waiting = ask(&services.dashboard, dashboard::NAME, ListApprovals).await?;
     Ok(HttpResponse::Ok().json(waiting))
 }
@@ -233,12 +207,10 @@ pub struct ApprovalDecision {
 
 /// `POST /ui/api/approvals/{id}` `{allow}`.
 pub async fn decide_approval(
-    req: HttpRequest,
     services: web::Data<Services>,
     id: web::Path<u64>,
     body: web::Json<ApprovalDecision>,
 ) -> Result<HttpResponse, PageError> {
-    signed_in(&req, &services, true).await?;
     let (id, allow) = (id.into_inner(), body.allow);
     if !ask(
         &services.dashboard,

@@ -16,8 +16,10 @@ mod events;
 mod login;
 mod review;
 
-use actix_web::http::StatusCode;
-use actix_web::middleware::DefaultHeaders;
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::{Method, StatusCode};
+use actix_web::middleware::{from_fn, DefaultHeaders, Next};
 use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
 use serde_json::json;
 
@@ -57,23 +59,29 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route("/logout", web::post().to(login::sign_out))
             .route("/login-code", web::post().to(login::issue))
             .route("/assets/{name}", web::get().to(assets::asset))
-            .route("/api/status", web::get().to(api::status))
-            .route("/api/activity", web::get().to(api::activity))
-            .route("/api/events", web::get().to(events::page_events))
-            .route("/api/tasks", web::get().to(api::tasks))
-            .route("/api/tasks/{id}/output", web::get().to(events::task_output))
-            .route("/api/tasks/{id}/cancel", web::post().to(api::cancel_task))
-            .route("/api/samples", web::get().to(api::samples))
-            .route("/api/diffs", web::get().to(api::diffs))
-            .route("/api/diffs/{id}", web::post().to(api::decide_diff))
-            .route("/api/approvals", web::get().to(api::approvals))
-            .route("/api/approvals/{id}", web::post().to(api::decide_approval))
-            .route("/api/reviews", web::get().to(review::list))
-            .route("/api/reviews/{id}", web::get().to(review::one))
-            .route("/api/reviews/{id}/excerpt", web::get().to(review::excerpt))
-            .route("/api/reviews/{id}/commit", web::post().to(review::commit))
-            .route("/api/open", web::post().to(review::open_in_editor))
-            .route("/api/mention", web::post().to(review::mention))
+            .service(
+                // Every API call is checked here, before its body is read.
+                web::scope("/api")
+                    .wrap(from_fn(require_browser))
+                    .route("/status", web::get().to(api::status))
+                    .route("/activity", web::get().to(api::activity))
+                    .route("/events", web::get().to(events::page_events))
+                    .route("/tasks", web::get().to(api::tasks))
+                    .route("/tasks/{id}/output", web::get().to(events::task_output))
+                    .route("/tasks/{id}/cancel", web::post().to(api::cancel_task))
+                    .route("/samples", web::get().to(api::samples))
+                    .route("/diffs", web::get().to(api::diffs))
+                    .route("/diffs/{id}", web::post().to(api::decide_diff))
+                    .route("/approvals", web::get().to(api::approvals))
+                    .route("/approvals/{id}", web::post().to(api::decide_approval))
+                    .route("/reviews", web::get().to(review::list))
+                    .route("/reviews/{id}", web::get().to(review::one))
+                    .route("/reviews/{id}/excerpt", web::get().to(review::excerpt))
+                    .route("/reviews/{id}/commit", web::post().to(review::commit))
+                    .route("/open", web::post().to(review::open_in_editor))
+                    .route("/mention", web::post().to(review::mention))
+                    .default_service(web::to(not_found)),
+            )
             .default_service(web::to(not_found)),
     );
 }
@@ -187,6 +195,21 @@ async fn signed_in(
             "This browser's sign-in ended (it expired, was signed out, or the bridge restarted)",
         ))
     }
+}
+
+/// The gate in front of `/ui/api/*`: [`signed_in`], with anything but GET taken as a
+/// state change (so it must come from the page's own origin).
+async fn require_browser(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let services = req
+        .app_data::<web::Data<Services>>()
+        .cloned()
+        .ok_or_else(|| PageError::Unavailable("the bridge is starting".into()))?;
+    let changes_state = !matches!(*req.method(), Method::GET | Method::HEAD);
+    signed_in(req.request(), &services, changes_state).await?;
+    next.call(req).await
 }
 
 /// The page's address on this bridge: the bind address (loopback when it listens on

@@ -5,11 +5,11 @@
 
 use std::sync::Arc;
 
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpResponse};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{ask, signed_in, PageError};
+use super::{ask, PageError};
 use crate::actors::dashboard::{self, GetReview, ListReviews, PresentedReview};
 use crate::actors::extension::{Call, ExtError};
 use crate::actors::messages::registry::Mention;
@@ -51,21 +51,15 @@ async fn followed(
 }
 
 /// `GET /ui/api/reviews`: the history, newest first.
-pub async fn list(
-    req: HttpRequest,
-    services: web::Data<Services>,
-) -> Result<HttpResponse, PageError> {
-    signed_in(&req, &services, false).await?;
+pub async fn list(services: web::Data<Services>) -> Result<HttpResponse, PageError> {
     Ok(HttpResponse::Ok().json(ask(&services.dashboard, dashboard::NAME, ListReviews).await?))
 }
 
 /// `GET /ui/api/reviews/{id}`: the review, its HTML, and each reference now.
 pub async fn one(
-    req: HttpRequest,
     services: web::Data<Services>,
     id: web::Path<u64>,
 ) -> Result<HttpResponse, PageError> {
-    signed_in(&req, &services, false).await?;
     let review = review_of(&services, id.into_inner()).await?;
     let refs = followed(&services, Arc::clone(&review)).await?;
     Ok(HttpResponse::Ok().json(json!({
@@ -99,12 +93,10 @@ struct Line {
 /// `GET /ui/api/reviews/{id}/excerpt?ref=N`: the lines a reference points at now, with
 /// context; for a stale or gone reference, the lines as the review saw them.
 pub async fn excerpt(
-    req: HttpRequest,
     services: web::Data<Services>,
     id: web::Path<u64>,
     query: web::Query<ExcerptQuery>,
 ) -> Result<HttpResponse, PageError> {
-    signed_in(&req, &services, false).await?;
     let review = review_of(&services, id.into_inner()).await?;
     let index = query.index;
     let Some(written) = review.draft.refs.get(index).cloned() else {
@@ -166,12 +158,10 @@ pub struct CommitRequest {
 /// `POST /ui/api/reviews/{id}/commit` `{message}`: commits what is staged with the
 /// message (the review's summary as the person left it), by gitCommit's rules.
 pub async fn commit(
-    req: HttpRequest,
     services: web::Data<Services>,
     id: web::Path<u64>,
     body: web::Json<CommitRequest>,
 ) -> Result<HttpResponse, PageError> {
-    signed_in(&req, &services, true).await?;
     let review = review_of(&services, id.into_inner()).await?;
     let head = crate::tools::git::git_commit::commit(&services, &body.message, false)
         .await
@@ -227,11 +217,9 @@ async fn locate(services: &Services, place: &Place) -> Result<(String, u32, u32)
 /// `POST /ui/api/open` `{review, ref}` or `{path, start?, end?}`: opens the place in
 /// the editor (`openFile` with the line) when one is connected.
 pub async fn open_in_editor(
-    req: HttpRequest,
     services: web::Data<Services>,
     body: web::Json<Place>,
 ) -> Result<HttpResponse, PageError> {
-    signed_in(&req, &services, true).await?;
     let (file, start, _) = locate(&services, &body).await?;
     let (reply, answer) = tokio::sync::oneshot::channel();
     services.extension.do_send(Call {
@@ -257,11 +245,9 @@ pub async fn open_in_editor(
 /// `sessionId`: the place goes to the agent(s) as `at_mentioned`, as a selection sent
 /// from an editor would.
 pub async fn mention(
-    req: HttpRequest,
     services: web::Data<Services>,
     body: web::Json<Place>,
 ) -> Result<HttpResponse, PageError> {
-    signed_in(&req, &services, true).await?;
     let (file, start, end) = locate(&services, &body).await?;
     // at_mentioned lines are 0-based.
     let mut params = json!({

@@ -84,7 +84,11 @@ pub(crate) async fn git_in(
     } else {
         GitError::Failed {
             exit: out.exit_code,
-            stderr: out.stderr.trim().to_string(),
+            // Some refusals (`nothing to commit`) are printed on stdout.
+            stderr: match out.stderr.trim() {
+                "" => out.stdout.trim().to_string(),
+                said => said.to_string(),
+            },
         }
     }
     .into())
