@@ -270,6 +270,11 @@ pub fn render(s: &Value) -> String {
         s["rateLimitRejections"],
         s["activity"]["actorRestarts"],
     ));
+    let p = &s["page"];
+    out.push_str(&format!(
+        "page: {} browsers signed in, {} watching; {} diffs and {} tool requests wait there, {} reviews (`ide-bridge open`)\n",
+        p["signedIn"], p["watching"], p["pendingDiffs"], p["pendingApprovals"], p["reviews"],
+    ));
     let w = &s["watch"];
     out.push_str(&format!(
         "watch: {}{}, {} batches ({} changes, {} beyond the batch bound), last {}\n",

@@ -463,17 +463,35 @@ pub fn find_lock(ide_dir: &Path, pid: u32) -> Option<(u16, PathBuf, Value)> {
 
 /// A raw HTTP/1.1 GET with arbitrary headers (a `Host` header is added unless given).
 pub fn http_get(port: u16, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
+    let (status, _, body) = http_request(port, "GET", path, headers, b"");
+    (status, body)
+}
+
+/// A raw HTTP/1.1 request with arbitrary headers (a `Host` header is added unless
+/// given) and body: status, response head, body (de-chunked).
+pub fn http_request(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, String, String) {
     let mut s = StdTcpStream::connect(("127.0.0.1", port)).unwrap();
     s.set_read_timeout(Some(DEADLINE)).unwrap();
-    let mut req = format!("GET {path} HTTP/1.1\r\nConnection: close\r\n");
+    let mut req = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
     if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
         req.push_str(&format!("Host: 127.0.0.1:{port}\r\n"));
     }
     for (k, v) in headers {
         req.push_str(&format!("{k}: {v}\r\n"));
     }
+    if !body.is_empty() || method != "GET" {
+        req.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
     req.push_str("\r\n");
     s.write_all(req.as_bytes()).unwrap();
+    // A server may answer (and close) before reading a large body.
+    let _ = s.write_all(body);
     let mut raw = Vec::new();
     let _ = s.read_to_end(&mut raw);
     let text = String::from_utf8_lossy(&raw).to_string();
@@ -491,7 +509,7 @@ pub fn http_get(port: u16, path: &str, headers: &[(&str, &str)]) -> (u16, String
     } else {
         body.to_string()
     };
-    (status, body)
+    (status, head.to_string(), body)
 }
 
 /// [`http_get`] for async tests.

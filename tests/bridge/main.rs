@@ -25,4 +25,5 @@ mod sessions;
 mod supervision;
 mod tasks;
 mod tools;
+mod ui;
 mod watch;

@@ -1,0 +1,225 @@
+//! The browser page's gate and limits through the real binary, without a browser (the
+//! page itself is tested in headless Chromium, tests/browser): signing in over HTTP, a
+//! sign-in that outlives a panic of the Dashboard actor, the body and stream limits at
+//! and just past their edge, and a bridge with the page off.
+
+use std::io::{Read, Write};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::harness::*;
+
+/// Signs in as the page does: a link from the token, its code posted from the page's
+/// origin. Answers the `Cookie` header value.
+fn sign_in(port: u16, token: &str) -> String {
+    let bearer = format!("Bearer {token}");
+    let (status, _, body) = http_request(
+        port,
+        "POST",
+        "/ui/login-code",
+        &[("Authorization", &bearer)],
+        b"",
+    );
+    assert_eq!(status, 200, "{body}");
+    let link: Value = serde_json::from_str(&body).unwrap();
+    let code = link["url"]
+        .as_str()
+        .unwrap()
+        .split_once('#')
+        .unwrap()
+        .1
+        .to_string();
+    let origin = format!("http://127.0.0.1:{port}");
+    let (status, head, body) = http_request(
+        port,
+        "POST",
+        "/ui/login",
+        &[("Origin", &origin), ("Content-Type", "application/json")],
+        json!({ "code": code }).to_string().as_bytes(),
+    );
+    assert_eq!(status, 200, "{body}");
+    let set_cookie = head
+        .lines()
+        .find(|l| l.to_ascii_lowercase().starts_with("set-cookie:"))
+        .expect("a cookie");
+    assert!(
+        set_cookie.contains("HttpOnly") && set_cookie.contains("SameSite=Strict"),
+        "{set_cookie}"
+    );
+    set_cookie
+        .split_once(':')
+        .unwrap()
+        .1
+        .trim()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+fn page_get(bridge: &Bridge, cookie: &str, path: &str) -> (u16, String) {
+    let (status, _, body) = http_request(bridge.port, "GET", path, &[("Cookie", cookie)], b"");
+    (status, body)
+}
+
+#[tokio::test]
+async fn a_sign_in_outlives_a_panic_of_the_dashboard() {
+    let bridge = Bridge::launch(Options::default()).await;
+    let (port, token) = (bridge.port, bridge.token.clone());
+    let cookie = off_runtime(move || sign_in(port, &token)).await;
+    let mut agent = bridge.ready_agent().await;
+    let crash = agent
+        .call("debug_crash_actor", json!({"actor": "dashboard"}))
+        .await;
+    assert!(
+        is_error(&crash) && text(&crash).contains("restarting"),
+        "{crash}"
+    );
+    let (port, c) = (bridge.port, cookie.clone());
+    let (status, body) = off_runtime(move || {
+        let (s, _, b) = http_request(port, "GET", "/ui/api/reviews", &[("Cookie", &c)], b"");
+        (s, b)
+    })
+    .await;
+    assert_eq!(status, 200, "the browser is still signed in: {body}");
+    let metrics = bridge.metrics().await;
+    assert!(
+        metrics.contains("ide_bridge_actor_restarts_total{actor=\"dashboard\"} 1"),
+        "{metrics}"
+    );
+}
+
+#[test]
+fn request_bodies_and_streams_are_refused_just_past_their_limit() {
+    let bridge = Bridge::start_with(Options::default().set("ui.max_streams", 1));
+    let cookie = sign_in(bridge.port, &bridge.token);
+    let origin = format!("http://127.0.0.1:{}", bridge.port);
+    let headers = [
+        ("Cookie", cookie.as_str()),
+        ("Origin", origin.as_str()),
+        ("Content-Type", "application/json"),
+    ];
+    // A body of exactly 8 MiB is read (and answered: nothing waits); one byte more is
+    // refused before it is parsed.
+    let limit = 8 * 1024 * 1024;
+    let body_of = |len: usize| {
+        let head = r#"{"allow":true,"pad":""#;
+        let mut body = head.to_string();
+        body.push_str(&"x".repeat(len - head.len() - 2));
+        body.push_str(r#""}"#);
+        assert_eq!(body.len(), len);
+        body
+    };
+    let (status, _, body) = http_request(
+        bridge.port,
+        "POST",
+        "/ui/api/approvals/7",
+        &headers,
+        body_of(limit).as_bytes(),
+    );
+    assert_eq!(status, 409, "{body}");
+    let (status, _, body) = http_request(
+        bridge.port,
+        "POST",
+        "/ui/api/approvals/7",
+        &headers,
+        body_of(limit + 1).as_bytes(),
+    );
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("larger than allowed"), "{body}");
+    // One page stream at a time (ui.max_streams = 1): the second is refused with why.
+    let mut first = std::net::TcpStream::connect(("127.0.0.1", bridge.port)).unwrap();
+    write!(
+        first,
+        "GET /ui/api/events HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nCookie: {cookie}\r\n\r\n",
+        bridge.port
+    )
+    .unwrap();
+    let mut head = [0u8; 64];
+    first.set_read_timeout(Some(DEADLINE)).unwrap();
+    let n = first.read(&mut head).unwrap();
+    assert!(String::from_utf8_lossy(&head[..n]).starts_with("HTTP/1.1 200"));
+    wait_for("the first page to watch", DEADLINE, || {
+        (bridge.get_json("/status")["page"]["watching"] == 1).then_some(())
+    });
+    let (status, body) = page_get(&bridge, &cookie, "/ui/api/events");
+    assert_eq!(status, 503, "{body}");
+    assert!(body.contains("ui.max_streams"), "{body}");
+    drop(first);
+    // Once the first page is gone, another may watch.
+    wait_for("the first page to be gone", DEADLINE, || {
+        let (port, cookie) = (bridge.port, cookie.clone());
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        write!(
+            s,
+            "GET /ui/api/events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nCookie: {cookie}\r\n\r\n"
+        )
+        .unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        let mut head = [0u8; 32];
+        let n = s.read(&mut head).unwrap_or(0);
+        String::from_utf8_lossy(&head[..n])
+            .starts_with("HTTP/1.1 200")
+            .then_some(())
+    });
+}
+
+#[tokio::test]
+async fn with_the_page_off_nothing_waits_for_a_browser() {
+    let config = tempfile::Builder::new().suffix(".toml").tempfile().unwrap();
+    std::fs::write(
+        config.path(),
+        "[ui]\nenabled = false\n[orchestrator]\npermissions = [{ tool = \"Bash\", decision = \"ask\" }]\n",
+    )
+    .unwrap();
+    let bridge = Bridge::launch(
+        Options::default()
+            .set("orchestrator.claude_binary", crate::tasks::fake_claude())
+            .arg("--config")
+            .arg(config.path().to_str().unwrap()),
+    )
+    .await;
+    let bearer = format!("Bearer {}", bridge.token);
+    for (method, path) in [
+        ("GET", "/ui/"),
+        ("POST", "/ui/login-code"),
+        ("GET", "/ui/api/status"),
+    ] {
+        let (port, bearer) = (bridge.port, bearer.clone());
+        let (status, _, body) = off_runtime(move || {
+            http_request(port, method, path, &[("Authorization", &bearer)], b"")
+        })
+        .await;
+        assert_eq!(status, 404, "{path}: {body}");
+        assert!(body.contains("ui.enabled = false"), "{body}");
+    }
+    assert!(bridge.log().contains("page=off (ui.enabled = false)"));
+    let mut agent = bridge.ready_agent().await;
+    let review = agent
+        .call("presentReview", json!({"review": "see src/main.rs:1"}))
+        .await;
+    assert!(
+        is_error(&review) && text(&review).contains("ui.enabled = false"),
+        "{review}"
+    );
+    // An `ask` rule denies at once, saying why.
+    let task = agent
+        .call(
+            "runClaudeTask",
+            json!({"prompt": "mode:permission:Bash go", "wait": true}),
+        )
+        .await;
+    let task: Value = serde_json::from_str(text(&task)).unwrap();
+    assert!(
+        task["output"].as_str().unwrap().contains("permission deny"),
+        "{task}"
+    );
+    let log = agent
+        .call(
+            "getActivityLog",
+            json!({"includeLifecycle": true, "limit": 20}),
+        )
+        .await;
+    assert!(text(&log).contains("the browser page is off"), "{log}");
+}
