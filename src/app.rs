@@ -84,6 +84,7 @@ struct Seed {
     activity_path: Option<PathBuf>,
     tasks_path: Option<PathBuf>,
     checkpoint_path: Option<PathBuf>,
+    page_sessions_path: Option<PathBuf>,
     automation: Option<(PathBuf, crate::automation::policy::Policy)>,
     restore: Vec<SessionState>,
     settings: Settings,
@@ -137,6 +138,7 @@ impl Seed {
                 max_pending_diffs: u.max_pending_diffs,
                 max_reviews: u.max_reviews,
                 max_streams: u.max_streams,
+                sessions_path: self.page_sessions_path.clone(),
             };
             let (a, m) = (activity.clone().recipient(), Arc::clone(&self.metrics));
             Supervisor::start(move |_| Dashboard::new(config, a, m))
@@ -492,6 +494,7 @@ async fn serve(settings: Settings, rotate_token: bool) -> Result<(), AppError> {
             .checkpoint
             .enabled
             .then(|| state.path(state_files::CHECKPOINT)),
+        page_sessions_path: Some(state.path(state_files::PAGE_SESSIONS)),
         restore: previous.map(|(_, d)| d.sessions).unwrap_or_default(),
         tools: {
             let mut tools = catalog::build()?;
@@ -648,6 +651,7 @@ pub(crate) fn services_for_tests(settings: Settings, root: &std::path::Path) -> 
         activity_path: None,
         tasks_path: None,
         checkpoint_path: None,
+        page_sessions_path: None,
         automation: None,
         restore: Vec::new(),
         settings,

@@ -29,6 +29,8 @@ pub mod files {
     pub const WORKSPACE: &str = "workspace";
     /// Output of a bridge started by `ide-bridge mcp`.
     pub const LOG: &str = "bridge.log";
+    /// Browsers signed in to the page: their cookies and last use (0600).
+    pub const PAGE_SESSIONS: &str = "page-sessions.json";
 }
 
 /// Why the state directory cannot be used.

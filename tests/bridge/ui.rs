@@ -223,3 +223,44 @@ async fn with_the_page_off_nothing_waits_for_a_browser() {
         .await;
     assert!(text(&log).contains("the browser page is off"), "{log}");
 }
+
+#[test]
+fn a_signed_in_browser_stays_signed_in_across_a_restart_and_a_signed_out_one_does_not() {
+    use std::os::unix::fs::PermissionsExt;
+    let place = Place::new();
+    let first = Bridge::start_with(place.options());
+    let kept = sign_in(first.port, &first.token);
+    let ended = sign_in(first.port, &first.token);
+    let origin = format!("http://127.0.0.1:{}", first.port);
+    let (status, _, _) = http_request(
+        first.port,
+        "POST",
+        "/ui/logout",
+        &[("Cookie", &ended), ("Origin", &origin)],
+        b"",
+    );
+    assert_eq!(status, 200);
+    let file = place.state_dir().join("page-sessions.json");
+    wait_for("the sign-ins to be kept", DEADLINE, || {
+        let saved = std::fs::read_to_string(&file).ok()?;
+        let cookie = |c: &str| c.split_once('=').unwrap().1.to_string();
+        (saved.contains(&cookie(&kept)) && !saved.contains(&cookie(&ended))).then_some(())
+    });
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    first.stop();
+    let second = Bridge::start_with(place.options());
+    assert_eq!(
+        page_get(&second, &kept, "/ui/api/reviews").0,
+        200,
+        "still signed in"
+    );
+    assert_eq!(
+        page_get(&second, &ended, "/ui/api/reviews").0,
+        401,
+        "signed out stays out"
+    );
+    assert_eq!(second.get_json("/status")["page"]["signedIn"], 1);
+}

@@ -80,8 +80,12 @@ class Bridge:
             path.write_text(config)
             argv += ["--config", str(path)]
         self.log_path = base / "bridge.log"
-        self._log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(argv, env=self.env, stdout=subprocess.DEVNULL, stderr=self._log)
+        self._log = open(self.log_path, "ab")
+        self.argv = argv
+        self._spawn()
+
+    def _spawn(self):
+        self.proc = subprocess.Popen(self.argv, env=self.env, stdout=subprocess.DEVNULL, stderr=self._log)
         deadline = time.monotonic() + DEADLINE
         self.port = None
         while self.port is None:
@@ -96,6 +100,13 @@ class Bridge:
                     self.port, self.token = int(path.stem), lock["authToken"]
             time.sleep(0.02)
         self.origin = f"http://127.0.0.1:{self.port}"
+
+    def restart(self):
+        """Stops the bridge (SIGTERM) and starts it again on the same workspace and
+        state, as a user restarting it would."""
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout=10)
+        self._spawn()
 
     def log(self):
         return self.log_path.read_text(errors="replace")

@@ -103,3 +103,19 @@ async def test_a_task_streams_its_output_and_is_cancelled_in_the_page(bridge, br
         status = await agent.call("getClaudeTaskStatus", {"taskId": forever_id})
         await wait_for(lambda: _contains(page, "#task-status", "cancelled"), "the page to show the cancel")
         assert json.loads(agent.texts(status)[0])["status"] in ("cancelled", "running")
+
+
+async def test_an_open_page_comes_back_by_itself_after_the_bridge_restarts(bridge, browser):
+    page = await browser.sign_in(bridge)
+    await page.goto(f"{bridge.origin}/ui/#timeline")
+    await page.wait_for_selector("#live.on")
+    port = bridge.port
+    bridge.restart()
+    assert bridge.port == port, "a restarted bridge keeps its port"
+    # The stream reconnects on its own and the browser is still signed in.
+    await page.wait_for_selector("#live.on", timeout=20_000)
+    async with Agent(bridge) as agent:
+        await agent.call("readFile", {"filePath": "notes.txt"})
+        await page.locator(".trow.call", has_text="readFile").first.wait_for(timeout=10_000)
+    assert page.url == f"{bridge.origin}/ui/#timeline", "never sent to the login page"
+    await browser.shot(page, "after-restart")

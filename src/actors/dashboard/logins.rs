@@ -2,11 +2,27 @@
 //! bridge hands out one-time codes (to `ide-bridge open` and in its start-up line),
 //! each valid for a short time and for one use, and a browser that presents one gets a
 //! session identified by an HttpOnly cookie. Sessions end after being idle too long;
-//! the oldest is dropped when there are too many.
+//! the oldest is dropped when there are too many. Sessions (not codes) are kept in the
+//! workspace's state directory, like the token, so a restarted bridge keeps its
+//! signed-in browsers.
 
 use std::time::{Duration, Instant};
 
+use serde::{Deserialize, Serialize};
+
 use crate::http::guard::ct_eq;
+
+/// How often a session's last use is written back while nothing else changed.
+const TOUCH_SAVE_EVERY: Duration = Duration::from_secs(60);
+
+/// A session as the state file keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SavedSession {
+    cookie: String,
+    /// Unix ms of its last request.
+    last_used_ms: u64,
+}
 
 /// Most codes waiting to be used; a new one beyond this replaces the oldest.
 const MAX_CODES: usize = 16;
@@ -57,15 +73,74 @@ pub struct Logins {
     limits: LoginLimits,
     codes: Vec<Code>,
     sessions: Vec<Session>,
+    /// A session came or went since the last save.
+    changed: bool,
+    /// A session was used since the last save.
+    touched: bool,
+    last_save: Instant,
 }
 
 impl Logins {
     pub fn new(limits: LoginLimits) -> Self {
-        Self {
+        Self::restored(limits, Vec::new(), Instant::now(), 0)
+    }
+
+    /// Logins with the sessions an earlier run saved (`now_ms` is the wall clock at
+    /// `now`); those idle too long by now are dropped.
+    pub fn restored(
+        limits: LoginLimits,
+        saved: Vec<SavedSession>,
+        now: Instant,
+        now_ms: u64,
+    ) -> Self {
+        let sessions = saved
+            .into_iter()
+            .filter(|s| s.cookie.len() == 64)
+            .filter_map(|s| {
+                let idle = Duration::from_millis(now_ms.saturating_sub(s.last_used_ms));
+                (idle < limits.idle_ttl).then(|| Session {
+                    cookie: s.cookie,
+                    // The machine booted since: this clock cannot go back that far.
+                    last_used: now.checked_sub(idle).unwrap_or(now),
+                })
+            })
+            .collect();
+        let mut me = Self {
             limits,
             codes: Vec::new(),
-            sessions: Vec::new(),
+            sessions,
+            changed: false,
+            touched: false,
+            last_save: now,
+        };
+        me.expire(now);
+        me.sessions.truncate(limits.max_sessions);
+        me
+    }
+
+    /// The sessions to write when they changed (now, or a use a while ago), as of
+    /// `now` (`now_ms` on the wall clock); `None` when nothing needs saving.
+    pub fn to_save(&mut self, now: Instant, now_ms: u64) -> Option<Vec<SavedSession>> {
+        let due = self.changed
+            || (self.touched && now.duration_since(self.last_save) >= TOUCH_SAVE_EVERY);
+        if !due {
+            return None;
         }
+        self.changed = false;
+        self.touched = false;
+        self.last_save = now;
+        Some(
+            self.sessions
+                .iter()
+                .map(|s| SavedSession {
+                    cookie: s.cookie.clone(),
+                    last_used_ms: now_ms.saturating_sub(
+                        u64::try_from(now.duration_since(s.last_used).as_millis())
+                            .unwrap_or(u64::MAX),
+                    ),
+                })
+                .collect(),
+        )
     }
 
     pub fn limits(&self) -> LoginLimits {
@@ -107,6 +182,7 @@ impl Logins {
                 .map(|(i, _)| i)
                 .unwrap_or(0);
             self.sessions.remove(oldest);
+            self.changed = true;
             tracing::info!(
                 "signed out the least recently used browser to make room (ui.max_browser_sessions)"
             );
@@ -116,6 +192,7 @@ impl Logins {
             cookie: cookie.clone(),
             last_used: now,
         });
+        self.changed = true;
         Ok(cookie)
     }
 
@@ -129,6 +206,7 @@ impl Logins {
         {
             Some(s) if now.duration_since(s.last_used) < idle => {
                 s.last_used = now;
+                self.touched = true;
                 true
             }
             _ => false,
@@ -137,16 +215,20 @@ impl Logins {
 
     /// Ends the session `cookie` names.
     pub fn end(&mut self, cookie: &str) {
+        let before = self.sessions.len();
         self.sessions
             .retain(|s| !ct_eq(s.cookie.as_bytes(), cookie.as_bytes()));
+        self.changed |= self.sessions.len() != before;
     }
 
     /// Forgets expired codes and idle sessions.
     pub fn expire(&mut self, now: Instant) {
         self.codes.retain(|c| c.expires > now);
         let idle = self.limits.idle_ttl;
+        let before = self.sessions.len();
         self.sessions
             .retain(|s| now.duration_since(s.last_used) < idle);
+        self.changed |= self.sessions.len() != before;
     }
 
     /// Signed-in browsers.
@@ -204,5 +286,33 @@ mod tests {
         assert_eq!(l.sessions(), 2);
         assert!(!l.check(&cookies[0], now + Duration::from_secs(3)));
         assert!(l.check(&cookies[2], now + Duration::from_secs(3)));
+    }
+
+    #[test]
+    fn saved_sessions_come_back_with_their_idle_time_and_only_changes_are_saved() {
+        let now = Instant::now();
+        let mut l = logins(4);
+        assert_eq!(l.to_save(now, 1_000_000), None, "nothing changed");
+        let code = l.issue(now);
+        let cookie = l.redeem(&code, now).unwrap();
+        let saved = l.to_save(now, 1_000_000).expect("a sign-in is saved");
+        assert_eq!(saved.len(), 1);
+        assert!(l.check(&cookie, now + Duration::from_secs(1)));
+        assert_eq!(
+            l.to_save(now + Duration::from_secs(2), 1_002_000),
+            None,
+            "a use waits"
+        );
+        let later = l
+            .to_save(now + Duration::from_secs(61), 1_061_000)
+            .expect("a use is saved later");
+        assert_eq!(later[0].last_used_ms, 1_001_000);
+        // A restart 100 s later: the session is back, 160 s idle.
+        let t = Instant::now();
+        let mut back = Logins::restored(l.limits(), later.clone(), t, 1_161_000);
+        assert!(back.check(&cookie, t));
+        // Idle past the limit by the time of the restart: gone.
+        let mut late = Logins::restored(l.limits(), later, t, 1_001_000 + 600_000);
+        assert!(!late.check(&cookie, t));
     }
 }

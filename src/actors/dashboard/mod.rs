@@ -13,6 +13,7 @@ pub mod logins;
 pub mod samples;
 
 use std::collections::VecDeque;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -32,7 +33,7 @@ use crate::metrics::Metrics;
 use crate::review::Draft;
 use approvals::{ApprovalView, PendingApprovals};
 use diffs::{DiffAnswer, DiffOffer, DiffView, PendingDiffs};
-use logins::{LoginLimits, LoginRefused, Logins};
+use logins::{LoginLimits, LoginRefused, Logins, SavedSession};
 use samples::{Sample, Sampler};
 
 /// Actor name used in logs, metrics and faults.
@@ -57,6 +58,8 @@ pub struct DashboardConfig {
     pub max_reviews: usize,
     /// Pages watching at once.
     pub max_streams: usize,
+    /// Where signed-in browsers are kept across restarts (`None`: memory only).
+    pub sessions_path: Option<PathBuf>,
 }
 
 /// A review an agent presented.
@@ -214,8 +217,21 @@ pub struct Dashboard {
     next_review: u64,
     sampler: Sampler,
     ticks: u32,
+    /// A write of the signed-in browsers is under way.
+    saving: bool,
     activity: Recipient<RecordLifecycle>,
     metrics: Arc<Metrics>,
+}
+
+/// The browsers an earlier run kept in `path`; none when it is missing or unreadable.
+fn load_sessions(path: &std::path::Path) -> Vec<SavedSession> {
+    match std::fs::read(path) {
+        Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|e| {
+            tracing::warn!(path = %path.display(), %e, "ignoring an unreadable file of signed-in browsers");
+            Vec::new()
+        }),
+        Err(_) => Vec::new(),
+    }
 }
 
 impl Dashboard {
@@ -224,8 +240,20 @@ impl Dashboard {
         activity: Recipient<RecordLifecycle>,
         metrics: Arc<Metrics>,
     ) -> Self {
+        let saved = config
+            .sessions_path
+            .as_deref()
+            .map(load_sessions)
+            .unwrap_or_default();
+        let logins = Logins::restored(config.logins, saved, Instant::now(), now_ms());
+        if logins.sessions() > 0 {
+            tracing::info!(
+                browsers = logins.sessions(),
+                "browsers signed in to the page before the restart stay signed in"
+            );
+        }
         Self {
-            logins: Logins::new(config.logins),
+            logins,
             config,
             streams: Vec::new(),
             unwatched_since: Some(Instant::now()),
@@ -235,6 +263,7 @@ impl Dashboard {
             next_review: 0,
             sampler: Sampler::new(Arc::clone(&metrics)),
             ticks: 0,
+            saving: false,
             activity,
             metrics,
         }
@@ -268,9 +297,34 @@ impl Dashboard {
         }
     }
 
-    fn tick(&mut self) {
+    /// Writes the signed-in browsers when they changed, off the actor's thread.
+    fn save_sessions(&mut self, now: Instant, ctx: &mut Context<Self>) {
+        let Some(path) = self.config.sessions_path.clone() else {
+            return;
+        };
+        if self.saving {
+            return;
+        }
+        let Some(sessions) = self.logins.to_save(now, now_ms()) else {
+            return;
+        };
+        self.saving = true;
+        let write = async move {
+            let body = serde_json::to_vec(&sessions).unwrap_or_default();
+            tokio::task::spawn_blocking(move || crate::lockfile::write_atomic(&path, &body)).await
+        };
+        ctx.spawn(write.into_actor(self).map(|written, act, _| {
+            act.saving = false;
+            if let Ok(Err(e)) = written {
+                tracing::warn!(%e, "could not keep the signed-in browsers for the next start");
+            }
+        }));
+    }
+
+    fn tick(&mut self, ctx: &mut Context<Self>) {
         let now = Instant::now();
         self.logins.expire(now);
+        self.save_sessions(now, ctx);
         self.note_watchers();
         if self.diffs.forget_abandoned() > 0 {
             self.broadcast(json!({ "kind": "diffs" }));
@@ -318,13 +372,15 @@ impl Actor for Dashboard {
 
     fn started(&mut self, ctx: &mut Context<Self>) {
         ctx.run_interval(TICK, |act, ctx| {
-            let _ = guard(NAME, act, ctx, |act, _| act.tick());
+            let _ = guard(NAME, act, ctx, |act, ctx| act.tick(ctx));
         });
     }
 }
 
 impl Supervised for Dashboard {
     fn restarting(&mut self, _: &mut Context<Self>) {
+        // A write in flight died with the old context.
+        self.saving = false;
         // Everything is kept (sign-ins, waiting diffs and approvals, reviews); the
         // tick timer died with the old context and `started` arms it again.
         restarted(
@@ -346,8 +402,12 @@ impl Handler<IssueLoginCode> for Dashboard {
 impl Handler<RedeemLoginCode> for Dashboard {
     type Result = Result<String, LoginRefused>;
     fn handle(&mut self, msg: RedeemLoginCode, ctx: &mut Context<Self>) -> Self::Result {
-        guard(NAME, self, ctx, |act, _| {
-            act.logins.redeem(&msg.0, Instant::now())
+        guard(NAME, self, ctx, |act, ctx| {
+            let now = Instant::now();
+            let cookie = act.logins.redeem(&msg.0, now);
+            // Kept at once, so a restart right after signing in keeps the browser.
+            act.save_sessions(now, ctx);
+            cookie
         })
         .unwrap_or(Err(LoginRefused::Unknown))
     }
@@ -366,7 +426,10 @@ impl Handler<CheckBrowser> for Dashboard {
 impl Handler<SignOut> for Dashboard {
     type Result = ();
     fn handle(&mut self, msg: SignOut, ctx: &mut Context<Self>) {
-        let _ = guard(NAME, self, ctx, |act, _| act.logins.end(&msg.0));
+        let _ = guard(NAME, self, ctx, |act, ctx| {
+            act.logins.end(&msg.0);
+            act.save_sessions(Instant::now(), ctx);
+        });
     }
 }
 

@@ -756,6 +756,10 @@ function notify(title, body) {
 
 // ---------------------------------------------------------------- live stream
 
+let reconnects = 0;
+
+/** The live stream. The browser retries a dropped stream by itself, but not one that
+ * was refused (a bridge shutting down answers 503): then this retries, backing off. */
 function connectEvents() {
   const live = $('live');
   const events = new EventSource('/ui/api/events');
@@ -763,6 +767,9 @@ function connectEvents() {
     const hello = JSON.parse(ev.data);
     live.className = hello.liveActivity ? 'live on' : 'live partial';
     live.title = hello.liveActivity ? 'Live' : 'Live, but the timeline is not (too many streams)';
+    if (reconnects > 0 || events.wasDown) resync();
+    reconnects = 0;
+    events.wasDown = false;
   });
   events.addEventListener('activity', (ev) => {
     const e = JSON.parse(ev.data);
@@ -781,9 +788,21 @@ function connectEvents() {
   events.onerror = async () => {
     live.className = 'live off';
     live.title = 'Reconnecting…';
+    events.wasDown = true;
+    if (events.readyState === EventSource.CLOSED) {
+      reconnects += 1;
+      setTimeout(connectEvents, Math.min(10000, 500 * 2 ** Math.min(reconnects, 5)));
+    }
     // A signed-out browser gets 401: go to the sign-in page instead of retrying.
     try { await api('status'); } catch { /* api() redirects on 401 */ }
   };
+}
+
+/** After the stream was down: what happened meanwhile. */
+async function resync() {
+  const missed = await api(`activity?limit=5000&after=${timeline.lastId}`).catch(() => []);
+  timeline.add(missed);
+  await Promise.all([refreshStatus(), refreshTasks(), refreshReviews(), refreshDiffs(), refreshApprovals()]);
 }
 
 // ---------------------------------------------------------------- start
