@@ -83,25 +83,32 @@ pub fn stop(settings: &Settings) -> u8 {
     0
 }
 
-/// `ide-bridge open`: a one-time sign-in link to the browser page, printed and (unless
-/// `no_browser`) opened in the system browser.
-pub fn open(settings: &Settings, no_browser: bool) -> u8 {
-    let (port, lock) = match find(settings) {
-        Ok(found) => found,
-        Err(e) => {
-            eprintln!("{e}");
-            return 1;
-        }
-    };
-    let (code, body) = match http_client::post(port, "/ui/login-code", &lock.auth_token) {
-        Ok(r) => r,
+/// Sends `request` (`http_client::get` or `post`) for `path` to the bridge serving the
+/// workspace, with its token: port, HTTP status and body; `None` (said on stderr) when
+/// no bridge serves it or it does not answer.
+fn ask(
+    settings: &Settings,
+    request: fn(u16, &str, &str) -> std::io::Result<(u16, String)>,
+    path: &str,
+) -> Option<(u16, u16, String)> {
+    let (port, lock) = find(settings).map_err(|e| eprintln!("{e}")).ok()?;
+    match request(port, path, &lock.auth_token) {
+        Ok((code, body)) => Some((port, code, body)),
         Err(e) => {
             eprintln!(
                 "The bridge on port {port} (pid {}) did not answer: {e}",
                 lock.pid
             );
-            return 1;
+            None
         }
+    }
+}
+
+/// `ide-bridge open`: a one-time sign-in link to the browser page, printed and (unless
+/// `no_browser`) opened in the system browser.
+pub fn open(settings: &Settings, no_browser: bool) -> u8 {
+    let Some((port, code, body)) = ask(settings, http_client::post, "/ui/login-code") else {
+        return 1;
     };
     let answer: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
     if code != 200 {
@@ -154,22 +161,8 @@ fn open_in_browser(url: &str) -> Option<String> {
 
 /// Runs the subcommand; returns the process exit code.
 pub fn run(settings: &Settings, raw_json: bool) -> u8 {
-    let (port, lock) = match find(settings) {
-        Ok(found) => found,
-        Err(e) => {
-            eprintln!("{e}");
-            return 1;
-        }
-    };
-    let (code, body) = match http_client::get(port, "/status", &lock.auth_token) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!(
-                "The bridge on port {port} (pid {}) did not answer: {e}",
-                lock.pid
-            );
-            return 1;
-        }
+    let Some((port, code, body)) = ask(settings, http_client::get, "/status") else {
+        return 1;
     };
     if code != 200 {
         eprintln!("The bridge on port {port} answered HTTP {code}: {body}");

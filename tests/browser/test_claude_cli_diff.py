@@ -6,15 +6,11 @@ person's text.
 Needs CLAUDE_CLI (scripts/test.sh installs it into .npm-test) and the fake model of
 tests/python; skipped when the CLI is missing."""
 
-import json
 import os
-import pty
-import re
-import signal
-import threading
 
 import pytest
 
+from claude_pty import Claude, environment, trust
 from conftest import ROOT, wait_for
 from fake_model import FakeModel, text, tool_use
 
@@ -24,23 +20,10 @@ CLAUDE = os.environ.get("CLAUDE_CLI") or str(ROOT / ".npm-test" / "node_modules"
 API_KEY = "sk-ant-ide-bridge-browser-test-key-01"
 
 
-def screen_text(screen):
-    return re.sub(rb"\x1b\[[0-9;?<>=]*[a-zA-Z]", b"", b"".join(screen)).decode("utf8", "replace")
-
-
 @pytest.mark.skipif(not os.access(CLAUDE, os.X_OK), reason="the Claude Code CLI is not installed (scripts/test.sh installs it)")
 async def test_the_cli_writes_what_the_person_accepted_in_the_page(bridge, browser):
     notes = bridge.workspace / "notes.txt"
-    (bridge.config_dir / ".claude.json").write_text(
-        json.dumps(
-            {
-                "hasCompletedOnboarding": True,
-                "theme": "dark",
-                "customApiKeyResponses": {"approved": [API_KEY[-20:]], "rejected": []},
-                "projects": {str(bridge.workspace): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}},
-            }
-        )
-    )
+    trust(bridge.config_dir, bridge.workspace, API_KEY)
     page = await browser.sign_in(bridge)
     await page.goto(f"{bridge.origin}/ui/#diffs")
     script = [
@@ -49,37 +32,8 @@ async def test_the_cli_writes_what_the_person_accepted_in_the_page(bridge, brows
         {"on": "tool_result", "reply": text("All done.")},
     ]
     with FakeModel(script) as model:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("IDE_BRIDGE_", "CLAUDE", "ANTHROPIC"))}
-        env.update(
-            {
-                "HOME": str(bridge.home),
-                "CLAUDE_CONFIG_DIR": str(bridge.config_dir),
-                "CLAUDE_CODE_SSE_PORT": str(bridge.port),
-                "ANTHROPIC_API_KEY": API_KEY,
-                "ANTHROPIC_BASE_URL": model.url,
-                "TERM": "xterm-256color",
-                "DISABLE_AUTOUPDATER": "1",
-                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-                "CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL": "1",
-            }
-        )
-        pid, fd = pty.fork()
-        if pid == 0:
-            os.chdir(bridge.workspace)
-            os.execve(CLAUDE, [CLAUDE, "--ide"], env)
-        screen = []
-
-        def drain():
-            while True:
-                try:
-                    data = os.read(fd, 65536)
-                except OSError:
-                    return
-                if not data:
-                    return
-                screen.append(data)
-
-        threading.Thread(target=drain, daemon=True).start()
+        env = environment(home=bridge.home, config_dir=bridge.config_dir, port=bridge.port, api_key=API_KEY, model_url=model.url)
+        claude = Claude(CLAUDE, bridge.workspace, env)
         try:
 
             def cli_ready():
@@ -91,20 +45,19 @@ async def test_the_cli_writes_what_the_person_accepted_in_the_page(bridge, brows
             await wait_for(cli_ready, "the CLI to connect", timeout=60)
             # The prompt is typed once the CLI shows its input box; keys sent before the
             # box settles are lost, so type again until the text shows.
-            await wait_for(lambda: "shortcuts" in screen_text(screen), "the input box", timeout=60)
+            await wait_for(lambda: "shortcuts" in claude.text(), "the input box", timeout=60)
             for attempt in range(5):
-                os.write(fd, b"please fix the notes")
+                claude.type("please fix the notes")
                 try:
-                    # The screen moves the cursor instead of printing spaces.
-                    await wait_for(lambda: "fixthenotes" in screen_text(screen).replace(" ", ""), "the typed prompt", timeout=3)
+                    await wait_for(lambda: "fixthenotes" in claude.text().replace(" ", ""), "the typed prompt", timeout=3)
                     break
                 except AssertionError:
-                    os.write(fd, b"\x15")  # ^U: clear whatever half-arrived
-            os.write(fd, b"\r")
+                    claude.type("\x15")  # ^U: clear whatever half-arrived
+            claude.type("\r")
             try:
                 await page.wait_for_selector("#diff-accept", timeout=60_000)
             except Exception:
-                raise AssertionError("no diff in the page; the CLI showed:\n" + screen_text(screen)[-3000:])
+                raise AssertionError("no diff in the page; the CLI showed:\n" + claude.text()[-3000:])
             proposed = " ".join(await page.locator("table.diff td.new").all_text_contents())
             assert "second, by the model" in proposed, proposed
             await browser.shot(page, "cli-diff")
@@ -115,5 +68,4 @@ async def test_the_cli_writes_what_the_person_accepted_in_the_page(bridge, brows
             assert notes.read_text() == "first\nsecond, as the person wants it\n"
             await wait_for(model.script_done, "the model's script to finish", timeout=30)
         finally:
-            os.killpg(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
+            claude.kill()
