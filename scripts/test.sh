@@ -5,9 +5,10 @@
 # (.venv-test) and 2.x over streamable HTTP (.venv-mcp2), the TypeScript SDK and the MCP
 # Inspector (tests/node/node_modules), the real Claude Code CLI (.npm-test) with a
 # scripted model API, the Neovim plugin inside real Neovim with real language servers
-# (.venv-nvim), and the bridge's browser page in headless Chromium (Debian's chromium,
-# driven by Playwright from .venv-test). Everything is installed here on first use and
-# cached in those ignored directories.
+# (.venv-nvim), the bridge's browser page in headless Chromium (Debian's chromium,
+# driven by Playwright from .venv-test), and the VS Code extension inside code-server
+# (.vscode-test, editors/vscode/node_modules). Everything is installed here on first use
+# and cached in those ignored directories.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never CARGO_INCREMENTAL=0
@@ -69,3 +70,5 @@ echo "== interop: the MCP TypeScript SDK and the MCP Inspector"
 node --test "$node_tests"/*.test.mjs
 echo "== the Neovim plugin in real Neovim"
 tests/nvim/run.sh
+echo "== the VS Code extension in the real VS Code workbench (code-server)"
+tests/vscode/run.sh

@@ -1,0 +1,54 @@
+'use strict';
+const { Agent, assert, bridge, extension, shared, waitFor } = require('./bridge');
+const { before, after, test } = require('./runner');
+
+before(async () => {
+  await bridge.start();
+  shared.agent = await new Agent(bridge).connect();
+});
+
+after(async () => {
+  shared.agent?.close();
+  await bridge.stop();
+});
+
+test('the extension finds the bridge, connects with the token and says hello', async () => {
+  const api = await extension();
+  await api.connected(15000);
+  assert(api.port() === bridge.port, `connected to port ${api.port()}, the bridge is on ${bridge.port}`);
+  const status = await waitFor(async () => {
+    const s = await bridge.status();
+    return s.extension.connected && s.extension.hello ? s : undefined;
+  }, 'the hello in /status');
+  const pkg = require('../../../editors/vscode/package.json');
+  assert(status.extension.hello.extensionVersion === pkg.version, JSON.stringify(status.extension.hello));
+  assert(/^vscode /.test(status.extension.hello.packageVersion), JSON.stringify(status.extension.hello));
+});
+
+test('the status bar says connected and how many agents', async () => {
+  const api = await extension();
+  await waitFor(() => /ide-bridge: 1 agent$/.test(api.statusText()), `"1 agent" in the status bar (it says "${api.statusText()}")`);
+  const second = await new Agent(bridge).connect();
+  try {
+    await waitFor(() => /ide-bridge: 2 agents$/.test(api.statusText()), `"2 agents" (it says "${api.statusText()}")`);
+  } finally {
+    second.close();
+  }
+});
+
+// The protocol's 52 methods (seed 000 and docs/protocol.md) and openDiff.
+const PROTOCOL = `goToDefinition findReferences getHover getCodeActions applyCodeAction renameSymbol searchSymbols
+getDocumentSymbols getCallHierarchy listTerminals getTerminalOutput createTerminal disposeTerminal sendTerminalCommand
+executeInTerminal waitForTerminalOutput getDebugState evaluateInDebugger setDebugBreakpoints startDebugging stopDebugging
+getOpenFiles isDirty openFile saveFile closeTab getFileContent createFile deleteFile renameFile getWorkspaceFolders
+editText replaceBlock formatDocument fixAllLintErrors organizeImports getDiagnostics getSelection getAIComments watchFiles
+unwatchFiles setDecorations clearDecorations readClipboard writeClipboard getInlayHints getTypeHierarchy
+getWorkspaceSettings setWorkspaceSetting executeVSCodeCommand listVSCodeCommands captureScreenshot openDiff`.split(/\s+/);
+
+test('the extension has a handler for each of the 52 protocol methods and openDiff', async () => {
+  const api = await extension();
+  const methods = new Set(api.methods());
+  const missing = PROTOCOL.filter((m) => !methods.has(m));
+  assert(PROTOCOL.length === 53, `the list holds ${PROTOCOL.length}`);
+  assert(missing.length === 0, `no handler for ${missing.join(', ')}`);
+});
