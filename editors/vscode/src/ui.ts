@@ -143,17 +143,31 @@ export class Ui implements vscode.Disposable {
     }
   }
 
-  private async openDashboard(): Promise<void> {
+  /** Opens the bridge's page through a one-time link; answers the link. In a remote or
+   * web window (code-server, Remote-SSH) the editor would send the link through its port
+   * forwarding, which the page refuses (its Host must be the bridge's own), so there the
+   * link is shown to copy instead. */
+  private async openDashboard(): Promise<string | undefined> {
     const lock = this.connection.lock;
     if (!lock) {
       void vscode.window.showWarningMessage('ide-bridge: not connected to a bridge');
-      return;
+      return undefined;
     }
     try {
       const url = await pageLink(lock);
-      await vscode.env.openExternal(vscode.Uri.parse(url));
+      const local = vscode.env.uiKind === vscode.UIKind.Desktop && vscode.env.remoteName === undefined;
+      if (local) {
+        await vscode.env.openExternal(vscode.Uri.parse(url));
+      } else {
+        void vscode.window
+          .showInformationMessage(`The bridge's page (the link works once, for a few minutes): ${url}`, 'Copy link')
+          .then((choice) => (choice ? vscode.env.clipboard.writeText(url) : undefined));
+      }
+      this.log.info(`a one-time link to the bridge's page was ${local ? 'opened' : 'shown'}`);
+      return url;
     } catch (e) {
       void vscode.window.showErrorMessage(`ide-bridge: could not open the bridge's page: ${errorText(e)}`);
+      return undefined;
     }
   }
 

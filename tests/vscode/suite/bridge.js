@@ -52,6 +52,8 @@ class Bridge {
         throw new Error(`the bridge exited with ${exited.code}: ${fs.readFileSync(this.log, 'utf8').slice(-2000)}`);
       }
       for (const name of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
+        // Only `<port>.lock`: the bridge writes it through a temporary file first.
+        if (!/^\d+\.lock$/.test(name)) continue;
         try {
           const lock = JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8'));
           if (lock.pid === this.proc.pid) {
@@ -99,8 +101,9 @@ class Bridge {
 
 /** An agent: MCP over the bridge's WebSocket, recording notifications. */
 class Agent {
-  constructor(bridge) {
+  constructor(bridge, name = 'vscode-suite-agent') {
     this.bridge = bridge;
+    this.name = name;
     this.next = 1;
     this.waiting = new Map();
     this.notifications = [];
@@ -123,7 +126,7 @@ class Agent {
       this.ws.once('open', resolve);
       this.ws.once('error', reject);
     });
-    await this.request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'vscode-suite-agent', version: '1' } });
+    await this.request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: this.name, version: '1' } });
     this.ws.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
     return this;
   }
