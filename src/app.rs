@@ -564,17 +564,22 @@ async fn serve(settings: Settings, rotate_token: bool) -> Result<(), AppError> {
         session_id: None,
         detail: format!("port {port}"),
     });
-    // The page's one-time sign-in link (the same as `ide-bridge open` prints).
-    let page = match services.settings.ui.enabled {
-        true => services
+    // The page's one-time sign-in link (as `ide-bridge open` prints it), for a person
+    // watching the terminal; a log file (a relay's bridge.log, a service's journal) gets
+    // no live code.
+    let page = if !services.settings.ui.enabled {
+        "off (ui.enabled = false)".to_string()
+    } else if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        services
             .dashboard
             .send(IssueLoginCode)
             .await
             .ok()
             .flatten()
             .map(|code| crate::http::ui::login_url(&services.settings, port, &code))
-            .unwrap_or_default(),
-        false => "off (ui.enabled = false)".into(),
+            .unwrap_or_default()
+    } else {
+        "run `ide-bridge open` in the workspace for a sign-in link".to_string()
     };
     tracing::info!(
         url = %format!("ws://{ip}:{port}/"),

@@ -217,6 +217,17 @@ pub fn check_same_origin(
         )),
         None => {}
     }
+    // A page of another port of this host is "same-site": its images and frames would
+    // carry the SameSite=Strict cookie with no Origin. Browsers say where a request
+    // comes from; only the page itself (or the user typing the address) may use it.
+    if let Some(site) = req.headers().get("sec-fetch-site") {
+        let site = site.to_str().unwrap_or("");
+        if !matches!(site, "same-origin" | "none") {
+            return Err(Rejection::Forbidden(format!(
+                "Sec-Fetch-Site {site:?}: only the bridge's own page may use it"
+            )));
+        }
+    }
     Ok(())
 }
 

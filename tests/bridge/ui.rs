@@ -264,3 +264,41 @@ fn a_signed_in_browser_stays_signed_in_across_a_restart_and_a_signed_out_one_doe
     );
     assert_eq!(second.get_json("/status")["page"]["signedIn"], 1);
 }
+
+#[test]
+fn signing_out_ends_the_pages_live_stream_and_the_log_holds_no_live_link() {
+    let bridge = Bridge::start_with(Options::default());
+    let log = bridge.log();
+    assert!(
+        log.contains("run `ide-bridge open` in the workspace for a sign-in link")
+            && !log.contains("/ui/login#"),
+        "a log written to a file gets no live code: {log}"
+    );
+    let cookie = sign_in(bridge.port, &bridge.token);
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", bridge.port)).unwrap();
+    write!(
+        stream,
+        "GET /ui/api/events HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nCookie: {cookie}\r\n\r\n",
+        bridge.port
+    )
+    .unwrap();
+    stream.set_read_timeout(Some(DEADLINE)).unwrap();
+    let mut head = [0u8; 64];
+    let n = stream.read(&mut head).unwrap();
+    assert!(String::from_utf8_lossy(&head[..n]).starts_with("HTTP/1.1 200"));
+    let origin = format!("http://127.0.0.1:{}", bridge.port);
+    let (status, _, _) = http_request(
+        bridge.port,
+        "POST",
+        "/ui/logout",
+        &[("Cookie", &cookie), ("Origin", &origin)],
+        b"",
+    );
+    assert_eq!(status, 200);
+    // The stream of the signed-out browser ends (the chunked body's last chunk, then EOF).
+    let mut rest = Vec::new();
+    let _ = stream.read_to_end(&mut rest);
+    let rest = String::from_utf8_lossy(&rest);
+    assert!(rest.ends_with("0\r\n\r\n"), "the stream ended: {rest:?}");
+    assert_eq!(bridge.get_json("/status")["page"]["watching"], 0);
+}

@@ -127,6 +127,12 @@ async def test_a_foreign_host_and_cross_origin_state_changes_are_refused(bridge,
     # A sign-in link needs the lock file's token.
     status, _, _ = bridge.http("POST", "/ui/login-code")
     assert status == 401
+    # Another page of this host (another port: same-site) sends the cookie on its image
+    # requests, without an Origin; the browser says where they come from.
+    status, _, body = bridge.http("GET", "/ui/api/events", {"Cookie": cookie, "Sec-Fetch-Site": "same-site"})
+    assert status == 403 and "Sec-Fetch-Site" in body, body
+    status, _, _ = bridge.http("GET", "/ui/api/status", {"Cookie": cookie, "Sec-Fetch-Site": "same-origin"})
+    assert status == 200
 
 
 async def test_signing_out_ends_the_session(bridge, browser):

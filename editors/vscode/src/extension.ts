@@ -29,10 +29,16 @@ export interface Api {
 
 export function activate(context: vscode.ExtensionContext): Api {
   const settings = () => vscode.workspace.getConfiguration('ideBridge');
+  /** A setting only the user may set (what agents are allowed, what binary runs): a
+   * workspace's `.vscode/settings.json`, which agents can write, is never read for it. */
+  const userSetting = <T>(key: string, fallback: T): T => {
+    const i = settings().inspect<T>(key);
+    return i?.globalValue ?? i?.defaultValue ?? fallback;
+  };
   const log = new Log();
   const version = String(context.extension.packageJSON.version ?? '0.0.0');
   const folders = () => (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
-  const connection = new Connection(log, version, folders, () => settings().get<string>('configDir', ''));
+  const connection = new Connection(log, version, folders, () => userSetting<string>('configDir', ''));
 
   const diffs = new Diffs(log);
   let push: Push | undefined;
@@ -41,9 +47,9 @@ export function activate(context: vscode.ExtensionContext): Api {
   const misc = new Misc(
     connection,
     {
-      allowCommands: () => settings().get<boolean>('allowCommands', false),
-      allowedCommands: () => settings().get<string[]>('allowedCommands', []),
-      allowedSettings: () => settings().get<string[]>('allowedSettings', []),
+      allowCommands: () => userSetting<boolean>('allowCommands', false),
+      allowedCommands: () => userSetting<string[]>('allowedCommands', []),
+      allowedSettings: () => userSetting<string[]>('allowedSettings', []),
     },
     log,
   );
@@ -54,7 +60,7 @@ export function activate(context: vscode.ExtensionContext): Api {
   misc.register(connection);
   diffs.register(connection);
   push = new Push(connection, debug, () => settings().get<boolean>('aiComments', true));
-  const ui = new Ui(connection, log, context.globalStorageUri);
+  const ui = new Ui(connection, log, context.globalStorageUri, () => userSetting<string>('bridgePath', ''));
 
   connection.onNotification('bridge/closeDiff', (p) => diffs.withdraw(String(p.tabName ?? '')));
   connection.onNotification('bridge/automationNotice', (p) => {
@@ -70,7 +76,7 @@ export function activate(context: vscode.ExtensionContext): Api {
 
   if (settings().get<boolean>('autoConnect', true)) {
     connection.start();
-    if (settings().get<boolean>('autoStart', false)) {
+    if (userSetting<boolean>('autoStart', false)) {
       // Give an already running bridge the first look.
       setTimeout(() => {
         if (connection.state === 'searching') void ui.startBridge();

@@ -22,6 +22,7 @@ export class Ui implements vscode.Disposable {
     private readonly connection: Connection,
     private readonly log: Log,
     private readonly storage: vscode.Uri,
+    private readonly bridgePath: () => string,
   ) {
     this.item = vscode.window.createStatusBarItem('ideBridge.status', vscode.StatusBarAlignment.Right, 100);
     this.item.name = 'ide-bridge';
@@ -178,11 +179,12 @@ export class Ui implements vscode.Disposable {
       void vscode.window.showWarningMessage('ide-bridge: open a folder first');
       return false;
     }
-    const configured = vscode.workspace.getConfiguration('ideBridge').get<string>('bridgePath', '').trim();
+    const configured = this.bridgePath().trim();
     const binary = configured || 'ide-bridge';
     fs.mkdirSync(this.storage.fsPath, { recursive: true });
     const logPath = path.join(this.storage.fsPath, 'bridge.log');
-    const out = fs.openSync(logPath, 'a');
+    // The bridge's log may hold sign-in links: readable by the user only.
+    const out = fs.openSync(logPath, 'a', 0o600);
     return new Promise((resolve) => {
       const child = spawn(binary, ['--workspace', folder.uri.fsPath], { detached: true, stdio: ['ignore', out, out], cwd: folder.uri.fsPath });
       child.on('error', (e) => {

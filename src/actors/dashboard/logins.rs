@@ -98,10 +98,12 @@ impl Logins {
             .filter(|s| s.cookie.len() == 64)
             .filter_map(|s| {
                 let idle = Duration::from_millis(now_ms.saturating_sub(s.last_used_ms));
-                (idle < limits.idle_ttl).then(|| Session {
+                // Past its idle time, or so long ago that this clock (it starts at
+                // boot) cannot go back that far: gone.
+                let last_used = now.checked_sub(idle)?;
+                (idle < limits.idle_ttl).then_some(Session {
                     cookie: s.cookie,
-                    // The machine booted since: this clock cannot go back that far.
-                    last_used: now.checked_sub(idle).unwrap_or(now),
+                    last_used,
                 })
             })
             .collect();
@@ -211,6 +213,14 @@ impl Logins {
             }
             _ => false,
         }
+    }
+
+    /// True when `cookie` names a live session (without counting it as a use).
+    pub fn is_live(&self, cookie: &str, now: Instant) -> bool {
+        self.sessions.iter().any(|s| {
+            ct_eq(s.cookie.as_bytes(), cookie.as_bytes())
+                && now.duration_since(s.last_used) < self.limits.idle_ttl
+        })
     }
 
     /// Ends the session `cookie` names.

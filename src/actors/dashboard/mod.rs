@@ -131,10 +131,19 @@ pub struct CheckBrowser(pub String);
 #[rtype(result = "()")]
 pub struct SignOut(pub String);
 
-/// Open a page's event stream (JSON lines naming what changed).
+/// Open a page's event stream (JSON lines naming what changed) for the browser the
+/// cookie signs in; the stream ends when that sign-in does.
 #[derive(Debug, Message)]
 #[rtype(result = "Result<mpsc::Receiver<Arc<str>>, PageRefusal>")]
-pub struct WatchPage;
+pub struct WatchPage {
+    pub cookie: String,
+}
+
+/// A page's event stream and the sign-in it belongs to.
+struct Stream {
+    cookie: String,
+    events: mpsc::Sender<Arc<str>>,
+}
 
 /// Show a diff in the page; the receiver gets the decision.
 #[derive(Debug, Message)]
@@ -208,7 +217,7 @@ pub struct GetPageStatus;
 pub struct Dashboard {
     config: DashboardConfig,
     logins: Logins,
-    streams: Vec<mpsc::Sender<Arc<str>>>,
+    streams: Vec<Stream>,
     /// Since when no page has watched (`None`: one watches).
     unwatched_since: Option<Instant>,
     diffs: PendingDiffs,
@@ -273,7 +282,7 @@ impl Dashboard {
     fn broadcast(&mut self, event: Value) {
         let line: Arc<str> = Arc::from(event.to_string());
         self.streams
-            .retain(|s| match s.try_send(Arc::clone(&line)) {
+            .retain(|s| match s.events.try_send(Arc::clone(&line)) {
                 Ok(()) => true,
                 Err(mpsc::error::TrySendError::Full(_)) => {
                     tracing::warn!(
@@ -287,9 +296,13 @@ impl Dashboard {
         self.note_watchers();
     }
 
-    /// Forgets closed pages and remembers when the last one went.
+    /// Forgets closed pages and those whose sign-in ended, and remembers when the last
+    /// one went.
     fn note_watchers(&mut self) {
-        self.streams.retain(|s| !s.is_closed());
+        let now = Instant::now();
+        let logins = &self.logins;
+        self.streams
+            .retain(|s| !s.events.is_closed() && logins.is_live(&s.cookie, now));
         match (self.streams.is_empty(), self.unwatched_since) {
             (true, None) => self.unwatched_since = Some(Instant::now()),
             (false, Some(_)) => self.unwatched_since = None,
@@ -428,6 +441,7 @@ impl Handler<SignOut> for Dashboard {
     fn handle(&mut self, msg: SignOut, ctx: &mut Context<Self>) {
         let _ = guard(NAME, self, ctx, |act, ctx| {
             act.logins.end(&msg.0);
+            act.note_watchers();
             act.save_sessions(Instant::now(), ctx);
         });
     }
@@ -435,14 +449,17 @@ impl Handler<SignOut> for Dashboard {
 
 impl Handler<WatchPage> for Dashboard {
     type Result = Result<mpsc::Receiver<Arc<str>>, PageRefusal>;
-    fn handle(&mut self, _: WatchPage, ctx: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, msg: WatchPage, ctx: &mut Context<Self>) -> Self::Result {
         guard(NAME, self, ctx, |act, _| {
             act.note_watchers();
             if act.streams.len() >= act.config.max_streams {
                 return Err(PageRefusal::TooManyPages(act.streams.len()));
             }
             let (tx, rx) = mpsc::channel(STREAM_QUEUE);
-            act.streams.push(tx);
+            act.streams.push(Stream {
+                cookie: msg.cookie,
+                events: tx,
+            });
             act.unwatched_since = None;
             Ok(rx)
         })
@@ -597,7 +614,11 @@ impl Handler<GetPageStatus> for Dashboard {
     fn handle(&mut self, _: GetPageStatus, _: &mut Context<Self>) -> Self::Result {
         MessageResult(PageStatus {
             signed_in: self.logins.sessions(),
-            watching: self.streams.iter().filter(|s| !s.is_closed()).count(),
+            watching: self
+                .streams
+                .iter()
+                .filter(|s| !s.events.is_closed())
+                .count(),
             pending_diffs: self.diffs.len(),
             pending_approvals: self.approvals.len(),
             reviews: self.reviews.len(),

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 use futures_util::stream::{self, StreamExt};
 use tokio::sync::mpsc;
 
@@ -48,8 +48,13 @@ enum Next {
 
 /// `GET /ui/api/events`: the page's live stream. Opening it makes the page count as
 /// watching (so agents' diffs and approvals wait for it).
-pub async fn page_events(services: web::Data<Services>) -> Result<HttpResponse, PageError> {
-    let page = ask(&services.dashboard, dashboard::NAME, WatchPage)
+pub async fn page_events(
+    req: HttpRequest,
+    services: web::Data<Services>,
+) -> Result<HttpResponse, PageError> {
+    // The gate in front of /ui/api checked the cookie; the stream belongs to it.
+    let cookie = super::cookie(&req, &super::cookie_name(services.port)).unwrap_or_default();
+    let page = ask(&services.dashboard, dashboard::NAME, WatchPage { cookie })
         .await?
         .map_err(|e| PageError::Unavailable(e.to_string()))?;
     // Without room on the timeline's subscriber list the page still gets its own events.

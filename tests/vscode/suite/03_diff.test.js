@@ -16,7 +16,18 @@ function openDiff(tab, contents) {
     new_file_path: ws('notes.txt'),
     new_file_contents: contents,
     tab_name: tab,
-  }, 60000);
+  }, 20000);
+}
+
+/** Closes the diff's tab as the user would; VS Code replaces a Tab object when its state
+ * changes, so the current one is looked up each time. */
+async function closeTab(tabName) {
+  await waitFor(async () => {
+    const tab = diffTab(tabName);
+    if (!tab) return true;
+    await vscode.window.tabGroups.close(tab);
+    return !diffTab(tabName);
+  }, `the tab of ${tabName} to close`);
 }
 
 test('openDiff shows the native diff; the user edits the proposal and accepts', async () => {
@@ -46,8 +57,8 @@ test('rejecting, or closing the diff, answers DIFF_REJECTED', async () => {
   let r = await answer;
   assert(r.texts[0] === 'DIFF_REJECTED' && r.texts[1] === 'reject-me', JSON.stringify(r.texts));
   answer = openDiff('close-me', 'nope\n');
-  tab = await waitFor(() => diffTab('close-me'), 'the diff tab');
-  await vscode.window.tabGroups.close(tab);
+  await waitFor(() => diffTab('close-me'), 'the diff tab');
+  await closeTab('close-me');
   r = await answer;
   assert(r.texts[0] === 'DIFF_REJECTED' && r.texts[1] === 'close-me', JSON.stringify(r.texts));
 });

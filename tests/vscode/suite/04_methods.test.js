@@ -248,9 +248,20 @@ test('settings: read any section, change only allowed ones, in the workspace', a
   await a().refused('setWorkspaceSetting', { key: 'terminal.integrated.env.linux', value: { PATH: '/tmp' } }, /may not be changed by agents/);
 });
 
-test('commands: refused unless allowed; listed; screenshots not supported', async () => {
+test('commands: refused unless the user allows them; listed; screenshots not supported', async () => {
   await a().refused('executeVSCodeCommand', { command: 'workbench.action.closeAllEditors' }, /disabled for agents/);
-  await vscode.workspace.getConfiguration('ideBridge').update('allowedCommands', ['editor.action.selectAll'], vscode.ConfigurationTarget.Workspace);
+  // An agent can write the workspace's settings: they cannot allow anything.
+  const file = ws('.vscode/settings.json');
+  const before = fs.readFileSync(file, 'utf8');
+  fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(before), 'ideBridge.allowCommands': true, 'ideBridge.allowedCommands': ['workbench.action.closeAllEditors'] }));
+  try {
+    await new Promise((r) => setTimeout(r, 500)); // the file watcher reloads the settings
+    await a().refused('executeVSCodeCommand', { command: 'workbench.action.closeAllEditors' }, /disabled for agents/);
+  } finally {
+    fs.writeFileSync(file, before);
+  }
+  // The user allows one command in the user settings.
+  await vscode.workspace.getConfiguration('ideBridge').update('allowedCommands', ['editor.action.selectAll'], vscode.ConfigurationTarget.Global);
   const editor = await show(ws('notes.txt'));
   const ran = await a().ok('executeVSCodeCommand', { command: 'editor.action.selectAll' });
   assert('result' in ran, JSON.stringify(ran));

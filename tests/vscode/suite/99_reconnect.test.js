@@ -45,7 +45,7 @@ test('with no bridge running, "Start a Bridge" starts one (ideBridge.bridgePath)
   shared.agent.close();
   await bridge.stop();
   await waitFor(() => api.state() === 'searching', 'the extension to look for a bridge');
-  await vscode.workspace.getConfiguration('ideBridge').update('bridgePath', process.env.BRIDGE_BIN, vscode.ConfigurationTarget.Workspace);
+  await vscode.workspace.getConfiguration('ideBridge').update('bridgePath', process.env.BRIDGE_BIN, vscode.ConfigurationTarget.Global);
   assert(await vscode.commands.executeCommand('ideBridge.startBridge') !== false, 'the command started it');
   await api.connected(10000);
   started = await waitFor(() => lockedPid(), 'the new bridge\'s lock file');

@@ -76,27 +76,44 @@ export class Diffs implements vscode.Disposable {
   private readonly pending = new Map<string, Pending>();
   private readonly disposables: vscode.Disposable[] = [];
   private next = 0;
+  /** Proposals the user is saving by hand (Ctrl+S): only those saves accept. */
+  private readonly manualSaves = new Set<string>();
 
   constructor(private readonly log: Log) {
     this.disposables.push(
       vscode.workspace.registerFileSystemProvider(PROPOSED_SCHEME, this.proposals, { isCaseSensitive: true }),
       vscode.window.tabGroups.onDidChangeTabs((e) => {
-        // A diff tab closed by the user rejects its diff.
+        // A diff closed by the user (its last tab: a split shows it twice) rejects it.
         for (const tab of e.closed) {
           const input = tab.input;
           if (input instanceof vscode.TabInputTextDiff && input.modified.scheme === PROPOSED_SCHEME) {
             const p = this.byProposed(input.modified);
-            if (p && !p.settled) this.reject(p, 'its tab was closed');
+            // Looked at once the tab groups have settled (a split's other tab may remain).
+            if (p && !p.settled) setTimeout(() => !p.settled && this.tabsOf(p).length === 0 && this.reject(p, 'its tab was closed'), 50);
           }
+        }
+      }),
+      vscode.workspace.onWillSaveTextDocument((e) => {
+        if (e.document.uri.scheme === PROPOSED_SCHEME && e.reason === vscode.TextDocumentSaveReason.Manual) {
+          this.manualSaves.add(e.document.uri.toString());
         }
       }),
       vscode.commands.registerCommand('ideBridge.acceptDiff', (uri?: vscode.Uri) => this.decide(true, uri)),
       vscode.commands.registerCommand('ideBridge.rejectDiff', (uri?: vscode.Uri) => this.decide(false, uri)),
     );
+    // Saving the proposal by hand accepts it; an auto-save only keeps the edit.
     this.proposals.onSave = (uri) => {
+      const manual = this.manualSaves.delete(uri.toString());
       const p = this.byProposed(uri);
-      if (p && !p.settled) void this.accept(p);
+      if (p && !p.settled && manual) void this.accept(p);
     };
+  }
+
+  /** The open tabs showing diff `p`. */
+  private tabsOf(p: Pending): vscode.Tab[] {
+    return vscode.window.tabGroups.all
+      .flatMap((g) => g.tabs)
+      .filter((t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.toString() === p.proposed.toString());
   }
 
   private byProposed(uri: vscode.Uri): Pending | undefined {
@@ -139,13 +156,11 @@ export class Diffs implements vscode.Disposable {
 
   /** Closes a settled diff's tab without asking to save (the proposal is in memory). */
   private async close(p: Pending, doc?: vscode.TextDocument): Promise<void> {
-    this.pending.delete(p.tab);
+    if (this.pending.get(p.tab) === p) this.pending.delete(p.tab);
     void vscode.commands.executeCommand('setContext', 'ideBridge.diffOpen', this.pending.size > 0);
     const d = doc ?? vscode.workspace.textDocuments.find((x) => x.uri.toString() === p.proposed.toString());
     if (d?.isDirty) await d.save(); // settled: the provider takes it silently, and no prompt asks
-    const tabs = vscode.window.tabGroups.all
-      .flatMap((g) => g.tabs)
-      .filter((t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.toString() === p.proposed.toString());
+    const tabs = this.tabsOf(p);
     if (tabs.length) await vscode.window.tabGroups.close(tabs, true);
     this.proposals.delete(p.proposed);
     this.proposals.delete(p.original);
@@ -172,20 +187,15 @@ export class Diffs implements vscode.Disposable {
       const id = ++this.next;
       const name = path.basename(newPath);
       const proposed = vscode.Uri.from({ scheme: PROPOSED_SCHEME, path: `/${id}/${name}` });
-      let original = uriOf(oldPath);
-      try {
-        await vscode.workspace.fs.stat(original);
-      } catch {
-        // A new file: compare with nothing.
-        original = vscode.Uri.from({ scheme: PROPOSED_SCHEME, path: `/${id}/original/${name}` });
-        this.proposals.set(original, '');
-      }
       this.proposals.set(proposed, contents);
+      // Registered before anything is awaited, so a `bridge/closeDiff` or a dropped
+      // connection that comes meanwhile finds it.
+      let pending!: Pending;
       const answer = new Promise<object>((resolve) => {
-        const pending: Pending = {
+        pending = {
           tab,
           proposed,
-          original,
+          original: uriOf(oldPath),
           settled: false,
           settle: (a) => {
             if (pending.settled) return;
@@ -195,11 +205,27 @@ export class Diffs implements vscode.Disposable {
         };
         this.pending.set(tab, pending);
       });
+      try {
+        await vscode.workspace.fs.stat(pending.original);
+      } catch {
+        // A new file: compare with nothing.
+        pending.original = vscode.Uri.from({ scheme: PROPOSED_SCHEME, path: `/${id}/original/${name}` });
+        this.proposals.set(pending.original, '');
+      }
+      if (pending.settled) return answer;
       await vscode.commands.executeCommand('setContext', 'ideBridge.diffOpen', true);
-      await vscode.commands.executeCommand('vscode.diff', original, proposed, `${name} ↔ proposed by the agent (${tab})`, {
-        preview: false,
-      });
-      // The proposal gets the focus: the user reads and edits it there.
+      // The answer does not wait for the editor to finish opening: the user may decide
+      // (or the agent withdraw) while it opens.
+      vscode.commands
+        .executeCommand('vscode.diff', pending.original, proposed, `${name} ↔ proposed by the agent (${tab})`, { preview: false })
+        .then(
+          // Decided while it opened: its tab is closed now that it exists.
+          () => (pending.settled ? this.close(pending) : undefined),
+          (e: unknown) => {
+          this.log.error(`could not show the diff "${tab}": ${e instanceof Error ? e.message : String(e)}`);
+          this.reject(pending, 'VS Code could not show it');
+          },
+        );
       this.log.info(`showing the change to ${newPath} in "${tab}"`);
       return answer;
     });

@@ -121,6 +121,9 @@ export class Misc implements vscode.Disposable {
         warning: 'editorWarning.foreground',
         info: 'editorInfo.foreground',
         success: 'testing.iconPassed',
+        focus: 'editor.findMatchHighlightBorder',
+        strikethrough: 'editorWarning.foreground',
+        dim: 'disabledForeground',
       };
       const types: vscode.TextEditorDecorationType[] = [];
       const editors = vscode.window.visibleTextEditors.filter((e) => e.document.uri.toString() === uri.toString());
@@ -130,6 +133,10 @@ export class Misc implements vscode.Disposable {
           isWholeLine: true,
           overviewRulerColor: color,
           after: { color, margin: '0 0 0 1em' },
+          textDecoration: style === 'strikethrough' ? 'line-through' : undefined,
+          opacity: style === 'dim' ? '0.5' : undefined,
+          border: style === 'focus' ? '1px solid' : undefined,
+          borderColor: style === 'focus' ? color : undefined,
         });
         types.push(type);
         editors.forEach((e) => e.setDecorations(type, options));

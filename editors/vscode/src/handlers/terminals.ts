@@ -11,6 +11,10 @@ import { need } from '../util';
 const KEEP_LINES = 2000;
 /** Output returned by one `executeInTerminal`, at most. */
 const MAX_OUTPUT = 256 * 1024;
+/** Longest regex `waitForTerminalOutput` accepts, and the part of a line it is tried
+ * on: it runs on the extension host's thread. */
+const MAX_PATTERN = 1000;
+const MAX_LINE = 4096;
 /** How long a new terminal gets to report its shell integration. */
 const INTEGRATION_WAIT_MS = 5000;
 
@@ -101,13 +105,13 @@ export class Terminals implements vscode.Disposable {
     return t;
   }
 
-  private async integration(t: vscode.Terminal): Promise<vscode.TerminalShellIntegration> {
+  private async integration(t: vscode.Terminal, waitMs: number): Promise<vscode.TerminalShellIntegration> {
     if (t.shellIntegration) return t.shellIntegration;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         sub.dispose();
         reject(new Error(`terminal "${t.name}" has no shell integration (VS Code's terminal.integrated.shellIntegration.enabled, and a bash, zsh, fish or PowerShell shell), so its commands' output and exit codes cannot be read`));
-      }, INTEGRATION_WAIT_MS);
+      }, Math.min(INTEGRATION_WAIT_MS, waitMs));
       const sub = vscode.window.onDidChangeTerminalShellIntegration((e) => {
         if (e.terminal === t) {
           clearTimeout(timer);
@@ -167,8 +171,11 @@ export class Terminals implements vscode.Disposable {
       const command = String(need(p, 'command'));
       const t = this.pick(p);
       if (p.show) t.show(true);
-      const shell = await this.integration(t);
-      const wait = Math.min(Number(p.timeoutMs ?? this.maxWaitMs()), this.maxWaitMs());
+      // One budget for waiting on the shell and on the command: the bridge gives the
+      // whole request 10 s.
+      const deadline = Date.now() + Math.min(Number(p.timeoutMs ?? this.maxWaitMs()), this.maxWaitMs());
+      const shell = await this.integration(t, deadline - Date.now());
+      const wait = Math.max(0, deadline - Date.now());
       const { execution, output } = this.run(t, shell, command);
       const ended = new Promise<number | undefined>((resolve) => {
         const sub = vscode.window.onDidEndTerminalShellExecution((e) => {
@@ -194,10 +201,12 @@ export class Terminals implements vscode.Disposable {
     });
 
     c.handle('waitForTerminalOutput', async (p: Params) => {
-      const pattern = new RegExp(String(need(p, 'pattern')));
+      const source = String(need(p, 'pattern'));
+      if (source.length > MAX_PATTERN) throw new Error(`pattern longer than ${MAX_PATTERN} characters`);
+      const pattern = new RegExp(source);
       const t = this.pick(p);
       const started = Date.now();
-      const seen = this.lines(t).find((l) => pattern.test(l));
+      const seen = this.lines(t).find((l) => pattern.test(l.slice(0, MAX_LINE)));
       if (seen !== undefined) return { matched: true, matchedLine: seen, elapsed: 0 };
       const wait = Math.min(Number(p.timeoutMs ?? this.maxWaitMs()), this.maxWaitMs());
       return new Promise((resolve) => {
@@ -207,7 +216,7 @@ export class Terminals implements vscode.Disposable {
           resolve(result);
         };
         const waiter = (term: vscode.Terminal, line: string) => {
-          if (term === t && pattern.test(line)) done({ matched: true, matchedLine: line, elapsed: Date.now() - started });
+          if (term === t && pattern.test(line.slice(0, MAX_LINE))) done({ matched: true, matchedLine: line, elapsed: Date.now() - started });
         };
         const timer = setTimeout(() => done({ matched: false, timedOut: true, elapsed: Date.now() - started }), wait);
         this.waiters.add(waiter);

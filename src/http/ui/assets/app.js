@@ -85,6 +85,8 @@ const state = {
   diffs: [],
   diffAt: 0,
   editing: false,
+  /** The person's edit of each diff's proposal, by diff id. */
+  edits: new Map(),
   approvals: [],
   knownApprovals: new Set(),
 };
@@ -292,6 +294,9 @@ const timeline = {
   tools: new Set(),
   lastId: 0,
   pending: false,
+  /** Live entries that came before the history was loaded; added after it. */
+  early: [],
+  loaded: false,
 
   matches(e) {
     const agent = $('f-agent').value;
@@ -306,6 +311,19 @@ const timeline = {
       if (!hay.includes(text)) return false;
     }
     return true;
+  },
+
+  /** The history (once, at start); then the live entries that came meanwhile. */
+  load(history) {
+    this.loaded = true;
+    this.add([...history, ...this.early].sort((a, b) => a.id - b.id));
+    this.early = [];
+  },
+
+  /** A live entry; kept aside until the history is in (or it would hide it). */
+  live(e) {
+    if (this.loaded) this.add([e]);
+    else this.early.push(e);
   },
 
   add(list) {
@@ -665,7 +683,8 @@ function renderDiff() {
   }
   const d = state.diffs[state.diffAt];
   const editor = h('textarea', { id: 'diff-edit', class: 'mono', rows: 18, spellcheck: false, 'aria-label': 'Proposed text' });
-  editor.value = d.proposed;
+  editor.value = state.edits.get(d.id) ?? d.proposed;
+  editor.addEventListener('input', () => state.edits.set(d.id, editor.value));
   editor.hidden = !state.editing;
   const table = h('table', { class: 'diff' },
     h('colgroup', {}, h('col', { class: 'ln' }), h('col', {}), h('col', { class: 'ln' }), h('col', {})),
@@ -682,7 +701,8 @@ function renderDiff() {
         $('diff-edit-toggle').textContent = state.editing ? 'Show the diff' : 'Edit the proposed text';
       } }, state.editing ? 'Show the diff' : 'Edit the proposed text'),
       h('button', { type: 'button', class: 'danger', id: 'diff-reject', onclick: () => decideDiff(d, false) }, 'Reject'),
-      h('button', { type: 'button', id: 'diff-accept', onclick: () => decideDiff(d, true, state.editing ? editor.value : d.proposed) }, 'Accept')),
+      h('button', { type: 'button', id: 'diff-accept', onclick: () => decideDiff(d, true, state.edits.get(d.id) ?? d.proposed) },
+        state.edits.has(d.id) ? 'Accept with my edit' : 'Accept')),
     table, editor);
 }
 
@@ -691,6 +711,7 @@ async function decideDiff(d, accept, content) {
     await post(`diffs/${d.id}`, accept ? { accept: true, content } : { accept: false });
     toast(accept ? `Accepted the change to ${d.newFilePath.split('/').pop()}` : 'Rejected');
     state.editing = false;
+    state.edits.delete(d.id);
   } catch (e) { toast(e.message, 'error'); }
   await refreshDiffs();
   renderDiff();
@@ -698,7 +719,8 @@ async function decideDiff(d, accept, content) {
 
 async function decideAllDiffs(accept) {
   for (const d of [...state.diffs]) {
-    try { await post(`diffs/${d.id}`, accept ? { accept: true, content: d.proposed } : { accept: false }); } catch { /* decided meanwhile */ }
+    try { await post(`diffs/${d.id}`, accept ? { accept: true, content: state.edits.get(d.id) ?? d.proposed } : { accept: false }); } catch { /* decided meanwhile */ }
+    state.edits.delete(d.id);
   }
   toast(accept ? 'Accepted every diff' : 'Rejected every diff');
   await refreshDiffs();
@@ -773,7 +795,7 @@ function connectEvents() {
   });
   events.addEventListener('activity', (ev) => {
     const e = JSON.parse(ev.data);
-    timeline.add([e]);
+    timeline.live(e);
     if (e.tool === 'runClaudeTask' || e.event === 'permission_decision') refreshTasks();
     if (e.kind === 'lifecycle' && /agent|session|editor|circuit/.test(e.event)) refreshStatus();
   });
@@ -833,7 +855,7 @@ async function start() {
   await refreshStatus();
   connectEvents();
   const [entries] = await Promise.all([api('activity?limit=5000').catch(() => []), refreshTasks(), refreshReviews(), refreshDiffs(), refreshApprovals(), refreshSamples()]);
-  timeline.add(entries);
+  timeline.load(entries);
   showView();
   renderCharts();
   setInterval(() => { if (!document.hidden) refreshStatus(); }, 3000);

@@ -4,13 +4,15 @@
 
 (async function signIn() {
   const state = document.getElementById('login-state');
-  const code = decodeURIComponent(location.hash.slice(1));
+  const fragment = location.hash.slice(1);
   // The code leaves the address bar and the history entry at once.
   history.replaceState(null, '', location.pathname);
-  if (!code) {
+  // A code is 64 hex digits; anything else (a `#review-3` of an expired sign-in) is not.
+  if (!/^[0-9a-f]{64}$/.test(fragment)) {
     state.textContent = 'Not signed in.';
     return;
   }
+  const code = fragment;
   try {
     const answer = await fetch('/ui/login', {
       method: 'POST',
