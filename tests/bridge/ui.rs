@@ -58,6 +58,23 @@ fn sign_in(port: u16, token: &str) -> String {
         .to_string()
 }
 
+/// Opens the page's live stream with `cookie`: the socket (kept open) when the bridge
+/// answered 200, else `None`.
+fn open_events(port: u16, cookie: &str, wait: Duration) -> Option<std::net::TcpStream> {
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        s,
+        "GET /ui/api/events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nCookie: {cookie}\r\n\r\n"
+    )
+    .unwrap();
+    s.set_read_timeout(Some(wait)).unwrap();
+    let mut head = [0u8; 32];
+    let n = s.read(&mut head).unwrap_or(0);
+    String::from_utf8_lossy(&head[..n])
+        .starts_with("HTTP/1.1 200")
+        .then_some(s)
+}
+
 fn page_get(bridge: &Bridge, cookie: &str, path: &str) -> (u16, String) {
     let (status, _, body) = http_request(bridge.port, "GET", path, &[("Cookie", cookie)], b"");
     (status, body)
@@ -129,17 +146,7 @@ fn request_bodies_and_streams_are_refused_just_past_their_limit() {
     assert_eq!(status, 400, "{body}");
     assert!(body.contains("larger than allowed"), "{body}");
     // One page stream at a time (ui.max_streams = 1): the second is refused with why.
-    let mut first = std::net::TcpStream::connect(("127.0.0.1", bridge.port)).unwrap();
-    write!(
-        first,
-        "GET /ui/api/events HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nCookie: {cookie}\r\n\r\n",
-        bridge.port
-    )
-    .unwrap();
-    let mut head = [0u8; 64];
-    first.set_read_timeout(Some(DEADLINE)).unwrap();
-    let n = first.read(&mut head).unwrap();
-    assert!(String::from_utf8_lossy(&head[..n]).starts_with("HTTP/1.1 200"));
+    let first = open_events(bridge.port, &cookie, DEADLINE).expect("the first page watches");
     wait_for("the first page to watch", DEADLINE, || {
         (bridge.get_json("/status")["page"]["watching"] == 1).then_some(())
     });
@@ -150,18 +157,7 @@ fn request_bodies_and_streams_are_refused_just_past_their_limit() {
     // Once the first page is gone, another may watch.
     wait_for("the first page to be gone", DEADLINE, || {
         let (port, cookie) = (bridge.port, cookie.clone());
-        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-        write!(
-            s,
-            "GET /ui/api/events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nCookie: {cookie}\r\n\r\n"
-        )
-        .unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
-        let mut head = [0u8; 32];
-        let n = s.read(&mut head).unwrap_or(0);
-        String::from_utf8_lossy(&head[..n])
-            .starts_with("HTTP/1.1 200")
-            .then_some(())
+        open_events(port, &cookie, Duration::from_secs(2)).map(drop)
     });
 }
 
@@ -275,17 +271,7 @@ fn signing_out_ends_the_pages_live_stream_and_the_log_holds_no_live_link() {
         "a log written to a file gets no live code: {log}"
     );
     let cookie = sign_in(bridge.port, &bridge.token);
-    let mut stream = std::net::TcpStream::connect(("127.0.0.1", bridge.port)).unwrap();
-    write!(
-        stream,
-        "GET /ui/api/events HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nCookie: {cookie}\r\n\r\n",
-        bridge.port
-    )
-    .unwrap();
-    stream.set_read_timeout(Some(DEADLINE)).unwrap();
-    let mut head = [0u8; 64];
-    let n = stream.read(&mut head).unwrap();
-    assert!(String::from_utf8_lossy(&head[..n]).starts_with("HTTP/1.1 200"));
+    let mut stream = open_events(bridge.port, &cookie, DEADLINE).expect("the page watches");
     let origin = format!("http://127.0.0.1:{}", bridge.port);
     let (status, _, _) = http_request(
         bridge.port,

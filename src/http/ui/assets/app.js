@@ -24,6 +24,14 @@ function h(tag, attrs = {}, ...children) {
   return el;
 }
 
+/** Goes to the sign-in page, once (the stream and a request may both find out). */
+function leave() {
+  if (state.leaving) return;
+  state.leaving = true;
+  if (state.events) state.events.close();
+  location.replace('/ui/login');
+}
+
 async function api(path, options = {}) {
   const res = await fetch('/ui/api/' + path, {
     credentials: 'same-origin',
@@ -31,7 +39,7 @@ async function api(path, options = {}) {
     headers: { 'Content-Type': 'application/json', ...(options.headers || {}) },
   });
   if (res.status === 401) {
-    location.replace('/ui/login');
+    leave();
     throw new Error('signed out');
   }
   const body = await res.json().catch(() => ({}));
@@ -89,6 +97,10 @@ const state = {
   edits: new Map(),
   approvals: [],
   knownApprovals: new Set(),
+  /** The live stream (EventSource). */
+  events: null,
+  /** On the way to the sign-in page. */
+  leaving: false,
 };
 
 function agentLabel(id) {
@@ -783,8 +795,10 @@ let reconnects = 0;
 /** The live stream. The browser retries a dropped stream by itself, but not one that
  * was refused (a bridge shutting down answers 503): then this retries, backing off. */
 function connectEvents() {
+  if (state.leaving) return;
   const live = $('live');
   const events = new EventSource('/ui/api/events');
+  state.events = events;
   events.addEventListener('hello', (ev) => {
     const hello = JSON.parse(ev.data);
     live.className = hello.liveActivity ? 'live on' : 'live partial';
@@ -841,8 +855,12 @@ async function start() {
   $('diff-reject-all').addEventListener('click', () => decideAllDiffs(false));
   $('commit-btn').addEventListener('click', commitReview);
   $('signout').addEventListener('click', async () => {
+    // The stream ends with the sign-in: stop listening first, then leave once.
+    if (state.events) state.events.close();
+    state.leaving = true;
     await fetch('/ui/logout', { method: 'POST', credentials: 'same-origin' }).catch(() => {});
-    location.replace('/ui/login');
+    state.leaving = false;
+    leave();
   });
   const notifyButton = $('notify');
   if (!('Notification' in window)) notifyButton.hidden = true;
