@@ -15,7 +15,7 @@ use crate::actors::activity_log::{
 use crate::actors::automation::{Automation, AutomationLinks, OrchestratorLink};
 use crate::actors::checkpoint::{CheckpointActor, SaveNow};
 use crate::actors::dashboard::logins::LoginLimits;
-use crate::actors::dashboard::{Dashboard, DashboardConfig, IssueLoginCode};
+use crate::actors::dashboard::{Dashboard, DashboardConfig, FlushSessions, IssueLoginCode};
 use crate::actors::diagnostics::{DiagnosticsActor, DiagnosticsConfig};
 use crate::actors::extension::{ExtensionClient, ExtensionConfig, ExtensionLinks};
 use crate::actors::http_transport::HttpSessions;
@@ -638,7 +638,8 @@ async fn shut_down(
         }
     };
     let tasks = tokio::time::timeout(bound, services.orchestrator.send(SaveTasks));
-    let (_, _) = futures_util::future::join(checkpoint, tasks).await;
+    let browsers = tokio::time::timeout(bound, services.dashboard.send(FlushSessions));
+    let (_, _, _) = futures_util::future::join3(checkpoint, tasks, browsers).await;
     let _ = tokio::time::timeout(bound, services.activity.send(FlushNow)).await;
     if let Err(e) = std::fs::remove_file(lock_path) {
         tracing::warn!(path = %lock_path.display(), %e, "could not remove the lock file");

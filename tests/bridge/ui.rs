@@ -64,7 +64,7 @@ fn open_events(port: u16, cookie: &str, wait: Duration) -> Option<std::net::TcpS
     let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     write!(
         s,
-        "GET /ui/api/events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nCookie: {cookie}\r\n\r\n"
+        "GET /ui/api/events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nCookie: {cookie}\r\nConnection: close\r\n\r\n"
     )
     .unwrap();
     s.set_read_timeout(Some(wait)).unwrap();

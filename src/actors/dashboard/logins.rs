@@ -128,21 +128,24 @@ impl Logins {
         if !due {
             return None;
         }
+        Some(self.snapshot(now, now_ms))
+    }
+
+    /// The sessions as the file keeps them, now; the next save is due only after a
+    /// change.
+    pub fn snapshot(&mut self, now: Instant, now_ms: u64) -> Vec<SavedSession> {
         self.changed = false;
         self.touched = false;
         self.last_save = now;
-        Some(
-            self.sessions
-                .iter()
-                .map(|s| SavedSession {
-                    cookie: s.cookie.clone(),
-                    last_used_ms: now_ms.saturating_sub(
-                        u64::try_from(now.duration_since(s.last_used).as_millis())
-                            .unwrap_or(u64::MAX),
-                    ),
-                })
-                .collect(),
-        )
+        self.sessions
+            .iter()
+            .map(|s| SavedSession {
+                cookie: s.cookie.clone(),
+                last_used_ms: now_ms.saturating_sub(
+                    u64::try_from(now.duration_since(s.last_used).as_millis()).unwrap_or(u64::MAX),
+                ),
+            })
+            .collect()
     }
 
     pub fn limits(&self) -> LoginLimits {

@@ -11,6 +11,7 @@ pub mod approvals;
 pub mod diffs;
 pub mod logins;
 pub mod samples;
+mod session_file;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -35,6 +36,7 @@ use approvals::{ApprovalView, PendingApprovals};
 use diffs::{DiffAnswer, DiffOffer, DiffView, PendingDiffs};
 use logins::{LoginLimits, LoginRefused, Logins, SavedSession};
 use samples::{Sample, Sampler};
+use session_file::SessionFile;
 
 /// Actor name used in logs, metrics and faults.
 pub const NAME: &str = "dashboard";
@@ -208,6 +210,11 @@ pub struct GetReview(pub u64);
 #[rtype(result = "Vec<Sample>")]
 pub struct GetSamples;
 
+/// Write the signed-in browsers now and answer once they are on disk (shutdown).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct FlushSessions;
+
 /// Counts for `/status`.
 #[derive(Debug, Message)]
 #[rtype(result = "PageStatus")]
@@ -226,8 +233,8 @@ pub struct Dashboard {
     next_review: u64,
     sampler: Sampler,
     ticks: u32,
-    /// A write of the signed-in browsers is under way.
-    saving: bool,
+    /// Where signed-in browsers are written (absent: memory only).
+    session_file: Option<SessionFile>,
     activity: Recipient<RecordLifecycle>,
     metrics: Arc<Metrics>,
 }
@@ -255,6 +262,7 @@ impl Dashboard {
             .map(load_sessions)
             .unwrap_or_default();
         let logins = Logins::restored(config.logins, saved, Instant::now(), now_ms());
+        let session_file = config.sessions_path.clone().map(SessionFile::start);
         if logins.sessions() > 0 {
             tracing::info!(
                 browsers = logins.sessions(),
@@ -272,7 +280,7 @@ impl Dashboard {
             next_review: 0,
             sampler: Sampler::new(Arc::clone(&metrics)),
             ticks: 0,
-            saving: false,
+            session_file,
             activity,
             metrics,
         }
@@ -311,33 +319,18 @@ impl Dashboard {
     }
 
     /// Writes the signed-in browsers when they changed, off the actor's thread.
-    fn save_sessions(&mut self, now: Instant, ctx: &mut Context<Self>) {
-        let Some(path) = self.config.sessions_path.clone() else {
-            return;
-        };
-        if self.saving {
-            return;
-        }
-        let Some(sessions) = self.logins.to_save(now, now_ms()) else {
-            return;
-        };
-        self.saving = true;
-        let write = async move {
-            let body = serde_json::to_vec(&sessions).unwrap_or_default();
-            tokio::task::spawn_blocking(move || crate::lockfile::write_atomic(&path, &body)).await
-        };
-        ctx.spawn(write.into_actor(self).map(|written, act, _| {
-            act.saving = false;
-            if let Ok(Err(e)) = written {
-                tracing::warn!(%e, "could not keep the signed-in browsers for the next start");
+    fn save_sessions(&mut self, now: Instant) {
+        if let Some(file) = &self.session_file {
+            if let Some(sessions) = self.logins.to_save(now, now_ms()) {
+                file.save(sessions);
             }
-        }));
+        }
     }
 
-    fn tick(&mut self, ctx: &mut Context<Self>) {
+    fn tick(&mut self) {
         let now = Instant::now();
         self.logins.expire(now);
-        self.save_sessions(now, ctx);
+        self.save_sessions(now);
         self.note_watchers();
         if self.diffs.forget_abandoned() > 0 {
             self.broadcast(json!({ "kind": "diffs" }));
@@ -385,15 +378,13 @@ impl Actor for Dashboard {
 
     fn started(&mut self, ctx: &mut Context<Self>) {
         ctx.run_interval(TICK, |act, ctx| {
-            let _ = guard(NAME, act, ctx, |act, ctx| act.tick(ctx));
+            let _ = guard(NAME, act, ctx, |act, _| act.tick());
         });
     }
 }
 
 impl Supervised for Dashboard {
     fn restarting(&mut self, _: &mut Context<Self>) {
-        // A write in flight died with the old context.
-        self.saving = false;
         // Everything is kept (sign-ins, waiting diffs and approvals, reviews); the
         // tick timer died with the old context and `started` arms it again.
         restarted(
@@ -415,11 +406,11 @@ impl Handler<IssueLoginCode> for Dashboard {
 impl Handler<RedeemLoginCode> for Dashboard {
     type Result = Result<String, LoginRefused>;
     fn handle(&mut self, msg: RedeemLoginCode, ctx: &mut Context<Self>) -> Self::Result {
-        guard(NAME, self, ctx, |act, ctx| {
+        guard(NAME, self, ctx, |act, _| {
             let now = Instant::now();
             let cookie = act.logins.redeem(&msg.0, now);
             // Kept at once, so a restart right after signing in keeps the browser.
-            act.save_sessions(now, ctx);
+            act.save_sessions(now);
             cookie
         })
         .unwrap_or(Err(LoginRefused::Unknown))
@@ -439,10 +430,10 @@ impl Handler<CheckBrowser> for Dashboard {
 impl Handler<SignOut> for Dashboard {
     type Result = ();
     fn handle(&mut self, msg: SignOut, ctx: &mut Context<Self>) {
-        let _ = guard(NAME, self, ctx, |act, ctx| {
+        let _ = guard(NAME, self, ctx, |act, _| {
             act.logins.end(&msg.0);
             act.note_watchers();
-            act.save_sessions(Instant::now(), ctx);
+            act.save_sessions(Instant::now());
         });
     }
 }
@@ -606,6 +597,21 @@ impl Handler<GetSamples> for Dashboard {
     type Result = Vec<Sample>;
     fn handle(&mut self, _: GetSamples, _: &mut Context<Self>) -> Vec<Sample> {
         self.sampler.samples()
+    }
+}
+
+impl Handler<FlushSessions> for Dashboard {
+    type Result = ResponseFuture<()>;
+    fn handle(&mut self, _: FlushSessions, _: &mut Context<Self>) -> Self::Result {
+        let written = self
+            .session_file
+            .as_ref()
+            .map(|file| file.save_and_wait(self.logins.snapshot(Instant::now(), now_ms())));
+        Box::pin(async move {
+            if let Some(written) = written {
+                let _ = written.await;
+            }
+        })
     }
 }
 
