@@ -4,8 +4,8 @@
 
 use serde::Serialize;
 use serde_json::Value;
-use tokio::sync::oneshot;
 
+use super::waiting::Waiting;
 use crate::actors::messages::dashboard::AskApproval;
 use crate::orchestrator::TaskId;
 
@@ -25,64 +25,20 @@ pub struct ApprovalView {
     pub deadline: u64,
 }
 
-struct Pending {
-    view: ApprovalView,
-    reply: oneshot::Sender<bool>,
-}
+/// Requests waiting for the person, oldest first; the answer is `true` for allow.
+pub type PendingApprovals = Waiting<ApprovalView, bool>;
 
-/// Requests waiting for the person, oldest first.
-#[derive(Default)]
-pub struct PendingApprovals {
-    next_id: u64,
-    pending: Vec<Pending>,
-}
-
-impl PendingApprovals {
-    /// Adds a request; the receiver gets the decision (`true`: allowed).
-    pub fn add(&mut self, ask: AskApproval, now_ms: u64) -> oneshot::Receiver<bool> {
-        self.next_id += 1;
-        let (reply, decision) = oneshot::channel();
-        let deadline = now_ms + u64::try_from(ask.timeout.as_millis()).unwrap_or(u64::MAX);
-        self.pending.push(Pending {
-            view: ApprovalView {
-                id: self.next_id,
-                task_id: ask.task_id,
-                tool: ask.tool,
-                input: ask.input,
-                rule: ask.rule,
-                created_at: now_ms,
-                deadline,
-            },
-            reply,
-        });
-        decision
-    }
-
-    /// Decides request `id`; false when it is not waiting (decided, timed out, gone).
-    pub fn decide(&mut self, id: u64, allow: bool) -> bool {
-        let Some(at) = self.pending.iter().position(|p| p.view.id == id) else {
-            return false;
-        };
-        self.pending.remove(at).reply.send(allow).is_ok()
-    }
-
-    /// Forgets requests whose task stopped waiting (timed out, cancelled); how many.
-    pub fn forget_abandoned(&mut self) -> usize {
-        let before = self.pending.len();
-        self.pending.retain(|p| !p.reply.is_closed());
-        before - self.pending.len()
-    }
-
-    pub fn len(&self) -> usize {
-        self.pending.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.pending.is_empty()
-    }
-
-    pub fn views(&self) -> Vec<ApprovalView> {
-        self.pending.iter().map(|p| p.view.clone()).collect()
+/// How the page lists request `id`, asked at `now_ms`.
+pub fn view_of(ask: AskApproval, id: u64, now_ms: u64) -> ApprovalView {
+    let deadline = now_ms + u64::try_from(ask.timeout.as_millis()).unwrap_or(u64::MAX);
+    ApprovalView {
+        id,
+        task_id: ask.task_id,
+        tool: ask.tool,
+        input: ask.input,
+        rule: ask.rule,
+        created_at: now_ms,
+        deadline,
     }
 }
 
@@ -91,33 +47,20 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    fn ask() -> AskApproval {
-        AskApproval {
+    #[test]
+    fn a_request_is_listed_with_its_deadline() {
+        let ask = AskApproval {
             task_id: TaskId::from("t-1"),
             tool: "Bash".into(),
             input: serde_json::json!({"command": "ls"}),
             rule: "rule 0 (Bash)".into(),
             timeout: Duration::from_secs(5),
-        }
-    }
-
-    #[test]
-    fn a_decision_reaches_the_task_once() {
+        };
         let mut a = PendingApprovals::default();
-        let mut rx = a.add(ask(), 1000);
+        let mut decision = a.add(|id| view_of(ask, id, 1000));
         let v = &a.views()[0];
-        assert_eq!(v.deadline, 6000);
-        let id = v.id;
-        assert!(a.decide(id, true));
-        assert_eq!(rx.try_recv(), Ok(true));
-        assert!(!a.decide(id, false), "decided already");
-    }
-
-    #[test]
-    fn requests_nobody_waits_for_are_forgotten() {
-        let mut a = PendingApprovals::default();
-        drop(a.add(ask(), 0));
-        assert_eq!(a.forget_abandoned(), 1);
-        assert_eq!(a.len(), 0);
+        assert_eq!((v.id, v.deadline, v.tool.as_str()), (1, 6000, "Bash"));
+        assert_eq!(a.settle(|x| x.id == 1, true), 1);
+        assert_eq!(decision.try_recv(), Ok(true));
     }
 }

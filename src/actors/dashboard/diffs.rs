@@ -1,11 +1,11 @@
 //! Diffs waiting in the browser page: an agent's `openDiff` while no editor is
 //! connected and a browser watches. Each waits for the person's decision, exactly
-//! like a diff in an editor: a new diff in the same tab rejects the old one, a
-//! session's diffs are rejected when its connection goes, `close_tab` rejects one.
+//! like a diff in an editor (the Dashboard rejects an older diff in the same tab, a
+//! session's diffs when its connection goes, one on `close_tab`).
 
 use serde::Serialize;
-use tokio::sync::oneshot;
 
+use super::waiting::Waiting;
 use crate::actors::messages::session::SessionId;
 
 /// What the person decided (or why nobody could).
@@ -47,71 +47,22 @@ pub struct DiffView {
     pub created_at: u64,
 }
 
-struct Pending {
-    view: DiffView,
-    reply: oneshot::Sender<DiffAnswer>,
-}
-
 /// The diffs waiting for a decision, oldest first.
-#[derive(Default)]
-pub struct PendingDiffs {
-    next_id: u64,
-    pending: Vec<Pending>,
-}
+pub type PendingDiffs = Waiting<DiffView, DiffAnswer>;
 
-impl PendingDiffs {
-    /// Adds `offer`; a diff already waiting in its tab is rejected.
-    pub fn add(&mut self, offer: DiffOffer, now_ms: u64) -> oneshot::Receiver<DiffAnswer> {
-        self.settle(|d| d.tab_name == offer.tab, DiffAnswer::Rejected);
-        self.next_id += 1;
-        let (reply, answer) = oneshot::channel();
-        self.pending.push(Pending {
-            view: DiffView {
-                id: self.next_id,
-                session_id: offer.session,
-                tab_name: offer.tab,
-                old_file_path: offer.old_path,
-                new_file_path: offer.new_path,
-                original: offer.original,
-                proposed: offer.proposed,
-                created_at: now_ms,
-            },
-            reply,
-        });
-        answer
-    }
-
-    /// Answers every diff `which` selects with `answer`; how many there were.
-    pub fn settle(&mut self, which: impl Fn(&DiffView) -> bool, answer: DiffAnswer) -> usize {
-        let (settled, kept): (Vec<Pending>, Vec<Pending>) = std::mem::take(&mut self.pending)
-            .into_iter()
-            .partition(|p| which(&p.view));
-        self.pending = kept;
-        let n = settled.len();
-        for p in settled {
-            let _ = p.reply.send(answer.clone());
+impl DiffOffer {
+    /// How the page lists this offer as diff `id`.
+    pub fn into_view(self, id: u64, now_ms: u64) -> DiffView {
+        DiffView {
+            id,
+            session_id: self.session,
+            tab_name: self.tab,
+            old_file_path: self.old_path,
+            new_file_path: self.new_path,
+            original: self.original,
+            proposed: self.proposed,
+            created_at: now_ms,
         }
-        n
-    }
-
-    /// Forgets diffs whose agent stopped waiting (its call was cancelled or timed out);
-    /// how many.
-    pub fn forget_abandoned(&mut self) -> usize {
-        let before = self.pending.len();
-        self.pending.retain(|p| !p.reply.is_closed());
-        before - self.pending.len()
-    }
-
-    pub fn len(&self) -> usize {
-        self.pending.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.pending.is_empty()
-    }
-
-    pub fn views(&self) -> Vec<DiffView> {
-        self.pending.iter().map(|p| p.view.clone()).collect()
     }
 }
 
@@ -119,35 +70,27 @@ impl PendingDiffs {
 mod tests {
     use super::*;
 
-    fn offer(tab: &str) -> DiffOffer {
-        DiffOffer {
+    #[test]
+    fn an_offer_becomes_the_view_the_page_lists() {
+        let offer = DiffOffer {
             session: SessionId::from("s-1"),
-            tab: tab.into(),
+            tab: "t".into(),
             old_path: "/w/a".into(),
-            new_path: "/w/a".into(),
+            new_path: "/w/b".into(),
             original: "a\n".into(),
             proposed: "b\n".into(),
-        }
-    }
-
-    #[test]
-    fn a_new_diff_in_the_same_tab_rejects_the_old_one() {
+        };
         let mut d = PendingDiffs::default();
-        let mut first = d.add(offer("t"), 1);
-        let _second = d.add(offer("t"), 2);
-        assert_eq!(first.try_recv(), Ok(DiffAnswer::Rejected));
-        assert_eq!(d.len(), 1);
-        let id = d.views()[0].id;
-        assert_eq!(d.settle(|v| v.id == id, DiffAnswer::Saved("x".into())), 1);
-        assert!(d.is_empty());
-    }
-
-    #[test]
-    fn abandoned_diffs_are_forgotten() {
-        let mut d = PendingDiffs::default();
-        drop(d.add(offer("t"), 1));
-        let _kept = d.add(offer("u"), 1);
-        assert_eq!(d.forget_abandoned(), 1);
-        assert_eq!(d.views()[0].tab_name, "u");
+        let _answer = d.add(|id| offer.into_view(id, 7));
+        let v = &d.views()[0];
+        assert_eq!(
+            (
+                v.id,
+                v.tab_name.as_str(),
+                v.new_file_path.as_str(),
+                v.created_at
+            ),
+            (1, "t", "/w/b", 7)
+        );
     }
 }

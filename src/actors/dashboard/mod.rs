@@ -12,6 +12,7 @@ pub mod diffs;
 pub mod logins;
 pub mod samples;
 mod session_file;
+mod waiting;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -471,7 +472,11 @@ impl Handler<OfferDiff> for Dashboard {
             if act.diffs.len() >= act.config.max_pending_diffs && !same_tab {
                 return Err(PageRefusal::TooManyDiffs(act.diffs.len()));
             }
-            let answer = act.diffs.add(msg.0, now_ms());
+            // A new diff in the same tab rejects the old one.
+            act.diffs
+                .settle(|d| d.tab_name == msg.0.tab, DiffAnswer::Rejected);
+            let now = now_ms();
+            let answer = act.diffs.add(|id| msg.0.into_view(id, now));
             act.broadcast(json!({ "kind": "diffs" }));
             Ok(answer)
         })
@@ -535,7 +540,8 @@ impl Handler<AskApproval> for Dashboard {
     type Result = MessageResult<AskApproval>;
     fn handle(&mut self, msg: AskApproval, ctx: &mut Context<Self>) -> Self::Result {
         let decision = guard(NAME, self, ctx, |act, _| {
-            let rx = act.approvals.add(msg, now_ms());
+            let now = now_ms();
+            let rx = act.approvals.add(|id| approvals::view_of(msg, id, now));
             act.broadcast(json!({ "kind": "approvals" }));
             rx
         });
@@ -555,7 +561,7 @@ impl Handler<DecideApproval> for Dashboard {
     type Result = bool;
     fn handle(&mut self, msg: DecideApproval, ctx: &mut Context<Self>) -> bool {
         guard(NAME, self, ctx, |act, _| {
-            let decided = act.approvals.decide(msg.id, msg.allow);
+            let decided = act.approvals.settle(|a| a.id == msg.id, msg.allow) > 0;
             act.broadcast(json!({ "kind": "approvals" }));
             decided
         })

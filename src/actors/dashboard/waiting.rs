@@ -1,0 +1,83 @@
+//! Requests waiting for the person in the page (agents' diffs, tasks' tool requests):
+//! each has the view the page lists and the channel its answer goes to. One whose asker
+//! stopped waiting (its call was cancelled or timed out) is forgotten.
+
+use tokio::sync::oneshot;
+
+/// Requests with views `V` waiting for answers `A`, oldest first.
+pub struct Waiting<V, A> {
+    next_id: u64,
+    pending: Vec<(V, oneshot::Sender<A>)>,
+}
+
+impl<V, A> Default for Waiting<V, A> {
+    fn default() -> Self {
+        Self {
+            next_id: 0,
+            pending: Vec::new(),
+        }
+    }
+}
+
+impl<V: Clone, A: Clone> Waiting<V, A> {
+    /// Adds the view `make` builds with the next id; the receiver gets the answer.
+    pub fn add(&mut self, make: impl FnOnce(u64) -> V) -> oneshot::Receiver<A> {
+        self.next_id += 1;
+        let (reply, answer) = oneshot::channel();
+        self.pending.push((make(self.next_id), reply));
+        answer
+    }
+
+    /// Answers every request `which` selects with `answer`; how many there were.
+    pub fn settle(&mut self, which: impl Fn(&V) -> bool, answer: A) -> usize {
+        let (settled, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut self.pending)
+            .into_iter()
+            .partition(|(view, _)| which(view));
+        self.pending = kept;
+        let n = settled.len();
+        for (_, reply) in settled {
+            let _ = reply.send(answer.clone());
+        }
+        n
+    }
+
+    /// Forgets requests nobody waits for any more; how many.
+    pub fn forget_abandoned(&mut self) -> usize {
+        let before = self.pending.len();
+        self.pending.retain(|(_, reply)| !reply.is_closed());
+        before - self.pending.len()
+    }
+
+    pub fn len(&self) -> usize {
+        self.pending.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pending.is_empty()
+    }
+
+    pub fn views(&self) -> Vec<V> {
+        self.pending.iter().map(|(view, _)| view.clone()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_reach_the_selected_askers_once_and_abandoned_requests_go() {
+        let mut w: Waiting<(u64, &str), bool> = Waiting::default();
+        let mut a = w.add(|id| (id, "a"));
+        let mut b = w.add(|id| (id, "b"));
+        drop(w.add(|id| (id, "gone")));
+        assert_eq!(w.forget_abandoned(), 1);
+        assert_eq!(w.settle(|v| v.1 == "a", true), 1);
+        assert_eq!(a.try_recv(), Ok(true));
+        assert_eq!(w.settle(|v| v.1 == "a", false), 0, "answered once");
+        assert_eq!(w.views(), vec![(2, "b")]);
+        assert_eq!(w.settle(|_| true, false), 1);
+        assert_eq!(b.try_recv(), Ok(false));
+        assert!(w.is_empty());
+    }
+}
