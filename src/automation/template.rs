@@ -156,6 +156,12 @@ mod tests {
         }
     }
 
+    #[test]
+    fn tails_cut_at_character_boundaries() {
+        assert_eq!(tail("héllo", 4), "llo");
+        assert_eq!(tail("ab", 10), "ab");
+    }
+
     fn vars(file: &str, d: &[Diagnostic]) -> Vars {
         vec![
             ("file", Value::Text(file.into())),

@@ -17,15 +17,21 @@ pub struct LineMap {
     current_lines: usize,
 }
 
+/// The line diff of `old` and `new`, given up for a coarser one after [`DIFF_DEADLINE`].
+fn diff_lines(old: &str, new: &str) -> Vec<DiffOp> {
+    TextDiff::configure()
+        .algorithm(Algorithm::Myers)
+        .timeout(DIFF_DEADLINE)
+        .diff_lines(old, new)
+        .ops()
+        .to_vec()
+}
+
 impl LineMap {
     /// Diffs `base` with `current`, line by line.
     pub fn new(base: &str, current: &str) -> Self {
-        let diff = TextDiff::configure()
-            .algorithm(Algorithm::Myers)
-            .timeout(DIFF_DEADLINE)
-            .diff_lines(base, current);
         Self {
-            ops: diff.ops().to_vec(),
+            ops: diff_lines(base, current),
             current_lines: line_count(current),
         }
     }
@@ -83,11 +89,7 @@ pub struct LineOp {
 
 /// The line diff of `old` and `new`, for showing them side by side.
 pub fn line_ops(old: &str, new: &str) -> Vec<LineOp> {
-    let diff = TextDiff::configure()
-        .algorithm(Algorithm::Myers)
-        .timeout(DIFF_DEADLINE)
-        .diff_lines(old, new);
-    diff.ops()
+    diff_lines(old, new)
         .iter()
         .map(|op| {
             let (tag, o, n) = op.as_tag_tuple();

@@ -201,29 +201,27 @@ impl Logins {
         Ok(cookie)
     }
 
+    /// The live session `cookie` names.
+    fn live(&self, cookie: &str, now: Instant) -> Option<usize> {
+        self.sessions.iter().position(|s| {
+            ct_eq(s.cookie.as_bytes(), cookie.as_bytes())
+                && now.duration_since(s.last_used) < self.limits.idle_ttl
+        })
+    }
+
     /// True when `cookie` names a live session (which is then marked used).
     pub fn check(&mut self, cookie: &str, now: Instant) -> bool {
-        let idle = self.limits.idle_ttl;
-        match self
-            .sessions
-            .iter_mut()
-            .find(|s| ct_eq(s.cookie.as_bytes(), cookie.as_bytes()))
-        {
-            Some(s) if now.duration_since(s.last_used) < idle => {
-                s.last_used = now;
-                self.touched = true;
-                true
-            }
-            _ => false,
-        }
+        let Some(at) = self.live(cookie, now) else {
+            return false;
+        };
+        self.sessions[at].last_used = now;
+        self.touched = true;
+        true
     }
 
     /// True when `cookie` names a live session (without counting it as a use).
     pub fn is_live(&self, cookie: &str, now: Instant) -> bool {
-        self.sessions.iter().any(|s| {
-            ct_eq(s.cookie.as_bytes(), cookie.as_bytes())
-                && now.duration_since(s.last_used) < self.limits.idle_ttl
-        })
+        self.live(cookie, now).is_some()
     }
 
     /// Ends the session `cookie` names.

@@ -44,8 +44,10 @@ pub const NAME: &str = "dashboard";
 
 /// How often the actor looks after what it holds (closed pages, abandoned diffs).
 const TICK: Duration = Duration::from_secs(1);
+/// How much time one tool-call sample covers.
+pub const SAMPLE_INTERVAL: Duration = Duration::from_secs(10);
 /// Ticks between two metric samples.
-const SAMPLE_EVERY_TICKS: u32 = 10;
+const SAMPLE_EVERY_TICKS: u64 = SAMPLE_INTERVAL.as_secs() / TICK.as_secs();
 /// Events queued for one page; a page that falls this far behind is dropped.
 const STREAM_QUEUE: usize = 256;
 
@@ -166,12 +168,14 @@ pub struct CloseDiffTab {
 #[rtype(result = "Vec<DiffView>")]
 pub struct ListDiffs;
 
-/// The person's decision on diff `id`; false when it no longer waits.
+/// The person's decision on diff `id`: accepted (with `content`, their edit, or the
+/// proposal as it is when `None`) or rejected; false when it no longer waits.
 #[derive(Debug, Message)]
 #[rtype(result = "bool")]
 pub struct DecideDiff {
     pub id: u64,
-    pub answer: DiffAnswer,
+    pub accept: bool,
+    pub content: Option<String>,
 }
 
 /// The tool requests waiting for approval.
@@ -233,7 +237,7 @@ pub struct Dashboard {
     reviews: VecDeque<Arc<PresentedReview>>,
     next_review: u64,
     sampler: Sampler,
-    ticks: u32,
+    ticks: u64,
     /// Where signed-in browsers are written (absent: memory only).
     session_file: Option<SessionFile>,
     activity: Recipient<RecordLifecycle>,
@@ -343,7 +347,7 @@ impl Dashboard {
             .unwatched_since
             .is_some_and(|since| now.duration_since(since) >= self.config.diff_wait);
         if unwatched_long && !self.diffs.is_empty() {
-            let n = self.diffs.settle(|_| true, DiffAnswer::Unanswered);
+            let n = self.settle_diffs(|_| true, |_| DiffAnswer::Unanswered);
             tracing::warn!(
                 diffs = n,
                 waited_ms = self.config.diff_wait.as_millis() as u64,
@@ -468,7 +472,7 @@ impl Handler<OfferDiff> for Dashboard {
                 return Err(PageRefusal::NobodyWatching);
             }
             act.diffs.forget_abandoned();
-            let same_tab = act.diffs.views().iter().any(|d| d.tab_name == msg.0.tab);
+            let same_tab = act.diffs.any(|d| d.tab_name == msg.0.tab);
             if act.diffs.len() >= act.config.max_pending_diffs && !same_tab {
                 return Err(PageRefusal::TooManyDiffs(act.diffs.len()));
             }
@@ -485,13 +489,22 @@ impl Handler<OfferDiff> for Dashboard {
 }
 
 impl Dashboard {
-    /// Rejects the diffs `which` selects; how many.
-    fn reject(&mut self, which: impl Fn(&DiffView) -> bool) -> usize {
-        let n = self.diffs.settle(which, DiffAnswer::Rejected);
+    /// Answers the diffs `which` selects and tells the pages; how many.
+    fn settle_diffs(
+        &mut self,
+        which: impl Fn(&DiffView) -> bool,
+        answer: impl Fn(&DiffView) -> DiffAnswer,
+    ) -> usize {
+        let n = self.diffs.settle_with(which, answer);
         if n > 0 {
             self.broadcast(json!({ "kind": "diffs" }));
         }
         n
+    }
+
+    /// Rejects the diffs `which` selects; how many.
+    fn reject(&mut self, which: impl Fn(&DiffView) -> bool) -> usize {
+        self.settle_diffs(which, |_| DiffAnswer::Rejected)
     }
 }
 
@@ -526,11 +539,12 @@ impl Handler<DecideDiff> for Dashboard {
     type Result = bool;
     fn handle(&mut self, msg: DecideDiff, ctx: &mut Context<Self>) -> bool {
         guard(NAME, self, ctx, |act, _| {
-            let n = act.diffs.settle(|d| d.id == msg.id, msg.answer);
-            if n > 0 {
-                act.broadcast(json!({ "kind": "diffs" }));
-            }
-            n > 0
+            let answer = |d: &DiffView| match (msg.accept, &msg.content) {
+                (true, Some(text)) => DiffAnswer::Saved(text.clone()),
+                (true, None) => DiffAnswer::Saved(d.proposed.clone()),
+                (false, _) => DiffAnswer::Rejected,
+            };
+            act.settle_diffs(|d| d.id == msg.id, answer) > 0
         })
         .unwrap_or(false)
     }
@@ -562,7 +576,9 @@ impl Handler<DecideApproval> for Dashboard {
     fn handle(&mut self, msg: DecideApproval, ctx: &mut Context<Self>) -> bool {
         guard(NAME, self, ctx, |act, _| {
             let decided = act.approvals.settle(|a| a.id == msg.id, msg.allow) > 0;
-            act.broadcast(json!({ "kind": "approvals" }));
+            if decided {
+                act.broadcast(json!({ "kind": "approvals" }));
+            }
             decided
         })
         .unwrap_or(false)
@@ -662,3 +678,76 @@ impl Handler<WorkspaceChanged> for Dashboard {
 
 #[cfg(feature = "fault-injection")]
 crate::actors::fault::fault_handlers!(Dashboard, NAME);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::actors::test_support::Capture;
+
+    fn offer(tab: &str, proposed: &str) -> OfferDiff {
+        OfferDiff(DiffOffer {
+            session: SessionId::from("s-1"),
+            tab: tab.into(),
+            old_path: "/w/a".into(),
+            new_path: "/w/a".into(),
+            original: "old\n".into(),
+            proposed: proposed.into(),
+        })
+    }
+
+    #[actix_rt::test]
+    async fn a_decision_reaches_the_agent_once_with_the_edit_or_the_proposal() {
+        let (activity, _rx) = Capture::start();
+        let config = DashboardConfig {
+            logins: LoginLimits {
+                code_ttl: Duration::from_secs(60),
+                idle_ttl: Duration::from_secs(600),
+                max_sessions: 2,
+            },
+            diff_wait: Duration::from_secs(30),
+            max_pending_diffs: 4,
+            max_reviews: 2,
+            max_streams: 2,
+            sessions_path: None,
+        };
+        let d = Dashboard::new(config, activity, Arc::new(Metrics::new())).start();
+        let unwatched = d.send(offer("t", "new\n")).await.unwrap();
+        assert_eq!(unwatched.unwrap_err(), PageRefusal::NobodyWatching);
+        let code = d.send(IssueLoginCode).await.unwrap().unwrap();
+        let cookie = d.send(RedeemLoginCode(code)).await.unwrap().unwrap();
+        let _page = d.send(WatchPage { cookie }).await.unwrap().unwrap();
+
+        let as_proposed = d.send(offer("a", "proposed\n")).await.unwrap().unwrap();
+        let edited = d.send(offer("b", "proposed\n")).await.unwrap().unwrap();
+        let rejected = d.send(offer("c", "proposed\n")).await.unwrap().unwrap();
+        let ids: Vec<u64> = d
+            .send(ListDiffs)
+            .await
+            .unwrap()
+            .iter()
+            .map(|v| v.id)
+            .collect();
+        let decide = |id, accept, content: Option<&str>| DecideDiff {
+            id,
+            accept,
+            content: content.map(str::to_string),
+        };
+        assert!(d.send(decide(ids[0], true, None)).await.unwrap());
+        assert!(d.send(decide(ids[1], true, Some("mine\n"))).await.unwrap());
+        assert!(d
+            .send(decide(ids[2], false, Some("ignored")))
+            .await
+            .unwrap());
+        assert!(
+            !d.send(decide(ids[0], false, None)).await.unwrap(),
+            "decided once"
+        );
+        assert_eq!(
+            as_proposed.await,
+            Ok(DiffAnswer::Saved("proposed\n".into()))
+        );
+        assert_eq!(edited.await, Ok(DiffAnswer::Saved("mine\n".into())));
+        assert_eq!(rejected.await, Ok(DiffAnswer::Rejected));
+        assert!(d.send(ListDiffs).await.unwrap().is_empty());
+    }
+}

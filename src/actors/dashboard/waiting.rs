@@ -30,15 +30,26 @@ impl<V: Clone, A: Clone> Waiting<V, A> {
 
     /// Answers every request `which` selects with `answer`; how many there were.
     pub fn settle(&mut self, which: impl Fn(&V) -> bool, answer: A) -> usize {
+        self.settle_with(which, |_| answer.clone())
+    }
+
+    /// Answers every request `which` selects with what `answer` makes of its view; how
+    /// many there were.
+    pub fn settle_with(&mut self, which: impl Fn(&V) -> bool, answer: impl Fn(&V) -> A) -> usize {
         let (settled, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut self.pending)
             .into_iter()
             .partition(|(view, _)| which(view));
         self.pending = kept;
         let n = settled.len();
-        for (_, reply) in settled {
-            let _ = reply.send(answer.clone());
+        for (view, reply) in settled {
+            let _ = reply.send(answer(&view));
         }
         n
+    }
+
+    /// True when a request `which` selects waits.
+    pub fn any(&self, which: impl Fn(&V) -> bool) -> bool {
+        self.pending.iter().any(|(view, _)| which(view))
     }
 
     /// Forgets requests nobody waits for any more; how many.

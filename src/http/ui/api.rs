@@ -1,5 +1,6 @@
 //! The page's JSON API: status, timeline, tasks, samples for the charts, diffs to
-//! decide and tool requests to approve. Every handler checks the sign-in first.
+//! decide and tool requests to approve. The gate in front of `/ui/api` (see
+//! [`super::configure`]) has checked the sign-in before any handler here runs.
 
 use actix_web::{web, HttpResponse};
 use serde::{Deserialize, Serialize};
@@ -7,11 +8,12 @@ use serde_json::json;
 
 use super::{ask, PageError};
 use crate::actors::activity_log::{self, Query};
-use crate::actors::dashboard::diffs::{DiffAnswer, DiffView};
+use crate::actors::dashboard::diffs::DiffView;
 use crate::actors::dashboard::{
     self, DecideApproval, DecideDiff, GetSamples, ListApprovals, ListDiffs,
 };
 use crate::actors::orchestrator::{self as orchestrator_actor, CancelTask, ListTasks};
+use crate::automation::template::tail;
 use crate::orchestrator::{Task, TaskId};
 use crate::review::anchor::{line_ops, LineOp};
 use crate::services::Services;
@@ -64,15 +66,6 @@ struct TaskRow {
     output_bytes: usize,
 }
 
-/// The end of `text`, at most `max` bytes, cut at a character boundary.
-fn tail(text: &str, max: usize) -> &str {
-    let mut at = text.len().saturating_sub(max);
-    while !text.is_char_boundary(at) {
-        at += 1;
-    }
-    &text[at..]
-}
-
 /// `GET /ui/api/tasks`: every task (agents' and automation's), oldest first, with the
 /// end of its output.
 pub async fn tasks(services: web::Data<Services>) -> Result<HttpResponse, PageError> {
@@ -116,7 +109,7 @@ pub async fn cancel_task(
 pub async fn samples(services: web::Data<Services>) -> Result<HttpResponse, PageError> {
     let samples = ask(&services.dashboard, dashboard::NAME, GetSamples).await?;
     Ok(HttpResponse::Ok().json(json!({
-        "intervalMs": 10_000,
+        "intervalMs": dashboard::SAMPLE_INTERVAL.as_millis() as u64,
         "samples": samples,
     })))
 }
@@ -163,35 +156,18 @@ pub async fn decide_diff(
 ) -> Result<HttpResponse, PageError> {
     let id = id.into_inner();
     let DiffDecision { accept, content } = body.into_inner();
-    let answer = match (accept, content) {
-        (true, Some(text)) => DiffAnswer::Saved(text),
-        (true, None) => {
-            let pending = ask(&services.dashboard, dashboard::NAME, ListDiffs).await?;
-            let diff = pending
-                .into_iter()
-                .find(|d| d.id == id)
-                .ok_or_else(|| gone_diff(id))?;
-            DiffAnswer::Saved(diff.proposed)
-        }
-        (false, _) => DiffAnswer::Rejected,
+    let decision = DecideDiff {
+        id,
+        accept,
+        content,
     };
-    if !ask(
-        &services.dashboard,
-        dashboard::NAME,
-        DecideDiff { id, answer },
-    )
-    .await?
-    {
-        return Err(gone_diff(id));
+    if !ask(&services.dashboard, dashboard::NAME, decision).await? {
+        return Err(PageError::Gone(format!(
+            "Diff {id} no longer waits: it was decided, replaced or withdrawn by its agent"
+        )));
     }
     tracing::info!(diff = id, accept, "diff decided in the browser page");
     Ok(HttpResponse::Ok().json(json!({ "id": id, "accepted": accept })))
-}
-
-fn gone_diff(id: u64) -> PageError {
-    PageError::Gone(format!(
-        "Diff {id} no longer waits: it was decided, replaced or withdrawn by its agent"
-    ))
 }
 
 /// `GET /ui/api/approvals`: tool requests of Claude tasks waiting for the person.
@@ -229,13 +205,4 @@ pub async fn decide_approval(
         "tool request decided in the browser page"
     );
     Ok(HttpResponse::Ok().json(json!({ "id": id, "allowed": allow })))
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn tails_cut_at_character_boundaries() {
-        assert_eq!(super::tail("héllo", 4), "llo");
-        assert_eq!(super::tail("ab", 10), "ab");
-    }
 }

@@ -4,7 +4,7 @@
 
 use actix_web::{web, HttpRequest, HttpResponse};
 
-use super::{signed_in, PageError};
+use super::{page_on, signed_in, PageError};
 use crate::http::guard::check_host;
 use crate::services::Services;
 
@@ -41,6 +41,13 @@ const ASSETS: &[Asset] = &[
 const INDEX: &str = include_str!("assets/index.html");
 const LOGIN: &str = include_str!("assets/login.html");
 
+/// What serving a public file takes: the page on and an acceptable `Host`.
+fn public(req: &HttpRequest, services: &Services) -> Result<(), PageError> {
+    page_on(services)?;
+    check_host(req, &services.settings)?;
+    Ok(())
+}
+
 fn html(body: &'static str) -> HttpResponse {
     HttpResponse::Ok()
         .content_type("text/html; charset=utf-8")
@@ -67,10 +74,7 @@ pub async fn login_page(
     req: HttpRequest,
     services: web::Data<Services>,
 ) -> Result<HttpResponse, PageError> {
-    if !services.settings.ui.enabled {
-        return Err(PageError::Off);
-    }
-    check_host(&req, &services.settings)?;
+    public(&req, &services)?;
     Ok(html(LOGIN))
 }
 
@@ -84,10 +88,7 @@ pub async fn asset(
         return Err(PageError::NotFound(format!("No asset {name:?}")));
     };
     if asset.public {
-        if !services.settings.ui.enabled {
-            return Err(PageError::Off);
-        }
-        check_host(&req, &services.settings)?;
+        public(&req, &services)?;
     } else {
         signed_in(&req, &services, false).await?;
     }

@@ -5,7 +5,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{ask, cookie, cookie_name, login_url, signed_in, PageError};
+use super::{ask, cookie, cookie_name, login_url, page_on, signed_in, PageError};
 use crate::actors::dashboard::{IssueLoginCode, RedeemLoginCode, SignOut, NAME};
 use crate::http::guard::{check_bearer, check_host_and_origin, check_same_origin, Rejection};
 use crate::services::Services;
@@ -15,9 +15,7 @@ pub async fn issue(
     req: HttpRequest,
     services: web::Data<Services>,
 ) -> Result<HttpResponse, PageError> {
-    if !services.settings.ui.enabled {
-        return Err(PageError::Off);
-    }
+    page_on(&services)?;
     check_host_and_origin(&req, &services.settings)?;
     check_bearer(&req, &services.auth_token)?;
     let code = ask(&services.dashboard, NAME, IssueLoginCode)
@@ -52,9 +50,7 @@ pub async fn redeem(
     services: web::Data<Services>,
     body: web::Json<Redeem>,
 ) -> Result<HttpResponse, PageError> {
-    if !services.settings.ui.enabled {
-        return Err(PageError::Off);
-    }
+    page_on(&services)?;
     check_same_origin(&req, &services.settings, true)?;
     let code = body.into_inner().code;
     match ask(

@@ -163,6 +163,15 @@ fn cookie(req: &HttpRequest, name: &str) -> Option<String> {
         .map(|(_, v)| v.trim().to_string())
 }
 
+/// 404 when the page is off (`ui.enabled = false`).
+fn page_on(services: &Services) -> Result<(), PageError> {
+    if services.settings.ui.enabled {
+        Ok(())
+    } else {
+        Err(PageError::Off)
+    }
+}
+
 /// Passes when the page is on, `Host` (and `Origin`, see [`check_same_origin`]) are
 /// acceptable and the request carries a signed-in browser's cookie.
 async fn signed_in(
@@ -170,9 +179,7 @@ async fn signed_in(
     services: &Services,
     changes_state: bool,
 ) -> Result<(), PageError> {
-    if !services.settings.ui.enabled {
-        return Err(PageError::Off);
-    }
+    page_on(services)?;
     check_same_origin(req, &services.settings, changes_state)?;
     let refused = |why: &str| {
         PageError::Refused(Rejection::Unauthorized(format!(
