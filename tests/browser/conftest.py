@@ -14,7 +14,6 @@ import http.client
 import json
 import os
 import pathlib
-import signal
 import subprocess
 import sys
 import tempfile
@@ -26,6 +25,7 @@ from websockets.asyncio.client import connect
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "python"))
 
+from processes import isolated_dirs, stop_process  # noqa: E402
 from ws_transport import authenticated_websocket  # noqa: E402
 
 BRIDGE_BIN = os.environ.get("BRIDGE_BIN", str(ROOT / "target" / "debug" / "ide-bridge"))
@@ -60,10 +60,10 @@ class Bridge:
         self._tmp = tempfile.TemporaryDirectory(prefix="ide-bridge-browser-")
         base = pathlib.Path(self._tmp.name).resolve()
         self.workspace = base / "ws"
-        self.config_dir = base / "cfg"
-        self.home = base / "home"
-        for d in (self.workspace / "src", self.config_dir, self.home):
-            d.mkdir(parents=True)
+        (self.workspace / "src").mkdir(parents=True)
+        dirs = isolated_dirs(base)
+        self.config_dir = pathlib.Path(dirs["CLAUDE_CONFIG_DIR"])
+        self.home = pathlib.Path(dirs["HOME"])
         (self.workspace / "src" / "lib.rs").write_text(LIB_RS)
         (self.workspace / "notes.txt").write_text("first\nsecond\n")
         git(self.workspace, "init", "-q", "-b", "main")
@@ -73,7 +73,7 @@ class Bridge:
         git(self.workspace, "add", "-A")
         git(self.workspace, "commit", "-qm", "start")
         self.env = {k: v for k, v in os.environ.items() if not k.startswith(("IDE_BRIDGE_", "CLAUDE"))}
-        self.env.update({"CLAUDE_CONFIG_DIR": str(self.config_dir), "HOME": str(self.home), "RUST_LOG": "info"})
+        self.env.update({**dirs, "RUST_LOG": "info"})
         argv = [BRIDGE_BIN, "--workspace", str(self.workspace), "--set", f"orchestrator.claude_binary={FAKE_CLAUDE}", *args]
         if config is not None:
             path = base / "bridge.toml"
@@ -104,8 +104,7 @@ class Bridge:
     def restart(self):
         """Stops the bridge (SIGTERM) and starts it again on the same workspace and
         state, as a user restarting it would."""
-        self.proc.send_signal(signal.SIGTERM)
-        self.proc.wait(timeout=10)
+        stop_process(self.proc)
         self._spawn()
 
     def log(self):
@@ -140,13 +139,7 @@ class Bridge:
         return json.loads(text)
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
         self._log.close()
         self._tmp.cleanup()
 
@@ -330,3 +323,18 @@ async def wait_for(check, what, timeout=DEADLINE, interval=0.05):
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout} s waiting for {what}")
         await asyncio.sleep(interval)
+
+
+async def text_is(page, selector, text):
+    """The element's text is exactly `text` (a check for `wait_for`)."""
+    return (await page.text_content(selector)) == text
+
+
+async def text_contains(page, selector, text):
+    """The element's text contains `text` (a check for `wait_for`)."""
+    return text in ((await page.text_content(selector)) or "")
+
+
+async def count_is(page, selector, n):
+    """Exactly `n` elements match (a check for `wait_for`)."""
+    return await page.locator(selector).count() == n

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import Agent, wait_for
+from conftest import Agent, text_is, wait_for
 
 pytestmark = pytest.mark.anyio
 
@@ -52,19 +52,15 @@ async def test_a_rejected_diff_answers_diff_rejected_and_several_can_be_decided_
         await wait_for(lambda: bridge.status()["page"]["pendingDiffs"] == 1, "the first diff")
         second = open_diff(bridge, agent, "two", "two\n")
         await wait_for(lambda: page.text_content("#diff-pos"), "the diffs to be listed")
-        await wait_for(lambda: _text_is(page, "#diff-pos", "1 of 2"), "two diffs")
+        await wait_for(lambda: text_is(page, "#diff-pos", "1 of 2"), "two diffs")
         await browser.shot(page, "two-diffs")
         await page.click("#diff-reject")
         result = await asyncio.wait_for(first, 10)
         assert agent.texts(result) == ["DIFF_REJECTED", "one"]
-        await wait_for(lambda: _text_is(page, "#diff-pos", "1 of 1"), "one diff left")
+        await wait_for(lambda: text_is(page, "#diff-pos", "1 of 1"), "one diff left")
         await page.click("#diff-accept-all")
         result = await asyncio.wait_for(second, 10)
         assert agent.texts(result) == ["FILE_SAVED", "two\n"]
-
-
-async def _text_is(page, selector, text):
-    return (await page.text_content(selector)) == text
 
 
 async def test_an_agent_that_closes_its_tab_withdraws_the_diff_from_the_page(bridge, browser):

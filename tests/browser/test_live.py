@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import Agent, wait_for
+from conftest import Agent, count_is, text_contains, wait_for
 
 pytestmark = pytest.mark.anyio
 
@@ -28,16 +28,12 @@ async def test_the_timeline_updates_live_when_an_agent_calls_a_tool(bridge, brow
         await agent.call("gitStatus", {})
         await page.locator(".trow.call", has_text="gitStatus").first.wait_for()
         await page.select_option("#f-tool", "readFile")
-        await wait_for(lambda: _count_is(page, ".trow.call", 1), "the filter")
+        await wait_for(lambda: count_is(page, ".trow.call", 1), "the filter")
         # The agent shows on the overview with its connection.
         await page.goto(f"{bridge.origin}/ui/#overview")
         await page.wait_for_selector("#agents tbody tr")
         assert "ide" in await page.text_content("#agents tbody tr")
         await browser.shot(page, "overview-agent")
-
-
-async def _count_is(page, selector, n):
-    return await page.locator(selector).count() == n
 
 
 async def test_thousands_of_timeline_entries_keep_the_page_fast(make_bridge, browser):
@@ -50,7 +46,7 @@ async def test_thousands_of_timeline_entries_keep_the_page_fast(make_bridge, bro
     t0 = time.monotonic()
     await page.reload()
     await page.wait_for_selector("body.ready")
-    await wait_for(lambda: _contains(page, "#t-count", "of 50"), "5000 entries listed")
+    await wait_for(lambda: text_contains(page, "#t-count", "of 50"), "5000 entries listed")
     loaded = time.monotonic() - t0
     count = await page.text_content("#t-count")
     assert int(count.split(" of ")[1].split()[0]) >= 5000, count
@@ -64,7 +60,7 @@ async def test_thousands_of_timeline_entries_keep_the_page_fast(make_bridge, bro
     # Filtering 5000 entries answers at once.
     t1 = time.monotonic()
     await page.fill("#f-text", "no such entry anywhere")
-    await wait_for(lambda: _contains(page, "#t-count", "0 of"), "the filter")
+    await wait_for(lambda: text_contains(page, "#t-count", "0 of"), "the filter")
     filtered = time.monotonic() - t1
     await browser.shot(page, "timeline-5000")
     print(f"page with 5000 entries ready in {loaded:.2f} s, filtered in {filtered:.3f} s")
@@ -74,10 +70,6 @@ async def test_thousands_of_timeline_entries_keep_the_page_fast(make_bridge, bro
 async def _first_row_id_below(page, limit):
     ids = [int(i) for i in await page.locator(".trow").evaluate_all("rows => rows.map(r => r.dataset.id)")]
     return ids and min(ids) < limit
-
-
-async def _contains(page, selector, text):
-    return text in ((await page.text_content(selector)) or "")
 
 
 async def test_a_task_streams_its_output_and_is_cancelled_in_the_page(bridge, browser):
@@ -92,7 +84,7 @@ async def test_a_task_streams_its_output_and_is_cancelled_in_the_page(bridge, br
         assert "step 2" not in await page.text_content("#task-output")
         await browser.shot(page, "task-streaming")
         await page.locator("#task-output", has_text="step 2").wait_for(timeout=15_000)
-        await wait_for(lambda: _contains(page, "#task-status", "done"), "the task to finish", timeout=15)
+        await wait_for(lambda: text_contains(page, "#task-status", "done"), "the task to finish", timeout=15)
         await browser.shot(page, "task-done")
 
         forever = await agent.call("runClaudeTask", {"prompt": "mode:forever marker:4177", "wait": False})
@@ -101,7 +93,7 @@ async def test_a_task_streams_its_output_and_is_cancelled_in_the_page(bridge, br
         await page.wait_for_selector("#task-cancel")
         await page.click("#task-cancel")
         status = await agent.call("getClaudeTaskStatus", {"taskId": forever_id})
-        await wait_for(lambda: _contains(page, "#task-status", "cancelled"), "the page to show the cancel")
+        await wait_for(lambda: text_contains(page, "#task-status", "cancelled"), "the page to show the cancel")
         assert json.loads(agent.texts(status)[0])["status"] in ("cancelled", "running")
 
 

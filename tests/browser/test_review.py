@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from conftest import Agent, EditorSim, git, wait_for
+from conftest import Agent, EditorSim, git, text_contains, text_is, wait_for
 
 pytestmark = pytest.mark.anyio
 
@@ -71,7 +71,7 @@ async def test_references_follow_edits_on_disk_or_turn_stale(bridge, browser):
         lib.write_text("// new a\n// new b\n" + lib.read_text())
         await wait_for(lambda: _has(page, 0, "moved"), "the reference to move")
         await page.click('#review-body a.ref[data-ref="0"]')
-        await wait_for(lambda: _text_is(page, "#excerpt-where", "src/lib.rs:6-8"), "the excerpt to follow")
+        await wait_for(lambda: text_is(page, "#excerpt-where", "src/lib.rs:6-8"), "the excerpt to follow")
         hits = await page.locator("#excerpt .line.hit .lt").all_text_contents()
         assert hits == ["pub fn answer() -> u32 {", "    42", "}"], hits
         await browser.shot(page, "review-moved")
@@ -91,10 +91,6 @@ async def _has(page, index, cls):
     return cls in ((await ref_class(page, index)) or "")
 
 
-async def _text_is(page, selector, text):
-    return (await page.text_content(selector)) == text
-
-
 async def test_a_reference_goes_back_to_the_agent_and_the_review_becomes_the_commit(bridge, browser):
     page = await browser.sign_in(bridge)
     await page.goto(f"{bridge.origin}/ui/#reviews")
@@ -112,17 +108,13 @@ async def test_a_reference_goes_back_to_the_agent_and_the_review_becomes_the_com
         (bridge.workspace / "notes.txt").write_text("first\nsecond\nthird\n")
         git(bridge.workspace, "add", "notes.txt")
         await page.click("#commit-btn")
-        await wait_for(lambda: _contains(page, "#commit-result", "Committed"), "the commit")
+        await wait_for(lambda: text_contains(page, "#commit-result", "Committed"), "the commit")
         log = subprocess.run(["git", "log", "-1", "--format=%B"], cwd=bridge.workspace, capture_output=True, text=True).stdout
         assert log.strip() == message.strip(), log
         await browser.shot(page, "review-committed")
         # Nothing staged now: the next commit is refused with git's reason.
         await page.click("#commit-btn")
-        await wait_for(lambda: _contains(page, "#commit-result", "nothing"), "git's refusal")
-
-
-async def _contains(page, selector, text):
-    return text in ((await page.text_content(selector)) or "")
+        await wait_for(lambda: text_contains(page, "#commit-result", "nothing"), "git's refusal")
 
 
 async def test_a_base_ref_anchors_the_lines_where_they_were_at_that_commit(bridge, browser):
@@ -138,6 +130,6 @@ async def test_a_base_ref_anchors_the_lines_where_they_were_at_that_commit(bridg
         await page.wait_for_selector("#review-body a.ref")
         assert "moved" in await ref_class(page, 0)
         await page.click('#review-body a.ref[data-ref="0"]')
-        await wait_for(lambda: _text_is(page, "#excerpt-where", "src/lib.rs:5"), "the line at HEAD")
+        await wait_for(lambda: text_is(page, "#excerpt-where", "src/lib.rs:5"), "the line at HEAD")
         bad = await agent.call("presentReview", {"review": "x", "baseRef": "--output=/tmp/x"})
         assert bad.isError and "Invalid baseRef" in agent.texts(bad)[0]

@@ -10,7 +10,6 @@ import os
 import pathlib
 import queue
 import shutil
-import signal
 import subprocess
 import sys
 import threading
@@ -23,6 +22,10 @@ from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "python"))
+
+from processes import isolated_dirs, stop_process  # noqa: E402
+
 PLUGIN = ROOT / "editors" / "nvim"
 VENV_BIN = pathlib.Path(sys.executable).parent
 NVIM = os.environ.get("NVIM_BIN") or str(VENV_BIN / "nvim")
@@ -98,13 +101,7 @@ class Bridge:
             time.sleep(0.02)
 
     def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
         if getattr(self, "log", None):
             self.log.close()
             self.log = None
@@ -324,20 +321,11 @@ from contextlib import contextmanager
 def make_world(tmp, bridge_args=None):
     """Isolated dirs, a running bridge, a connected Neovim; yields a namespace.
     `bridge_args(tmp, workspace)` returns extra bridge arguments."""
-    home = tmp / "home"
-    for d in ["home", "config", "data", "cache", "state", "tmp", "claude"]:
-        (tmp / d).mkdir()
     workspace = (tmp / "workspace").resolve()
     workspace.mkdir()
     env = {
         "PATH": f"{VENV_BIN}:/usr/local/bin:/usr/bin:/bin",
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(tmp / "config"),
-        "XDG_DATA_HOME": str(tmp / "data"),
-        "XDG_CACHE_HOME": str(tmp / "cache"),
-        "XDG_STATE_HOME": str(tmp / "state"),
-        "TMPDIR": str(tmp / "tmp"),
-        "CLAUDE_CONFIG_DIR": str(tmp / "claude"),
+        **isolated_dirs(tmp),
         "LANG": "C.UTF-8",
         "TERM": "xterm-256color",
     }

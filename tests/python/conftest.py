@@ -7,13 +7,13 @@ its own temporary CLAUDE_CONFIG_DIR, workspace and OS-assigned port.
 import json
 import os
 import pathlib
-import signal
 import subprocess
 import tempfile
 import time
 from contextlib import contextmanager
 
 import pytest
+from processes import stop_process
 
 
 @pytest.fixture
@@ -84,11 +84,7 @@ def running_bridge(*extra_args):
                 "log": tmp / "bridge.log",
             }
         finally:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_process(proc)
             log.close()
 
 

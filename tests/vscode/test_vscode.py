@@ -12,6 +12,7 @@ import pathlib
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.parse
@@ -19,6 +20,10 @@ import urllib.parse
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "python"))
+
+from processes import isolated_dirs  # noqa: E402
+
 CODE_SERVER = ROOT / ".vscode-test" / "node_modules" / ".bin" / "code-server"
 EXTENSION = ROOT / "editors" / "vscode"
 SUITE = ROOT / "tests" / "vscode" / "suite"
@@ -90,24 +95,11 @@ console.log('total', total);
 def isolated_env(base):
     """Every editor state in the test's own directories."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("IDE_BRIDGE_", "CLAUDE", "VSCODE"))}
-    for d in ("home", "config", "data", "cache", "state", "tmp", "claude"):
-        (base / d).mkdir(parents=True, exist_ok=True)
-    env.update(
-        {
-            "HOME": str(base / "home"),
-            "XDG_CONFIG_HOME": str(base / "config"),
-            "XDG_DATA_HOME": str(base / "data"),
-            "XDG_CACHE_HOME": str(base / "cache"),
-            "XDG_STATE_HOME": str(base / "state"),
-            "TMPDIR": str(base / "tmp"),
-            "CLAUDE_CONFIG_DIR": str(base / "claude"),
-            "SHELL": "/bin/bash",
-        }
-    )
+    env.update({**isolated_dirs(base), "SHELL": "/bin/bash"})
     return env
 
 
-def code_server(base, env, *args, capture=True):
+def code_server(base, *args):
     return [str(CODE_SERVER), "--extensions-dir", str(base / "extensions"), "--user-data-dir", str(base / "user-data"), *args]
 
 
@@ -116,9 +108,9 @@ def test_the_vsix_builds_and_installs_into_code_server():
     with tempfile.TemporaryDirectory(prefix="ide-bridge-vsix-") as tmp:
         base = pathlib.Path(tmp)
         env = isolated_env(base)
-        out = subprocess.run(code_server(base, env, "--install-extension", str(VSIX)), env=env, capture_output=True, text=True, timeout=120)
+        out = subprocess.run(code_server(base, "--install-extension", str(VSIX)), env=env, capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, out.stdout + out.stderr
-        listed = subprocess.run(code_server(base, env, "--list-extensions", "--show-versions"), env=env, capture_output=True, text=True, timeout=60)
+        listed = subprocess.run(code_server(base, "--list-extensions", "--show-versions"), env=env, capture_output=True, text=True, timeout=60)
         version = json.loads((EXTENSION / "package.json").read_text())["version"]
         assert f"ide-bridge.ide-bridge@{version}" in listed.stdout, listed.stdout + listed.stderr
 
@@ -154,7 +146,6 @@ async def test_the_extension_inside_the_vs_code_workbench():
         server = subprocess.Popen(
             code_server(
                 base,
-                env,
                 "--auth",
                 "none",
                 "--bind-addr",
