@@ -8,12 +8,16 @@ import json
 import os
 import pathlib
 import subprocess
+import sys
 import tempfile
 import time
 from contextlib import contextmanager
 
 import pytest
-from processes import stop_process
+
+# Also loaded by path from tests/python_mcp2, where this directory is not on sys.path.
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from processes import stop_process  # noqa: E402
 
 
 @pytest.fixture
