@@ -138,6 +138,7 @@ fn absorb_rate() {
                 status: CallStatus::Success,
                 duration_ms: 1,
                 summary: format!("filePath=src/file{i}.rs"),
+                native: false,
             });
         }
         addr.send(FlushNow).await.unwrap();

@@ -14,6 +14,7 @@ use crate::actors::activity_log::{
 };
 use crate::actors::automation::{Automation, AutomationLinks, OrchestratorLink};
 use crate::actors::checkpoint::{CheckpointActor, SaveNow};
+use crate::actors::claims::{ClaimsActor, ClaimsLinks};
 use crate::actors::dashboard::logins::LoginLimits;
 use crate::actors::dashboard::{Dashboard, DashboardConfig, FlushSessions, IssueLoginCode};
 use crate::actors::diagnostics::{DiagnosticsActor, DiagnosticsConfig};
@@ -85,6 +86,7 @@ struct Seed {
     tasks_path: Option<PathBuf>,
     checkpoint_path: Option<PathBuf>,
     page_sessions_path: Option<PathBuf>,
+    claims_path: Option<PathBuf>,
     automation: Option<(PathBuf, crate::automation::policy::Policy)>,
     restore: Vec<SessionState>,
     settings: Settings,
@@ -146,7 +148,7 @@ impl Seed {
         // The registry and the editor client message each other, and the editor
         // client feeds automation, which starts tasks on the orchestrator, which
         // notifies the editor: each is built knowing the addresses it sends to.
-        let (registry, (extension, orchestrator, automation)) = {
+        let (registry, (extension, orchestrator, automation, claims)) = {
             let max = self.settings.sessions.max_sessions;
             let gap = self.settings.server.min_connect_interval;
             let wait = self.settings.server.max_connect_wait;
@@ -172,6 +174,8 @@ impl Seed {
                 approval_timeout: o.approval_timeout,
             };
             let tasks_path = self.tasks_path.clone();
+            let claims_path = self.claims_path.clone();
+            let root = self.workspace.root().to_path_buf();
             let policy = self.automation.take();
             let settings = Arc::new(self.settings.clone());
             let (ws, a, m) = (
@@ -219,11 +223,20 @@ impl Seed {
                         let client = ExtensionClient::new(config, links, m2);
                         (client, (orchestrator, automation))
                     });
+                let claims = {
+                    let links = ClaimsLinks {
+                        editor: extension.clone().recipient(),
+                        activity: a.clone().recipient(),
+                    };
+                    let m = Arc::clone(&m);
+                    Supervisor::start(move |_| ClaimsActor::new(root, claims_path, links, m))
+                };
                 let registry =
                     SessionRegistry::new(max, gap, wait, extension.clone().recipient(), a, m)
                         .with_list_changed_debounce(debounce)
-                        .reporting_to(automation.clone().map(|a| a.recipient()));
-                (registry, (extension, orchestrator, automation))
+                        .reporting_to(automation.clone().map(|a| a.recipient()))
+                        .ending_claims(claims.clone().recipient());
+                (registry, (extension, orchestrator, automation, claims))
             })
         };
         let diagnostics = {
@@ -265,6 +278,7 @@ impl Seed {
         let restore = std::mem::take(&mut self.restore);
         let http_sessions = Supervisor::start(|_| HttpSessions::default());
         let services = Arc::new(Services {
+            claims,
             http_sessions,
             dashboard,
             orchestrator,
@@ -495,6 +509,7 @@ async fn serve(settings: Settings, rotate_token: bool) -> Result<(), AppError> {
             .enabled
             .then(|| state.path(state_files::CHECKPOINT)),
         page_sessions_path: Some(state.path(state_files::PAGE_SESSIONS)),
+        claims_path: Some(state.path(state_files::CLAIMS)),
         restore: previous.map(|(_, d)| d.sessions).unwrap_or_default(),
         tools: {
             let mut tools = catalog::build()?;
@@ -658,6 +673,7 @@ pub(crate) fn services_for_tests(settings: Settings, root: &std::path::Path) -> 
         tasks_path: None,
         checkpoint_path: None,
         page_sessions_path: None,
+        claims_path: None,
         automation: None,
         restore: Vec::new(),
         settings,

@@ -89,7 +89,21 @@ file is kept as .claude.json.bak. Running it again changes nothing; --remove und
         /// Server name (tools appear to the model as mcp__<name>__<tool>).
         #[arg(long, default_value = "ide-bridge", value_name = "NAME")]
         name: String,
+        /// Register the MCP server only; leave Claude Code's hooks alone.
+        #[arg(long)]
+        no_hooks: bool,
     },
+    /// Run one Claude Code hook: read its JSON on stdin, hand it to the bridge serving
+    /// the project, print the bridge's answer (what `init` installs; not for people).
+    #[command(
+        long_about = "Run one Claude Code hook (what `ide-bridge init` installs in \
+$CLAUDE_CONFIG_DIR/settings.json): read the hook's JSON on stdin, find the bridge serving \
+$CLAUDE_PROJECT_DIR (else the input's cwd) through the lock files, post the JSON to its /hooks \
+with the lock file's token, and print the bridge's answer on stdout. With no bridge, or any \
+error, it prints nothing and exits 0, so the CLI carries on unaffected; set \
+IDE_BRIDGE_HOOK_DEBUG=1 to see why on stderr."
+    )]
+    Hook,
 }
 
 /// Flags that override configuration.

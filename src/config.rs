@@ -87,6 +87,60 @@ pub struct Settings {
     pub state: StateSettings,
     /// The browser page.
     pub ui: UiSettings,
+    /// Claude Code's hooks: what the bridge sees of agents' own tools.
+    pub hooks: HookSettings,
+    /// File claims.
+    pub claims: ClaimSettings,
+}
+
+/// `[hooks]`: the hooks `ide-bridge init` installs in Claude Code, through which the
+/// bridge sees and coordinates the CLI's own tools (docs/hooks.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HookSettings {
+    /// Answer hooks; off: every hook is answered with nothing (the CLI carries on as
+    /// if none ran) and counted as ignored.
+    pub enabled: bool,
+    /// Largest hook input accepted, in bytes (`ide-bridge hook` shortens inputs over
+    /// 4 MiB by replacing long strings with their length).
+    pub max_input_bytes: usize,
+    /// Tell an agent, at its next tool call, that another agent changed a file it read.
+    pub notices: bool,
+    /// How long a permission dialog waits in an open page for the person (the
+    /// terminal's dialog stays usable meanwhile; then the terminal alone asks).
+    #[serde(rename = "approval_wait_ms", with = "millis")]
+    pub approval_wait: Duration,
+}
+
+impl Default for HookSettings {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            max_input_bytes: 8 * 1024 * 1024,
+            notices: true,
+            approval_wait: Duration::from_millis(600_000),
+        }
+    }
+}
+
+/// `[claims]`: files an agent or the person claims; other agents' writes to them are
+/// refused with the holder's reason.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClaimSettings {
+    /// How long a claim lasts when `claimFiles` gives no `ttlMinutes`.
+    pub default_ttl_minutes: u64,
+    /// The longest claim (a longer `ttlMinutes` is cut to it).
+    pub max_ttl_minutes: u64,
+}
+
+impl Default for ClaimSettings {
+    fn default() -> Self {
+        Self {
+            default_ttl_minutes: 30,
+            max_ttl_minutes: 480,
+        }
+    }
 }
 
 /// `[ui]`: the browser page served at `/ui/`.
@@ -525,6 +579,8 @@ impl Default for Settings {
             automation: AutomationSettings::default(),
             state: StateSettings::default(),
             ui: UiSettings::default(),
+            hooks: HookSettings::default(),
+            claims: ClaimSettings::default(),
         }
     }
 }
@@ -804,6 +860,22 @@ impl Settings {
         range_ms("ui.diff_wait_ms", u.diff_wait, 1_000, 3_600_000)?;
         range("ui.max_pending_diffs", u.max_pending_diffs, 1, 1_000)?;
         range("ui.max_reviews", u.max_reviews, 1, 1_000)?;
+        let h = &self.hooks;
+        range(
+            "hooks.max_input_bytes",
+            h.max_input_bytes,
+            64 * 1024,
+            64 * MIB,
+        )?;
+        range_ms("hooks.approval_wait_ms", h.approval_wait, 1_000, 3_600_000)?;
+        let c = &self.claims;
+        range("claims.max_ttl_minutes", c.max_ttl_minutes, 1, 10_080)?;
+        range(
+            "claims.default_ttl_minutes",
+            c.default_ttl_minutes,
+            1,
+            c.max_ttl_minutes,
+        )?;
         if o.claude_binary.trim().is_empty() {
             return Err(invalid(
                 "orchestrator.claude_binary",

@@ -2,12 +2,15 @@
 //! client) to a developer's editor and workspace. See docs/architecture.md.
 
 pub mod actors;
+pub mod ancestry;
 pub mod app;
 pub mod automation;
 pub mod cli;
 pub mod config;
+pub mod coordination;
 pub mod diagnostics;
 pub mod exec;
+pub mod hooks;
 pub mod http;
 pub mod http_client;
 pub mod id;

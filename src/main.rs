@@ -9,6 +9,11 @@ use ide_bridge::relay::{self, RelayOptions};
 use ide_bridge::{app, init, logging, status_command};
 
 fn main() -> ExitCode {
+    // A hook runs on every tool call of every agent: it skips the configuration layers
+    // and argument parsing the other subcommands need.
+    if std::env::args_os().nth(1).is_some_and(|a| a == "hook") && std::env::args_os().len() == 2 {
+        return ExitCode::from(ide_bridge::hooks::client::run());
+    }
     let cli = Cli::parse();
     let settings = match cli
         .run
@@ -43,7 +48,14 @@ fn main() -> ExitCode {
             remove,
             print,
             name,
-        }) => ExitCode::from(init::run(&name, remove, print)),
+            no_hooks,
+        }) => ExitCode::from(init::run(init::InitOptions {
+            name: &name,
+            remove,
+            print,
+            no_hooks,
+        })),
+        Some(Command::Hook) => ExitCode::from(ide_bridge::hooks::client::run()),
         Some(Command::Mcp { no_start }) => {
             logging::init(&settings.log);
             let cwd = settings

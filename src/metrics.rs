@@ -14,7 +14,8 @@ use prometheus_client::registry::Registry;
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ToolTotals {
     pub calls: u64,
-    /// Calls that ended otherwise than in success.
+    /// Calls that failed: an error, a timeout or a refusal (a declined or cancelled
+    /// call is not a failure, as in the timeline's totals).
     pub failed: u64,
     /// Time spent in all calls.
     pub seconds: f64,
@@ -34,6 +35,16 @@ pub struct ToolLabels {
 pub struct ToolNameLabel {
     /// Tool name.
     pub tool: &'static str,
+}
+
+/// Labels of a hook the bridge answered.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct HookLabels {
+    /// The CLI's event name (`PreToolUse`, …).
+    pub event: &'static str,
+    /// What the bridge answered (`none`, `context`, `denied`, `held`, `allowed`,
+    /// `refused`).
+    pub outcome: &'static str,
 }
 
 /// Labels naming an MCP method.
@@ -79,6 +90,74 @@ pub struct Metrics {
     /// Connections dropped because their outbound queue passed
     /// `server.max_outbound_bytes` (a peer that does not read).
     pub outbound_overflow_drops: Counter,
+    /// The agents' own tool calls (seen through hooks) by tool and status; tools
+    /// outside [`NATIVE_TOOLS`] count as `other`.
+    pub native_tool_calls: Family<ToolLabels, Counter>,
+    /// Hooks answered, by event and outcome.
+    pub hook_events: Family<HookLabels, Counter>,
+    /// Hooks that had no effect, by reason (`malformed`, `unknownAgent`,
+    /// `otherWorkspace`, `tooLarge`).
+    pub hooks_ignored: Family<ReasonLabel, Counter>,
+}
+
+/// What `/status` shows about hooks.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HookCounts {
+    /// Hooks answered (whatever the answer).
+    pub answered: u64,
+    /// Of which refused a write to a claimed file.
+    pub denied: u64,
+    /// Of which added a notice or a claim holder's note for the model.
+    pub context: u64,
+    /// Of which kept an agent working (the done-gate).
+    pub held: u64,
+    /// Hooks with no effect, by reason.
+    pub ignored: BTreeMap<&'static str, u64>,
+}
+
+/// Every reason a hook is ignored (`hooks_ignored`).
+pub const HOOK_IGNORED_REASONS: [&str; 5] = [
+    "malformed",
+    "unknownAgent",
+    "otherWorkspace",
+    "tooLarge",
+    "disabled",
+];
+
+/// The CLI's own tools counted by name in `native_tool_calls` (any other name counts as
+/// `other`, so that no input can grow the label set).
+pub const NATIVE_TOOLS: [&str; 21] = [
+    "Read",
+    "Edit",
+    "MultiEdit",
+    "Write",
+    "NotebookEdit",
+    "NotebookRead",
+    "Bash",
+    "BashOutput",
+    "KillShell",
+    "Grep",
+    "Glob",
+    "LS",
+    "WebFetch",
+    "WebSearch",
+    "Task",
+    "Agent",
+    "TodoWrite",
+    "ToolSearch",
+    "Skill",
+    "ExitPlanMode",
+    "SlashCommand",
+];
+
+/// The label a native tool is counted under.
+pub fn native_tool_label(name: &str) -> &'static str {
+    NATIVE_TOOLS
+        .iter()
+        .find(|t| **t == name)
+        .copied()
+        .unwrap_or("other")
 }
 
 /// Why a connection (WebSocket upgrade or HTTP MCP session) was refused.
@@ -152,6 +231,24 @@ impl Metrics {
         let rejected_connections = Counter::default();
         let refused_connections = Family::<ReasonLabel, Counter>::default();
         let outbound_overflow_drops = Counter::default();
+        let native_tool_calls = Family::<ToolLabels, Counter>::default();
+        let hook_events = Family::<HookLabels, Counter>::default();
+        let hooks_ignored = Family::<ReasonLabel, Counter>::default();
+        registry.register(
+            "native_tool_calls",
+            "The agents' own tool calls (Claude Code's Read, Edit, Bash, ...) seen through hooks, by tool and status",
+            native_tool_calls.clone(),
+        );
+        registry.register(
+            "hook_events",
+            "Claude Code hooks answered, by event and outcome",
+            hook_events.clone(),
+        );
+        registry.register(
+            "hooks_ignored",
+            "Claude Code hooks that had no effect, by reason",
+            hooks_ignored.clone(),
+        );
         registry.register(
             "mcp_requests",
             "MCP requests from agents by method",
@@ -214,6 +311,9 @@ impl Metrics {
             actor_restarts,
             rejected_connections,
             outbound_overflow_drops,
+            native_tool_calls,
+            hook_events,
+            hooks_ignored,
         }
     }
 
@@ -228,7 +328,7 @@ impl Metrics {
     }
 
     /// Every tool's totals so far, read back from the exposition text (the histogram
-    /// keeps its sum and count private): calls, calls that did not succeed, seconds.
+    /// keeps its sum and count private): calls, calls that failed, seconds.
     pub fn tool_totals(&self) -> BTreeMap<String, ToolTotals> {
         let mut out: BTreeMap<String, ToolTotals> = BTreeMap::new();
         for line in self.encode().lines() {
@@ -244,7 +344,15 @@ impl Metrics {
                     .find_map(|kv| kv.strip_prefix(key)?.strip_prefix("=\""))
                     .map(|v| v.trim_end_matches('}').trim_end_matches('"'))
             };
-            let Some(tool) = label("tool") else { continue };
+            let bridge_tool = matches!(
+                name,
+                "ide_bridge_tool_call_duration_seconds_count"
+                    | "ide_bridge_tool_call_duration_seconds_sum"
+                    | "ide_bridge_tool_calls_total"
+            );
+            let Some(tool) = label("tool").filter(|_| bridge_tool) else {
+                continue;
+            };
             let entry = out.entry(tool.to_string()).or_default();
             match name {
                 "ide_bridge_tool_call_duration_seconds_count" => {
@@ -253,7 +361,11 @@ impl Metrics {
                 "ide_bridge_tool_call_duration_seconds_sum" => {
                     entry.seconds = value.parse().unwrap_or(0.0)
                 }
-                "ide_bridge_tool_calls_total" if label("status") != Some("success") => {
+                // As the timeline counts errors: a declined diff (the CLI asks in the
+                // terminal) and a cancelled call are not failures.
+                "ide_bridge_tool_calls_total"
+                    if !matches!(label("status"), Some("success" | "declined" | "cancelled")) =>
+                {
                     entry.failed += value.parse::<u64>().unwrap_or(0)
                 }
                 _ => {}
@@ -286,6 +398,37 @@ impl Metrics {
             .collect()
     }
 
+    /// Hooks answered and ignored, from the counters.
+    pub fn hook_counts(&self) -> HookCounts {
+        let mut counts = HookCounts::default();
+        for event in crate::hooks::HookEvent::ALL {
+            for outcome in crate::hooks::HookAnswer::OUTCOMES {
+                let labels = HookLabels {
+                    event: event.as_str(),
+                    outcome,
+                };
+                let n = self.hook_events.get(&labels).map_or(0, |c| c.get());
+                counts.answered += n;
+                match outcome {
+                    "denied" => counts.denied += n,
+                    "context" => counts.context += n,
+                    "held" => counts.held += n,
+                    _ => {}
+                }
+            }
+        }
+        for reason in HOOK_IGNORED_REASONS {
+            let n = self
+                .hooks_ignored
+                .get(&ReasonLabel { reason })
+                .map_or(0, |c| c.get());
+            if n > 0 {
+                counts.ignored.insert(reason, n);
+            }
+        }
+        counts
+    }
+
     /// Records a restart of `actor`.
     pub fn record_restart(&self, actor: &str) {
         self.actor_restarts
@@ -302,5 +445,30 @@ impl Metrics {
             tracing::error!(%err, "failed to encode metrics");
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn declined_and_cancelled_calls_are_not_failures_and_native_calls_stay_apart() {
+        let m = Metrics::new();
+        m.record_tool_call("openDiff", "declined", 0.001);
+        m.record_tool_call("openDiff", "cancelled", 0.001);
+        m.record_tool_call("openDiff", "error", 0.001);
+        m.record_tool_call("openDiff", "timeout", 0.001);
+        m.native_tool_calls
+            .get_or_create(&ToolLabels {
+                tool: native_tool_label("Edit"),
+                status: "error",
+            })
+            .inc();
+        let totals = m.tool_totals();
+        assert_eq!(totals["openDiff"].calls, 4);
+        assert_eq!(totals["openDiff"].failed, 2);
+        assert!(!totals.contains_key("Edit"), "{totals:?}");
+        assert_eq!(native_tool_label("Evil\"tool"), "other");
     }
 }

@@ -9,6 +9,7 @@ use actix::Addr;
 use crate::actors::activity_log::ActivityLog;
 use crate::actors::automation::Automation;
 use crate::actors::checkpoint::CheckpointActor;
+use crate::actors::claims::ClaimsActor;
 use crate::actors::dashboard::Dashboard;
 use crate::actors::diagnostics::DiagnosticsActor;
 use crate::actors::extension::ExtensionClient;
@@ -51,6 +52,8 @@ pub struct Services {
     pub orchestrator: Addr<Orchestrator>,
     /// The browser page's sign-ins, diffs, approvals and reviews.
     pub dashboard: Addr<Dashboard>,
+    /// File claims.
+    pub claims: Addr<ClaimsActor>,
     /// Automation hooks (absent without a policy).
     pub automation: Option<Addr<Automation>>,
     /// Session checkpoints (absent when disabled).

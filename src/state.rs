@@ -31,6 +31,8 @@ pub mod files {
     pub const LOG: &str = "bridge.log";
     /// Browsers signed in to the page: their cookies and last use (0600).
     pub const PAGE_SESSIONS: &str = "page-sessions.json";
+    /// File claims held by agents and the person (0600).
+    pub const CLAIMS: &str = "claims.json";
 }
 
 /// Why the state directory cannot be used.

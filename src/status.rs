@@ -41,6 +41,10 @@ pub struct BridgeStatus {
     pub watch: crate::actors::watcher::WatchStatus,
     /// The browser page: signed-in browsers, pages watching, what waits there.
     pub page: crate::actors::dashboard::PageStatus,
+    /// File claims held now, and writes they refused.
+    pub claims: serde_json::Value,
+    /// Claude Code hooks: answered and ignored.
+    pub hooks: crate::metrics::HookCounts,
     /// Tool-call totals.
     pub activity: Totals,
     /// Requests refused by the rate limit.
@@ -98,7 +102,14 @@ pub async fn collect(services: &Services) -> Result<BridgeStatus, ActorFault> {
         .send(crate::actors::dashboard::GetPageStatus)
         .await
         .map_err(|e| ActorFault::mailbox(crate::actors::dashboard::NAME, e))?;
+    let claims = services
+        .claims
+        .send(crate::actors::claims::GetClaimsStatus)
+        .await
+        .map_err(|e| ActorFault::mailbox(crate::actors::claims::NAME, e))??;
     Ok(BridgeStatus {
+        claims,
+        hooks: services.metrics.hook_counts(),
         automation,
         watch,
         page,

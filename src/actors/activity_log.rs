@@ -84,6 +84,10 @@ pub enum EntryKind {
         /// Short argument summary (no secrets, no file contents).
         #[serde(default)]
         summary: String,
+        /// A call of one of the agent's own tools (Claude Code's Read, Edit, Bash, …),
+        /// seen through its hooks, not a call of a bridge tool.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        native: bool,
     },
     /// A lifecycle event.
     #[serde(rename_all = "camelCase")]
@@ -113,6 +117,8 @@ pub struct RecordToolCall {
     pub duration_ms: u64,
     /// Argument summary.
     pub summary: String,
+    /// One of the agent's own tools, seen through a hook (not a bridge tool).
+    pub native: bool,
 }
 
 /// Query the timeline, newest last.
@@ -139,8 +145,10 @@ pub struct Query {
 #[derive(Debug, Default, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Totals {
-    /// Tool calls recorded.
+    /// Tool calls recorded (bridge tools and native ones).
     pub tool_calls: u64,
+    /// Of which were the agents' own tools, seen through hooks.
+    pub native_calls: u64,
     /// Of which ended with an error, timeout or rejection.
     pub tool_errors: u64,
     /// Of which were declined as expected (`openDiff` without an editor).
@@ -519,6 +527,7 @@ impl Handler<RecordToolCall> for ActivityLog {
     fn handle(&mut self, msg: RecordToolCall, ctx: &mut Context<Self>) {
         let _ = guard(NAME, self, ctx, |act, ctx| {
             act.totals.tool_calls += 1;
+            act.totals.native_calls += u64::from(msg.native);
             if msg.status == CallStatus::Declined {
                 act.totals.tool_declined += 1;
             }
@@ -534,6 +543,7 @@ impl Handler<RecordToolCall> for ActivityLog {
                 status: msg.status,
                 duration_ms: msg.duration_ms,
                 summary: msg.summary,
+                native: msg.native,
             });
             act.schedule_flush(ctx);
         });
@@ -645,6 +655,7 @@ mod tests {
             status: CallStatus::Success,
             duration_ms: 1,
             summary: String::new(),
+            native: false,
         });
     }
 

@@ -4,6 +4,7 @@
 pub mod activity_log;
 pub mod automation;
 pub mod checkpoint;
+pub mod claims;
 pub mod clock;
 pub mod dashboard;
 pub mod diagnostics;

@@ -11,14 +11,15 @@ use serde::Serialize;
 pub use super::activity_log::iso_now;
 use super::activity_log::{ActivityLog, LifecycleEvent, RecordLifecycle};
 use super::messages::automation::BridgeEvent;
+use super::messages::claims::AgentGone;
 use super::messages::editor::NotifyEditor;
 pub use super::messages::registry::{
-    Announce, Broadcast, EditorConnected, ExportSessions, Mention, RegistryHandle, SessionChange,
-    SessionEvent, ToolsChanged,
+    AgentRef, Announce, Broadcast, EditorConnected, ExportSessions, FileChanged, Identify, Mention,
+    RegistryHandle, SessionChange, SessionEvent, ToolsChanged,
 };
 use super::messages::session::{
-    AgentLog, ConnectionKind, Describe, Evict, MergeInto, NotifyListChanged, OpenedFiles,
-    SendNotification, SessionHandle, SessionId, SessionInfo, Shutdown,
+    AgentLog, ChangedBy, ConnectionKind, Describe, Evict, MergeInto, NotifyListChanged,
+    OpenedFiles, SendNotification, SessionHandle, SessionId, SessionInfo, Shutdown,
 };
 use super::rate_limit::MinInterval;
 use super::supervise::{guard, restarted, ActorFault};
@@ -74,6 +75,17 @@ impl Slot {
     /// grandparent).
     fn serves_pid(&self, pid: u32) -> bool {
         self.ide_pid == Some(pid) || self.relay_pids.iter().take(2).any(|p| *p == pid)
+    }
+
+    /// True when `pid` is this slot's client process itself: the CLI of its IDE
+    /// connection, or its relay's parent.
+    fn is_client(&self, pid: u32) -> bool {
+        self.ide_pid == Some(pid) || self.relay_pids.first() == Some(&pid)
+    }
+
+    /// How people and other agents see this agent.
+    fn label(&self, id: &SessionId) -> String {
+        format!("{} {id}", self.announced.as_deref().unwrap_or("agent"))
     }
 }
 
@@ -205,6 +217,8 @@ pub struct SessionRegistry {
     closing: bool,
     /// Told when agents come and go for good.
     automation: Option<Recipient<BridgeEvent>>,
+    /// Told when an agent is gone for good: its file claims end.
+    claims: Option<Recipient<AgentGone>>,
 }
 
 impl SessionRegistry {
@@ -224,6 +238,7 @@ impl SessionRegistry {
             merged: 0,
             closing: false,
             automation: None,
+            claims: None,
             slots: BTreeMap::new(),
             max_sessions,
             activity,
@@ -248,8 +263,18 @@ impl SessionRegistry {
         self
     }
 
-    /// Tells automation an agent went for good, if it was told the agent came.
+    /// Agents gone for good end their file claims.
+    pub fn ending_claims(mut self, claims: Recipient<AgentGone>) -> Self {
+        self.claims = Some(claims);
+        self
+    }
+
+    /// Tells the claims an agent went for good, and automation if it was told the
+    /// agent came.
     fn gone(&self, id: &SessionId, slot: &Slot) {
+        if let Some(claims) = &self.claims {
+            claims.do_send(AgentGone(id.clone()));
+        }
         if let (Some(client), Some(automation)) = (&slot.announced, &self.automation) {
             automation.do_send(BridgeEvent::AgentGone {
                 session: id.clone(),
@@ -785,6 +810,56 @@ impl Handler<Announce> for SessionRegistry {
                     level: LogLevel::Notice,
                     data: msg.0.clone(),
                 });
+            }
+        });
+    }
+}
+
+impl Handler<Identify> for SessionRegistry {
+    type Result = MessageResult<Identify>;
+    fn handle(&mut self, msg: Identify, ctx: &mut Context<Self>) -> Self::Result {
+        let found = guard(NAME, self, ctx, |act, _| {
+            let slot = match &msg {
+                Identify::Session(id) => act.slots.get_key_value(id),
+                Identify::Process(pids) => {
+                    let near = &pids[..pids.len().min(2)];
+                    // The client process itself first; a wrapper's child (a relay
+                    // started through `npx`) only when nothing names it directly.
+                    let strong = near
+                        .iter()
+                        .find_map(|pid| act.slots.iter().find(|(_, slot)| slot.is_client(*pid)));
+                    strong.or_else(|| {
+                        near.iter().find_map(|pid| {
+                            act.slots.iter().find(|(_, slot)| slot.serves_pid(*pid))
+                        })
+                    })
+                }
+            };
+            slot.map(|(id, slot)| AgentRef {
+                id: id.clone(),
+                label: slot.label(id),
+                pid: slot.ide_pid.or(slot.relay_pids.first().copied()),
+                session: slot.session.clone(),
+            })
+        });
+        MessageResult(found.ok().flatten())
+    }
+}
+
+impl Handler<FileChanged> for SessionRegistry {
+    type Result = ();
+    fn handle(&mut self, msg: FileChanged, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, _| {
+            let Some(by) = act.slots.get(&msg.by).map(|slot| slot.label(&msg.by)) else {
+                return;
+            };
+            let changed = ChangedBy {
+                path: msg.path,
+                display: msg.display,
+                by,
+            };
+            for (_, slot) in act.slots.iter().filter(|(id, _)| **id != msg.by) {
+                slot.session.changed_by.do_send(changed.clone());
             }
         });
     }

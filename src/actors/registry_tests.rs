@@ -9,7 +9,9 @@ use actix::prelude::*;
 use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 
 use super::*;
-use crate::actors::messages::session::{Absorb, Adopt, Attach, Detach, FromClient, ReplacePush};
+use crate::actors::messages::session::{
+    Absorb, Adopt, Attach, ChangedBy, Detach, FromClient, ReplacePush, Saw, TakeNotice,
+};
 use crate::actors::test_support::{next_matching, Capture};
 
 /// What a stand-in session was sent.
@@ -21,6 +23,7 @@ enum Got {
     ListChanged,
     Notification(&'static str),
     MergeInto(SessionId),
+    ChangedBy(String, String),
     Other,
 }
 
@@ -68,6 +71,9 @@ record!(FromClient, |_m, _a| Got::Other, ());
 record!(ReplacePush, |_m, _a| Got::Other, ());
 record!(Adopt, |_m, _a| Got::Other, ());
 record!(Absorb, |_m, _a| Got::Other, ());
+record!(Saw, |_m, _a| Got::Other, ());
+record!(ChangedBy, |m, _a| Got::ChangedBy(m.display, m.by), ());
+record!(TakeNotice, |_m, _a| Got::Other, None);
 
 fn fake(id: &str) -> (SessionHandle, SessionId, UnboundedReceiver<Got>) {
     let (got, rx) = mpsc::unbounded_channel();

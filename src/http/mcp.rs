@@ -10,9 +10,9 @@ use std::time::Duration;
 use actix::Actor;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{web, HttpRequest, HttpResponse};
-use futures_util::StreamExt;
 use serde_json::json;
 
+use super::body::{read_limited, BodyError};
 use super::guard::{check_bearer, check_host_and_origin, Rejection};
 use super::upgrade::{admit, pace};
 use super::SESSION_ANCHOR_HEADER;
@@ -110,33 +110,21 @@ async fn session_of(
 /// more than the limit.
 async fn read_body(
     req: &HttpRequest,
-    mut payload: web::Payload,
+    payload: web::Payload,
     limit: usize,
 ) -> Result<web::BytesMut, Refused> {
-    let too_large = || {
-        refuse(
-            actix_web::http::StatusCode::PAYLOAD_TOO_LARGE,
-            format!("Message larger than {limit} bytes (server.max_message_bytes)"),
-        )
-    };
-    let announced = header_str(req, "content-length").and_then(|v| v.parse::<usize>().ok());
-    if announced.is_some_and(|n| n > limit) {
-        return Err(too_large());
-    }
-    let mut body = web::BytesMut::new();
-    while let Some(chunk) = payload.next().await {
-        let chunk = chunk.map_err(|e| {
-            refuse(
+    read_limited(req, payload, limit, "server.max_message_bytes")
+        .await
+        .map_err(|e| match e {
+            BodyError::TooLarge { limit, .. } => refuse(
+                actix_web::http::StatusCode::PAYLOAD_TOO_LARGE,
+                format!("Message larger than {limit} bytes (server.max_message_bytes)"),
+            ),
+            BodyError::Unreadable(e) => refuse(
                 actix_web::http::StatusCode::BAD_REQUEST,
                 format!("Unreadable body: {e}"),
-            )
-        })?;
-        if body.len() + chunk.len() > limit {
-            return Err(too_large());
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
+            ),
+        })
 }
 
 /// `POST /mcp`.

@@ -1,9 +1,11 @@
 //! actix-web routes on the bridge's port: the WebSocket upgrade at `/`, streamable
 //! HTTP MCP at `/mcp`, and `/health`, `/status`, `/metrics`, `/activity/stream`.
 
+mod body;
 pub mod conn;
 pub mod frame_guard;
 pub mod guard;
+mod hooks;
 pub mod mcp;
 mod routes;
 pub mod ui;
@@ -20,6 +22,12 @@ pub const SESSION_ANCHOR_HEADER: &str = "x-claude-code-session-id";
 /// Header an `ide-bridge mcp` relay sends: its parent process (the MCP client) and
 /// that one's ancestors, nearest first, comma-separated.
 pub const RELAY_HEADER: &str = "x-ide-bridge-relay";
+/// Header `ide-bridge hook` sends: the agent's process (`$CLAUDE_PID` when the CLI sets
+/// it) and the hook's parent chain, nearest first, comma-separated.
+pub const CLIENT_HEADER: &str = "x-ide-bridge-client";
+/// Header `ide-bridge hook` sends when it runs inside a Claude task the bridge started:
+/// the task's id.
+pub const TASK_HEADER: &str = "x-ide-bridge-task";
 
 /// Registers every route.
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -28,6 +36,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/status", web::get().to(routes::status))
         .route("/metrics", web::get().to(routes::metrics))
         .route("/activity/stream", web::get().to(routes::activity_stream))
+        .route(crate::hooks::client::PATH, web::post().to(hooks::post))
         .route("/mcp", web::post().to(mcp::post))
         .route("/mcp", web::get().to(mcp::get))
         .route("/mcp", web::delete().to(mcp::delete))

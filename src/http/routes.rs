@@ -91,6 +91,6 @@ pub async fn activity_stream(
 pub async fn not_found(req: HttpRequest) -> HttpResponse {
     HttpResponse::NotFound().json(json!({
         "error": format!("No route for {} {}", req.method(), req.path()),
-        "routes": ["GET / (WebSocket)", "POST|GET|DELETE /mcp (streamable HTTP MCP)", "GET /health", "GET /status", "GET /metrics", "GET /activity/stream"],
+        "routes": ["GET / (WebSocket)", "POST|GET|DELETE /mcp (streamable HTTP MCP)", "GET /health", "GET /status", "GET /metrics", "GET /activity/stream", "POST /hooks"],
     }))
 }

@@ -18,7 +18,8 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
-pub use discover::{client_pids, find_bridge, project_root};
+pub use crate::ancestry::client_pids;
+pub use discover::{find_bridge, project_root};
 use local::LocalAnswers;
 use upstream::{Event, Upstream};
 

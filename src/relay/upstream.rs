@@ -11,8 +11,9 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{self, Message};
 
-use super::discover::{client_pids, find_bridge, project_root, start_bridge};
+use super::discover::{find_bridge, project_root, start_bridge};
 use super::RelayOptions;
+use crate::ancestry::client_pids;
 use crate::http::{AGENT_AUTH_HEADER, RELAY_HEADER, SESSION_ANCHOR_HEADER};
 
 /// How long a bridge the relay started may take to write its lock file.

@@ -1,7 +1,7 @@
 //! Every tool the bridge offers. Adding a tool: write its module, add one line here.
 
 use super::registry::{CatalogError, ToolRegistry};
-use super::{activity, bridge, commands, editor, files, git, ide, review, tasks};
+use super::{activity, bridge, claims, commands, editor, files, git, ide, review, tasks};
 
 /// Builds the registry with every tool (plus the test-only tools when the
 /// `fault-injection` feature is on).
@@ -42,6 +42,10 @@ pub fn production() -> Result<ToolRegistry, CatalogError> {
     r.register::<files::get_file_tree::GetFileTree>()?;
     r.register::<files::find_files::FindFiles>()?;
     r.register::<files::search_workspace::SearchWorkspace>()?;
+    r.set_group("claims");
+    r.register::<claims::claim_files::ClaimFiles>()?;
+    r.register::<claims::release_files::ReleaseFiles>()?;
+    r.register::<claims::list_claims::ListClaims>()?;
     r.set_group("commands");
     r.register::<commands::run_command::RunCommand>()?;
     r.register::<commands::run_in_terminal::RunInTerminal>()?;

@@ -6,6 +6,7 @@
 pub mod activity;
 pub mod bridge;
 pub mod catalog;
+pub mod claims;
 pub mod commands;
 mod context;
 #[cfg(feature = "fault-injection")]

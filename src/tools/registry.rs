@@ -85,7 +85,8 @@ impl From<InvalidArguments> for String {
 
 /// Tool groups, as `tools.expose` names them.
 pub const GROUPS: &[&str] = &[
-    "ide", "files", "commands", "git", "editor", "tasks", "review", "activity", "bridge", "debug",
+    "ide", "files", "claims", "commands", "git", "editor", "tasks", "review", "activity", "bridge",
+    "debug",
 ];
 
 /// A registered tool with its compiled validator.

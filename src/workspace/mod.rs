@@ -51,6 +51,15 @@ impl Workspace {
     pub fn resolve(&self, input: &str) -> Result<PathBuf, PathError> {
         confine::resolve(&self.root, input)
     }
+
+    /// The workspace-relative form of `input` (absolute, relative to the root, or
+    /// `file://`), resolved and confined as [`Workspace::resolve`] does; `None` when it
+    /// is outside the workspace or is the root itself.
+    pub fn relative(&self, input: &str) -> Option<String> {
+        let abs = self.resolve(input).ok()?;
+        let rel = abs.strip_prefix(self.root()).ok()?.to_string_lossy();
+        (!rel.is_empty()).then(|| rel.into_owned())
+    }
 }
 
 /// `file://` URL of an absolute path (percent-encoding what a URL cannot hold).

@@ -15,6 +15,7 @@ mod errors;
 mod files;
 mod git;
 mod handshake;
+mod hooks;
 mod hostile;
 mod lifecycle;
 mod limits;

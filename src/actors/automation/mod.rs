@@ -177,9 +177,7 @@ impl Automation {
     /// The workspace-relative path of an absolute or editor path, or `None` outside
     /// the workspace.
     fn relative(&self, file: &str) -> Option<String> {
-        let abs = self.workspace.resolve(file).ok()?;
-        let rel = abs.strip_prefix(self.workspace.root()).ok()?;
-        Some(rel.to_string_lossy().into_owned())
+        self.workspace.relative(file)
     }
 
     /// Runs `event` through the hooks and carries out what they decide.

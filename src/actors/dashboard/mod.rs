@@ -11,7 +11,6 @@ pub mod approvals;
 pub mod diffs;
 pub mod logins;
 pub mod samples;
-mod session_file;
 mod waiting;
 
 use std::collections::VecDeque;
@@ -32,12 +31,12 @@ use super::messages::session::SessionId;
 use super::messages::watch::WorkspaceChanged;
 use super::supervise::{guard, restarted};
 use crate::metrics::Metrics;
+use crate::persist::snapshot_file::SnapshotFile;
 use crate::review::Draft;
 use approvals::{ApprovalView, PendingApprovals};
 use diffs::{DiffAnswer, DiffOffer, DiffView, PendingDiffs};
 use logins::{LoginLimits, LoginRefused, Logins, SavedSession};
 use samples::{Sample, Sampler};
-use session_file::SessionFile;
 
 /// Actor name used in logs, metrics and faults.
 pub const NAME: &str = "dashboard";
@@ -239,7 +238,7 @@ pub struct Dashboard {
     sampler: Sampler,
     ticks: u64,
     /// Where signed-in browsers are written (absent: memory only).
-    session_file: Option<SessionFile>,
+    session_file: Option<SnapshotFile<Vec<logins::SavedSession>>>,
     activity: Recipient<RecordLifecycle>,
     metrics: Arc<Metrics>,
 }
@@ -267,7 +266,10 @@ impl Dashboard {
             .map(load_sessions)
             .unwrap_or_default();
         let logins = Logins::restored(config.logins, saved, Instant::now(), now_ms());
-        let session_file = config.sessions_path.clone().map(SessionFile::start);
+        let session_file = config
+            .sessions_path
+            .clone()
+            .map(|path| SnapshotFile::start(path, "the signed-in browsers"));
         if logins.sessions() > 0 {
             tracing::info!(
                 browsers = logins.sessions(),

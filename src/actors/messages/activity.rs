@@ -45,6 +45,20 @@ pub enum LifecycleEvent {
     AutomationNotice,
     BridgeStarted,
     BridgeStopping,
+    /// An agent (or the person) claimed files.
+    FilesClaimed,
+    /// A claim was released, expired, or ended with its agent.
+    ClaimEnded,
+    /// A write to a claimed file was refused (a bridge tool or a native Edit/Write).
+    WriteRefused,
+    /// A Claude Code conversation started or ended (its hooks said so).
+    CliSession,
+    /// The person submitted a prompt to an agent.
+    PromptSubmitted,
+    /// An agent ended its turn, or the done-gate kept it working.
+    AgentStopped,
+    /// An agent's permission dialog was answered in the page.
+    PermissionAnswered,
 }
 
 /// Record a lifecycle event.

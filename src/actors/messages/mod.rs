@@ -9,6 +9,7 @@
 
 pub mod activity;
 pub mod automation;
+pub mod claims;
 pub mod connection;
 pub mod dashboard;
 pub mod editor;

@@ -2,10 +2,12 @@
 //! themselves, what the editor side asks to fan out to agents, and the checkpoint's
 //! export.
 
+use std::path::PathBuf;
+
 use actix::prelude::*;
 use serde_json::Value;
 
-use super::session::SessionId;
+use super::session::{SessionHandle, SessionId};
 use crate::persist::checkpoint::SessionState;
 
 /// A session's report about itself.
@@ -86,4 +88,41 @@ pub struct RegistryHandle {
     pub broadcast: Recipient<Broadcast>,
     /// `at_mentioned`.
     pub mention: Recipient<Mention>,
+}
+
+/// Which agent this is, as the registry knows it.
+#[derive(Debug, Message)]
+#[rtype(result = "Option<AgentRef>")]
+pub enum Identify {
+    /// The session serving one of these processes (a hook's `$CLAUDE_PID` and its
+    /// parent chain, nearest first; only the first two count: further ancestors are
+    /// shared by unrelated agents).
+    Process(Vec<u32>),
+    /// The session with this id.
+    Session(SessionId),
+}
+
+/// An agent as the registry knows it.
+#[derive(Clone)]
+pub struct AgentRef {
+    pub id: SessionId,
+    /// How people and other agents see it: its client's name and its session id
+    /// (`claude-code 1a2b3c4d`).
+    pub label: String,
+    /// Its client process, when known.
+    pub pid: Option<u32>,
+    pub session: SessionHandle,
+}
+
+/// An agent changed a file: every other agent that saw it gets a notice at its next
+/// tool call.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct FileChanged {
+    /// Who changed it.
+    pub by: SessionId,
+    /// The resolved path.
+    pub path: PathBuf,
+    /// Workspace-relative.
+    pub display: String,
 }

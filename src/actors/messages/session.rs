@@ -111,6 +111,12 @@ pub struct SessionHandle {
     pub evict: Recipient<Evict>,
     /// From the registry.
     pub shutdown: Recipient<Shutdown>,
+    /// From hooks (native reads and writes).
+    pub saw: Recipient<Saw>,
+    /// From the registry (another agent changed a file).
+    pub changed_by: Recipient<ChangedBy>,
+    /// From hooks (the notice for the agent's next native call).
+    pub take_notice: Recipient<TakeNotice>,
 }
 
 impl SessionHandle {
@@ -132,7 +138,10 @@ impl SessionHandle {
             + Handler<SendNotification>
             + Handler<AgentLog>
             + Handler<Evict>
-            + Handler<Shutdown>,
+            + Handler<Shutdown>
+            + Handler<Saw>
+            + Handler<ChangedBy>
+            + Handler<TakeNotice>,
     {
         Self {
             attach: addr.clone().recipient(),
@@ -149,6 +158,9 @@ impl SessionHandle {
             log: addr.clone().recipient(),
             evict: addr.clone().recipient(),
             shutdown: addr.clone().recipient(),
+            saw: addr.clone().recipient(),
+            changed_by: addr.clone().recipient(),
+            take_notice: addr.clone().recipient(),
         }
     }
 
@@ -352,7 +364,33 @@ pub struct Absorb {
     pub read_versions: HashMap<PathBuf, Fingerprint>,
     pub terminals: Vec<(String, TerminalRun)>,
     pub client_pid: Option<u32>,
+    /// What it knows about other agents' changes.
+    pub awareness: crate::coordination::awareness::Awareness,
 }
+
+/// The agent read or wrote this file (natively, seen through a hook, or through a
+/// bridge tool): it knows its content.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Saw(pub PathBuf);
+
+/// Another agent changed a file; if this agent saw it since, a notice waits for its
+/// next tool call.
+#[derive(Message, Clone)]
+#[rtype(result = "()")]
+pub struct ChangedBy {
+    /// The resolved path.
+    pub path: PathBuf,
+    /// Workspace-relative, as the notice shows it.
+    pub display: String,
+    /// The agent that changed it, as people see it.
+    pub by: String,
+}
+
+/// The notice waiting for the agent's next tool call, if any (given once).
+#[derive(Message)]
+#[rtype(result = "Option<String>")]
+pub struct TakeNotice;
 
 /// Files this session opened, oldest first (also its durable state for checkpoints).
 #[derive(Message)]

@@ -58,6 +58,7 @@ impl Session {
             status,
             duration_ms: elapsed.as_millis() as u64,
             summary,
+            native: false,
         });
     }
 
@@ -229,6 +230,17 @@ impl Session {
                 (CallToolResult::error(text), CallStatus::Timeout)
             }
         };
+        let mut result = result;
+        // A notice about files other agents changed rides on the next answer a model
+        // reads (never on the IDE connection, whose answers the CLI itself parses).
+        let model_facing = self.conn(key.0).is_some_and(|c| c.kind.model_facing());
+        if model_facing && self.services.settings.hooks.notices {
+            if let Some(notice) = self.awareness.take_notice() {
+                result
+                    .content
+                    .push(crate::protocol::mcp::Content::Text { text: notice });
+            }
+        }
         flight.reply.send_text(jsonrpc::response(&key.1, &result));
         self.record_call(flight.tool, flight.started, flight.summary, status);
         self.stop_if_merged_and_idle(ctx);

@@ -143,6 +143,7 @@ impl Session {
         msg.target.absorb.do_send(Absorb {
             opened_files: std::mem::take(&mut self.opened_files),
             read_versions: std::mem::take(&mut self.read_versions),
+            awareness: std::mem::take(&mut self.awareness),
             terminals: std::mem::take(&mut self.terminals),
             client_pid: self.client_pid,
         });

@@ -8,7 +8,9 @@ use std::path::PathBuf;
 use actix::prelude::*;
 
 use super::{Session, MAX_OPENED_FILES, MAX_READ_VERSIONS, MAX_TERMINALS};
-use crate::actors::messages::session::{Absorb, OpenedFiles, TerminalRun};
+use crate::actors::messages::session::{
+    Absorb, ChangedBy, OpenedFiles, Saw, TakeNotice, TerminalRun,
+};
 use crate::workspace::files::Fingerprint;
 
 /// Remember a file as opened by this session.
@@ -91,6 +93,28 @@ impl Handler<Absorb> for Session {
             self.remember_terminal(name, run);
         }
         self.client_pid = self.client_pid.or(msg.client_pid);
+        self.awareness.absorb(msg.awareness);
+    }
+}
+
+impl Handler<Saw> for Session {
+    type Result = ();
+    fn handle(&mut self, msg: Saw, _: &mut Context<Self>) {
+        self.awareness.saw(msg.0);
+    }
+}
+
+impl Handler<ChangedBy> for Session {
+    type Result = ();
+    fn handle(&mut self, msg: ChangedBy, _: &mut Context<Self>) {
+        self.awareness.changed_by(&msg.path, &msg.display, &msg.by);
+    }
+}
+
+impl Handler<TakeNotice> for Session {
+    type Result = Option<String>;
+    fn handle(&mut self, _: TakeNotice, _: &mut Context<Self>) -> Self::Result {
+        self.awareness.take_notice()
     }
 }
 
@@ -113,6 +137,8 @@ impl Handler<RecordVersion> for Session {
     fn handle(&mut self, msg: RecordVersion, _: &mut Context<Self>) {
         match msg.fingerprint {
             Some(fp) => {
+                // Read or written through a bridge tool: the agent knows this content.
+                self.awareness.saw(msg.path.clone());
                 if self.read_versions.len() >= MAX_READ_VERSIONS
                     && !self.read_versions.contains_key(&msg.path)
                 {

@@ -86,6 +86,8 @@ pub struct Session {
     opened_files: Vec<PathBuf>,
     read_versions: HashMap<PathBuf, Fingerprint>,
     terminals: Vec<(String, TerminalRun)>,
+    /// The files this agent has seen and the notices other agents' changes left it.
+    awareness: crate::coordination::awareness::Awareness,
     in_flight: HashMap<CallKey, InFlight>,
     grace_timer: Option<SpawnHandle>,
     created_at: String,
@@ -114,6 +116,7 @@ impl Session {
             opened_files: Vec::new(),
             read_versions: HashMap::new(),
             terminals: Vec::new(),
+            awareness: crate::coordination::awareness::Awareness::default(),
             in_flight: HashMap::new(),
             grace_timer: None,
             created_at: iso_now(),

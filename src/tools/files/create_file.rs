@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::write;
+use super::{by_editor, unclaimed, write};
 use crate::actors::writer::WriteOp;
 use crate::protocol::mcp::CallToolResult;
 use crate::tools::editor::{request, try_editor};
@@ -33,12 +33,13 @@ impl Tool for CreateFile {
         "Create a file (with content) or a directory in the workspace. Fails if it exists unless overwrite is true.";
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
+        let path = args.file_path.resolve(&ctx)?;
+        unclaimed(&ctx, &path, Self::NAME).await?;
         if let Some(done) =
             try_editor(&ctx, "createFile", request(&ctx, "createFile", &args)?).await
         {
-            return done;
+            return by_editor(&ctx, &path, done).await;
         }
-        let path = args.file_path.resolve(&ctx)?;
         let op = WriteOp::Create {
             content: args.content,
             directory: args.is_directory,

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::write;
+use super::{by_editor, unclaimed, write};
 use crate::actors::writer::WriteOp;
 use crate::protocol::mcp::CallToolResult;
 use crate::tools::editor::{request, try_editor};
@@ -29,12 +29,13 @@ impl Tool for DeleteFile {
         "Delete a file or directory in the workspace (a non-empty directory needs recursive: true).";
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
+        let path = args.file_path.resolve(&ctx)?;
+        unclaimed(&ctx, &path, Self::NAME).await?;
         if let Some(done) =
             try_editor(&ctx, "deleteFile", request(&ctx, "deleteFile", &args)?).await
         {
-            return done;
+            return by_editor(&ctx, &path, done).await;
         }
-        let path = args.file_path.resolve(&ctx)?;
         let op = WriteOp::Delete {
             recursive: args.recursive,
         };

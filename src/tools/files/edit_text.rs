@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::write;
+use super::{by_editor, unclaimed, write};
 use crate::actors::writer::WriteOp;
 use crate::protocol::mcp::CallToolResult;
 use crate::tools::editor::{request, try_editor};
@@ -32,12 +32,13 @@ impl Tool for EditText {
          Fails with 'File was modified concurrently' if the file changed since this session read it.";
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
+        let path = args.file_path.resolve(&ctx)?;
+        unclaimed(&ctx, &path, Self::NAME).await?;
         let mut params = request(&ctx, "editText", &args)?;
         params["save"] = json!(true);
         if let Some(done) = try_editor(&ctx, "editText", params).await {
-            return done;
+            return by_editor(&ctx, &path, done).await;
         }
-        let path = args.file_path.resolve(&ctx)?;
         let count = args.edits.len();
         write(&ctx, path, WriteOp::Edit { edits: args.edits }).await?;
         Ok(CallToolResult::json(&json!({

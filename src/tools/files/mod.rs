@@ -12,10 +12,11 @@ pub mod rename_file;
 pub mod replace_block;
 pub mod search_workspace;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use super::{ToolContext, ToolError, WorkspacePath};
+use super::{ToolContext, ToolError, ToolResult, WorkspacePath};
 use crate::actors::diagnostics::Invalidate;
+use crate::actors::registry::FileChanged;
 use crate::actors::writer::{self, Write, WriteOp, Written};
 
 /// Where a listing or search runs: the workspace root, the confined start directory
@@ -58,7 +59,37 @@ pub(crate) async fn write(
         op,
     };
     let written = super::ask(&ctx.services.writer, writer::NAME, write).await?;
+    announce(ctx, &path).await;
     ctx.record_version(path, written.fingerprint);
     ctx.services.diagnostics.do_send(Invalidate);
     Ok(written)
+}
+
+/// Refuses a write to `path` when another agent (or the person) claims it.
+pub(crate) async fn unclaimed(ctx: &ToolContext, path: &Path, tool: &str) -> Result<(), ToolError> {
+    super::claims::check_write(ctx, path, tool).await
+}
+
+/// Tells the other agents that read `path` that this agent changed it (their notices
+/// are queued before this returns, so their next call carries them).
+pub(crate) async fn announce(ctx: &ToolContext, path: &Path) {
+    if !ctx.services.settings.hooks.notices {
+        return;
+    }
+    if let Some(display) = ctx.services.workspace.relative(&path.to_string_lossy()) {
+        let changed = FileChanged {
+            by: ctx.session_id.clone(),
+            path: path.to_path_buf(),
+            display,
+        };
+        let _ = ctx.services.registry.send(changed).await;
+    }
+}
+
+/// The editor's answer to a write, after telling the other agents when it succeeded.
+pub(crate) async fn by_editor(ctx: &ToolContext, path: &Path, done: ToolResult) -> ToolResult {
+    if done.as_ref().is_ok_and(|r| !r.is_error) {
+        announce(ctx, path).await;
+    }
+    done
 }

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::write;
+use super::{by_editor, unclaimed, write};
 use crate::actors::writer::WriteOp;
 use crate::protocol::mcp::CallToolResult;
 use crate::tools::editor::{request, try_editor};
@@ -30,13 +30,15 @@ impl Tool for RenameFile {
         "Rename or move a file or directory inside the workspace (fails if the target exists unless overwrite is true).";
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
+        let from = args.old_path.resolve(&ctx)?;
+        let to = args.new_path.resolve(&ctx)?;
+        unclaimed(&ctx, &from, Self::NAME).await?;
+        unclaimed(&ctx, &to, Self::NAME).await?;
         if let Some(done) =
             try_editor(&ctx, "renameFile", request(&ctx, "renameFile", &args)?).await
         {
-            return done;
+            return by_editor(&ctx, &from, done).await;
         }
-        let from = args.old_path.resolve(&ctx)?;
-        let to = args.new_path.resolve(&ctx)?;
         let op = WriteOp::Rename {
             to: to.clone(),
             overwrite: args.overwrite,

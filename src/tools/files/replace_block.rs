@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::write;
+use super::{by_editor, unclaimed, write};
 use crate::actors::writer::WriteOp;
 use crate::protocol::mcp::CallToolResult;
 use crate::tools::editor::{request, try_editor};
@@ -31,12 +31,13 @@ impl Tool for ReplaceBlock {
          Fails if oldContent is absent or occurs more than once, or if the file changed since this session read it.";
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
+        let path = args.file_path.resolve(&ctx)?;
+        unclaimed(&ctx, &path, Self::NAME).await?;
         let mut params = request(&ctx, "replaceBlock", &args)?;
         params["save"] = json!(true);
         if let Some(done) = try_editor(&ctx, "replaceBlock", params).await {
-            return done;
+            return by_editor(&ctx, &path, done).await;
         }
-        let path = args.file_path.resolve(&ctx)?;
         let op = WriteOp::Replace {
             old: args.old_content,
             new: args.new_content,

@@ -35,10 +35,7 @@ pub struct Args {
 /// Workspace-relative, `/`-separated form of a path the review wrote, when it names a
 /// place inside the workspace.
 fn relative(services: &Services, written: &str) -> Option<String> {
-    let abs = services.workspace.resolve(written).ok()?;
-    let rel = abs.strip_prefix(services.workspace.root()).ok()?;
-    let rel = rel.to_string_lossy().replace('\\', "/");
-    (!rel.is_empty()).then_some(rel)
+    services.workspace.relative(written)
 }
 
 /// The text of `rel` at `base_ref` (git) or on disk; `None` when there is none.

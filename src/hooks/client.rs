@@ -1,0 +1,210 @@
+//! `ide-bridge hook`: the command Claude Code runs for each hook `ide-bridge init`
+//! installs. It reads the hook's JSON on stdin, finds the bridge serving the project
+//! through the lock files, posts the JSON to its `/hooks` with the token and the
+//! process chain that identifies the agent, and prints the bridge's answer on stdout.
+//!
+//! It never gets in the person's way: with no bridge, a bridge that does not answer,
+//! or any error, it prints nothing and exits 0, so the CLI carries on as if no hook
+//! ran (a claim cannot be enforced then; docs/hooks.md says so). It writes nothing on
+//! stderr unless `IDE_BRIDGE_HOOK_DEBUG` is set.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::input::HookEvent;
+use crate::http::{CLIENT_HEADER, TASK_HEADER};
+use crate::orchestrator::TASK_ENV;
+use crate::{ancestry, http_client, lockfile};
+
+/// The bridge's route for hooks.
+pub const PATH: &str = "/hooks";
+
+/// Inputs larger than this are forwarded with their long strings (file contents,
+/// command output) replaced by their length.
+pub const MAX_FORWARD_BYTES: usize = 4 * 1024 * 1024;
+/// Strings longer than this are the ones replaced in an oversized input.
+const MAX_KEPT_STRING: usize = 16 * 1024;
+/// Read at most this much of stdin (more is drained and ignored).
+const MAX_STDIN_BYTES: u64 = 256 * 1024 * 1024;
+
+/// How long the hook waits for the bridge to accept the connection.
+const CONNECT_TIMEOUT: Duration = Duration::from_millis(500);
+/// How long it waits for an answer to events the bridge answers at once.
+const QUICK_ANSWER: Duration = Duration::from_secs(10);
+/// How long it waits for events that may wait on a person or on checks (a permission
+/// dialog answered in the page, a stop held by the done-gate). The CLI's own `timeout`
+/// for the hook (set by `init`) ends it sooner.
+const SLOW_ANSWER: Duration = Duration::from_secs(24 * 3600);
+
+/// Set to print why a hook had no effect on stderr.
+const DEBUG_ENV: &str = "IDE_BRIDGE_HOOK_DEBUG";
+
+/// Why a hook had no effect (only shown with `IDE_BRIDGE_HOOK_DEBUG`).
+#[derive(Debug, thiserror::Error)]
+enum Miss {
+    #[error("could not read the hook's input: {0}")]
+    Stdin(std::io::Error),
+    #[error("no bridge serves {0} (no live lock file names it)")]
+    NoBridge(PathBuf),
+    #[error("the bridge on port {port} did not answer: {source}")]
+    Unreachable { port: u16, source: std::io::Error },
+    #[error("the bridge answered HTTP {status}: {body}")]
+    Refused { status: u16, body: String },
+}
+
+/// Runs the hook; always exits 0.
+pub fn run() -> u8 {
+    let debug = std::env::var_os(DEBUG_ENV).is_some();
+    match forward() {
+        Ok(answer) if !answer.is_empty() => {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(&answer);
+            let _ = out.flush();
+        }
+        Ok(_) => {}
+        Err(miss) if debug => eprintln!("ide-bridge hook: {miss}"),
+        Err(_) => {}
+    }
+    0
+}
+
+fn forward() -> Result<Vec<u8>, Miss> {
+    let mut input = Vec::new();
+    std::io::stdin()
+        .take(MAX_STDIN_BYTES)
+        .read_to_end(&mut input)
+        .map_err(Miss::Stdin)?;
+    let dir = project_dir(&input);
+    let (port, lock) = lockfile::find_bridge_for(&lockfile::ide_dir(), &dir)
+        .ok_or_else(|| Miss::NoBridge(dir.clone()))?;
+    let body = if input.len() > MAX_FORWARD_BYTES {
+        shrink(&input)
+    } else {
+        input
+    };
+    let wait = match event_of(&body) {
+        Some(HookEvent::PermissionRequest | HookEvent::Stop) => SLOW_ANSWER,
+        _ => QUICK_ANSWER,
+    };
+    let mut request = http_client::Request::new("POST", port, PATH, &lock.auth_token)
+        .header(CLIENT_HEADER, client_chain());
+    // Inside a Claude task the bridge started: its permission policy answers the
+    // task's tool requests, not the page.
+    if let Some(task) = std::env::var(TASK_ENV)
+        .ok()
+        .filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_graphic()))
+    {
+        request = request.header(TASK_HEADER, task);
+    }
+    let (status, answer) = request
+        .json(&body)
+        .timeouts(CONNECT_TIMEOUT, wait)
+        .send()
+        .map_err(|source| Miss::Unreachable { port, source })?;
+    if status != 200 {
+        return Err(Miss::Refused {
+            status,
+            body: String::from_utf8_lossy(&answer).chars().take(300).collect(),
+        });
+    }
+    Ok(answer)
+}
+
+/// The directory whose bridge gets the hook: `$CLAUDE_PROJECT_DIR`, else the input's
+/// `cwd`, else ours.
+fn project_dir(input: &[u8]) -> PathBuf {
+    let from_env = std::env::var_os("CLAUDE_PROJECT_DIR")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from);
+    let dir = from_env
+        .or_else(|| {
+            #[derive(serde::Deserialize)]
+            struct Cwd {
+                cwd: Option<PathBuf>,
+            }
+            serde_json::from_slice::<Cwd>(input).ok()?.cwd
+        })
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| PathBuf::from("/"));
+    dir.canonicalize().unwrap_or(dir)
+}
+
+/// The event named in the input, when it can be read cheaply.
+fn event_of(input: &[u8]) -> Option<HookEvent> {
+    #[derive(serde::Deserialize)]
+    struct Name<'a> {
+        #[serde(borrow)]
+        hook_event_name: &'a str,
+    }
+    HookEvent::parse(serde_json::from_slice::<Name>(input).ok()?.hook_event_name)
+}
+
+/// The agent's process: `$CLAUDE_PID` (2.1.332 and later) first, then our parent (the
+/// shell the CLI started) and its ancestors, nearest first, comma-separated.
+fn client_chain() -> String {
+    let mut chain: Vec<u32> = std::env::var("CLAUDE_PID")
+        .ok()
+        .and_then(|p| p.trim().parse().ok())
+        .into_iter()
+        .collect();
+    for pid in ancestry::client_pids(4) {
+        if !chain.contains(&pid) {
+            chain.push(pid);
+        }
+    }
+    chain
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// An oversized input with every long string replaced by `<N bytes>`; an input that is
+/// not JSON becomes `{}` (the bridge then answers nothing).
+fn shrink(input: &[u8]) -> Vec<u8> {
+    fn walk(v: &mut Value) {
+        match v {
+            Value::String(s) if s.len() > MAX_KEPT_STRING => {
+                *s = format!("<{} bytes>", s.len());
+            }
+            Value::Array(items) => items.iter_mut().for_each(walk),
+            Value::Object(map) => map.values_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    match serde_json::from_slice::<Value>(input) {
+        Ok(mut v) => {
+            walk(&mut v);
+            serde_json::to_vec(&v).unwrap_or_else(|_| b"{}".to_vec())
+        }
+        Err(_) => b"{}".to_vec(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_oversized_input_keeps_its_shape_without_the_bulk() {
+        let big = "x".repeat(MAX_KEPT_STRING + 1);
+        let input = serde_json::json!({
+            "hook_event_name": "PostToolUse", "tool_name": "Write",
+            "tool_input": {"file_path": "/w/a", "content": big}
+        });
+        let out: Value = serde_json::from_slice(&shrink(input.to_string().as_bytes())).unwrap();
+        assert_eq!(out["tool_input"]["file_path"], "/w/a");
+        assert_eq!(
+            out["tool_input"]["content"],
+            format!("<{} bytes>", MAX_KEPT_STRING + 1)
+        );
+        assert_eq!(shrink(b"not json"), b"{}");
+        assert_eq!(
+            event_of(out.to_string().as_bytes()),
+            Some(HookEvent::PostToolUse)
+        );
+    }
+}

@@ -1,0 +1,250 @@
+//! What Claude Code sends a hook: one JSON object on stdin (command hooks) or as the
+//! POST body (http hooks). Shapes measured on the pinned 2.1.197 and the newest
+//! 2.1.332 (`../shared/claude-code.md`); unknown fields are ignored and every field
+//! but the event name is optional, so a newer CLI that adds or drops one still works.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The hook events the bridge installs and handles. The wire names are the CLI's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum HookEvent {
+    /// Before a tool runs: may deny it with a reason, or add context for the model.
+    PreToolUse,
+    /// After a tool ran successfully.
+    PostToolUse,
+    /// After a tool failed (a Bash exit code other than 0, an Edit that did not apply).
+    PostToolUseFailure,
+    /// The person submitted a prompt (a new turn).
+    UserPromptSubmit,
+    /// The agent is about to end its turn: may keep it working.
+    Stop,
+    /// The CLI started (or resumed, cleared, compacted) a conversation.
+    SessionStart,
+    /// The conversation ended.
+    SessionEnd,
+    /// A permission dialog is about to be shown: may allow or deny in its place.
+    PermissionRequest,
+}
+
+impl HookEvent {
+    /// Every event, in the order `init` writes them.
+    pub const ALL: [HookEvent; 8] = [
+        HookEvent::SessionStart,
+        HookEvent::UserPromptSubmit,
+        HookEvent::PreToolUse,
+        HookEvent::PermissionRequest,
+        HookEvent::PostToolUse,
+        HookEvent::PostToolUseFailure,
+        HookEvent::Stop,
+        HookEvent::SessionEnd,
+    ];
+
+    /// The CLI's name for it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookEvent::PreToolUse => "PreToolUse",
+            HookEvent::PostToolUse => "PostToolUse",
+            HookEvent::PostToolUseFailure => "PostToolUseFailure",
+            HookEvent::UserPromptSubmit => "UserPromptSubmit",
+            HookEvent::Stop => "Stop",
+            HookEvent::SessionStart => "SessionStart",
+            HookEvent::SessionEnd => "SessionEnd",
+            HookEvent::PermissionRequest => "PermissionRequest",
+        }
+    }
+
+    /// The event named `name`, if the bridge handles it.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|e| e.as_str() == name)
+    }
+}
+
+/// One hook invocation as the CLI describes it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct HookInput {
+    /// Which event.
+    pub hook_event_name: HookEvent,
+    /// The CLI's conversation id (a UUID; not the bridge's session id).
+    #[serde(default)]
+    pub session_id: String,
+    /// The CLI's working directory.
+    #[serde(default)]
+    pub cwd: Option<PathBuf>,
+    /// The turn this event belongs to (2.1.197 and later): a new one per prompt.
+    #[serde(default)]
+    pub prompt_id: Option<String>,
+    /// Tool events: the tool's name (`Edit`, `Bash`, `mcp__server__tool`, …).
+    #[serde(default)]
+    pub tool_name: Option<String>,
+    /// Tool events: its input (`file_path` is absolute).
+    #[serde(default)]
+    pub tool_input: Option<Value>,
+    /// `PostToolUse`: what the tool answered.
+    #[serde(default)]
+    pub tool_response: Option<Value>,
+    /// `PostToolUseFailure`: the error (`Exit code 1`).
+    #[serde(default)]
+    pub error: Option<String>,
+    /// `PostToolUse`/`PostToolUseFailure`: how long the tool ran.
+    #[serde(default)]
+    pub duration_ms: Option<u64>,
+    /// `UserPromptSubmit`: the prompt.
+    #[serde(default)]
+    pub prompt: Option<String>,
+    /// `Stop`: the CLI is already continuing because of a Stop hook.
+    #[serde(default)]
+    pub stop_hook_active: bool,
+    /// `Stop`: the agent's last message.
+    #[serde(default)]
+    pub last_assistant_message: Option<String>,
+    /// `SessionStart`: `startup`, `resume`, `clear`, `compact`.
+    #[serde(default)]
+    pub source: Option<String>,
+    /// `SessionEnd`: why.
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// What a native tool does to the workspace, as far as the bridge cares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NativeAction<'a> {
+    /// Read a file (`Read`).
+    Read(&'a Path),
+    /// Changed or created a file (`Edit`, `Write`, `NotebookEdit`).
+    Write(&'a Path),
+    /// Ran a shell command (`Bash`).
+    Command(&'a str),
+    /// Anything else (searches, web, todos, sub-agents), and MCP tools.
+    Other,
+}
+
+/// The tools whose input names a file they change.
+pub const WRITE_TOOLS: [&str; 3] = ["Edit", "Write", "NotebookEdit"];
+
+impl HookInput {
+    /// Parses a hook's input.
+    pub fn parse(bytes: &[u8]) -> Result<Self, serde_json::Error> {
+        serde_json::from_slice(bytes)
+    }
+
+    /// The tool's name, or `""` for events without one.
+    pub fn tool(&self) -> &str {
+        self.tool_name.as_deref().unwrap_or("")
+    }
+
+    /// True for a call of an MCP server's tool (the bridge's own are recorded when the
+    /// bridge answers them).
+    pub fn is_mcp_tool(&self) -> bool {
+        self.tool().starts_with("mcp__")
+    }
+
+    fn input_str(&self, key: &str) -> Option<&str> {
+        self.tool_input.as_ref()?.get(key)?.as_str()
+    }
+
+    /// What the tool does, read from its input.
+    pub fn action(&self) -> NativeAction<'_> {
+        let path = |key| self.input_str(key).map(Path::new);
+        match self.tool() {
+            "Read" => path("file_path").map_or(NativeAction::Other, NativeAction::Read),
+            "Edit" | "Write" => path("file_path").map_or(NativeAction::Other, NativeAction::Write),
+            "NotebookEdit" => path("notebook_path")
+                .or_else(|| path("file_path"))
+                .map_or(NativeAction::Other, NativeAction::Write),
+            "Bash" => self
+                .input_str("command")
+                .map_or(NativeAction::Other, NativeAction::Command),
+            _ => NativeAction::Other,
+        }
+    }
+
+    /// A short description of the call for the timeline: the file, the command, the
+    /// pattern — never contents. `relative` turns an absolute path into what people
+    /// read (workspace-relative).
+    pub fn summary(&self, relative: impl Fn(&Path) -> String) -> String {
+        let text = match self.action() {
+            NativeAction::Read(p) | NativeAction::Write(p) => relative(p),
+            NativeAction::Command(c) => format!("$ {c}"),
+            NativeAction::Other => {
+                let input = self.tool_input.as_ref();
+                let pick = |k| input.and_then(|i| i.get(k)).and_then(Value::as_str);
+                ["pattern", "url", "query", "description", "path"]
+                    .iter()
+                    .find_map(|k| pick(k).map(|v| format!("{k}={v}")))
+                    .unwrap_or_default()
+            }
+        };
+        clip(&text, MAX_SUMMARY_CHARS)
+    }
+}
+
+/// Longest summary kept for a native call (a long command is cut).
+pub const MAX_SUMMARY_CHARS: usize = 200;
+
+/// `s` on one line, control characters dropped, cut to `max` characters with `…`.
+pub fn clip(s: &str, max: usize) -> String {
+    let mut out = String::with_capacity(s.len().min(max + 3));
+    for (n, c) in s.chars().enumerate() {
+        if n == max {
+            out.push('…');
+            break;
+        }
+        match c {
+            '\n' | '\r' | '\t' => out.push(' '),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn input(v: Value) -> HookInput {
+        HookInput::parse(v.to_string().as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn parses_what_both_cli_versions_send_and_ignores_the_rest() {
+        let edit = input(json!({
+            "session_id": "67e0e567", "cwd": "/w", "prompt_id": "p1",
+            "permission_mode": "default", "effort": {"level": "medium"},
+            "hook_event_name": "PostToolUse", "tool_name": "Edit",
+            "tool_input": {"file_path": "/w/a.txt", "old_string": "x", "new_string": "y"},
+            "tool_response": {"filePath": "/w/a.txt", "originalFile": "x\n"},
+            "tool_use_id": "toolu_1", "duration_ms": 11
+        }));
+        assert_eq!(edit.hook_event_name, HookEvent::PostToolUse);
+        assert_eq!(edit.action(), NativeAction::Write(Path::new("/w/a.txt")));
+        assert_eq!(edit.duration_ms, Some(11));
+        assert_eq!(edit.summary(|p| p.display().to_string()), "/w/a.txt");
+        let bash = input(json!({
+            "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
+            "tool_input": {"command": "cargo test\n--all"}, "error": "Exit code 1"
+        }));
+        assert_eq!(bash.action(), NativeAction::Command("cargo test\n--all"));
+        assert_eq!(bash.summary(|_| String::new()), "$ cargo test --all");
+        let stop = input(json!({"hook_event_name": "Stop", "stop_hook_active": true}));
+        assert!(stop.stop_hook_active);
+        assert_eq!(stop.action(), NativeAction::Other);
+        assert!(HookInput::parse(br#"{"hook_event_name":"Notification"}"#).is_err());
+        assert!(HookInput::parse(b"[1]").is_err());
+        let mcp = input(
+            json!({"hook_event_name": "PreToolUse", "tool_name": "mcp__ide-bridge__readFile"}),
+        );
+        assert!(mcp.is_mcp_tool());
+    }
+
+    #[test]
+    fn clip_keeps_one_line_and_cuts_long_text() {
+        assert_eq!(clip("a\nb\u{7}c", 10), "a bc");
+        assert_eq!(clip("abcdef", 3), "abc…");
+        assert_eq!(clip("é€😀x", 3), "é€😀…");
+    }
+}

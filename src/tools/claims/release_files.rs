@@ -1,0 +1,43 @@
+//! `releaseFiles`: release the calling agent's claims.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::actors::claims::{views, ReleaseFiles as Release, NAME};
+use crate::protocol::mcp::CallToolResult;
+use crate::tools::{ask, Tool, ToolContext, ToolResult};
+
+pub struct ReleaseFiles;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Args {
+    /// Paths or globs: the claims naming or covering one of them end. Absent: all of
+    /// yours.
+    #[schemars(length(max = 64))]
+    paths: Option<Vec<String>>,
+}
+
+impl Tool for ReleaseFiles {
+    type Args = Args;
+    const NAME: &'static str = "releaseFiles";
+    const DESCRIPTION: &'static str = "Release your file claims (all of them, or those naming or covering the given paths) so that other agents may edit those files again.";
+
+    async fn call(ctx: ToolContext, args: Args) -> ToolResult {
+        let holder = super::me(&ctx).await;
+        let gone = ask(
+            &ctx.services.claims,
+            NAME,
+            Release {
+                holder,
+                paths: args.paths,
+            },
+        )
+        .await?;
+        let now = crate::actors::activity_log::now_ms();
+        Ok(CallToolResult::json(&json!({
+            "released": views(&gone, now),
+        })))
+    }
+}

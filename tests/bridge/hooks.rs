@@ -1,0 +1,476 @@
+//! Claude Code's hooks through the real binary: `POST /hooks` (as `ide-bridge hook`
+//! posts them) and the `hook` command itself. Agents connect as relays with a process
+//! chain, as `ide-bridge mcp` does, so that a hook's process identifies its agent.
+
+use std::io::Write;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::harness::*;
+
+/// An agent connected as a relay whose client process is `pid` (its parent `parent`).
+async fn relay_agent(bridge: &Bridge, pid: u32, parent: u32) -> Agent {
+    let chain = format!("{pid},{parent}");
+    let mut agent = Agent::connect(bridge, &[("x-ide-bridge-relay", chain.as_str())])
+        .await
+        .expect("relay connects");
+    agent.initialize().await;
+    agent
+}
+
+/// Posts a hook input as `ide-bridge hook` would, from a shell whose parent is `pid`.
+async fn hook(bridge: &Bridge, pid: u32, input: Value) -> (u16, Value) {
+    let (port, token) = (bridge.port, bridge.token.clone());
+    let chain = format!("4242,{pid}");
+    let body = input.to_string();
+    let (status, _, text) = off_runtime(move || {
+        http_request(
+            port,
+            "POST",
+            "/hooks",
+            &[
+                ("Authorization", &format!("Bearer {token}")),
+                ("Content-Type", "application/json"),
+                ("x-ide-bridge-client", &chain),
+            ],
+            body.as_bytes(),
+        )
+    })
+    .await;
+    let value = if text.trim().is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&text).unwrap_or(Value::String(text))
+    };
+    (status, value)
+}
+
+/// Runs `ide-bridge hook` as the CLI would, in project `dir`, with `$CLAUDE_PID`.
+fn run_hook(
+    config_dir: &std::path::Path,
+    dir: &std::path::Path,
+    input: &Value,
+    claude_pid: &str,
+) -> std::process::Output {
+    let mut cmd = command(config_dir);
+    cmd.arg("hook")
+        .env("CLAUDE_PROJECT_DIR", dir)
+        .env("CLAUDE_PID", claude_pid)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn tool_event(bridge: &Bridge, event: &str, tool: &str, input: Value) -> Value {
+    json!({
+        "session_id": "c0ffee00-0000-4000-8000-000000000001",
+        "cwd": bridge.workspace,
+        "hook_event_name": event,
+        "tool_name": tool,
+        "tool_input": input,
+        "tool_use_id": "toolu_1",
+        "duration_ms": 7,
+    })
+}
+
+fn edit(bridge: &Bridge, event: &str, rel: &str) -> Value {
+    let path = bridge.workspace.join(rel);
+    tool_event(
+        bridge,
+        event,
+        "Edit",
+        json!({"file_path": path, "old_string": "a", "new_string": "b"}),
+    )
+}
+
+fn read(bridge: &Bridge, rel: &str) -> Value {
+    let path = bridge.workspace.join(rel);
+    tool_event(bridge, "PostToolUse", "Read", json!({"file_path": path}))
+}
+
+/// The hook before a Read (where notices are given).
+fn before_read(bridge: &Bridge, rel: &str) -> Value {
+    let path = bridge.workspace.join(rel);
+    tool_event(bridge, "PreToolUse", "Read", json!({"file_path": path}))
+}
+
+fn deny_reason(answer: &Value) -> Option<&str> {
+    let out = &answer["hookSpecificOutput"];
+    (out["permissionDecision"] == "deny")
+        .then(|| out["permissionDecisionReason"].as_str())
+        .flatten()
+}
+
+fn context(answer: &Value) -> Option<&str> {
+    answer["hookSpecificOutput"]["additionalContext"].as_str()
+}
+
+#[tokio::test]
+async fn a_write_to_a_file_another_agent_claimed_is_refused_naming_the_holder_until_released() {
+    let bridge = Bridge::launch(
+        Options::default()
+            .file("src/a.py", "a = 1\n")
+            .file("src/b.py", "b = 1\n"),
+    )
+    .await;
+    let mut a = relay_agent(&bridge, 91001, 777).await;
+    let mut b = relay_agent(&bridge, 91002, 777).await;
+    let claimed = a
+        .call(
+            "claimFiles",
+            json!({"paths": ["src/a.py"], "reason": "splitting the parser", "ttlMinutes": 5}),
+        )
+        .await;
+    assert!(!is_error(&claimed), "{claimed}");
+    let a_label = json_text(&claimed)["claimed"]["holder"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(a_label.starts_with("agent claude-code "), "{a_label}");
+
+    // B's native Edit is refused through the pre-tool hook, naming A and its reason.
+    let (status, answer) = hook(&bridge, 91002, edit(&bridge, "PreToolUse", "src/a.py")).await;
+    assert_eq!(status, 200);
+    let reason = deny_reason(&answer).expect("B's edit is denied");
+    assert!(reason.contains(&a_label), "{reason}");
+    assert!(reason.contains("splitting the parser"), "{reason}");
+    assert!(reason.contains("src/a.py"), "{reason}");
+    // An agent the bridge cannot name is not the holder either.
+    let (_, answer) = hook(&bridge, 99999, edit(&bridge, "PreToolUse", "src/a.py")).await;
+    assert!(deny_reason(&answer).is_some(), "{answer}");
+    // The holder edits freely, and so does everyone else elsewhere.
+    let (_, answer) = hook(&bridge, 91001, edit(&bridge, "PreToolUse", "src/a.py")).await;
+    assert_eq!(answer, Value::Null);
+    let (_, answer) = hook(&bridge, 91002, edit(&bridge, "PreToolUse", "src/b.py")).await;
+    assert_eq!(answer, Value::Null);
+    // A Bash command naming the file gets the holder's note as context, not a refusal.
+    let bash = tool_event(
+        &bridge,
+        "PreToolUse",
+        "Bash",
+        json!({"command": "sed -i s/1/2/ src/a.py"}),
+    );
+    let (_, answer) = hook(&bridge, 91002, bash).await;
+    assert!(deny_reason(&answer).is_none());
+    assert!(
+        context(&answer).is_some_and(|c| c.contains("splitting the parser")),
+        "{answer}"
+    );
+    // The bridge's own write tools refuse B the same way, and B can see the claim.
+    let refused = b
+        .call(
+            "replaceBlock",
+            json!({"filePath": "src/a.py", "oldContent": "a = 1", "newContent": "a = 2"}),
+        )
+        .await;
+    assert!(is_error(&refused), "{refused}");
+    assert!(text(&refused).contains("splitting the parser"), "{refused}");
+    assert_eq!(
+        std::fs::read_to_string(bridge.workspace.join("src/a.py")).unwrap(),
+        "a = 1\n"
+    );
+    let listed = json_text(&b.call("listClaims", json!({})).await);
+    assert_eq!(listed["claims"][0]["patterns"], json!(["src/a.py"]));
+    assert_eq!(listed["claims"][0]["yours"], false);
+    // B cannot claim what A holds.
+    let taken = b.call("claimFiles", json!({"paths": ["src"]})).await;
+    assert!(
+        is_error(&taken) && text(&taken).contains(&a_label),
+        "{taken}"
+    );
+    // Refusals are counted and in the timeline.
+    let status = bridge.status().await;
+    assert_eq!(status["claims"]["refusedWrites"], 3, "{}", status["claims"]);
+    // Released: B's edit goes through.
+    let released = a.call("releaseFiles", json!({})).await;
+    assert_eq!(
+        json_text(&released)["released"].as_array().unwrap().len(),
+        1
+    );
+    let (_, answer) = hook(&bridge, 91002, edit(&bridge, "PreToolUse", "src/a.py")).await;
+    assert_eq!(answer, Value::Null);
+    let done = b
+        .call(
+            "replaceBlock",
+            json!({"filePath": "src/a.py", "oldContent": "a = 1", "newContent": "a = 2"}),
+        )
+        .await;
+    assert!(!is_error(&done), "{done}");
+    bridge.stop_async().await;
+}
+
+#[tokio::test]
+async fn native_calls_join_the_agents_session_in_the_timeline_and_metrics() {
+    let bridge = Bridge::launch(Options::default().file("notes.md", "hi\n")).await;
+    let _a = relay_agent(&bridge, 92001, 778).await;
+    let status = bridge.status().await;
+    let a_id = status["sessions"][0]["id"].as_str().unwrap().to_string();
+    let (_, answer) = hook(&bridge, 92001, read(&bridge, "notes.md")).await;
+    assert_eq!(answer, Value::Null);
+    let mut failed = tool_event(
+        &bridge,
+        "PostToolUseFailure",
+        "Bash",
+        json!({"command": "cargo test"}),
+    );
+    failed["error"] = json!("Exit code 101");
+    hook(&bridge, 92001, failed).await;
+    let entries = bridge
+        .wait_status("two native calls in the timeline", |s| {
+            let native: Vec<Value> = s["recentActivity"]
+                .as_array()?
+                .iter()
+                .filter(|e| e["native"] == true)
+                .cloned()
+                .collect();
+            (native.len() == 2).then_some(native)
+        })
+        .await;
+    assert_eq!(entries[0]["tool"], "Read");
+    assert_eq!(entries[0]["sessionId"], a_id);
+    assert_eq!(entries[0]["summary"], "notes.md");
+    assert_eq!(entries[0]["status"], "success");
+    assert_eq!(entries[0]["durationMs"], 7);
+    assert_eq!(entries[1]["tool"], "Bash");
+    assert_eq!(entries[1]["status"], "error");
+    assert!(
+        entries[1]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("$ cargo test → Exit code 101"),
+        "{}",
+        entries[1]
+    );
+    let metrics = bridge.metrics().await;
+    assert!(
+        metrics.contains(r#"ide_bridge_native_tool_calls_total{tool="Read",status="success"} 1"#),
+        "{metrics}"
+    );
+    assert!(metrics.contains(r#"ide_bridge_native_tool_calls_total{tool="Bash",status="error"} 1"#));
+    assert!(
+        !metrics.contains(r#"ide_bridge_tool_calls_total{tool="Read""#),
+        "native calls are counted apart from bridge tools"
+    );
+    bridge.stop_async().await;
+}
+
+#[tokio::test]
+async fn an_agent_that_read_a_file_another_changed_is_told_once_at_its_next_call() {
+    let bridge = Bridge::launch(
+        Options::default()
+            .file("b.py", "x = 1\n")
+            .file("c.py", "y = 1\n"),
+    )
+    .await;
+    let mut a = relay_agent(&bridge, 93001, 779).await;
+    let mut b = relay_agent(&bridge, 93002, 779).await;
+    let a_id = json_text(&a.call("getBridgeStatus", json!({})).await)["yourSessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let a_label = format!("claude-code {a_id}");
+    // B reads b.py natively, A edits it natively.
+    hook(&bridge, 93002, read(&bridge, "b.py")).await;
+    let (_, answer) = hook(&bridge, 93001, edit(&bridge, "PostToolUse", "b.py")).await;
+    assert_eq!(answer, Value::Null, "A is told nothing about its own edit");
+    // B's next native call carries one notice naming the file and A, then no more.
+    let (_, answer) = hook(&bridge, 93002, before_read(&bridge, "c.py")).await;
+    let notice = context(&answer).expect("a notice");
+    assert!(
+        notice.contains("b.py") && notice.contains(&a_label),
+        "{notice}"
+    );
+    assert_eq!(answer["hookSpecificOutput"]["hookEventName"], "PreToolUse");
+    let (_, answer) = hook(&bridge, 93002, before_read(&bridge, "c.py")).await;
+    assert_eq!(answer, Value::Null, "the notice is given once");
+    // Through the bridge's tools as well: B reads c.py with readFile, A edits it
+    // natively, B's next bridge tool answer carries the notice as a second item.
+    let r = b.call("readFile", json!({"filePath": "c.py"})).await;
+    assert!(!is_error(&r));
+    hook(&bridge, 93001, edit(&bridge, "PostToolUse", "c.py")).await;
+    let r = b.call("getWorkspaceFolders", json!({})).await;
+    let items = r["content"].as_array().unwrap();
+    assert_eq!(items.len(), 2, "{r}");
+    assert!(items[1]["text"].as_str().unwrap().contains("c.py"), "{r}");
+    // An agent that never read the file is told nothing.
+    let (_, answer) = hook(&bridge, 93001, before_read(&bridge, "b.py")).await;
+    assert_eq!(answer, Value::Null);
+    bridge.stop_async().await;
+}
+
+#[tokio::test]
+async fn malformed_unknown_oversized_and_foreign_hooks_have_no_effect_and_are_counted() {
+    let limit = 64 * 1024;
+    let bridge = Bridge::launch(Options::default().set("hooks.max_input_bytes", limit)).await;
+    let mut a = relay_agent(&bridge, 94001, 780).await;
+    let (port, token) = (bridge.port, bridge.token.clone());
+    let post = move |body: Vec<u8>, auth: bool| {
+        let token = token.clone();
+        off_runtime(move || {
+            let bearer = format!("Bearer {token}");
+            let mut headers = vec![("x-ide-bridge-client", "1,94001")];
+            if auth {
+                headers.push(("Authorization", bearer.as_str()));
+            }
+            http_request(port, "POST", "/hooks", &headers, &body)
+        })
+    };
+    assert_eq!(post(b"{}".to_vec(), false).await.0, 401);
+    let (status, _, body) = post(b"not json".to_vec(), true).await;
+    assert_eq!(status, 400, "{body}");
+    let (status, _, _) = post(br#"{"hook_event_name":"Bogus"}"#.to_vec(), true).await;
+    assert_eq!(status, 400);
+    // At the limit it is read; one byte more is refused before it is read.
+    let at_limit = |n: usize| {
+        let mut v = read(&bridge, "x.txt");
+        v["pad"] = json!("");
+        let base = v.to_string().len();
+        v["pad"] = json!("p".repeat(n - base));
+        v.to_string().into_bytes()
+    };
+    let body = at_limit(limit);
+    assert_eq!(body.len(), limit);
+    assert_eq!(post(body, true).await.0, 200);
+    let (status, _, body) = post(at_limit(limit + 1), true).await;
+    assert_eq!(status, 413, "{body}");
+    assert!(body.contains("hooks.max_input_bytes"), "{body}");
+    // Another workspace's hook and an unknown agent's leave no trace.
+    let mut foreign = read(&bridge, "x.txt");
+    foreign["cwd"] = json!("/");
+    assert_eq!(post(foreign.to_string().into_bytes(), true).await.0, 200);
+    let (port, token) = (bridge.port, bridge.token.clone());
+    let unknown = read(&bridge, "x.txt").to_string();
+    off_runtime(move || {
+        http_request(
+            port,
+            "POST",
+            "/hooks",
+            &[
+                ("Authorization", &format!("Bearer {token}")),
+                ("x-ide-bridge-client", "1,99998"),
+            ],
+            unknown.as_bytes(),
+        )
+    })
+    .await;
+    let metrics = bridge.metrics().await;
+    for (reason, n) in [
+        ("malformed", 2),
+        ("tooLarge", 1),
+        ("otherWorkspace", 1),
+        ("unknownAgent", 1),
+    ] {
+        let line = format!(r#"ide_bridge_hooks_ignored_total{{reason="{reason}"}} {n}"#);
+        assert!(metrics.contains(&line), "{line} in\n{metrics}");
+    }
+    let native = bridge.status().await["recentActivity"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["native"] == true)
+        .count();
+    assert_eq!(
+        native, 1,
+        "only the hook at the limit from a known agent was recorded"
+    );
+    // The bridge keeps answering.
+    let r = a.call("getWorkspaceFolders", json!({})).await;
+    assert!(!is_error(&r));
+    bridge.stop_async().await;
+}
+
+#[tokio::test]
+async fn the_hook_command_hands_the_input_over_and_is_silent_where_no_bridge_runs() {
+    let bridge = Bridge::launch(Options::default().file("src/a.py", "a\n")).await;
+    let mut a = relay_agent(&bridge, 95001, 781).await;
+    let claimed = a
+        .call(
+            "claimFiles",
+            json!({"paths": ["src/a.py"], "reason": "mine"}),
+        )
+        .await;
+    assert!(!is_error(&claimed));
+    let config = bridge.config_dir.clone();
+    let run = move |dir: std::path::PathBuf, input: Value, claude_pid: &'static str| {
+        let config = config.clone();
+        off_runtime(move || run_hook(&config, &dir, &input, claude_pid))
+    };
+    let ws = bridge.workspace.clone();
+    let input = edit(&bridge, "PreToolUse", "src/a.py");
+    let out = run(ws.clone(), input.clone(), "95002").await;
+    assert!(out.status.success());
+    let answer: Value = serde_json::from_slice(&out.stdout).expect("the bridge's answer");
+    assert!(deny_reason(&answer).unwrap().contains("mine"), "{answer}");
+    assert!(out.stderr.is_empty());
+    // The holder's own hook: nothing printed.
+    let out = run(ws.clone(), input.clone(), "95001").await;
+    assert!(out.status.success() && out.stdout.is_empty(), "{out:?}");
+    // Where no bridge runs: nothing printed, nothing on stderr, exit 0, quickly.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let mut foreign = input.clone();
+    foreign["cwd"] = json!(elsewhere.path());
+    let dir = elsewhere.path().to_path_buf();
+    let started = std::time::Instant::now();
+    let out = run(dir, foreign, "95002").await;
+    assert!(
+        out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(),
+        "{out:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+    bridge.stop_async().await;
+}
+
+#[tokio::test]
+async fn claims_survive_a_restart_and_end_with_their_agent() {
+    let place = Place::new();
+    let opts = || {
+        place
+            .options()
+            .set("sessions.grace_period_ms", 300)
+            .file("a.txt", "a\n")
+    };
+    let bridge = Bridge::launch(opts()).await;
+    // A live process, so that the claim is kept across the restart.
+    let me = std::process::id();
+    let mut a = relay_agent(&bridge, me, 782).await;
+    let claimed = a
+        .call("claimFiles", json!({"paths": ["a.txt"], "reason": "r"}))
+        .await;
+    assert!(!is_error(&claimed), "{claimed}");
+    // Stopped with A connected: the final checkpoint keeps A's session.
+    bridge.stop_async().await;
+    drop(a);
+    let file = place.state_dir().join("claims.json");
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&file).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600);
+
+    let bridge = Bridge::launch(opts()).await;
+    let mut b = relay_agent(&bridge, 96002, 783).await;
+    let listed = json_text(&b.call("listClaims", json!({})).await);
+    assert_eq!(listed["claims"].as_array().unwrap().len(), 1, "{listed}");
+    // A never comes back: its grace period ends and its claim with it.
+    bridge
+        .wait_status("A's claim ends with A's session", |s| {
+            s["claims"]["held"].as_array()?.is_empty().then_some(())
+        })
+        .await;
+    let r = b
+        .call(
+            "createFile",
+            json!({"filePath": "a.txt", "content": "b\n", "overwrite": true}),
+        )
+        .await;
+    assert!(!is_error(&r), "{r}");
+    bridge.stop_async().await;
+}
