@@ -227,6 +227,7 @@ impl Seed {
                     let links = ClaimsLinks {
                         editor: extension.clone().recipient(),
                         activity: a.clone().recipient(),
+                        automation: automation.clone().map(|a| a.recipient()),
                     };
                     let m = Arc::clone(&m);
                     Supervisor::start(move |_| ClaimsActor::new(root, claims_path, links, m))

@@ -12,6 +12,7 @@ use actix::prelude::*;
 use serde_json::json;
 
 use super::messages::activity::{LifecycleEvent, RecordLifecycle};
+use super::messages::automation::BridgeEvent;
 pub use super::messages::claims::AgentGone;
 use super::messages::editor::NotifyEditor;
 use super::messages::session::SessionId;
@@ -61,6 +62,8 @@ pub struct ListClaims;
 #[rtype(result = "Result<Option<String>, ActorFault>")]
 pub struct CheckWrite {
     pub by: Option<SessionId>,
+    /// How people see the writer (for the timeline and automation).
+    pub agent: String,
     pub path: String,
     /// What tried (`Edit`, `createFile`), for the timeline.
     pub tool: String,
@@ -81,6 +84,8 @@ pub struct ClaimsLinks {
     pub editor: Recipient<NotifyEditor>,
     /// Claims made, ended and refused writes.
     pub activity: Recipient<RecordLifecycle>,
+    /// Refused writes (`onClaimRefused`), when a policy is loaded.
+    pub automation: Option<Recipient<BridgeEvent>>,
 }
 
 /// The claims of one bridge.
@@ -343,16 +348,24 @@ impl Handler<CheckWrite> for ClaimsActor {
                 .filter(|c| c.expires_ms > now)?;
             let text = claim.refusal(&msg.path, now);
             act.refused += 1;
+            let holder = claim.holder.describe();
             act.record(
                 LifecycleEvent::WriteRefused,
                 msg.by.as_deref(),
                 format!(
-                    "{} of {} refused: claimed by {}",
-                    msg.tool,
-                    msg.path,
-                    claim.holder.describe()
+                    "{} of {} by {} refused: claimed by {holder}",
+                    msg.tool, msg.path, msg.agent
                 ),
             );
+            if let Some(automation) = &act.links.automation {
+                automation.do_send(BridgeEvent::ClaimRefused {
+                    session: msg.by,
+                    agent: msg.agent,
+                    holder,
+                    file: msg.path,
+                    tool: msg.tool,
+                });
+            }
             Some(text)
         })
     }

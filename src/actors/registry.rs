@@ -853,6 +853,14 @@ impl Handler<FileChanged> for SessionRegistry {
             let Some(by) = act.slots.get(&msg.by).map(|slot| slot.label(&msg.by)) else {
                 return;
             };
+            if let Some(automation) = &act.automation {
+                automation.do_send(BridgeEvent::AgentEdited {
+                    session: msg.by.clone(),
+                    agent: by.clone(),
+                    file: msg.path.clone(),
+                    tool: msg.tool,
+                });
+            }
             let changed = ChangedBy {
                 path: msg.path,
                 display: msg.display,

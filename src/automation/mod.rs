@@ -57,12 +57,17 @@ pub enum SkipKind {
     /// The firing could not be carried out (prompt too long, an argument that would be
     /// an option, the orchestrator refused the task, the command was refused).
     Refused,
+    /// A done-gate already kept the agent working `maxHolds` times for this prompt.
+    HoldsSpent,
 }
 
 impl SkipKind {
     /// Routine skips are logged at debug level and not recorded in the timeline.
     pub fn routine(self) -> bool {
-        !matches!(self, SkipKind::HourlyCap | SkipKind::Refused)
+        !matches!(
+            self,
+            SkipKind::HourlyCap | SkipKind::Refused | SkipKind::HoldsSpent
+        )
     }
 }
 
@@ -163,11 +168,60 @@ pub enum Event {
         /// The agent session that ran it.
         session: Option<String>,
     },
+    /// An agent changed a file (its own tools, or the bridge's write tools).
+    AgentEdited {
+        /// Its session.
+        session: String,
+        /// How people see it (`claude-code 1a2b3c4d`).
+        agent: String,
+        /// Workspace-relative path.
+        file: String,
+        /// The tool (`Edit`, `Write`, `replaceBlock`, …).
+        tool: String,
+    },
+    /// An agent's own shell command failed.
+    AgentCommandFailed {
+        session: String,
+        agent: String,
+        /// The whole command line.
+        command: String,
+        /// Its first word.
+        program: String,
+        /// What the CLI reported (`Exit code 1`).
+        error: String,
+    },
+    /// An agent is ending its turn.
+    AgentStopped {
+        session: String,
+        agent: String,
+        /// Its last message (bounded by the sender).
+        message: String,
+    },
+    /// The person submitted a prompt to an agent.
+    PromptSubmitted {
+        session: String,
+        agent: String,
+        /// The prompt (bounded by the sender).
+        prompt: String,
+    },
+    /// A write to a claimed file was refused.
+    ClaimRefused {
+        /// The refused agent's session (empty when the bridge could not name it).
+        session: String,
+        agent: String,
+        /// Who holds the claim.
+        holder: String,
+        /// Workspace-relative path.
+        file: String,
+        tool: String,
+    },
 }
 
 impl Event {
-    /// Made by the workspace (files, diagnostics, git): while automation's own task or
-    /// command runs, such events are taken as its doing.
+    /// Made by the workspace (files, diagnostics, git) or by an agent's work: while
+    /// automation's own task or command runs, such events are taken as its doing (an
+    /// automation task is an agent too). An agent stopping is not: the done-gate checks
+    /// every stop, and the stops of automation's own tasks never reach it.
     pub fn from_workspace(&self) -> bool {
         matches!(
             self,
@@ -176,6 +230,10 @@ impl Event {
                 | Event::FileChanged { .. }
                 | Event::GitCommit { .. }
                 | Event::BranchSwitched { .. }
+                | Event::AgentEdited { .. }
+                | Event::AgentCommandFailed { .. }
+                | Event::PromptSubmitted { .. }
+                | Event::ClaimRefused { .. }
         )
     }
 
@@ -184,7 +242,9 @@ impl Event {
         match self {
             Event::Diagnostics { file, .. }
             | Event::FileSaved { file }
-            | Event::FileChanged { file, .. } => Some(file),
+            | Event::FileChanged { file, .. }
+            | Event::AgentEdited { file, .. }
+            | Event::ClaimRefused { file, .. } => Some(file),
             _ => None,
         }
     }
@@ -485,6 +545,86 @@ impl Engine {
                     ("output", Value::Output(output.clone())),
                 ]
             }),
+            (
+                Trigger::AgentEdited { patterns },
+                Event::AgentEdited {
+                    session,
+                    agent,
+                    file,
+                    tool,
+                },
+            ) => gate(filtered(patterns, file, "file"), file, || {
+                vec![
+                    ("agent", text(agent)),
+                    ("session", text(session)),
+                    ("file", text(file)),
+                    ("tool", text(tool)),
+                ]
+            }),
+            (
+                Trigger::AgentCommandFailed { commands },
+                Event::AgentCommandFailed {
+                    session,
+                    agent,
+                    command,
+                    program,
+                    error,
+                },
+            ) => gate(filtered(commands, program, "program"), program, || {
+                vec![
+                    ("agent", text(agent)),
+                    ("session", text(session)),
+                    ("command", text(command)),
+                    ("program", text(program)),
+                    ("error", text(error)),
+                ]
+            }),
+            (
+                Trigger::AgentStop,
+                Event::AgentStopped {
+                    session,
+                    agent,
+                    message,
+                },
+            ) => gate(None, session, || {
+                vec![
+                    ("agent", text(agent)),
+                    ("session", text(session)),
+                    ("message", Value::Output(message.clone())),
+                ]
+            }),
+            (
+                Trigger::PromptSubmitted,
+                Event::PromptSubmitted {
+                    session,
+                    agent,
+                    prompt,
+                },
+            ) => gate(None, session, || {
+                vec![
+                    ("agent", text(agent)),
+                    ("session", text(session)),
+                    ("prompt", Value::Output(prompt.clone())),
+                ]
+            }),
+            (
+                Trigger::ClaimRefused { patterns },
+                Event::ClaimRefused {
+                    session,
+                    agent,
+                    holder,
+                    file,
+                    tool,
+                },
+            ) => gate(filtered(patterns, file, "file"), file, || {
+                vec![
+                    ("agent", text(agent)),
+                    ("session", text(session)),
+                    ("holder", text(holder)),
+                    ("file", text(file)),
+                    ("tool", text(tool)),
+                ]
+            }),
             _ => Seen::Unrelated,
         }
     }
@@ -531,6 +671,9 @@ impl Engine {
                     args: rendered,
                 }
             }
+            Action::Diagnostics { min_severity } => Action::Diagnostics {
+                min_severity: *min_severity,
+            },
         };
         match self.gate.admit(
             hook.name,

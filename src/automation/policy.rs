@@ -20,6 +20,8 @@ pub const DEFAULT_COOLDOWN_MS: u64 = 30_000;
 pub const MAX_POLICY_BYTES: u64 = 1024 * 1024;
 /// The least cooldown a hook may have (ms).
 pub const MIN_COOLDOWN_MS: u64 = 5_000;
+/// How often a done-gate keeps an agent working per prompt when `maxHolds` is not set.
+pub const DEFAULT_MAX_HOLDS: u32 = 2;
 
 /// Why a policy file was not accepted.
 #[derive(Debug, thiserror::Error)]
@@ -113,6 +115,27 @@ pub enum Trigger {
         /// Program-name filter.
         commands: Option<GlobSet>,
     },
+    /// An agent changed a file matching `patterns` with its own tools (Edit, Write,
+    /// NotebookEdit, seen through its hooks) or the bridge's write tools.
+    AgentEdited {
+        /// File filter (workspace-relative).
+        patterns: Option<GlobSet>,
+    },
+    /// An agent's own shell command (Bash) failed; `commands` filters its program.
+    AgentCommandFailed {
+        /// Program-name filter.
+        commands: Option<GlobSet>,
+    },
+    /// An agent is ending its turn. A hook whose action checks (`command`,
+    /// `diagnostics`) and holds on failure is a done-gate ([`Hook::hold`]).
+    AgentStop,
+    /// The person submitted a prompt to an agent.
+    PromptSubmitted,
+    /// A write to a claimed file matching `patterns` was refused.
+    ClaimRefused {
+        /// File filter (workspace-relative).
+        patterns: Option<GlobSet>,
+    },
 }
 
 /// What a hook does when it fires. Texts are templates.
@@ -136,6 +159,12 @@ pub enum Action {
         /// Argument templates.
         args: Vec<String>,
     },
+    /// Run the workspace's linters (`diagnostics.linters`); the check fails when a
+    /// file has diagnostics at or above `min_severity`. Only for a done-gate.
+    Diagnostics {
+        /// The least severity that fails the check.
+        min_severity: Severity,
+    },
 }
 
 impl Action {
@@ -145,6 +174,7 @@ impl Action {
             Action::Task { .. } => "task",
             Action::Notify { .. } => "notify",
             Action::Command { .. } => "command",
+            Action::Diagnostics { .. } => "diagnostics",
         }
     }
 
@@ -168,6 +198,9 @@ pub struct Hook {
     pub cooldown_ms: u64,
     /// Timeout of its tasks and commands.
     pub timeout_ms: u64,
+    /// A done-gate (`onAgentStop` whose check holds on failure): the agent is kept
+    /// working at most this many times per prompt.
+    pub hold: Option<u32>,
 }
 
 /// A loaded policy.
@@ -196,6 +229,11 @@ struct RawPolicy {
     on_agent_connected: Option<RawHook>,
     on_agent_disconnected: Option<RawHook>,
     on_command_failed: Option<RawHook>,
+    on_agent_edited: Option<RawHook>,
+    on_agent_command_failed: Option<RawHook>,
+    on_agent_stop: Option<RawHook>,
+    on_prompt_submitted: Option<RawHook>,
+    on_claim_refused: Option<RawHook>,
 }
 
 #[derive(Deserialize)]
@@ -218,6 +256,8 @@ struct RawHook {
     args: Vec<String>,
     cooldown_ms: Option<u64>,
     timeout_ms: Option<u64>,
+    hold_on_failure: Option<bool>,
+    max_holds: Option<u32>,
 }
 
 impl Policy {
@@ -394,6 +434,33 @@ impl Policy {
                 })
             })?;
         }
+        if let Some(h) = raw.on_agent_edited {
+            policy.push(h, "onAgentEdited", |h| {
+                Ok(Trigger::AgentEdited {
+                    patterns: globs("patterns", h.patterns.as_deref())?,
+                })
+            })?;
+        }
+        if let Some(h) = raw.on_agent_command_failed {
+            policy.push(h, "onAgentCommandFailed", |h| {
+                Ok(Trigger::AgentCommandFailed {
+                    commands: globs("commands", h.commands.as_deref())?,
+                })
+            })?;
+        }
+        if let Some(h) = raw.on_agent_stop {
+            policy.push(h, "onAgentStop", |_| Ok(Trigger::AgentStop))?;
+        }
+        if let Some(h) = raw.on_prompt_submitted {
+            policy.push(h, "onPromptSubmitted", |_| Ok(Trigger::PromptSubmitted))?;
+        }
+        if let Some(h) = raw.on_claim_refused {
+            policy.push(h, "onClaimRefused", |h| {
+                Ok(Trigger::ClaimRefused {
+                    patterns: globs("patterns", h.patterns.as_deref())?,
+                })
+            })?;
+        }
         Ok(policy)
     }
 
@@ -409,6 +476,9 @@ impl Policy {
         let trigger = trigger(&raw).map_err(|e| vec![format!("{name}.{e}")])?;
         // The schema made sure the action's own field is present.
         let action = match raw.action.as_deref() {
+            Some("diagnostics") => Action::Diagnostics {
+                min_severity: severity(raw.min_severity.as_deref()),
+            },
             Some("notify") => Action::Notify {
                 message: raw.message.unwrap_or_default(),
             },
@@ -420,11 +490,22 @@ impl Policy {
                 prompt: raw.prompt.unwrap_or_default(),
             },
         };
+        // A stop whose check holds the agent is a gate: every stop is checked (no
+        // cooldown), at most `maxHolds` times per prompt.
+        let checks = matches!(action, Action::Command { .. } | Action::Diagnostics { .. });
+        let hold =
+            (matches!(trigger, Trigger::AgentStop) && checks && raw.hold_on_failure != Some(false))
+                .then(|| raw.max_holds.unwrap_or(DEFAULT_MAX_HOLDS));
         self.hooks.push(Hook {
             name,
             trigger,
             action,
-            cooldown_ms: raw.cooldown_ms.unwrap_or(DEFAULT_COOLDOWN_MS),
+            hold,
+            cooldown_ms: if hold.is_some() {
+                0
+            } else {
+                raw.cooldown_ms.unwrap_or(DEFAULT_COOLDOWN_MS)
+            },
             timeout_ms: raw
                 .timeout_ms
                 .unwrap_or(crate::orchestrator::DEFAULT_TIMEOUT_MS),
@@ -434,15 +515,19 @@ impl Policy {
 }
 
 fn diagnostics_trigger(raw: &RawHook, state: DiagnosticsState) -> Trigger {
-    let min_severity = match raw.min_severity.as_deref().unwrap_or("error") {
+    Trigger::Diagnostics {
+        state,
+        min_severity: severity(raw.min_severity.as_deref()),
+    }
+}
+
+/// A `minSeverity` value (default error).
+fn severity(name: Option<&str>) -> Severity {
+    match name.unwrap_or("error") {
         "error" => Severity::Error,
         "warning" => Severity::Warning,
         "information" => Severity::Info,
         _ => Severity::Hint,
-    };
-    Trigger::Diagnostics {
-        state,
-        min_severity,
     }
 }
 

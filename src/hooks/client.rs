@@ -165,19 +165,9 @@ fn client_chain() -> String {
 /// An oversized input with every long string replaced by `<N bytes>`; an input that is
 /// not JSON becomes `{}` (the bridge then answers nothing).
 fn shrink(input: &[u8]) -> Vec<u8> {
-    fn walk(v: &mut Value) {
-        match v {
-            Value::String(s) if s.len() > MAX_KEPT_STRING => {
-                *s = format!("<{} bytes>", s.len());
-            }
-            Value::Array(items) => items.iter_mut().for_each(walk),
-            Value::Object(map) => map.values_mut().for_each(walk),
-            _ => {}
-        }
-    }
     match serde_json::from_slice::<Value>(input) {
         Ok(mut v) => {
-            walk(&mut v);
+            super::input::shorten_strings(&mut v, MAX_KEPT_STRING);
             serde_json::to_vec(&v).unwrap_or_else(|_| b"{}".to_vec())
         }
         Err(_) => b"{}".to_vec(),

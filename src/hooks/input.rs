@@ -181,6 +181,17 @@ impl HookInput {
     }
 }
 
+/// Replaces every string in `v` longer than `max` bytes by `<N bytes>`: a hook input
+/// or a tool input keeps its shape without its bulk (file contents, command output).
+pub fn shorten_strings(v: &mut Value, max: usize) {
+    match v {
+        Value::String(s) if s.len() > max => *s = format!("<{} bytes>", s.len()),
+        Value::Array(items) => items.iter_mut().for_each(|i| shorten_strings(i, max)),
+        Value::Object(map) => map.values_mut().for_each(|i| shorten_strings(i, max)),
+        _ => {}
+    }
+}
+
 /// Longest summary kept for a native call (a long command is cut).
 pub const MAX_SUMMARY_CHARS: usize = 200;
 

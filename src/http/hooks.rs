@@ -27,9 +27,15 @@ use super::body::{read_limited, BodyError};
 use super::guard::{check_bearer, check_host_and_origin, Rejection};
 use super::{CLIENT_HEADER, TASK_HEADER};
 use crate::actors::activity_log::{CallStatus, LifecycleEvent, RecordLifecycle, RecordToolCall};
+use crate::actors::automation::{AskGate, BridgeEvent, GateCheck, GateChecked};
 use crate::actors::claims::{CheckWrite, ClaimsNamedIn};
+use crate::actors::diagnostics::{GetDiagnostics, Invalidate};
+use crate::actors::messages::dashboard::{AskApproval, Asker};
 use crate::actors::registry::{AgentRef, FileChanged, Identify};
 use crate::actors::session::{Saw, SessionId, TakeNotice};
+use crate::automation::policy::Action;
+use crate::automation::template::tail;
+use crate::exec::Confined;
 use crate::hooks::input::clip;
 use crate::hooks::{HookAnswer, HookEvent, HookInput, NativeAction};
 use crate::metrics::{native_tool_label, HookLabels, ReasonLabel, ToolLabels};
@@ -181,9 +187,8 @@ async fn answer(
     agent: Option<&AgentRef>,
     from_task: bool,
 ) -> HookAnswer {
-    let by = agent.map(|a| a.id.clone());
     match input.hook_event_name {
-        HookEvent::PreToolUse => match before_tool(services, input, by).await {
+        HookEvent::PreToolUse => match before_tool(services, input, agent).await {
             // A notice waits for a refusal to pass; a note on claims comes first.
             HookAnswer::Nothing => match agent {
                 Some(agent) => notice(services, input.hook_event_name, agent).await,
@@ -209,19 +214,20 @@ async fn answer(
                 &agent.id,
                 format!("\"{}\"", clip(prompt, 120)),
             );
+            tell_automation(
+                services,
+                BridgeEvent::PromptSubmitted {
+                    session: agent.id.clone(),
+                    agent: agent.label.clone(),
+                    prompt: tail(prompt, MAX_EVENT_TEXT).to_string(),
+                },
+            );
             notice(services, input.hook_event_name, agent).await
         }
-        HookEvent::Stop => {
-            if let Some(agent) = agent {
-                lifecycle(
-                    services,
-                    LifecycleEvent::AgentStopped,
-                    &agent.id,
-                    "ended its turn".into(),
-                );
-            }
-            HookAnswer::Nothing
-        }
+        HookEvent::Stop => match agent {
+            Some(agent) => stop(services, input, agent, from_task).await,
+            None => HookAnswer::Nothing,
+        },
         HookEvent::SessionStart | HookEvent::SessionEnd => {
             if let Some(agent) = agent {
                 let (what, why) = match input.hook_event_name {
@@ -241,15 +247,21 @@ async fn answer(
             }
             HookAnswer::Nothing
         }
-        HookEvent::PermissionRequest => {
-            let _ = from_task;
-            HookAnswer::Nothing
-        }
+        // A task's tool requests are its permission policy's to answer.
+        HookEvent::PermissionRequest => match agent {
+            Some(agent) if !from_task => ask_person(services, input, agent).await,
+            _ => HookAnswer::Nothing,
+        },
     }
 }
 
 /// Before a native tool: claims.
-async fn before_tool(services: &Services, input: &HookInput, by: Option<SessionId>) -> HookAnswer {
+async fn before_tool(
+    services: &Services,
+    input: &HookInput,
+    agent: Option<&AgentRef>,
+) -> HookAnswer {
+    let by = agent.map(|a| a.id.clone());
     match input.action() {
         NativeAction::Write(path) => {
             let Some(rel) = services.workspace.relative(&path.to_string_lossy()) else {
@@ -257,6 +269,10 @@ async fn before_tool(services: &Services, input: &HookInput, by: Option<SessionI
             };
             let check = CheckWrite {
                 by,
+                agent: agent.map_or_else(
+                    || "an agent the bridge cannot name".into(),
+                    |a| a.label.clone(),
+                ),
                 path: rel,
                 tool: input.tool().to_string(),
             };
@@ -320,6 +336,17 @@ async fn after_tool(services: &Services, input: &HookInput, agent: &AgentRef) {
         native: true,
     });
     if !ok {
+        if let NativeAction::Command(command) = input.action() {
+            tell_automation(
+                services,
+                BridgeEvent::AgentCommandFailed {
+                    session: agent.id.clone(),
+                    agent: agent.label.clone(),
+                    command: clip(command, MAX_EVENT_TEXT),
+                    error: clip(input.error.as_deref().unwrap_or("failed"), 200),
+                },
+            );
+        }
         return;
     }
     let resolved = |p: &Path| workspace.resolve(&p.to_string_lossy()).ok();
@@ -334,15 +361,14 @@ async fn after_tool(services: &Services, input: &HookInput, agent: &AgentRef) {
                 (resolved(p), workspace.relative(&p.to_string_lossy()))
             {
                 agent.session.saw.do_send(Saw(path.clone()));
-                if services.settings.hooks.notices {
-                    // Awaited: the others' notices are queued before this hook answers.
-                    let changed = FileChanged {
-                        by: agent.id.clone(),
-                        path,
-                        display,
-                    };
-                    let _ = services.registry.send(changed).await;
-                }
+                // Awaited: the others' notices are queued before this hook answers.
+                let changed = FileChanged {
+                    by: agent.id.clone(),
+                    path,
+                    display,
+                    tool: input.tool().to_string(),
+                };
+                let _ = services.registry.send(changed).await;
             }
         }
         NativeAction::Command(_) | NativeAction::Other => {}
@@ -357,6 +383,181 @@ async fn notice(services: &Services, event: HookEvent, agent: &AgentRef) -> Hook
     match agent.session.take_notice.send(TakeNotice).await {
         Ok(Some(text)) => HookAnswer::Context { event, text },
         _ => HookAnswer::Nothing,
+    }
+}
+
+/// Strings of a tool's input longer than this are shown in the page by their length.
+const MAX_SHOWN_STRING: usize = 4_000;
+
+/// A permission dialog: while a page is open, it waits there too; the person's answer
+/// there answers the CLI. With no page, or when the terminal answers first (the CLI
+/// then ends this hook), nothing is decided here.
+async fn ask_person(services: &Services, input: &HookInput, agent: &AgentRef) -> HookAnswer {
+    if !services.settings.ui.enabled {
+        return HookAnswer::Nothing;
+    }
+    let mut shown = input.tool_input.clone().unwrap_or(serde_json::Value::Null);
+    crate::hooks::input::shorten_strings(&mut shown, MAX_SHOWN_STRING);
+    let wait = services.settings.hooks.approval_wait;
+    let ask = AskApproval {
+        asker: Asker::Agent {
+            session: agent.id.clone(),
+            agent: agent.label.clone(),
+        },
+        tool: clip(input.tool(), 64),
+        input: shown,
+        timeout: wait,
+        only_if_watched: true,
+    };
+    let Ok(decision) = services.dashboard.send(ask).await else {
+        return HookAnswer::Nothing;
+    };
+    let allow = match tokio::time::timeout(wait, decision).await {
+        Ok(Ok(allow)) => allow,
+        // No page, the page went, or nobody decided in time: the terminal asks alone.
+        _ => return HookAnswer::Nothing,
+    };
+    lifecycle(
+        services,
+        LifecycleEvent::PermissionAnswered,
+        &agent.id,
+        format!(
+            "{} {} in the page",
+            clip(input.tool(), 64),
+            if allow { "allowed" } else { "denied" }
+        ),
+    );
+    HookAnswer::Permission {
+        allow,
+        message: "The person denied this in the ide-bridge page.".into(),
+    }
+}
+
+/// Texts handed to automation are cut to this many bytes (their ends kept).
+const MAX_EVENT_TEXT: usize = 4_000;
+
+fn tell_automation(services: &Services, event: BridgeEvent) {
+    if let Some(automation) = &services.automation {
+        automation.do_send(event);
+    }
+}
+
+/// The agent is ending its turn: the timeline, and the done-gate's check when the
+/// policy has one. A failed check keeps the agent working with the failure as reason.
+async fn stop(
+    services: &Services,
+    input: &HookInput,
+    agent: &AgentRef,
+    from_task: bool,
+) -> HookAnswer {
+    let mut answer = HookAnswer::Nothing;
+    let ask = AskGate {
+        session: agent.id.clone(),
+        agent: agent.label.clone(),
+        prompt: input.prompt_id.clone().unwrap_or_default(),
+        message: tail(
+            input.last_assistant_message.as_deref().unwrap_or(""),
+            MAX_EVENT_TEXT,
+        )
+        .to_string(),
+    };
+    let check = match (&services.automation, from_task) {
+        // A Claude task the bridge started ends when it ends: its orchestrator decides.
+        (Some(automation), false) => automation.send(ask).await.ok().flatten(),
+        _ => None,
+    };
+    if let (Some(check), Some(automation)) = (check, &services.automation) {
+        let failure = run_check(services, &check).await;
+        let checked = GateChecked {
+            session: agent.id.clone(),
+            prompt: input.prompt_id.clone().unwrap_or_default(),
+            hook: check.hook,
+            failure,
+        };
+        if let Ok(Some(reason)) = automation.send(checked).await {
+            answer = HookAnswer::KeepWorking { reason };
+        }
+    }
+    let detail = match &answer {
+        HookAnswer::KeepWorking { .. } => "kept working: the done-gate's check failed",
+        _ => "ended its turn",
+    };
+    lifecycle(
+        services,
+        LifecycleEvent::AgentStopped,
+        &agent.id,
+        detail.into(),
+    );
+    answer
+}
+
+/// Runs a done-gate's check: `None` when it passed, else what failed, written for the
+/// model.
+async fn run_check(services: &Services, check: &GateCheck) -> Option<String> {
+    let intro = format!("ide-bridge done-gate ({}): ", check.hook);
+    match &check.action {
+        Action::Command { program, args } => {
+            let line = crate::tools::commands::command_line(program, args);
+            let command = Confined {
+                program: program.clone(),
+                args: args.clone(),
+                cwd: services.workspace.root().to_path_buf(),
+                timeout: Some(std::time::Duration::from_millis(check.timeout_ms)),
+            };
+            match command.run(&services.settings, &services.workspace).await {
+                Ok(out) if out.exit_code == Some(0) && !out.timed_out => None,
+                Ok(out) => {
+                    let how = match (out.timed_out, out.exit_code) {
+                        (true, _) => "timed out".to_string(),
+                        (_, Some(code)) => format!("exited with {code}"),
+                        (_, None) => "was killed".to_string(),
+                    };
+                    let output = format!("{}\n{}", out.stdout, out.stderr);
+                    Some(format!(
+                        "{intro}`{line}` {how}. Fix what it reports before you finish; its \
+                         last output:\n{}",
+                        tail(output.trim(), 3_000)
+                    ))
+                }
+                Err(e) => {
+                    // A check that cannot run does not hold the agent: it says so.
+                    tracing::warn!(hook = check.hook, %e, "done-gate check not run");
+                    None
+                }
+            }
+        }
+        Action::Diagnostics { min_severity } => {
+            services.diagnostics.do_send(Invalidate);
+            let report = services.diagnostics.send(GetDiagnostics).await.ok()?.ok()?;
+            let mut found: Vec<String> = Vec::new();
+            let mut total = 0;
+            for (file, list) in &report.files {
+                let rel = services
+                    .workspace
+                    .relative(&file.to_string_lossy())
+                    .unwrap_or_else(|| file.display().to_string());
+                for d in list.iter().filter(|d| d.severity <= *min_severity) {
+                    total += 1;
+                    if found.len() < 20 {
+                        found.push(format!(
+                            "{rel}:{}:{} {:?}: {}",
+                            d.range.start.line + 1,
+                            d.range.start.character + 1,
+                            d.severity,
+                            clip(&d.message, 300)
+                        ));
+                    }
+                }
+            }
+            (total > 0).then(|| {
+                format!(
+                    "{intro}the workspace's linters report {total} problem(s). Fix them before \
+                     you finish:\n{}",
+                    found.join("\n")
+                )
+            })
+        }
+        Action::Task { .. } | Action::Notify { .. } => None,
     }
 }
 

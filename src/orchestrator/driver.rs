@@ -19,7 +19,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use actix::Recipient;
 
 use super::permissions::{control_response, Decision, Policy, Verdict};
-use crate::actors::messages::dashboard::AskApproval;
+use crate::actors::messages::dashboard::{AskApproval, Asker};
 use crate::exec::process::GroupGuard;
 
 /// What a run reports while it goes.
@@ -110,11 +110,14 @@ async fn decide(config: &DriverConfig, task_id: &str, tool: &str, input: &Value)
     let timeout = config.approval_timeout;
     let asked = approver
         .send(AskApproval {
-            task_id: task_id.into(),
+            asker: Asker::Task {
+                task_id: task_id.into(),
+                rule: rule.clone(),
+            },
             tool: tool.to_string(),
             input: input.clone(),
-            rule: rule.clone(),
             timeout,
+            only_if_watched: false,
         })
         .await;
     let Ok(decision) = asked else {

@@ -55,7 +55,7 @@ pub(crate) async fn next_notice(agent: &mut Agent) -> Value {
 }
 
 /// Waits for an automation notice whose message contains `needle`.
-async fn notice(agent: &mut Agent, needle: &str) -> Value {
+pub(crate) async fn notice(agent: &mut Agent, needle: &str) -> Value {
     loop {
         let data = next_notice(agent).await;
         if data["message"].as_str().is_some_and(|m| m.contains(needle)) {
@@ -64,7 +64,7 @@ async fn notice(agent: &mut Agent, needle: &str) -> Value {
     }
 }
 
-fn git(dir: &Path, args: &[&str]) {
+pub(crate) fn git(dir: &Path, args: &[&str]) {
     let ok = std::process::Command::new("git")
         .args(args)
         .current_dir(dir)

@@ -474,3 +474,128 @@ async fn claims_survive_a_restart_and_end_with_their_agent() {
     assert!(!is_error(&r), "{r}");
     bridge.stop_async().await;
 }
+
+fn with_policy(policy: &str) -> Options {
+    Options::default()
+        .file("automation.json", policy)
+        .set("automation.policy", "automation.json")
+}
+
+fn stop(bridge: &Bridge, prompt: &str, active: bool) -> Value {
+    json!({
+        "session_id": "c0ffee00-0000-4000-8000-000000000001",
+        "cwd": bridge.workspace,
+        "hook_event_name": "Stop",
+        "prompt_id": prompt,
+        "stop_hook_active": active,
+        "last_assistant_message": "all done",
+    })
+}
+
+#[tokio::test]
+async fn a_failing_done_gate_keeps_the_agent_working_at_most_max_holds_times_per_prompt() {
+    let bridge = Bridge::launch(with_policy(
+        r#"{"onAgentStop": {"action": "command", "command": "git",
+             "args": ["rev-parse", "--verify", "-q", "refs/tags/fixed"], "maxHolds": 2}}"#,
+    ))
+    .await;
+    let root = bridge.workspace.clone();
+    crate::automation_events::git(&root, &["init", "-q", "-b", "main"]);
+    crate::automation_events::git(&root, &["commit", "-q", "--allow-empty", "-m", "first"]);
+    let _a = relay_agent(&bridge, 97001, 784).await;
+    let held = |answer: &Value| {
+        (answer["decision"] == "block").then(|| answer["reason"].as_str().unwrap_or("").to_string())
+    };
+    // The check fails: the agent is kept working with the failure as the reason.
+    let (_, answer) = hook(&bridge, 97001, stop(&bridge, "p1", false)).await;
+    let reason = held(&answer).expect("held");
+    assert!(reason.contains("onAgentStop"), "{reason}");
+    assert!(
+        reason.contains("git rev-parse --verify -q refs/tags/fixed"),
+        "{reason}"
+    );
+    assert!(reason.contains("exited with 1"), "{reason}");
+    let (_, answer) = hook(&bridge, 97001, stop(&bridge, "p1", true)).await;
+    assert!(held(&answer).is_some(), "the second hold: {answer}");
+    // The holds for this prompt are spent: the agent stops; no loop.
+    let (_, answer) = hook(&bridge, 97001, stop(&bridge, "p1", true)).await;
+    assert_eq!(answer, Value::Null);
+    let record = crate::automation_events::hook(&bridge.status().await, "onAgentStop");
+    assert_eq!(record["lastSkip"]["kind"], "holdsSpent", "{record}");
+    // A new prompt is checked again; once fixed, the agent stops.
+    let (_, answer) = hook(&bridge, 97001, stop(&bridge, "p2", false)).await;
+    assert!(held(&answer).is_some());
+    crate::automation_events::git(&root, &["tag", "fixed"]);
+    let (_, answer) = hook(&bridge, 97001, stop(&bridge, "p2", true)).await;
+    assert_eq!(answer, Value::Null);
+    let record = crate::automation_events::hook(&bridge.status().await, "onAgentStop");
+    assert_eq!(record["lastFired"]["result"], "passed", "{record}");
+    let stops = bridge.status().await["recentActivity"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["event"] == "agent_stopped")
+        .count();
+    assert_eq!(stops, 5, "each stop is in the timeline");
+    bridge.stop_async().await;
+}
+
+#[tokio::test]
+async fn native_work_fires_automation_hooks() {
+    let bridge = Bridge::launch(
+        with_policy(
+            r#"{
+              "onAgentEdited": {"patterns": ["src/**"], "action": "notify",
+                                "message": "edited {{file}} with {{tool}} by {{agent}}", "cooldownMs": 5000},
+              "onAgentCommandFailed": {"commands": ["cargo"], "action": "notify",
+                                       "message": "{{program}} failed: {{error}}"},
+              "onPromptSubmitted": {"action": "notify", "message": "prompt from {{session}}"},
+              "onClaimRefused": {"action": "notify", "message": "{{agent}} was refused {{file}} held by {{holder}}"}
+            }"#,
+        )
+        .file("src/a.py", "a\n"),
+    )
+    .await;
+    let mut listener = crate::automation_events::listening_agent(&bridge).await;
+    let mut a = relay_agent(&bridge, 98001, 785).await;
+    let a_id = json_text(&a.call("getBridgeStatus", json!({})).await)["yourSessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    hook(&bridge, 98001, edit(&bridge, "PostToolUse", "src/a.py")).await;
+    let n = crate::automation_events::notice(&mut listener, "edited src/a.py").await;
+    assert!(
+        n["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("with Edit by claude-code {a_id}")),
+        "{n}"
+    );
+    let mut failed = tool_event(
+        &bridge,
+        "PostToolUseFailure",
+        "Bash",
+        json!({"command": "cargo test --all"}),
+    );
+    failed["error"] = json!("Exit code 101");
+    hook(&bridge, 98001, failed).await;
+    crate::automation_events::notice(&mut listener, "cargo failed: Exit code 101").await;
+    let prompt = json!({
+        "session_id": "x", "cwd": bridge.workspace, "hook_event_name": "UserPromptSubmit",
+        "prompt_id": "p1", "prompt": "fix the parser"
+    });
+    hook(&bridge, 98001, prompt).await;
+    crate::automation_events::notice(&mut listener, &format!("prompt from {a_id}")).await;
+    let claimed = listener
+        .call("claimFiles", json!({"paths": ["src"], "reason": "mine"}))
+        .await;
+    assert!(!is_error(&claimed), "{claimed}");
+    let (_, answer) = hook(&bridge, 98001, edit(&bridge, "PreToolUse", "src/a.py")).await;
+    assert!(deny_reason(&answer).is_some());
+    crate::automation_events::notice(
+        &mut listener,
+        &format!("claude-code {a_id} was refused src/a.py"),
+    )
+    .await;
+    bridge.stop_async().await;
+}

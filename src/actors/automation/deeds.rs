@@ -111,6 +111,11 @@ impl Automation {
                     format!("{hook} {subject}: {message}"),
                 );
             }
+            Action::Diagnostics { .. } => {
+                // Only a done-gate checks diagnostics, and the gate runs its own check.
+                self.records
+                    .fired(hook, &subject, "diagnostics are checked at a stop only");
+            }
             Action::Command { program, args } => {
                 let line = crate::tools::commands::command_line(&program, &args);
                 self.records.fired(hook, &subject, "running");
@@ -184,7 +189,7 @@ impl Automation {
 
     /// Automation's own task or command ended: workspace events are its doing for
     /// [`SETTLE_MS`] more, and every hook's cooldown for its subject restarts.
-    fn settle(&mut self, key: &str, subject: &str) {
+    pub(super) fn settle(&mut self, key: &str, subject: &str) {
         self.in_flight.remove(key);
         let now = self.clock.now_ms();
         self.settle_until = now + SETTLE_MS;

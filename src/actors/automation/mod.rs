@@ -7,7 +7,7 @@
 mod deeds;
 mod status;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -16,9 +16,12 @@ use actix::prelude::*;
 
 use super::activity_log::{ActivityLog, LifecycleEvent, RecordLifecycle};
 use super::clock::{Clock, SystemClock};
-pub use super::messages::automation::{BridgeEvent, EditorEvent, WorkspaceDiagnostics};
+pub use super::messages::automation::{
+    AskGate, BridgeEvent, EditorEvent, GateCheck, GateChecked, WorkspaceDiagnostics,
+};
 use super::messages::editor::NotifyEditor;
 use super::messages::registry::Announce;
+use super::messages::session::SessionId;
 use super::messages::watch::WorkspaceChanged;
 use super::orchestrator::{Enqueue, Follow};
 use super::supervise::{guard, restarted};
@@ -41,6 +44,8 @@ pub const POLL_INTERVAL: Duration = Duration::from_secs(1);
 pub const SETTLE_MS: u64 = 2_000;
 /// Files remembered as the editor's (their diagnostics come from it), at most.
 pub const MAX_EDITOR_FILES: usize = 10_000;
+/// Prompts whose done-gate holds are remembered, at most (then all are forgotten).
+pub const MAX_GATED_PROMPTS: usize = 1_000;
 
 /// What Automation sends the Orchestrator.
 pub struct OrchestratorLink {
@@ -95,6 +100,8 @@ pub struct Automation {
     editor_files: HashSet<String>,
     git: GitWatch,
     last_reload_error: Option<String>,
+    /// How often the done-gate kept each agent working, per prompt.
+    holds: HashMap<(SessionId, String), u32>,
     links: AutomationLinks,
     metrics: Arc<Metrics>,
 }
@@ -125,6 +132,7 @@ impl Automation {
             editor_files: HashSet::new(),
             git: GitWatch::default(),
             last_reload_error: None,
+            holds: HashMap::new(),
             links,
             metrics,
         }
@@ -265,6 +273,102 @@ impl Automation {
         };
         self.dispatch(event, ctx);
     }
+}
+
+impl Automation {
+    /// A stop: the non-gating hooks fire as usual; the gate's check is handed back.
+    fn ask_gate(&mut self, msg: AskGate, ctx: &mut Context<Self>) -> Option<GateCheck> {
+        let AskGate {
+            session,
+            agent,
+            prompt,
+            message,
+        } = msg;
+        let gate = self
+            .engine
+            .policy()
+            .hooks
+            .iter()
+            .find_map(|h| h.hold.map(|max| (h.name, max)));
+        let key = (session.clone(), prompt);
+        let spent = gate.is_some_and(|(_, max)| self.holds.get(&key).copied().unwrap_or(0) >= max);
+        let event = Event::AgentStopped {
+            session: session.to_string(),
+            agent,
+            message,
+        };
+        let now = self.clock.now_ms();
+        let quiet = self.quiet(now);
+        let mut check = None;
+        for outcome in self.engine.handle(&event, now, quiet) {
+            match outcome {
+                Outcome::Fire(firing) if Some(firing.hook) == gate.map(|g| g.0) => {
+                    if spent {
+                        let max = gate.map(|g| g.1).unwrap_or(0);
+                        self.on_outcome(
+                            Outcome::Skipped {
+                                hook: firing.hook,
+                                subject: firing.subject,
+                                reason: format!(
+                                    "the gate already kept this agent working {max} times for this prompt"
+                                ),
+                                kind: crate::automation::SkipKind::HoldsSpent,
+                            },
+                            ctx,
+                        );
+                        continue;
+                    }
+                    self.fired += 1;
+                    self.records.fired(firing.hook, &firing.subject, "checking");
+                    self.in_flight.insert(gate_key(&session));
+                    check = Some(GateCheck {
+                        hook: firing.hook,
+                        action: firing.deed,
+                        timeout_ms: firing.timeout_ms,
+                    });
+                }
+                other => self.on_outcome(other, ctx),
+            }
+        }
+        check
+    }
+
+    /// The gate's check ran: count a hold when it failed.
+    fn gate_checked(&mut self, msg: GateChecked) -> Option<String> {
+        self.settle(&gate_key(&msg.session), msg.session.as_str());
+        let Some(failure) = msg.failure else {
+            self.records
+                .settled(msg.hook, &msg.session, None, "passed".into());
+            return None;
+        };
+        if self.holds.len() >= MAX_GATED_PROMPTS {
+            self.holds.clear();
+        }
+        let held = self
+            .holds
+            .entry((msg.session.clone(), msg.prompt))
+            .or_insert(0);
+        *held += 1;
+        let count = *held;
+        self.records.settled(
+            msg.hook,
+            &msg.session,
+            None,
+            format!("failed; agent kept working (hold {count})"),
+        );
+        self.record(
+            LifecycleEvent::AutomationFired,
+            format!(
+                "{} {}: check failed, agent kept working (hold {count})",
+                msg.hook, msg.session
+            ),
+        );
+        Some(failure)
+    }
+}
+
+fn gate_key(session: &SessionId) -> String {
+    format!("gate:{session}")
 }
 
 fn stamp(path: &std::path::Path) -> Option<(SystemTime, u64)> {
@@ -425,9 +529,77 @@ impl Handler<BridgeEvent> for Automation {
                     output: output_tail,
                     session: session.map(|s| s.to_string()),
                 },
+                BridgeEvent::AgentEdited {
+                    session,
+                    agent,
+                    file,
+                    tool,
+                } => Event::AgentEdited {
+                    session: session.to_string(),
+                    agent,
+                    file: act.relative(&file.to_string_lossy())?,
+                    tool,
+                },
+                BridgeEvent::AgentCommandFailed {
+                    session,
+                    agent,
+                    command,
+                    error,
+                } => Event::AgentCommandFailed {
+                    session: session.to_string(),
+                    agent,
+                    program: command
+                        .split_whitespace()
+                        .next()
+                        .unwrap_or_default()
+                        .to_string(),
+                    command,
+                    error,
+                },
+                BridgeEvent::PromptSubmitted {
+                    session,
+                    agent,
+                    prompt,
+                } => Event::PromptSubmitted {
+                    session: session.to_string(),
+                    agent,
+                    prompt,
+                },
+                BridgeEvent::ClaimRefused {
+                    session,
+                    agent,
+                    holder,
+                    file,
+                    tool,
+                } => Event::ClaimRefused {
+                    session: session.map(|s| s.to_string()).unwrap_or_default(),
+                    agent,
+                    holder,
+                    file,
+                    tool,
+                },
             };
             act.dispatch(event, ctx);
+            Some(())
         });
+    }
+}
+
+impl Handler<AskGate> for Automation {
+    type Result = Option<GateCheck>;
+    fn handle(&mut self, msg: AskGate, ctx: &mut Context<Self>) -> Self::Result {
+        guard(NAME, self, ctx, |act, ctx| act.ask_gate(msg, ctx))
+            .ok()
+            .flatten()
+    }
+}
+
+impl Handler<GateChecked> for Automation {
+    type Result = Option<String>;
+    fn handle(&mut self, msg: GateChecked, ctx: &mut Context<Self>) -> Self::Result {
+        guard(NAME, self, ctx, |act, _| act.gate_checked(msg))
+            .ok()
+            .flatten()
     }
 }
 

@@ -6,7 +6,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::waiting::Waiting;
-use crate::actors::messages::dashboard::AskApproval;
+use crate::actors::messages::dashboard::{AskApproval, Asker};
+use crate::actors::messages::session::SessionId;
 use crate::orchestrator::TaskId;
 
 /// A request as the page lists it.
@@ -14,14 +15,24 @@ use crate::orchestrator::TaskId;
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalView {
     pub id: u64,
-    pub task_id: TaskId,
+    /// The Claude task asking (absent for an agent's dialog).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<TaskId>,
+    /// The interactive agent asking (absent for a task).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<SessionId>,
+    /// How people see that agent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
     pub tool: String,
     pub input: Value,
-    /// The rule that said `ask`.
-    pub rule: String,
+    /// The rule that said `ask` (tasks).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
     /// Unix ms.
     pub created_at: u64,
-    /// Unix ms: denied when nobody decides before.
+    /// Unix ms: a task's request is denied then; an agent's dialog is left to its
+    /// terminal.
     pub deadline: u64,
 }
 
@@ -31,12 +42,18 @@ pub type PendingApprovals = Waiting<ApprovalView, bool>;
 /// How the page lists request `id`, asked at `now_ms`.
 pub fn view_of(ask: AskApproval, id: u64, now_ms: u64) -> ApprovalView {
     let deadline = now_ms + u64::try_from(ask.timeout.as_millis()).unwrap_or(u64::MAX);
+    let (task_id, rule, session, agent) = match ask.asker {
+        Asker::Task { task_id, rule } => (Some(task_id), Some(rule), None, None),
+        Asker::Agent { session, agent } => (None, None, Some(session), Some(agent)),
+    };
     ApprovalView {
         id,
-        task_id: ask.task_id,
+        task_id,
+        session,
+        agent,
         tool: ask.tool,
         input: ask.input,
-        rule: ask.rule,
+        rule,
         created_at: now_ms,
         deadline,
     }
@@ -50,11 +67,14 @@ mod tests {
     #[test]
     fn a_request_is_listed_with_its_deadline() {
         let ask = AskApproval {
-            task_id: TaskId::from("t-1"),
+            asker: Asker::Task {
+                task_id: TaskId::from("t-1"),
+                rule: "rule 0 (Bash)".into(),
+            },
             tool: "Bash".into(),
             input: serde_json::json!({"command": "ls"}),
-            rule: "rule 0 (Bash)".into(),
             timeout: Duration::from_secs(5),
+            only_if_watched: false,
         };
         let mut a = PendingApprovals::default();
         let mut decision = a.add(|id| view_of(ask, id, 1000));

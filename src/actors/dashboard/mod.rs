@@ -556,6 +556,11 @@ impl Handler<AskApproval> for Dashboard {
     type Result = MessageResult<AskApproval>;
     fn handle(&mut self, msg: AskApproval, ctx: &mut Context<Self>) -> Self::Result {
         let decision = guard(NAME, self, ctx, |act, _| {
+            act.note_watchers();
+            if msg.only_if_watched && act.streams.is_empty() {
+                // Nobody would see it: the receiver closes at once.
+                return oneshot::channel().1;
+            }
             let now = now_ms();
             let rx = act.approvals.add(|id| approvals::view_of(msg, id, now));
             act.broadcast(json!({ "kind": "approvals" }));
@@ -569,6 +574,8 @@ impl Handler<AskApproval> for Dashboard {
 impl Handler<ListApprovals> for Dashboard {
     type Result = Vec<ApprovalView>;
     fn handle(&mut self, _: ListApprovals, _: &mut Context<Self>) -> Vec<ApprovalView> {
+        // A dialog answered in the terminal ended its hook: it no longer waits here.
+        self.approvals.forget_abandoned();
         self.approvals.views()
     }
 }

@@ -84,4 +84,80 @@ pub enum BridgeEvent {
         /// The session whose agent ran it.
         session: Option<SessionId>,
     },
+    /// An agent changed a file (its own tools through its hooks, or a bridge write
+    /// tool).
+    AgentEdited {
+        session: SessionId,
+        /// How people see the agent.
+        agent: String,
+        /// Absolute path.
+        file: PathBuf,
+        /// The tool.
+        tool: String,
+    },
+    /// An agent's own shell command failed.
+    AgentCommandFailed {
+        session: SessionId,
+        agent: String,
+        /// The command line (bounded by the sender).
+        command: String,
+        /// What the CLI reported.
+        error: String,
+    },
+    /// The person submitted a prompt to an agent.
+    PromptSubmitted {
+        session: SessionId,
+        agent: String,
+        /// The prompt (bounded by the sender).
+        prompt: String,
+    },
+    /// A write to a claimed file was refused.
+    ClaimRefused {
+        /// The refused agent, when the bridge could name it.
+        session: Option<SessionId>,
+        agent: String,
+        /// Who holds the claim.
+        holder: String,
+        /// Workspace-relative path.
+        file: String,
+        tool: String,
+    },
+}
+
+/// An agent is about to end its turn: runs the stop through the policy. Non-gating
+/// `onAgentStop` hooks fire as usual; a done-gate answers the check to run (the
+/// caller runs it and reports with [`GateChecked`]), or nothing when there is no gate,
+/// its holds for this prompt are spent, or automation's own work is in flight.
+#[derive(Debug, Message)]
+#[rtype(result = "Option<GateCheck>")]
+pub struct AskGate {
+    pub session: SessionId,
+    pub agent: String,
+    /// The turn (the CLI's `prompt_id`): holds are counted per prompt.
+    pub prompt: String,
+    /// The agent's last message (bounded by the sender).
+    pub message: String,
+}
+
+/// The check a done-gate asks for.
+#[derive(Debug, Clone)]
+pub struct GateCheck {
+    /// The hook.
+    pub hook: &'static str,
+    /// `Command` (arguments rendered) or `Diagnostics`.
+    pub action: crate::automation::policy::Action,
+    /// Timeout of a command.
+    pub timeout_ms: u64,
+}
+
+/// The done-gate's check ran: `failure` says why it failed. Answers the reason that
+/// keeps the agent working, or nothing (it passed, or the gate does not hold).
+#[derive(Debug, Message)]
+#[rtype(result = "Option<String>")]
+pub struct GateChecked {
+    pub session: SessionId,
+    pub prompt: String,
+    pub hook: &'static str,
+    /// `None`: passed.
+    pub failure: Option<String>,
 }

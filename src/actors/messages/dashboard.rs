@@ -6,21 +6,38 @@ use actix::prelude::*;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
+use super::session::SessionId;
 use crate::orchestrator::TaskId;
 
-/// A Claude task's tool request that a permission rule sends to the person
-/// (`decision = "ask"`). The answer is a receiver of the decision (`true`: allow); the
-/// asker denies when it does not come within `timeout` (or the receiver closes).
+/// A tool request for the person to allow or deny in the page: a Claude task's, which
+/// a permission rule with `decision = "ask"` sends, or an interactive agent's
+/// permission dialog (seen through its hooks). The answer is a receiver of the decision
+/// (`true`: allow); the asker gives up when it does not come within `timeout`, or when
+/// the receiver closes.
 #[derive(Debug, Message)]
 #[rtype(result = "oneshot::Receiver<bool>")]
 pub struct AskApproval {
-    pub task_id: TaskId,
-    /// The tool the task wants (`Bash`, `Write`, …).
+    pub asker: Asker,
+    /// The tool wanted (`Bash`, `Write`, …).
     pub tool: String,
-    /// Its input, as the task sent it.
+    /// Its input, as the asker sent it.
     pub input: Value,
-    /// The rule that said `ask`.
-    pub rule: String,
-    /// How long the asker waits before it denies.
+    /// How long the asker waits.
     pub timeout: Duration,
+    /// Ask only while a page is watching; with none, the receiver closes at once.
+    pub only_if_watched: bool,
+}
+
+/// Who asks for an approval.
+#[derive(Debug, Clone)]
+pub enum Asker {
+    /// A Claude task the bridge runs; `rule` said `ask`. Denied on timeout.
+    Task { task_id: TaskId, rule: String },
+    /// An interactive agent's permission dialog: its terminal asks too, and the first
+    /// answer wins.
+    Agent {
+        session: SessionId,
+        /// How people see it.
+        agent: String,
+    },
 }

@@ -115,7 +115,7 @@ pub struct AgentRef {
 }
 
 /// An agent changed a file: every other agent that saw it gets a notice at its next
-/// tool call.
+/// tool call, and automation hears of it (`onAgentEdited`).
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub struct FileChanged {
@@ -125,4 +125,6 @@ pub struct FileChanged {
     pub path: PathBuf,
     /// Workspace-relative.
     pub display: String,
+    /// The tool that changed it (`Edit`, `replaceBlock`, …).
+    pub tool: String,
 }

@@ -1,5 +1,5 @@
 //! The page's JSON API: status, timeline, tasks, samples for the charts, diffs to
-//! decide and tool requests to approve. The gate in front of `/ui/api` (see
+//! decide, tool requests to approve, and file claims. The gate in front of `/ui/api` (see
 //! [`super::configure`]) has checked the sign-in before any handler here runs.
 
 use actix_web::{web, HttpResponse};
@@ -8,12 +8,14 @@ use serde_json::json;
 
 use super::{ask, PageError};
 use crate::actors::activity_log::{self, Query};
+use crate::actors::claims::{self, ClaimFiles, ListClaims, ReleaseClaim};
 use crate::actors::dashboard::diffs::DiffView;
 use crate::actors::dashboard::{
     self, DecideApproval, DecideDiff, GetSamples, ListApprovals, ListDiffs,
 };
 use crate::actors::orchestrator::{self as orchestrator_actor, CancelTask, ListTasks};
 use crate::automation::template::tail;
+use crate::coordination::claims::Holder;
 use crate::orchestrator::{Task, TaskId};
 use crate::review::anchor::{line_ops, LineOp};
 use crate::services::Services;
@@ -205,4 +207,61 @@ pub async fn decide_approval(
         "tool request decided in the browser page"
     );
     Ok(HttpResponse::Ok().json(json!({ "id": id, "allowed": allow })))
+}
+
+/// `GET /ui/api/claims`: every file claim held now.
+pub async fn claims(services: web::Data<Services>) -> Result<HttpResponse, PageError> {
+    let held = ask(&services.claims, claims::NAME, ListClaims).await??;
+    Ok(HttpResponse::Ok().json(claims::views(&held, activity_log::now_ms())))
+}
+
+/// What the person claims in the page.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PersonClaim {
+    paths: Vec<String>,
+    #[serde(default)]
+    reason: String,
+    ttl_minutes: Option<u64>,
+}
+
+/// `POST /ui/api/claims`: the person claims files (agents' writes to them are refused
+/// with "the person is editing …").
+pub async fn claim(
+    services: web::Data<Services>,
+    body: web::Json<PersonClaim>,
+) -> Result<HttpResponse, PageError> {
+    let body = body.into_inner();
+    let c = &services.settings.claims;
+    let minutes = body
+        .ttl_minutes
+        .unwrap_or(c.default_ttl_minutes)
+        .clamp(1, c.max_ttl_minutes);
+    let made = ask(
+        &services.claims,
+        claims::NAME,
+        ClaimFiles {
+            holder: Holder::Person,
+            patterns: body.paths,
+            reason: body.reason,
+            ttl: std::time::Duration::from_secs(minutes * 60),
+        },
+    )
+    .await??
+    .map_err(|e| PageError::Gone(e.to_string()))?;
+    Ok(HttpResponse::Ok().json(&claims::views(&[made], activity_log::now_ms())[0]))
+}
+
+/// `POST /ui/api/claims/{id}/release`: the person ends any claim.
+pub async fn release_claim(
+    services: web::Data<Services>,
+    id: web::Path<u64>,
+) -> Result<HttpResponse, PageError> {
+    let id = id.into_inner();
+    match ask(&services.claims, claims::NAME, ReleaseClaim(id)).await?? {
+        Some(_) => Ok(HttpResponse::Ok().json(json!({ "id": id, "released": true }))),
+        None => Err(PageError::Gone(format!(
+            "Claim {id} is no longer held: it was released or expired"
+        ))),
+    }
 }

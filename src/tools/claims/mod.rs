@@ -41,8 +41,13 @@ pub(crate) async fn check_write(
     let Some(rel) = ctx.services.workspace.relative(&path.to_string_lossy()) else {
         return Ok(());
     };
+    let agent = match me(ctx).await {
+        Holder::Agent { label, .. } => label,
+        Holder::Person => String::new(),
+    };
     let check = CheckWrite {
         by: Some(ctx.session_id.clone()),
+        agent,
         path: rel,
         tool: tool.to_string(),
     };

@@ -38,14 +38,14 @@ impl Tool for CreateFile {
         if let Some(done) =
             try_editor(&ctx, "createFile", request(&ctx, "createFile", &args)?).await
         {
-            return by_editor(&ctx, &path, done).await;
+            return by_editor(&ctx, &path, Self::NAME, done).await;
         }
         let op = WriteOp::Create {
             content: args.content,
             directory: args.is_directory,
             overwrite: args.overwrite,
         };
-        let written = write(&ctx, path.clone(), op).await?;
+        let written = write(&ctx, path.clone(), op, Self::NAME).await?;
         Ok(CallToolResult::json(&json!({
             "success": true,
             "filePath": path.display().to_string(),

@@ -34,12 +34,12 @@ impl Tool for DeleteFile {
         if let Some(done) =
             try_editor(&ctx, "deleteFile", request(&ctx, "deleteFile", &args)?).await
         {
-            return by_editor(&ctx, &path, done).await;
+            return by_editor(&ctx, &path, Self::NAME, done).await;
         }
         let op = WriteOp::Delete {
             recursive: args.recursive,
         };
-        write(&ctx, path.clone(), op).await?;
+        write(&ctx, path.clone(), op, Self::NAME).await?;
         Ok(CallToolResult::json(&json!({
             "success": true,
             "filePath": path.display().to_string(),

@@ -37,10 +37,10 @@ impl Tool for EditText {
         let mut params = request(&ctx, "editText", &args)?;
         params["save"] = json!(true);
         if let Some(done) = try_editor(&ctx, "editText", params).await {
-            return by_editor(&ctx, &path, done).await;
+            return by_editor(&ctx, &path, Self::NAME, done).await;
         }
         let count = args.edits.len();
-        write(&ctx, path, WriteOp::Edit { edits: args.edits }).await?;
+        write(&ctx, path, WriteOp::Edit { edits: args.edits }, Self::NAME).await?;
         Ok(CallToolResult::json(&json!({
             "success": true,
             "editCount": count,

@@ -51,6 +51,7 @@ pub(crate) async fn write(
     ctx: &ToolContext,
     path: PathBuf,
     op: WriteOp,
+    tool: &str,
 ) -> Result<Written, ToolError> {
     let expected = ctx.known_version(&path).await;
     let write = Write {
@@ -59,7 +60,7 @@ pub(crate) async fn write(
         op,
     };
     let written = super::ask(&ctx.services.writer, writer::NAME, write).await?;
-    announce(ctx, &path).await;
+    announce(ctx, &path, tool).await;
     ctx.record_version(path, written.fingerprint);
     ctx.services.diagnostics.do_send(Invalidate);
     Ok(written)
@@ -70,26 +71,30 @@ pub(crate) async fn unclaimed(ctx: &ToolContext, path: &Path, tool: &str) -> Res
     super::claims::check_write(ctx, path, tool).await
 }
 
-/// Tells the other agents that read `path` that this agent changed it (their notices
-/// are queued before this returns, so their next call carries them).
-pub(crate) async fn announce(ctx: &ToolContext, path: &Path) {
-    if !ctx.services.settings.hooks.notices {
-        return;
-    }
+/// Tells the other agents that read `path` (and automation) that this agent changed it
+/// with `tool`; their notices are queued before this returns, so their next call
+/// carries them.
+pub(crate) async fn announce(ctx: &ToolContext, path: &Path, tool: &str) {
     if let Some(display) = ctx.services.workspace.relative(&path.to_string_lossy()) {
         let changed = FileChanged {
             by: ctx.session_id.clone(),
             path: path.to_path_buf(),
             display,
+            tool: tool.to_string(),
         };
         let _ = ctx.services.registry.send(changed).await;
     }
 }
 
-/// The editor's answer to a write, after telling the other agents when it succeeded.
-pub(crate) async fn by_editor(ctx: &ToolContext, path: &Path, done: ToolResult) -> ToolResult {
+/// The editor's answer to `tool`'s write, after telling the others when it succeeded.
+pub(crate) async fn by_editor(
+    ctx: &ToolContext,
+    path: &Path,
+    tool: &str,
+    done: ToolResult,
+) -> ToolResult {
     if done.as_ref().is_ok_and(|r| !r.is_error) {
-        announce(ctx, path).await;
+        announce(ctx, path, tool).await;
     }
     done
 }

@@ -37,13 +37,13 @@ impl Tool for RenameFile {
         if let Some(done) =
             try_editor(&ctx, "renameFile", request(&ctx, "renameFile", &args)?).await
         {
-            return by_editor(&ctx, &from, done).await;
+            return by_editor(&ctx, &from, Self::NAME, done).await;
         }
         let op = WriteOp::Rename {
             to: to.clone(),
             overwrite: args.overwrite,
         };
-        write(&ctx, from.clone(), op).await?;
+        write(&ctx, from.clone(), op, Self::NAME).await?;
         ctx.record_version(from.clone(), None);
         Ok(CallToolResult::json(&json!({
             "success": true,

@@ -36,13 +36,13 @@ impl Tool for ReplaceBlock {
         let mut params = request(&ctx, "replaceBlock", &args)?;
         params["save"] = json!(true);
         if let Some(done) = try_editor(&ctx, "replaceBlock", params).await {
-            return by_editor(&ctx, &path, done).await;
+            return by_editor(&ctx, &path, Self::NAME, done).await;
         }
         let op = WriteOp::Replace {
             old: args.old_content,
             new: args.new_content,
         };
-        write(&ctx, path, op).await?;
+        write(&ctx, path, op, Self::NAME).await?;
         Ok(CallToolResult::json(&json!({
             "success": true,
             "saved": true,

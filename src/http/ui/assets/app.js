@@ -168,16 +168,49 @@ function renderStatus(s) {
   fact(br, 'Version', s.version);
   fact(br, 'Port', s.port);
   fact(br, 'Up', duration(s.uptimeSeconds));
-  fact(br, 'Tool calls', `${s.activity.toolCalls} (${s.activity.toolErrors} failed)`);
+  fact(br, 'Tool calls', `${s.activity.toolCalls} (${s.activity.nativeCalls} the agents' own, ${s.activity.toolErrors} failed)`);
   fact(br, 'Watching', `${s.watch.mode}, ${s.watch.changesReported} changes`);
   fact(br, 'Commands', s.commandSandbox.enforced ? `sandboxed (Landlock ${s.commandSandbox.landlockAbi})` : 'not sandboxed', s.commandSandbox.enforced ? 'ok' : 'warn');
   fact(br, 'Refused connections', Object.values(s.refusedConnections).reduce((a, b) => a + b, 0));
 
   renderAutomation(s.automation);
+  renderClaims(s.claims);
   setBadge('badge-diffs', s.page.pendingDiffs);
   setBadge('badge-approvals', s.page.pendingApprovals);
   setBadge('badge-reviews', s.page.reviews);
   fillSelect($('f-agent'), s.sessions.map((x) => [x.id, `${x.client || 'agent'} (${x.id.slice(0, 8)})`]));
+}
+
+function renderClaims(c) {
+  const held = (c && c.held) || [];
+  $('claims-count').textContent = held.length ? `${held.length} held · ${c.refusedWrites} writes refused` : '';
+  $('claims').tBodies[0].replaceChildren(...held.map((x) => h('tr', { 'data-claim': x.id },
+    h('td', {}, x.holder),
+    h('td', { class: 'mono' }, x.patterns.join(', ')),
+    h('td', {}, x.reason || '—'),
+    h('td', { class: 'muted' }, duration(x.expiresInSeconds)),
+    h('td', {}, h('button', { type: 'button', class: 'ghost danger', onclick: () => releaseClaim(x.id) }, 'Release')))));
+  $('claims-empty').hidden = held.length > 0;
+}
+
+async function releaseClaim(id) {
+  try {
+    await post(`claims/${id}/release`, {});
+    toast('Released');
+  } catch (e) { toast(e.message, 'error'); }
+  refreshStatus();
+}
+
+async function claimForMe(ev) {
+  ev.preventDefault();
+  const paths = $('claim-paths').value.split(',').map((p) => p.trim()).filter(Boolean);
+  if (!paths.length) return;
+  try {
+    await post('claims', { paths, reason: $('claim-reason').value, ttlMinutes: Number($('claim-minutes').value) || undefined });
+    toast('Claimed: agents will not edit these files');
+    $('claim-paths').value = '';
+  } catch (e) { toast(e.message, 'error'); }
+  refreshStatus();
 }
 
 function fillSelect(select, options) {
@@ -396,10 +429,10 @@ const timeline = {
         h('span', { class: 't-ms' }, ''),
         h('span', { class: 't-detail', title: e.detail }, e.detail));
     }
-    return h('div', { class: `trow call ${e.status}`, 'data-id': e.id },
+    return h('div', { class: `trow call ${e.status}${e.native ? ' native' : ''}`, 'data-id': e.id },
       h('span', { class: 't-time' }, clock(e.timestamp)),
       h('span', { class: 't-agent' }, agentLabel(e.sessionId)),
-      h('span', { class: 't-what mono' }, e.tool),
+      h('span', { class: 't-what mono', title: e.native ? 'the agent\'s own tool, seen through its hooks' : 'a bridge tool' }, e.native ? `${e.tool} ◦` : e.tool),
       h('span', { class: `t-status ${e.status}` }, e.status),
       h('span', { class: 't-ms' }, `${e.durationMs} ms`),
       h('span', { class: 't-detail', title: e.summary }, e.summary));
@@ -747,17 +780,19 @@ async function refreshApprovals() {
   state.approvals = list;
   setBadge('badge-approvals', list.length);
   for (const a of list) {
-    if (!state.knownApprovals.has(a.id)) notify('A task asks for approval', `${a.tool}: ${JSON.stringify(a.input).slice(0, 80)}`);
+    if (!state.knownApprovals.has(a.id)) notify(a.agent ? `${a.agent} asks for permission` : 'A task asks for approval', `${a.tool}: ${JSON.stringify(a.input).slice(0, 80)}`);
     state.knownApprovals.add(a.id);
   }
   const box = $('approval-list');
   if (!list.length) {
-    box.replaceChildren(h('p', { class: 'empty' }, 'No tool request waits. Tasks whose permission rule says "ask" wait here for you.'));
+    box.replaceChildren(h('p', { class: 'empty' }, 'No tool request waits. Agents\' permission dialogs and tasks whose permission rule says "ask" wait here for you.'));
     return;
   }
   box.replaceChildren(...list.map((a) => h('article', { class: 'card approval', 'data-approval': a.id },
-    h('div', { class: 'row' }, h('strong', {}, a.tool), h('span', { class: 'muted small' }, `task ${a.taskId} · ${a.rule}`), h('span', { class: 'spacer' }),
-      h('span', { class: 'muted small countdown', 'data-deadline': a.deadline }, '')),
+    h('div', { class: 'row' }, h('strong', {}, a.tool),
+      h('span', { class: 'muted small' }, a.agent ? `${a.agent} · its terminal asks too; the first answer wins` : `task ${a.taskId} · ${a.rule}`),
+      h('span', { class: 'spacer' }),
+      h('span', { class: 'muted small countdown', 'data-deadline': a.deadline, 'data-agent': a.agent ? '1' : '' }, '')),
     h('pre', { class: 'output small' }, JSON.stringify(a.input, null, 2)),
     h('div', { class: 'row' },
       h('button', { type: 'button', class: 'danger', onclick: () => decideApproval(a.id, false) }, 'Deny'),
@@ -768,7 +803,7 @@ async function refreshApprovals() {
 function tickCountdowns() {
   for (const el of document.querySelectorAll('.countdown')) {
     const left = Math.max(0, Math.round((Number(el.dataset.deadline) - Date.now()) / 1000));
-    el.textContent = `denied in ${left} s unless you decide`;
+    el.textContent = el.dataset.agent ? `waits here ${left} s more` : `denied in ${left} s unless you decide`;
   }
 }
 
@@ -811,7 +846,7 @@ function connectEvents() {
     const e = JSON.parse(ev.data);
     timeline.live(e);
     if (e.tool === 'runClaudeTask' || e.event === 'permission_decision') refreshTasks();
-    if (e.kind === 'lifecycle' && /agent|session|editor|circuit/.test(e.event)) refreshStatus();
+    if (e.kind === 'lifecycle' && /agent|session|editor|circuit|claim|refused/.test(e.event)) refreshStatus();
   });
   events.addEventListener('page', (ev) => {
     const p = JSON.parse(ev.data);
@@ -854,6 +889,7 @@ async function start() {
   $('diff-accept-all').addEventListener('click', () => decideAllDiffs(true));
   $('diff-reject-all').addEventListener('click', () => decideAllDiffs(false));
   $('commit-btn').addEventListener('click', commitReview);
+  $('claim-form').addEventListener('submit', claimForMe);
   $('signout').addEventListener('click', async () => {
     // The stream ends with the sign-in: stop listening first, then leave once.
     if (state.events) state.events.close();
