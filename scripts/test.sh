@@ -37,13 +37,19 @@ if [ ! -x "$chromium" ]; then
 fi
 export CHROMIUM="$chromium"
 
+# The real Claude Code CLI, twice: the pinned version catches regressions in older
+# installs, the newest is what users run (it defers MCP tools behind ToolSearch).
+install_claude() { # <prefix> <version>
+  if ! "$1/node_modules/.bin/claude" --version 2>/dev/null | grep -q "^$2 "; then
+    echo "== installing the Claude Code CLI $2 into $1"
+    npm install --prefix "$1" --no-audit --no-fund --loglevel=error --no-update-notifier \
+      "@anthropic-ai/claude-code@$2"
+  fi
+}
 claude_cli=.npm-test/node_modules/.bin/claude
-claude_version=2.1.197
-if ! "$claude_cli" --version 2>/dev/null | grep -q "^$claude_version "; then
-  echo "== installing the Claude Code CLI $claude_version into .npm-test"
-  npm install --prefix .npm-test --no-audit --no-fund --loglevel=error \
-    "@anthropic-ai/claude-code@$claude_version"
-fi
+install_claude .npm-test 2.1.197
+claude_cli_latest=.npm-test-latest/node_modules/.bin/claude
+install_claude .npm-test-latest 2.1.332
 
 node_tests=tests/node
 node_stamp="$node_tests/node_modules/.installed-from-package-lock.json"
@@ -59,7 +65,8 @@ echo "== cargo clippy"
 cargo clippy --locked --all-targets --features fault-injection -- -D warnings
 echo "== cargo test"
 REQUIRE_RUFF=1 cargo test --locked --features fault-injection
-export BRIDGE_BIN="$PWD/target/debug/ide-bridge" CLAUDE_CLI="$PWD/$claude_cli"
+export BRIDGE_BIN="$PWD/target/debug/ide-bridge" CLAUDE_CLI="$PWD/$claude_cli" \
+  CLAUDE_CLI_LATEST="$PWD/$claude_cli_latest"
 echo "== interop: MCP Python SDK 1.x (WebSocket) and the Claude Code CLI"
 "$venv/bin/pytest" -q -p no:cacheprovider tests/python
 echo "== the browser page in headless Chromium"

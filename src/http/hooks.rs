@@ -454,7 +454,6 @@ async fn stop(
     let ask = AskGate {
         session: agent.id.clone(),
         agent: agent.label.clone(),
-        prompt: input.prompt_id.clone().unwrap_or_default(),
         message: tail(
             input.last_assistant_message.as_deref().unwrap_or(""),
             MAX_EVENT_TEXT,
@@ -470,7 +469,6 @@ async fn stop(
         let failure = run_check(services, &check).await;
         let checked = GateChecked {
             session: agent.id.clone(),
-            prompt: input.prompt_id.clone().unwrap_or_default(),
             hook: check.hook,
             failure,
         };

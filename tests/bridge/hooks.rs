@@ -481,14 +481,22 @@ fn with_policy(policy: &str) -> Options {
         .set("automation.policy", "automation.json")
 }
 
-fn stop(bridge: &Bridge, prompt: &str, active: bool) -> Value {
+fn stop(bridge: &Bridge, active: bool) -> Value {
     json!({
         "session_id": "c0ffee00-0000-4000-8000-000000000001",
         "cwd": bridge.workspace,
         "hook_event_name": "Stop",
-        "prompt_id": prompt,
         "stop_hook_active": active,
         "last_assistant_message": "all done",
+    })
+}
+
+fn prompt(bridge: &Bridge, text: &str) -> Value {
+    json!({
+        "session_id": "c0ffee00-0000-4000-8000-000000000001",
+        "cwd": bridge.workspace,
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": text,
     })
 }
 
@@ -507,7 +515,8 @@ async fn a_failing_done_gate_keeps_the_agent_working_at_most_max_holds_times_per
         (answer["decision"] == "block").then(|| answer["reason"].as_str().unwrap_or("").to_string())
     };
     // The check fails: the agent is kept working with the failure as the reason.
-    let (_, answer) = hook(&bridge, 97001, stop(&bridge, "p1", false)).await;
+    hook(&bridge, 97001, prompt(&bridge, "p1")).await;
+    let (_, answer) = hook(&bridge, 97001, stop(&bridge, false)).await;
     let reason = held(&answer).expect("held");
     assert!(reason.contains("onAgentStop"), "{reason}");
     assert!(
@@ -515,18 +524,19 @@ async fn a_failing_done_gate_keeps_the_agent_working_at_most_max_holds_times_per
         "{reason}"
     );
     assert!(reason.contains("exited with 1"), "{reason}");
-    let (_, answer) = hook(&bridge, 97001, stop(&bridge, "p1", true)).await;
+    let (_, answer) = hook(&bridge, 97001, stop(&bridge, true)).await;
     assert!(held(&answer).is_some(), "the second hold: {answer}");
     // The holds for this prompt are spent: the agent stops; no loop.
-    let (_, answer) = hook(&bridge, 97001, stop(&bridge, "p1", true)).await;
+    let (_, answer) = hook(&bridge, 97001, stop(&bridge, true)).await;
     assert_eq!(answer, Value::Null);
     let record = crate::automation_events::hook(&bridge.status().await, "onAgentStop");
     assert_eq!(record["lastSkip"]["kind"], "holdsSpent", "{record}");
     // A new prompt is checked again; once fixed, the agent stops.
-    let (_, answer) = hook(&bridge, 97001, stop(&bridge, "p2", false)).await;
+    hook(&bridge, 97001, prompt(&bridge, "p2")).await;
+    let (_, answer) = hook(&bridge, 97001, stop(&bridge, false)).await;
     assert!(held(&answer).is_some());
     crate::automation_events::git(&root, &["tag", "fixed"]);
-    let (_, answer) = hook(&bridge, 97001, stop(&bridge, "p2", true)).await;
+    let (_, answer) = hook(&bridge, 97001, stop(&bridge, true)).await;
     assert_eq!(answer, Value::Null);
     let record = crate::automation_events::hook(&bridge.status().await, "onAgentStop");
     assert_eq!(record["lastFired"]["result"], "passed", "{record}");

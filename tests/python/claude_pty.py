@@ -82,3 +82,34 @@ class Claude:
     def kill(self):
         os.killpg(self.pid, signal.SIGKILL)
         os.waitpid(self.pid, 0)
+
+
+def wait_until(pred, what, timeout=60, claude=None):
+    """Polls `pred` until it is truthy (its value is returned); fails naming `what`
+    and showing the end of the CLI's screen."""
+    import time
+
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        value = pred()
+        if value:
+            return value
+        time.sleep(0.05)
+    shown = f"; the CLI showed:\n{claude.text()[-3000:]}" if claude else ""
+    raise AssertionError(f"timed out waiting for {what}{shown}")
+
+
+def submit(claude, prompt, timeout=60):
+    """Types `prompt` into the CLI's input box and submits it. Keys sent before the box
+    settles are lost, so the text is typed again until it shows."""
+    squeezed = prompt.replace(" ", "")
+    wait_until(lambda: "shortcuts" in claude.text() or "for help" in claude.text(), "the input box", timeout, claude)
+    before = claude.text().replace(" ", "").count(squeezed)
+    for _ in range(8):
+        claude.type(prompt)
+        try:
+            wait_until(lambda: claude.text().replace(" ", "").count(squeezed) > before, "the typed prompt", 3, claude)
+            break
+        except AssertionError:
+            claude.type("\x15")  # ^U: clear whatever half-arrived
+    claude.type("\r")

@@ -44,8 +44,8 @@ pub const POLL_INTERVAL: Duration = Duration::from_secs(1);
 pub const SETTLE_MS: u64 = 2_000;
 /// Files remembered as the editor's (their diagnostics come from it), at most.
 pub const MAX_EDITOR_FILES: usize = 10_000;
-/// Prompts whose done-gate holds are remembered, at most (then all are forgotten).
-pub const MAX_GATED_PROMPTS: usize = 1_000;
+/// Agents whose done-gate holds are remembered, at most (then all are forgotten).
+pub const MAX_GATED_AGENTS: usize = 1_000;
 
 /// What Automation sends the Orchestrator.
 pub struct OrchestratorLink {
@@ -100,8 +100,8 @@ pub struct Automation {
     editor_files: HashSet<String>,
     git: GitWatch,
     last_reload_error: Option<String>,
-    /// How often the done-gate kept each agent working, per prompt.
-    holds: HashMap<(SessionId, String), u32>,
+    /// How often the done-gate kept each agent working since its last prompt.
+    holds: HashMap<SessionId, u32>,
     links: AutomationLinks,
     metrics: Arc<Metrics>,
 }
@@ -281,7 +281,6 @@ impl Automation {
         let AskGate {
             session,
             agent,
-            prompt,
             message,
         } = msg;
         let gate = self
@@ -290,8 +289,8 @@ impl Automation {
             .hooks
             .iter()
             .find_map(|h| h.hold.map(|max| (h.name, max)));
-        let key = (session.clone(), prompt);
-        let spent = gate.is_some_and(|(_, max)| self.holds.get(&key).copied().unwrap_or(0) >= max);
+        let spent =
+            gate.is_some_and(|(_, max)| self.holds.get(&session).copied().unwrap_or(0) >= max);
         let event = Event::AgentStopped {
             session: session.to_string(),
             agent,
@@ -310,7 +309,7 @@ impl Automation {
                                 hook: firing.hook,
                                 subject: firing.subject,
                                 reason: format!(
-                                    "the gate already kept this agent working {max} times for this prompt"
+                                    "the gate already kept this agent working {max} times since its last prompt"
                                 ),
                                 kind: crate::automation::SkipKind::HoldsSpent,
                             },
@@ -341,13 +340,10 @@ impl Automation {
                 .settled(msg.hook, &msg.session, None, "passed".into());
             return None;
         };
-        if self.holds.len() >= MAX_GATED_PROMPTS {
+        if self.holds.len() >= MAX_GATED_AGENTS {
             self.holds.clear();
         }
-        let held = self
-            .holds
-            .entry((msg.session.clone(), msg.prompt))
-            .or_insert(0);
+        let held = self.holds.entry(msg.session.clone()).or_insert(0);
         *held += 1;
         let count = *held;
         self.records.settled(
@@ -560,11 +556,15 @@ impl Handler<BridgeEvent> for Automation {
                     session,
                     agent,
                     prompt,
-                } => Event::PromptSubmitted {
-                    session: session.to_string(),
-                    agent,
-                    prompt,
-                },
+                } => {
+                    // A new prompt: the done-gate may hold the agent again.
+                    act.holds.remove(&session);
+                    Event::PromptSubmitted {
+                        session: session.to_string(),
+                        agent,
+                        prompt,
+                    }
+                }
                 BridgeEvent::ClaimRefused {
                     session,
                     agent,

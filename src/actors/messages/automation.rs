@@ -127,14 +127,13 @@ pub enum BridgeEvent {
 /// An agent is about to end its turn: runs the stop through the policy. Non-gating
 /// `onAgentStop` hooks fire as usual; a done-gate answers the check to run (the
 /// caller runs it and reports with [`GateChecked`]), or nothing when there is no gate,
-/// its holds for this prompt are spent, or automation's own work is in flight.
+/// its holds since the agent's last prompt ([`BridgeEvent::PromptSubmitted`]) are
+/// spent, or automation's own work is in flight.
 #[derive(Debug, Message)]
 #[rtype(result = "Option<GateCheck>")]
 pub struct AskGate {
     pub session: SessionId,
     pub agent: String,
-    /// The turn (the CLI's `prompt_id`): holds are counted per prompt.
-    pub prompt: String,
     /// The agent's last message (bounded by the sender).
     pub message: String,
 }
@@ -156,7 +155,6 @@ pub struct GateCheck {
 #[rtype(result = "Option<String>")]
 pub struct GateChecked {
     pub session: SessionId,
-    pub prompt: String,
     pub hook: &'static str,
     /// `None`: passed.
     pub failure: Option<String>,
