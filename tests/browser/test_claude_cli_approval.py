@@ -1,0 +1,93 @@
+"""A permission dialog of the real Claude Code CLI (interactive, after `ide-bridge init`
+installed its hooks) also waits in the page: Allow there answers the CLI, which runs
+the command. With the page closed the terminal asks at once, as without the bridge.
+Both the pinned and the newest CLI; skipped when a CLI is missing."""
+
+import json
+import os
+import subprocess
+import time
+
+import pytest
+
+from claude_pty import Claude, environment, submit, trust
+from conftest import BRIDGE_BIN, ROOT, wait_for
+from fake_model import FakeModel, text, tool_use
+
+pytestmark = pytest.mark.anyio
+
+API_KEY = "sk-ant-ide-bridge-browser-test-key-02"
+CLIS = {
+    "pinned": os.environ.get("CLAUDE_CLI") or str(ROOT / ".npm-test" / "node_modules" / ".bin" / "claude"),
+    "newest": os.environ.get("CLAUDE_CLI_LATEST") or str(ROOT / ".npm-test-latest" / "node_modules" / ".bin" / "claude"),
+}
+
+
+@pytest.mark.parametrize("which", ["pinned", "newest"])
+async def test_a_permission_dialog_waits_in_the_page_and_allow_there_runs_the_command(bridge, browser, which):
+    cli = CLIS[which]
+    if not os.access(cli, os.X_OK):
+        pytest.skip(f"the {which} Claude Code CLI is not installed (scripts/test.sh installs it)")
+    ws = bridge.workspace
+    trust(bridge.config_dir, ws, API_KEY)
+    (bridge.config_dir / "settings.json").write_text(json.dumps({"permissions": {
+        "allow": ["mcp__ide-bridge"], "defaultMode": "default", "disableAutoMode": "disable"}}))
+    init = subprocess.run([BRIDGE_BIN, "init"], env=bridge.env, capture_output=True, text=True, timeout=30)
+    assert init.returncode == 0, init.stderr
+    page = await browser.sign_in(bridge)
+    await page.goto(f"{bridge.origin}/ui/#approvals")
+    script = [
+        {"on": "prompt", "contains": "make the file", "reply": tool_use("Bash", {"command": "touch made-in-page.txt", "description": "create a file"}, id="toolu_bash_1")},
+        {"on": "tool_result", "reply": text("made it")},
+        {"on": "prompt", "contains": "make another", "reply": tool_use("Bash", {"command": "touch made-in-terminal.txt", "description": "create another file"}, id="toolu_bash_2")},
+        {"on": "tool_result", "reply": text("made another")},
+    ]
+    with FakeModel(script) as model:
+        env = environment(home=bridge.home, config_dir=bridge.config_dir, port=bridge.port, api_key=API_KEY, model_url=model.url)
+        claude = Claude(cli, ws, env)
+        try:
+            await wait_for(
+                lambda: any((s.get("client") or "").startswith("claude-code") and s["initialized"] for s in bridge.status()["sessions"]),
+                "the CLI to connect", timeout=90,
+            )
+            submit(claude, "make the file")
+            card = page.locator("article.approval", has_text="touch made-in-page.txt")
+            try:
+                await card.wait_for(timeout=60_000)
+            except Exception:
+                raise AssertionError("no permission request in the page; the CLI showed:\n" + claude.text()[-3000:])
+            shown = await card.text_content()
+            assert "Bash" in shown and "claude-code" in shown and "terminal asks too" in shown, shown
+            await browser.shot(page, f"cli-permission-{which}")
+            await card.get_by_role("button", name="Allow").click()
+            await wait_for(lambda: (ws / "made-in-page.txt").exists(), "the CLI to run the allowed command", timeout=60)
+            await wait_for(lambda: [r for r in model.tool_results() if r["tool_use_id"] == "toolu_bash_1"], "the command's result", timeout=60)
+            result = [r for r in model.tool_results() if r["tool_use_id"] == "toolu_bash_1"][0]
+            assert not result.get("is_error"), result
+            await page.locator("#approval-list .empty").wait_for()
+            log = [e for e in bridge.status()["recentActivity"] if e.get("event") == "permission_answered"]
+            assert log and "allowed in the page" in log[-1]["detail"], log
+
+            # The page closed: the terminal asks at once, nothing waits in the bridge.
+            await page.close()
+            await wait_for(lambda: bridge.status()["page"]["watching"] == 0, "the page to be gone", timeout=30)
+            before = claude.text().count("proceed")
+            asked = time.monotonic()
+            submit(claude, "make another")
+            await wait_for(lambda: claude.text().count("proceed") > before, "the terminal's permission dialog", timeout=60)
+            assert time.monotonic() - asked < 30
+            assert bridge.status()["page"]["pendingApprovals"] == 0
+            # The dialog's first choice is yes. The newest CLI ignores keys that arrive
+            # right after a dialog opens (so that typing cannot answer it by accident):
+            # press Enter until it takes.
+            made = ws / "made-in-terminal.txt"
+            for _ in range(30):
+                claude.type("\r")
+                try:
+                    await wait_for(made.exists, "the CLI to run what the terminal allowed", timeout=1)
+                    break
+                except AssertionError:
+                    pass
+            assert made.exists(), "the terminal's answer did not run the command; the CLI showed:\n" + claude.text()[-3000:]
+        finally:
+            claude.kill()
