@@ -184,6 +184,9 @@ pub fn run(settings: &Settings, raw_json: bool) -> u8 {
     }
 }
 
+/// Latest calls listed under each agent.
+const RECENT_CALLS_SHOWN: usize = 3;
+
 /// Human-readable summary of a `/status` document.
 pub fn render(s: &Value) -> String {
     let mut out = format!(
@@ -207,6 +210,7 @@ pub fn render(s: &Value) -> String {
         sessions.len(),
         s["maxSessions"]
     ));
+    let recent = s["recentActivity"].as_array().cloned().unwrap_or_default();
     for session in &sessions {
         let state = if session["connected"].as_bool() == Some(true) {
             "connected"
@@ -215,10 +219,12 @@ pub fn render(s: &Value) -> String {
         } else {
             "idle"
         };
-        let via: Vec<&str> = session["connections"]
+        let mut via: Vec<&str> = session["connections"]
             .as_array()
             .map(|c| c.iter().filter_map(|c| c["kind"].as_str()).collect())
             .unwrap_or_default();
+        // The IDE connection first, as the README names them.
+        via.sort_by_key(|k| ["ide", "relay", "http"].iter().position(|x| x == k));
         let pid = session["clientPid"]
             .as_u64()
             .map(|p| format!("pid {p}  "))
@@ -237,7 +243,67 @@ pub fn render(s: &Value) -> String {
                 format!("  via {}", via.join(" + "))
             }
         ));
+        // Its latest calls, its own tools (seen through hooks) beside the bridge's.
+        let calls: Vec<&Value> = recent
+            .iter()
+            .filter(|e| e["kind"] == "toolCall" && e["sessionId"] == session["id"])
+            .collect();
+        for call in calls.iter().rev().take(RECENT_CALLS_SHOWN).rev() {
+            out.push_str(&format!(
+                "      {} {} {} ({}, {} ms)\n",
+                if call["native"] == true {
+                    "own   "
+                } else {
+                    "bridge"
+                },
+                str_of(&call["tool"]),
+                call["summary"].as_str().unwrap_or(""),
+                str_of(&call["status"]),
+                call["durationMs"],
+            ));
+        }
     }
+    let claims = s["claims"]["held"].as_array().cloned().unwrap_or_default();
+    out.push_str(&format!(
+        "claims: {} held, {} writes refused\n",
+        claims.len(),
+        s["claims"]["refusedWrites"]
+    ));
+    for c in &claims {
+        let patterns: Vec<&str> = c["patterns"]
+            .as_array()
+            .map(|p| p.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "  {} by {}{} (ends in {})\n",
+            patterns.join(", "),
+            str_of(&c["holder"]),
+            c["reason"]
+                .as_str()
+                .filter(|r| !r.is_empty())
+                .map(|r| format!(": {r}"))
+                .unwrap_or_default(),
+            humantime::format_duration(std::time::Duration::from_secs(
+                c["expiresInSeconds"].as_u64().unwrap_or(0)
+            )),
+        ));
+    }
+    let h = &s["hooks"];
+    out.push_str(&format!(
+        "hooks: {} answered ({} writes refused, {} notes and notices, {} stops held){}\n",
+        h["answered"],
+        h["denied"],
+        h["context"],
+        h["held"],
+        h["ignored"]
+            .as_object()
+            .filter(|m| !m.is_empty())
+            .map(|m| {
+                let parts: Vec<String> = m.iter().map(|(k, n)| format!("{n} {k}")).collect();
+                format!("; ignored: {}", parts.join(", "))
+            })
+            .unwrap_or_default(),
+    ));
     let refused: Vec<String> = s["refusedConnections"]
         .as_object()
         .map(|m| {
@@ -256,8 +322,9 @@ pub fn render(s: &Value) -> String {
         }
     ));
     out.push_str(&format!(
-        "tool calls: {} ({} failed, {} declined), rate-limited requests: {}, actor restarts: {}\n",
+        "tool calls: {} ({} the agents' own, {} failed, {} declined), rate-limited requests: {}, actor restarts: {}\n",
         s["activity"]["toolCalls"],
+        s["activity"]["nativeCalls"],
         s["activity"]["toolErrors"],
         s["activity"]["toolDeclined"],
         s["rateLimitRejections"],

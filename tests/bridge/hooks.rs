@@ -188,9 +188,22 @@ async fn a_write_to_a_file_another_agent_claimed_is_refused_naming_the_holder_un
         is_error(&taken) && text(&taken).contains(&a_label),
         "{taken}"
     );
-    // Refusals are counted and in the timeline.
+    // Refusals are counted and in the timeline; `ide-bridge status` shows the claim.
     let status = bridge.status().await;
     assert_eq!(status["claims"]["refusedWrites"], 3, "{}", status["claims"]);
+    let shown = bridge.status_text().await;
+    assert!(
+        shown.contains("claims: 1 held, 3 writes refused"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains(&format!("src/a.py by {a_label}: splitting the parser")),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("hooks: 5 answered (2 writes refused, 1 notes"),
+        "{shown}"
+    );
     // Released: B's edit goes through.
     let released = a.call("releaseFiles", json!({})).await;
     assert_eq!(
@@ -251,6 +264,12 @@ async fn native_calls_join_the_agents_session_in_the_timeline_and_metrics() {
         "{}",
         entries[1]
     );
+    let shown = bridge.status_text().await;
+    assert!(
+        shown.contains("own    Read notes.md (success, 7 ms)"),
+        "{shown}"
+    );
+    assert!(shown.contains("(2 the agents' own,"), "{shown}");
     let metrics = bridge.metrics().await;
     assert!(
         metrics.contains(r#"ide_bridge_native_tool_calls_total{tool="Read",status="success"} 1"#),
@@ -608,4 +627,81 @@ async fn native_work_fires_automation_hooks() {
     )
     .await;
     bridge.stop_async().await;
+}
+
+#[test]
+fn init_installs_the_hooks_beside_the_server_and_remove_takes_out_exactly_them() {
+    let t = tempfile::tempdir().unwrap();
+    let config = t.path().join("claude");
+    std::fs::create_dir_all(&config).unwrap();
+    let settings = config.join("settings.json");
+    std::fs::write(
+        &settings,
+        r#"{"model": "opus", "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "audit.sh"}]}]}}"#,
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let out = command(&config)
+            .args(args)
+            .env("HOME", t.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let said = run(&["init"]);
+    assert!(said.contains("Installed hooks"), "{said}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(v["model"], "opus");
+    let pre = v["hooks"]["PreToolUse"].as_array().unwrap();
+    assert_eq!(
+        pre[0]["hooks"][0]["command"], "audit.sh",
+        "the user's hook stays first"
+    );
+    let ours = pre[1]["hooks"][0]["command"].as_str().unwrap();
+    assert!(ours.ends_with("ide-bridge' hook"), "{ours}");
+    for event in [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PermissionRequest",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "Stop",
+        "SessionEnd",
+    ] {
+        assert!(v["hooks"][event].is_array(), "{event}: {v}");
+    }
+    let claude_json: Value =
+        serde_json::from_str(&std::fs::read_to_string(config.join(".claude.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        claude_json["mcpServers"]["ide-bridge"]["args"],
+        json!(["mcp"])
+    );
+    // No secret lands in a settings file.
+    assert!(!std::fs::read_to_string(&settings)
+        .unwrap()
+        .contains("Bearer"));
+    let again = run(&["init"]);
+    assert!(again.contains("already in"), "{again}");
+    let printed = run(&["init", "--print"]);
+    assert!(
+        printed.contains("PostToolUse") && printed.contains("\"async\": true"),
+        "{printed}"
+    );
+    let removed = run(&["init", "--remove"]);
+    assert!(
+        removed.contains("Removed the ide-bridge hooks"),
+        "{removed}"
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(v["model"], "opus");
+    assert_eq!(
+        v["hooks"],
+        json!({"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "audit.sh"}]}]})
+    );
+    let only_server = run(&["init", "--no-hooks"]);
+    assert!(!only_server.contains("hooks"), "{only_server}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(v["hooks"].as_object().unwrap().len(), 1);
 }

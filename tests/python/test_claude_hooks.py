@@ -211,3 +211,42 @@ def test_two_agents_claims_notices_and_the_done_gate(tmp_path, cli):
             finally:
                 a.kill()
                 b.kill()
+
+
+@pytest.mark.parametrize("cli", CLIS, ids=lambda c: "newest" if "latest" in c else "pinned")
+def test_where_no_bridge_runs_the_installed_hooks_change_nothing(tmp_path, cli):
+    """`claude -p` in a directory no bridge serves (and that is no project, so none is
+    started), with the hooks installed: every tool call runs as without them, and nothing
+    about hooks shows."""
+    ws = tmp_path / "scratch"
+    ws.mkdir()
+    (ws / "a.txt").write_text("one\n")
+    config = tmp_path / "claude"
+    config.mkdir()
+    (config / "settings.json").write_text(json.dumps({"permissions": {"allow": ["Read", "Edit", "Bash(true)"]}}))
+    trust(config, ws, API_KEY)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("IDE_BRIDGE_", "CLAUDE", "ANTHROPIC"))}
+    env.update({"CLAUDE_CONFIG_DIR": str(config), "HOME": str(tmp_path)})
+    init = subprocess.run([BRIDGE, "init"], env=env, capture_output=True, text=True)
+    assert init.returncode == 0 and "Installed hooks" in init.stdout, init
+    script = [
+        {"on": "prompt", "reply": tool_use("Read", {"file_path": str(ws / "a.txt")}, id="toolu_read")},
+        {"on": "tool_result", "reply": tool_use("Edit", {"file_path": str(ws / "a.txt"), "old_string": "one", "new_string": "two"}, id="toolu_edit")},
+        {"on": "tool_result", "reply": tool_use("Bash", {"command": "true", "description": "nothing"}, id="toolu_bash")},
+        {"on": "tool_result", "reply": text("all done")},
+    ]
+    with FakeModel(script) as model:
+        env.update({"ANTHROPIC_API_KEY": API_KEY, "ANTHROPIC_BASE_URL": model.url, "DISABLE_AUTOUPDATER": "1",
+                    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"})
+        out = subprocess.run([cli, "-p", "go"], cwd=ws, env=env, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr[-2000:]
+        assert out.stdout.strip() == "all done", out.stdout
+        assert "hook" not in (out.stdout + out.stderr).lower(), out
+        results = {r["tool_use_id"]: r for r in model.tool_results()}
+        assert set(results) == {"toolu_read", "toolu_edit", "toolu_bash"}, results
+        assert not any(r.get("is_error") for r in results.values()), results
+        said = json.dumps(model.conversation()[-1]["messages"]).lower()
+        for trace in ("hook error", "hook additional context", "hook feedback", "blocking error"):
+            assert trace not in said, trace
+    assert (ws / "a.txt").read_text() == "two\n"
+    assert not list((config / "ide").glob("*.lock")), "no bridge was started"
