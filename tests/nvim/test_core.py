@@ -204,3 +204,21 @@ def test_ide_bridge_start(world):
         assert pids == {lock["pid"]}
     finally:
         os.kill(lock["pid"], _signal.SIGTERM)
+
+
+def test_file_claims_show_in_the_statusline_and_the_status(world):
+    (world.workspace / "claimed.py").write_text("x = 1\n")
+    agent = world.agent("holder")
+    agent.call("claimFiles", {"paths": ["claimed.py"], "reason": "refactoring x"})
+
+    def statusline():
+        return world.editor.lua("return require('ide_bridge').statusline()")
+
+    wait_for(lambda: "1 claim" in statusline(), what="bridge/claimsChanged in the statusline")
+    assert "claimed by" not in statusline(), "this buffer is not claimed"
+    world.editor.edit(world.workspace / "claimed.py")
+    wait_for(lambda: "claimed by agent holder" in statusline(), what="the buffer's claim in the statusline")
+    out = world.editor.nv.command_output("IdeBridgeStatus")
+    assert "file claims: 1" in out and "claimed.py by agent holder" in out and "refactoring x" in out, out
+    agent.call("releaseFiles", {})
+    wait_for(lambda: "claim" not in statusline(), what="the release in the statusline")

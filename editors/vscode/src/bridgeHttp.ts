@@ -1,5 +1,6 @@
 // The bridge's HTTP endpoints the extension uses: `/status` (the agents, for choosing who
-// gets an @-mention) and `/ui/login-code` (a one-time link to the bridge's page).
+// gets an @-mention; the file claims held when it connects) and `/ui/login-code` (a
+// one-time link to the bridge's page).
 import * as http from 'http';
 
 import { Lock } from './discovery';
@@ -51,6 +52,24 @@ export interface Session {
 export async function sessions(lock: Lock): Promise<Session[]> {
   const status = await json(lock, 'GET', '/status');
   return (status.sessions as Session[] | undefined) ?? [];
+}
+
+/** A file claim, as `/status` and `bridge/claimsChanged` describe it. */
+export interface Claim {
+  id: number;
+  /** `agent claude-code 1a2b3c4d`, or `the person`. */
+  holder: string;
+  /** Workspace-relative paths or globs. */
+  patterns: string[];
+  reason: string;
+  expiresInSeconds: number;
+}
+
+/** The file claims held now. */
+export async function claims(lock: Lock): Promise<Claim[]> {
+  const status = await json(lock, 'GET', '/status');
+  const held = (status.claims as { held?: Claim[] } | undefined)?.held;
+  return held ?? [];
 }
 
 /** A one-time sign-in link to the bridge's page. */

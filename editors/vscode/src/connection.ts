@@ -4,6 +4,7 @@
 import * as vscode from 'vscode';
 import WebSocket from 'ws';
 
+import type { Claim } from './bridgeHttp';
 import { findBridge, ideDir, Lock } from './discovery';
 import { errorText, Log } from './log';
 
@@ -41,6 +42,8 @@ export class Connection implements vscode.Disposable {
   readonly onState = this.stateEmitter.event;
   state: State = 'stopped';
   lock: Lock | undefined;
+  /** File claims held now, from the bridge's last `bridge/claimsChanged` (or `/status`). */
+  claims: Claim[] = [];
   /** Agents connected to the bridge, from its last `bridge/claudeConnectionChanged`. */
   agents = 0;
 
@@ -162,6 +165,7 @@ export class Connection implements vscode.Disposable {
     if (this.ws !== ws) return;
     this.ws = undefined;
     this.agents = 0;
+    this.claims = [];
     if (!this.wanted) return;
     this.setState('searching');
     const jitter = Math.random() * this.backoff * 0.5;
@@ -180,6 +184,7 @@ export class Connection implements vscode.Disposable {
     if (typeof msg.method !== 'string') return; // answers to nothing we asked
     if (msg.id === undefined || msg.id === null) {
       if (msg.method === 'bridge/claudeConnectionChanged') this.agents = Number(msg.params?.agents ?? 0);
+      if (msg.method === 'bridge/claimsChanged') this.claims = (msg.params?.claims as Claim[] | undefined) ?? [];
       const f = this.notificationHandlers.get(msg.method);
       if (f) f(msg.params ?? {});
       this.stateEmitter.fire(this.state);

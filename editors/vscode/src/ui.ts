@@ -6,7 +6,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
 
-import { pageLink, sessions } from './bridgeHttp';
+import { Claim, claims, pageLink, sessions } from './bridgeHttp';
 import { Connection } from './connection';
 import { errorText, Log } from './log';
 
@@ -17,6 +17,7 @@ interface AgentPick extends vscode.QuickPickItem {
 export class Ui implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
   private readonly disposables: vscode.Disposable[] = [];
+  private lastState = '';
 
   constructor(
     private readonly connection: Connection,
@@ -29,7 +30,25 @@ export class Ui implements vscode.Disposable {
     this.item.command = 'ideBridge.showStatus';
     this.disposables.push(
       this.item,
-      connection.onState(() => this.render()),
+      connection.onState((state) => {
+        this.render();
+        // (Every notification from the bridge fires this too: read only on a new connection.)
+        const fresh = state === 'connected' && this.lastState !== 'connected';
+        this.lastState = state;
+        if (fresh && connection.lock) {
+          // Claims made before this connection: the notifications only say what changes.
+          const lock = connection.lock;
+          claims(lock)
+            .then((held) => {
+              if (connection.lock === lock) {
+                connection.claims = held;
+                this.render();
+              }
+            })
+            .catch((e) => log.warn(`could not read the file claims: ${errorText(e)}`));
+        }
+      }),
+      vscode.window.onDidChangeActiveTextEditor(() => this.render()),
       vscode.commands.registerCommand('ideBridge.showStatus', () => this.showStatus()),
       vscode.commands.registerCommand('ideBridge.sendSelection', () => this.send(true)),
       vscode.commands.registerCommand('ideBridge.sendFile', () => this.send(false)),
@@ -55,8 +74,14 @@ export class Ui implements vscode.Disposable {
     switch (c.state) {
       case 'connected': {
         const n = c.agents;
-        this.item.text = `$(plug) ide-bridge: ${n} ${n === 1 ? 'agent' : 'agents'}`;
-        this.item.tooltip = `Connected to the bridge on port ${c.lock?.port} serving ${c.lock?.workspaceFolders.join(', ')}. Click for details.`;
+        let text = `$(plug) ide-bridge: ${n} ${n === 1 ? 'agent' : 'agents'}`;
+        const held = c.claims;
+        if (held.length) text += ` · $(lock) ${held.length} ${held.length === 1 ? 'claim' : 'claims'}`;
+        const mine = this.claimOfActiveFile();
+        if (mine) text += ` · claimed by ${mine.holder}`;
+        this.item.text = text;
+        const listed = held.map((cl) => `\n• ${cl.patterns.join(', ')}: ${cl.holder}${cl.reason ? ` (${cl.reason})` : ''}`).join('');
+        this.item.tooltip = `Connected to the bridge on port ${c.lock?.port} serving ${c.lock?.workspaceFolders.join(', ')}.${held.length ? `\nFile claims (other agents' edits of these files are refused):${listed}` : ''}\nClick for details.`;
         this.item.backgroundColor = undefined;
         break;
       }
@@ -76,6 +101,21 @@ export class Ui implements vscode.Disposable {
     }
   }
 
+  /** The claim covering the active editor's file: the path itself or a directory above
+   * it (globs are listed, not matched). */
+  private claimOfActiveFile(): Claim | undefined {
+    const file = vscode.window.activeTextEditor?.document.uri.fsPath;
+    const root = this.connection.lock?.workspaceFolders.find((w) => file?.startsWith(w + path.sep));
+    if (!file || !root) return undefined;
+    const rel = path.relative(root, file).split(path.sep).join('/');
+    return this.connection.claims.find((cl) =>
+      cl.patterns.some((p) => {
+        const bare = p.replace(/\/$/, '');
+        return rel === bare || rel.startsWith(bare + '/');
+      }),
+    );
+  }
+
   private async showStatus(): Promise<void> {
     const c = this.connection;
     const items: Array<vscode.QuickPickItem & { run?: () => unknown }> = [];
@@ -87,6 +127,9 @@ export class Ui implements vscode.Disposable {
         }
       } catch (e) {
         items.push({ label: `$(warning) ${errorText(e)}` });
+      }
+      for (const cl of c.claims) {
+        items.push({ label: `$(lock) ${cl.patterns.join(', ')}`, description: cl.holder, detail: `${cl.reason || 'no reason given'}; ends in ${Math.ceil(cl.expiresInSeconds / 60)} min` });
       }
       items.push({ label: '$(globe) Open the bridge\'s page', run: () => this.openDashboard() });
     } else {

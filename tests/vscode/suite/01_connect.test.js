@@ -52,3 +52,25 @@ test('the extension has a handler for each of the 52 protocol methods and openDi
   assert(PROTOCOL.length === 53, `the list holds ${PROTOCOL.length}`);
   assert(missing.length === 0, `no handler for ${missing.join(', ')}`);
 });
+
+test('file claims show in the status bar, and whose claim covers the open file', async () => {
+  const api = await extension();
+  const vscode = require('vscode');
+  const path = require('path');
+  const fs = require('fs');
+  const file = path.join(require('./bridge').WORKSPACE, 'claimed.txt');
+  fs.writeFileSync(file, 'x\n');
+  const holder = await new Agent(bridge, 'holder').connect();
+  try {
+    const claimed = await holder.call('claimFiles', { paths: ['claimed.txt'], reason: 'rewriting it' });
+    assert(!claimed.isError, JSON.stringify(claimed));
+    await waitFor(() => /1 claim$/.test(api.statusText()), `"1 claim" in the status bar (it says "${api.statusText()}")`);
+    await vscode.window.showTextDocument(vscode.Uri.file(file));
+    await waitFor(() => /claimed by agent holder /.test(api.statusText()), `the open file's holder (it says "${api.statusText()}")`);
+    await holder.call('releaseFiles', {});
+    await waitFor(() => !/claim/.test(api.statusText()), `no claim (it says "${api.statusText()}")`);
+  } finally {
+    holder.close();
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  }
+});

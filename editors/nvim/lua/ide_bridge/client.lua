@@ -15,6 +15,7 @@ M.state = {
   bridge = nil, -- { port, token, pid, workspace, folders }
   conn = nil,
   agents = nil, -- last bridge/claudeConnectionChanged params
+  claims = {}, -- file claims held now (bridge/claimsChanged, or /status)
   attempts = 0,
   last_error = nil,
   connected_at = nil,

@@ -90,6 +90,9 @@ function M.setup(opts)
       vim.api.nvim_exec_autocmds("User", { pattern = "IdeBridgeAgents", modeline = false, data = p })
       M.refresh_status()
     end)
+    c.on_notification("bridge/claimsChanged", function(p)
+      M.set_claims(p.claims)
+    end)
   end
   M.did_setup = true
   if M.config.auto_connect then
@@ -102,11 +105,71 @@ function M.refresh_status(cb)
   client().http_get("/status", function(status)
     if status then
       M.last_status = status
+      if status.claims and status.claims.held then
+        M.set_claims(status.claims.held)
+      end
     end
     if cb then
       cb(status)
     end
   end)
+end
+
+--- Keeps the file claims held now and tells the statusline (User IdeBridgeClaims).
+function M.set_claims(claims)
+  client().state.claims = claims or {}
+  vim.schedule(function()
+    vim.api.nvim_exec_autocmds("User", { pattern = "IdeBridgeClaims", modeline = false, data = claims })
+    vim.cmd("redrawstatus!")
+  end)
+end
+
+--- The claim covering `path` (absolute), if any: a claimed path itself, what is beneath
+--- a claimed directory, or a glob's match (relative to the bridge's workspace).
+function M.claim_of(path)
+  local c = client()
+  local root = c.state.bridge and c.state.bridge.workspace
+  if not path or not root then
+    return nil
+  end
+  local rel = path:sub(1, #root + 1) == root .. "/" and path:sub(#root + 2) or nil
+  if not rel then
+    return nil
+  end
+  for _, claim in ipairs(c.state.claims or {}) do
+    for _, pat in ipairs(claim.patterns or {}) do
+      local bare = pat:gsub("/$", "")
+      if rel == bare or rel:sub(1, #bare + 1) == bare .. "/" then
+        return claim
+      end
+      local ok, lpeg = pcall(vim.glob.to_lpeg, pat)
+      if ok and lpeg:match(rel) then
+        return claim
+      end
+    end
+  end
+  return nil
+end
+
+--- For the statusline (`set statusline+=%{v:lua.require'ide_bridge'.statusline()}`):
+--- the agents and claims, and who claims the current buffer's file.
+function M.statusline()
+  local c = client()
+  if c.state.status ~= "connected" then
+    return ""
+  end
+  local n = c.state.agents and c.state.agents.agents or 0
+  local parts = { string.format("ide-bridge: %d agent%s", n, n == 1 and "" or "s") }
+  local claims = #(c.state.claims or {})
+  if claims > 0 then
+    table.insert(parts, string.format("%d claim%s", claims, claims == 1 and "" or "s"))
+  end
+  local util = require("ide_bridge.util")
+  local claim = M.claim_of(util.buf_path(vim.api.nvim_get_current_buf()))
+  if claim then
+    table.insert(parts, "claimed by " .. tostring(claim.holder))
+  end
+  return table.concat(parts, " · ")
 end
 
 --- The status as a table (what :IdeBridgeStatus shows).
@@ -127,6 +190,7 @@ function M.status()
     pid = s.bridge and s.bridge.pid or nil,
     agents = agents,
     sessions = sessions,
+    claims = s.claims or {},
     last_error = s.last_error,
     version = c.VERSION,
   }
@@ -140,6 +204,11 @@ function M.status_lines()
     table.insert(lines, string.format("agents connected: %d", st.agents))
     for _, sess in ipairs(st.sessions) do
       table.insert(lines, string.format("  session %s: %s%s", tostring(sess.id), sess.client or "agent", sess.inGrace and " (in grace period)" or ""))
+    end
+    table.insert(lines, string.format("file claims: %d", #st.claims))
+    for _, claim in ipairs(st.claims) do
+      local why = (claim.reason and claim.reason ~= "") and (": " .. claim.reason) or ""
+      table.insert(lines, string.format("  %s by %s%s", table.concat(claim.patterns or {}, ", "), tostring(claim.holder), why))
     end
   else
     table.insert(lines, "ide-bridge: " .. st.status .. (st.last_error and (" (" .. st.last_error .. ")") or ""))
