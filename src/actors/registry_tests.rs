@@ -10,7 +10,8 @@ use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 
 use super::*;
 use crate::actors::messages::session::{
-    Absorb, Adopt, Attach, ChangedBy, Detach, FromClient, ReplacePush, Saw, TakeNotice,
+    Absorb, Adopt, Attach, ChangedBy, Detach, FromClient, NativeCursor, NativeEnd, NativeSettle,
+    NativeStart, ReplacePush, Saw, TakeNotice,
 };
 use crate::actors::test_support::{next_matching, Capture};
 
@@ -74,6 +75,10 @@ record!(Absorb, |_m, _a| Got::Other, ());
 record!(Saw, |_m, _a| Got::Other, ());
 record!(ChangedBy, |m, _a| Got::ChangedBy(m.display, m.by), ());
 record!(TakeNotice, |_m, _a| Got::Other, None);
+record!(NativeStart, |_m, _a| Got::Other, ());
+record!(NativeCursor, |_m, _a| Got::Other, None);
+record!(NativeSettle, |_m, _a| Got::Other, (Vec::new(), 0));
+record!(NativeEnd, |_m, _a| Got::Other, None);
 
 fn fake(id: &str) -> (SessionHandle, SessionId, UnboundedReceiver<Got>) {
     let (got, rx) = mpsc::unbounded_channel();

@@ -1,9 +1,10 @@
 //! What an agent knows about the files other agents change: the files it has seen
 //! (read or written, natively or through the bridge) and, for each of them another
 //! agent changed since, one notice waiting for its next tool call. A notice is given
-//! once; the file counts as unseen until the agent reads it again.
+//! once; the file counts as unseen until the agent reads it again. Other notes for the
+//! model (automation notices) wait beside them.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::path::PathBuf;
 
 /// Files remembered as seen per agent; beyond this an arbitrary one is forgotten (the
@@ -13,6 +14,8 @@ pub const MAX_SEEN: usize = 4096;
 pub const MAX_NOTICES: usize = 50;
 /// Agents named per file in a notice.
 const MAX_CHANGERS: usize = 3;
+/// Other notes kept for the next call (the oldest go first).
+pub const MAX_NOTES: usize = 10;
 
 /// One agent's view of other agents' changes.
 #[derive(Debug, Default)]
@@ -22,6 +25,8 @@ pub struct Awareness {
     notices: BTreeMap<String, Vec<String>>,
     /// Changes beyond [`MAX_NOTICES`] files, counted.
     unnamed: usize,
+    /// Other notes for the model, oldest first.
+    notes: VecDeque<String>,
 }
 
 impl Awareness {
@@ -54,8 +59,31 @@ impl Awareness {
         true
     }
 
-    /// The notice for the agent's next tool call, once.
+    /// A note for the model at the agent's next tool call (an automation notice).
+    pub fn note(&mut self, text: String) {
+        if self.notes.len() >= MAX_NOTES {
+            self.notes.pop_front();
+        }
+        self.notes.push_back(text);
+    }
+
+    /// Everything waiting for the agent's next tool call, once.
     pub fn take_notice(&mut self) -> Option<String> {
+        let changed = self.take_changes();
+        let notes: Vec<String> = self.notes.drain(..).collect();
+        match (changed, notes.is_empty()) {
+            (None, true) => None,
+            (Some(c), true) => Some(c),
+            (changed, false) => {
+                let mut all: Vec<String> = changed.into_iter().collect();
+                all.extend(notes);
+                Some(all.join("\n"))
+            }
+        }
+    }
+
+    /// The notice about files other agents changed, once.
+    fn take_changes(&mut self) -> Option<String> {
         if self.notices.is_empty() && self.unnamed == 0 {
             return None;
         }
@@ -91,6 +119,9 @@ impl Awareness {
             }
         }
         self.unnamed += other.unnamed;
+        for note in other.notes {
+            self.note(note);
+        }
     }
 }
 
@@ -117,6 +148,27 @@ mod tests {
         assert_eq!(a.take_notice(), None, "given once");
         a.saw(p.clone());
         assert!(a.changed_by(&p, "b.py", "x"));
+    }
+
+    #[test]
+    fn notes_ride_with_the_notice_and_are_bounded() {
+        let mut a = Awareness::default();
+        for i in 0..MAX_NOTES + 2 {
+            a.note(format!("note {i}"));
+        }
+        let p = PathBuf::from("/w/x");
+        a.saw(p.clone());
+        a.changed_by(&p, "x", "b");
+        let text = a.take_notice().unwrap();
+        assert!(
+            text.starts_with("ide-bridge: another agent changed a file"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("note 1\n") && text.ends_with(&format!("note {}", MAX_NOTES + 1)),
+            "{text}"
+        );
+        assert_eq!(a.take_notice(), None);
     }
 
     #[test]

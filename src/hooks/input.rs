@@ -30,7 +30,19 @@ pub enum HookEvent {
 }
 
 impl HookEvent {
-    /// Every event, in the order `init` writes them.
+    /// The events `init` installs a hook for, in the order it writes them. None runs
+    /// after a tool: the hook before the next tool (or the stop) reads from the
+    /// transcript how it ended, so a tool call costs one hook.
+    pub const INSTALLED: [HookEvent; 6] = [
+        HookEvent::SessionStart,
+        HookEvent::UserPromptSubmit,
+        HookEvent::PreToolUse,
+        HookEvent::PermissionRequest,
+        HookEvent::Stop,
+        HookEvent::SessionEnd,
+    ];
+
+    /// Every event the bridge handles.
     pub const ALL: [HookEvent; 8] = [
         HookEvent::SessionStart,
         HookEvent::UserPromptSubmit,
@@ -76,6 +88,12 @@ pub struct HookInput {
     /// The turn this event belongs to (2.1.197 and later): a new one per prompt.
     #[serde(default)]
     pub prompt_id: Option<String>,
+    /// The conversation's transcript (JSONL), where the CLI records each tool's result.
+    #[serde(default)]
+    pub transcript_path: Option<PathBuf>,
+    /// Tool events: the call (`toolu_…`), the same in the transcript.
+    #[serde(default)]
+    pub tool_use_id: Option<String>,
     /// Tool events: the tool's name (`Edit`, `Bash`, `mcp__server__tool`, …).
     #[serde(default)]
     pub tool_name: Option<String>,

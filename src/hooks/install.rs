@@ -31,12 +31,13 @@ struct Shape {
     background: bool,
 }
 
-/// The hook of each event. One hook delays a tool call: `PreToolUse` (claims, and the
-/// notices for the model); the record of what the tool did is posted in the background
-/// (docs/benchmarks.md has the cost of each).
+/// The hook of each event. One hook delays a tool call: `PreToolUse` (claims, the
+/// notices for the model, and how the agent's earlier calls ended, read from its
+/// transcript); docs/benchmarks.md has its cost.
 fn shape(event: HookEvent) -> Shape {
     let (matcher, timeout, background) = match event {
         HookEvent::PreToolUse => (Some(TOOL_MATCHER), 10, false),
+        // Not installed (see `HookEvent::INSTALLED`); ended from the transcript.
         HookEvent::PostToolUse | HookEvent::PostToolUseFailure => (Some(TOOL_MATCHER), 10, true),
         // The done-gate may run checks (bounded by the policy's own timeout).
         HookEvent::Stop => (None, 900, false),
@@ -76,7 +77,7 @@ pub fn is_ours(command: &str) -> bool {
 /// The `hooks` object `init` installs (what `init --print` shows).
 pub fn ours(command: &str) -> Value {
     let mut hooks = Map::new();
-    for event in HookEvent::ALL {
+    for event in HookEvent::INSTALLED {
         hooks.insert(event.as_str().to_string(), json!([group(event, command)]));
     }
     Value::Object(hooks)
@@ -156,7 +157,7 @@ pub fn install(settings: &mut Map<String, Value>, command: &str) -> Result<bool,
         .or_insert_with(|| Value::Object(Map::new()))
         .as_object_mut()
         .ok_or_else(|| Malformed("\"hooks\"".into()))?;
-    for event in HookEvent::ALL {
+    for event in HookEvent::INSTALLED {
         let groups = hooks
             .entry(event.as_str())
             .or_insert_with(|| Value::Array(Vec::new()))
@@ -212,7 +213,11 @@ mod tests {
         );
         assert_eq!(pre[1]["hooks"][0]["command"], cmd);
         assert_eq!(s["hooks"]["Stop"][0]["hooks"][0]["timeout"], 900);
-        assert_eq!(s["hooks"]["PostToolUse"][0]["hooks"][0]["async"], true);
+        assert_eq!(s["hooks"]["SessionStart"][0]["hooks"][0]["async"], true);
+        assert!(
+            s["hooks"].get("PostToolUse").is_none(),
+            "a tool call costs one hook"
+        );
         assert!(s["hooks"]["PreToolUse"][1]["hooks"][0]
             .get("async")
             .is_none());

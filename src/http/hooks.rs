@@ -26,17 +26,22 @@ use serde_json::json;
 use super::body::{read_limited, BodyError};
 use super::guard::{check_bearer, check_host_and_origin, Rejection};
 use super::{CLIENT_HEADER, TASK_HEADER};
+use crate::actors::activity_log::now_ms;
 use crate::actors::activity_log::{CallStatus, LifecycleEvent, RecordLifecycle, RecordToolCall};
 use crate::actors::automation::{AskGate, BridgeEvent, GateCheck, GateChecked};
 use crate::actors::claims::{CheckWrite, ClaimsNamedIn};
 use crate::actors::diagnostics::{GetDiagnostics, Invalidate};
 use crate::actors::messages::dashboard::{AskApproval, Asker};
 use crate::actors::registry::{AgentRef, FileChanged, Identify};
-use crate::actors::session::{Saw, SessionId, TakeNotice};
+use crate::actors::session::{
+    NativeCursor, NativeEnd, NativeSettle, NativeStart, Saw, SessionId, TakeNotice,
+};
 use crate::automation::policy::Action;
 use crate::automation::template::tail;
+use crate::coordination::native::{Effect, Ended, Started};
 use crate::exec::Confined;
 use crate::hooks::input::clip;
+use crate::hooks::transcript;
 use crate::hooks::{HookAnswer, HookEvent, HookInput, NativeAction};
 use crate::metrics::{native_tool_label, HookLabels, ReasonLabel, ToolLabels};
 use crate::services::Services;
@@ -182,22 +187,46 @@ fn within(root: &Path, dir: &Path) -> bool {
 
 /// Decides the answer to one hook, recording what it says about the agent's work.
 async fn answer(
-    services: &Services,
+    services: &web::Data<Services>,
     input: &HookInput,
     agent: Option<&AgentRef>,
     from_task: bool,
 ) -> HookAnswer {
+    // What the agent's earlier calls did, from its transcript, before this hook acts.
+    let post = matches!(
+        input.hook_event_name,
+        HookEvent::PostToolUse | HookEvent::PostToolUseFailure
+    );
+    if let (Some(agent), false) = (agent, post) {
+        let waiting = settle(services, input, agent).await;
+        let turn_over = matches!(
+            input.hook_event_name,
+            HookEvent::Stop | HookEvent::SessionEnd
+        );
+        if turn_over && waiting > 0 {
+            settle_later(services.clone(), input, agent);
+        }
+    }
     match input.hook_event_name {
-        HookEvent::PreToolUse => match before_tool(services, input, agent).await {
-            // A notice waits for a refusal to pass; a note on claims comes first.
-            HookAnswer::Nothing => match agent {
-                Some(agent) => notice(services, input.hook_event_name, agent).await,
-                None => HookAnswer::Nothing,
-            },
-            decided => decided,
-        },
+        HookEvent::PreToolUse => {
+            let decided = before_tool(services, input, agent).await;
+            if let (Some(agent), Some(_), false) = (agent, &input.tool_use_id, input.is_mcp_tool())
+            {
+                let denied = matches!(decided, HookAnswer::Deny { .. });
+                let started = started_of(services, input, now_ms(), denied);
+                agent.session.native_start.do_send(NativeStart(started));
+            }
+            match decided {
+                // A notice waits for a refusal to pass; a note on claims comes first.
+                HookAnswer::Nothing => match agent {
+                    Some(agent) => notice(services, input.hook_event_name, agent).await,
+                    None => HookAnswer::Nothing,
+                },
+                decided => decided,
+            }
+        }
         HookEvent::PostToolUse | HookEvent::PostToolUseFailure => {
-            // Runs in the background: the CLI does not read the answer.
+            // Not installed by init; when a person adds them, they end a call at once.
             if let Some(agent) = agent {
                 after_tool(services, input, agent).await;
             }
@@ -299,79 +328,220 @@ async fn before_tool(
 }
 
 /// After a native tool: the timeline, the metrics, what the agent saw or changed.
+/// The call a tool hook describes (for the timeline and what it does to the workspace).
+fn started_of(services: &Services, input: &HookInput, at_ms: u64, denied: bool) -> Started {
+    let workspace = &services.workspace;
+    let shown = |p: &Path| {
+        workspace
+            .relative(&p.to_string_lossy())
+            .unwrap_or_else(|| p.display().to_string())
+    };
+    let resolved = |p: &Path| workspace.resolve(&p.to_string_lossy()).ok();
+    let effect = match input.action() {
+        NativeAction::Read(p) => resolved(p).map_or(Effect::None, Effect::Read),
+        NativeAction::Write(p) => match (resolved(p), workspace.relative(&p.to_string_lossy())) {
+            (Some(path), Some(display)) => Effect::Write { path, display },
+            _ => Effect::None,
+        },
+        NativeAction::Command(c) => Effect::Command(clip(c, MAX_EVENT_TEXT)),
+        NativeAction::Other => Effect::None,
+    };
+    Started {
+        tool_use_id: input.tool_use_id.clone().unwrap_or_default(),
+        tool: clip(input.tool(), 64),
+        summary: input.summary(shown),
+        effect,
+        at_ms,
+        denied,
+    }
+}
+
+/// The calls of `agent` that ended since its last hook, as its transcript says (the
+/// hook's `transcript_path`, which must lie in the CLI's `projects` directory). Answers
+/// how many calls still wait for their end.
+async fn settle(services: &Services, input: &HookInput, agent: &AgentRef) -> usize {
+    match input.transcript_path.clone().filter(|p| is_transcript(p)) {
+        Some(path) => settle_from(services, path, agent).await,
+        None => 0,
+    }
+}
+
+/// The CLI writes its transcript a little after the fact: once a turn ends, the calls
+/// still waiting are looked for again a few times in the background (never delaying
+/// the CLI), until none waits.
+fn settle_later(services: web::Data<Services>, input: &HookInput, agent: &AgentRef) {
+    let Some(path) = input.transcript_path.clone().filter(|p| is_transcript(p)) else {
+        return;
+    };
+    let agent = agent.clone();
+    actix_rt::spawn(async move {
+        for wait_ms in [100, 300, 1_000, 3_000, 10_000] {
+            tokio::time::sleep(std::time::Duration::from_millis(wait_ms)).await;
+            if settle_from(&services, path.clone(), &agent).await == 0 {
+                return;
+            }
+        }
+    });
+}
+
+async fn settle_from(services: &Services, path: std::path::PathBuf, agent: &AgentRef) -> usize {
+    let Ok(from) = agent
+        .session
+        .native_cursor
+        .send(NativeCursor(path.clone()))
+        .await
+    else {
+        return 0;
+    };
+    let file = path.clone();
+    let scan = tokio::task::spawn_blocking(move || match from {
+        Some(from) => transcript::read_outcomes(&file, from, MAX_TRANSCRIPT_READ),
+        // A conversation the bridge has not read yet: only what comes from now on.
+        None => std::fs::metadata(&file).map(|m| transcript::Scan {
+            offset: m.len(),
+            ..transcript::Scan::default()
+        }),
+    })
+    .await;
+    let scan = match scan {
+        Ok(Ok(scan)) => scan,
+        Ok(Err(e)) => {
+            tracing::debug!(path = %path.display(), %e, "cannot read an agent's transcript");
+            return 0;
+        }
+        Err(_) => return 0,
+    };
+    if scan.skipped > 0 {
+        tracing::warn!(
+            agent = %agent.id,
+            bytes = scan.skipped,
+            "an agent's transcript grew by more than {MAX_TRANSCRIPT_READ} bytes between two hooks; the tool calls in the part skipped are not recorded"
+        );
+    }
+    let settle = NativeSettle {
+        transcript: path,
+        offset: scan.offset,
+        outcomes: scan.outcomes,
+        now_ms: now_ms(),
+    };
+    let Ok((ended, waiting)) = agent.session.native_settle.send(settle).await else {
+        return 0;
+    };
+    for call in ended {
+        finish(services, agent, call).await;
+    }
+    waiting
+}
+
+/// Transcripts read at most this much new text per hook.
+const MAX_TRANSCRIPT_READ: u64 = 32 * 1024 * 1024;
+
+/// True for a `.jsonl` file beneath `<config dir>/projects/` (where the CLI keeps
+/// transcripts): the bridge reads no other file a hook names.
+fn is_transcript(path: &Path) -> bool {
+    let Ok(projects) = crate::lockfile::config_dir()
+        .join("projects")
+        .canonicalize()
+    else {
+        return false;
+    };
+    path.extension().is_some_and(|e| e == "jsonl")
+        && path
+            .canonicalize()
+            .is_ok_and(|p| p.starts_with(&projects) && p.is_file())
+}
+
+/// A `PostToolUse` hook (installed by hand; `init` does not): ends the call at once.
 async fn after_tool(services: &Services, input: &HookInput, agent: &AgentRef) {
     if input.is_mcp_tool() {
         // Calls of MCP tools are the servers' to record (the bridge records its own).
         return;
     }
-    let ok = input.hook_event_name == HookEvent::PostToolUse;
-    let status = if ok {
-        CallStatus::Success
-    } else {
-        CallStatus::Error
+    let failed = input.hook_event_name == HookEvent::PostToolUseFailure;
+    let error = input.error.clone().unwrap_or_default();
+    let now = now_ms();
+    let end = NativeEnd {
+        tool_use_id: input.tool_use_id.clone().unwrap_or_default(),
+        failed,
+        at_ms: now,
+        error: error.clone(),
+    };
+    let known = match input.tool_use_id {
+        Some(_) => agent.session.native_end.send(end).await.ok().flatten(),
+        None => None,
+    };
+    let call = known.unwrap_or_else(|| {
+        let duration_ms = input.duration_ms.unwrap_or(0);
+        Ended {
+            call: started_of(services, input, now.saturating_sub(duration_ms), false),
+            failed,
+            duration_ms,
+            error,
+        }
+    });
+    finish(services, agent, call).await;
+}
+
+/// A native call ended: the timeline, the metrics, and what it did to the workspace
+/// (a read: the agent saw the file; a write: the agents that saw it are told, and
+/// automation; a failed command: automation).
+async fn finish(services: &Services, agent: &AgentRef, ended: Ended) {
+    let Ended {
+        call,
+        failed,
+        duration_ms,
+        error,
+    } = ended;
+    let status = match (failed, call.denied) {
+        (_, true) => CallStatus::Rejected,
+        (true, false) => CallStatus::Error,
+        (false, false) => CallStatus::Success,
     };
     services
         .metrics
         .native_tool_calls
         .get_or_create(&ToolLabels {
-            tool: native_tool_label(input.tool()),
+            tool: native_tool_label(&call.tool),
             status: status.as_str(),
         })
         .inc();
-    let workspace = &services.workspace;
-    let mut summary = input.summary(|p| {
-        workspace
-            .relative(&p.to_string_lossy())
-            .unwrap_or_else(|| p.display().to_string())
-    });
-    if let Some(error) = input.error.as_deref().filter(|_| !ok) {
-        summary = clip(&format!("{summary} → {error}"), 240);
-    }
+    let summary = if failed && !error.is_empty() {
+        clip(&format!("{} → {error}", call.summary), 240)
+    } else {
+        call.summary.clone()
+    };
     services.activity.do_send(RecordToolCall {
-        tool: clip(input.tool(), 64),
+        tool: call.tool.clone(),
         session_id: agent.id.clone(),
         status,
-        duration_ms: input.duration_ms.unwrap_or(0),
+        duration_ms,
         summary,
         native: true,
     });
-    if !ok {
-        if let NativeAction::Command(command) = input.action() {
-            tell_automation(
-                services,
-                BridgeEvent::AgentCommandFailed {
-                    session: agent.id.clone(),
-                    agent: agent.label.clone(),
-                    command: clip(command, MAX_EVENT_TEXT),
-                    error: clip(input.error.as_deref().unwrap_or("failed"), 200),
-                },
-            );
+    match call.effect {
+        Effect::Command(command) if failed && !call.denied => tell_automation(
+            services,
+            BridgeEvent::AgentCommandFailed {
+                session: agent.id.clone(),
+                agent: agent.label.clone(),
+                command,
+                error: clip(if error.is_empty() { "failed" } else { &error }, 200),
+            },
+        ),
+        _ if failed => {}
+        Effect::Read(path) => agent.session.saw.do_send(Saw(path)),
+        Effect::Write { path, display } => {
+            agent.session.saw.do_send(Saw(path.clone()));
+            // Awaited: the others' notices are queued before this hook answers.
+            let changed = FileChanged {
+                by: agent.id.clone(),
+                path,
+                display,
+                tool: call.tool,
+            };
+            let _ = services.registry.send(changed).await;
         }
-        return;
-    }
-    let resolved = |p: &Path| workspace.resolve(&p.to_string_lossy()).ok();
-    match input.action() {
-        NativeAction::Read(p) => {
-            if let Some(path) = resolved(p) {
-                agent.session.saw.do_send(Saw(path));
-            }
-        }
-        NativeAction::Write(p) => {
-            if let (Some(path), Some(display)) =
-                (resolved(p), workspace.relative(&p.to_string_lossy()))
-            {
-                agent.session.saw.do_send(Saw(path.clone()));
-                // Awaited: the others' notices are queued before this hook answers.
-                let changed = FileChanged {
-                    by: agent.id.clone(),
-                    path,
-                    display,
-                    tool: input.tool().to_string(),
-                };
-                let _ = services.registry.send(changed).await;
-            }
-        }
-        NativeAction::Command(_) | NativeAction::Other => {}
+        Effect::Command(_) | Effect::None => {}
     }
 }
 

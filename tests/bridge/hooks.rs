@@ -664,13 +664,12 @@ fn init_installs_the_hooks_beside_the_server_and_remove_takes_out_exactly_them()
         "SessionStart",
         "UserPromptSubmit",
         "PermissionRequest",
-        "PostToolUse",
-        "PostToolUseFailure",
         "Stop",
         "SessionEnd",
     ] {
         assert!(v["hooks"][event].is_array(), "{event}: {v}");
     }
+    assert!(v["hooks"].get("PostToolUse").is_none(), "{v}");
     let claude_json: Value =
         serde_json::from_str(&std::fs::read_to_string(config.join(".claude.json")).unwrap())
             .unwrap();
@@ -686,7 +685,7 @@ fn init_installs_the_hooks_beside_the_server_and_remove_takes_out_exactly_them()
     assert!(again.contains("already in"), "{again}");
     let printed = run(&["init", "--print"]);
     assert!(
-        printed.contains("PostToolUse") && printed.contains("\"async\": true"),
+        printed.contains("PreToolUse") && printed.contains("\"async\": true"),
         "{printed}"
     );
     let removed = run(&["init", "--remove"]);
@@ -704,4 +703,138 @@ fn init_installs_the_hooks_beside_the_server_and_remove_takes_out_exactly_them()
     assert!(!only_server.contains("hooks"), "{only_server}");
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
     assert_eq!(v["hooks"].as_object().unwrap().len(), 1);
+}
+
+/// A transcript line recording how the call `id` ended, as the CLI appends it.
+fn result_line(id: &str, is_error: bool, text: &str) -> String {
+    json!({
+        "type": "user",
+        "timestamp": humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
+        "message": {"role": "user", "content": [
+            {"tool_use_id": id, "type": "tool_result", "content": text, "is_error": is_error}
+        ]},
+    })
+    .to_string()
+}
+
+#[tokio::test]
+async fn without_hooks_after_tools_the_transcript_says_how_each_call_ended() {
+    let bridge = Bridge::launch(Options::default().file("a.py", "a\n").file("b.py", "b\n")).await;
+    let _a = relay_agent(&bridge, 99101, 786).await;
+    let _b = relay_agent(&bridge, 99102, 786).await;
+    let projects = bridge.config_dir.join("projects").join("-w");
+    std::fs::create_dir_all(&projects).unwrap();
+    let a_transcript = projects.join("a.jsonl");
+    let b_transcript = projects.join("b.jsonl");
+    std::fs::write(&a_transcript, "{\"type\":\"queue-operation\"}\n").unwrap();
+    std::fs::write(&b_transcript, "").unwrap();
+    let with = |mut v: Value, transcript: &std::path::Path, id: &str| {
+        v["transcript_path"] = json!(transcript);
+        v["tool_use_id"] = json!(id);
+        v
+    };
+    let append = |path: &std::path::Path, line: String| {
+        let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+        writeln!(f, "{line}").unwrap();
+    };
+    // B reads b.py: its hook before the Read, then the transcript records the result.
+    hook(
+        &bridge,
+        99102,
+        with(before_read(&bridge, "b.py"), &b_transcript, "toolu_b1"),
+    )
+    .await;
+    append(&b_transcript, result_line("toolu_b1", false, "1\tb"));
+    // A runs a failing command, then edits b.py.
+    let bash = tool_event(
+        &bridge,
+        "PreToolUse",
+        "Bash",
+        json!({"command": "cargo test"}),
+    );
+    hook(&bridge, 99101, with(bash, &a_transcript, "toolu_a1")).await;
+    append(
+        &a_transcript,
+        result_line("toolu_a1", true, "Exit code 101"),
+    );
+    hook(
+        &bridge,
+        99101,
+        with(
+            edit(&bridge, "PreToolUse", "b.py"),
+            &a_transcript,
+            "toolu_a2",
+        ),
+    )
+    .await;
+    append(&a_transcript, result_line("toolu_a2", false, "updated"));
+    // Their stops read the transcripts: the calls end, with their outcomes.
+    let stop_of = |t: &std::path::Path| {
+        let mut v = stop(&bridge, false);
+        v["transcript_path"] = json!(t);
+        v
+    };
+    hook(&bridge, 99102, stop_of(&b_transcript)).await;
+    hook(&bridge, 99101, stop_of(&a_transcript)).await;
+    let native: Vec<Value> = bridge.status().await["recentActivity"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["native"] == true)
+        .cloned()
+        .collect();
+    let mut calls: Vec<(String, String, String)> = native
+        .iter()
+        .map(|e| {
+            (
+                e["tool"].as_str().unwrap().to_string(),
+                e["status"].as_str().unwrap().to_string(),
+                e["summary"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    calls.sort();
+    assert_eq!(
+        calls,
+        vec![
+            (
+                "Bash".into(),
+                "error".into(),
+                "$ cargo test → Exit code 101".into()
+            ),
+            ("Edit".into(), "success".into(), "b.py".into()),
+            ("Read".into(), "success".into(), "b.py".into()),
+        ],
+        "{native:?}"
+    );
+    // A's edit of b.py, which B read: B's next call carries the notice.
+    let (_, answer) = hook(
+        &bridge,
+        99102,
+        with(before_read(&bridge, "a.py"), &b_transcript, "toolu_b2"),
+    )
+    .await;
+    assert!(
+        context(&answer).is_some_and(|c| c.contains("b.py")),
+        "{answer}"
+    );
+    // A transcript outside the CLI's projects directory is not read.
+    let outside = bridge.workspace.join("fake.jsonl");
+    std::fs::write(&outside, "").unwrap();
+    hook(
+        &bridge,
+        99101,
+        with(before_read(&bridge, "a.py"), &outside, "toolu_a3"),
+    )
+    .await;
+    append(&outside, result_line("toolu_a3", false, "x"));
+    hook(&bridge, 99101, stop_of(&outside)).await;
+    let reads_of_a = bridge.status().await["recentActivity"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["native"] == true && e["summary"] == "a.py")
+        .count();
+    assert_eq!(reads_of_a, 0);
+    bridge.stop_async().await;
 }

@@ -181,6 +181,9 @@ def test_two_agents_claims_notices_and_the_done_gate(tmp_path, cli):
                 submit(a, "change b")
                 wait_until(lambda: results_of(model_a, "toolu_a_edit_b"), "A's edit of b.py", 90, a)
                 wait_until(lambda: "B = 2" in (ws / "b.py").read_text(), "A's edit on disk", 30, a)
+                # The bridge learns how A's Edit ended from A's next hook (the end of its
+                # turn) and its transcript.
+                wait_until(lambda: native_of(sa["id"], ("Edit", "b.py")), "A's edit in the timeline", 90, a)
                 def stops_of(session):
                     return [e for e in status(bridge)["recentActivity"] if e.get("event") == "agent_stopped" and e.get("sessionId") == session]
 

@@ -117,6 +117,11 @@ pub struct SessionHandle {
     pub changed_by: Recipient<ChangedBy>,
     /// From hooks (the notice for the agent's next native call).
     pub take_notice: Recipient<TakeNotice>,
+    /// From hooks: the agent's own calls, from start to end.
+    pub native_start: Recipient<NativeStart>,
+    pub native_cursor: Recipient<NativeCursor>,
+    pub native_settle: Recipient<NativeSettle>,
+    pub native_end: Recipient<NativeEnd>,
 }
 
 impl SessionHandle {
@@ -141,7 +146,11 @@ impl SessionHandle {
             + Handler<Shutdown>
             + Handler<Saw>
             + Handler<ChangedBy>
-            + Handler<TakeNotice>,
+            + Handler<TakeNotice>
+            + Handler<NativeStart>
+            + Handler<NativeCursor>
+            + Handler<NativeSettle>
+            + Handler<NativeEnd>,
     {
         Self {
             attach: addr.clone().recipient(),
@@ -161,6 +170,10 @@ impl SessionHandle {
             saw: addr.clone().recipient(),
             changed_by: addr.clone().recipient(),
             take_notice: addr.clone().recipient(),
+            native_start: addr.clone().recipient(),
+            native_cursor: addr.clone().recipient(),
+            native_settle: addr.clone().recipient(),
+            native_end: addr.clone().recipient(),
         }
     }
 
@@ -366,6 +379,8 @@ pub struct Absorb {
     pub client_pid: Option<u32>,
     /// What it knows about other agents' changes.
     pub awareness: crate::coordination::awareness::Awareness,
+    /// Its own tool calls in flight.
+    pub native: crate::coordination::native::NativeCalls,
 }
 
 /// The agent read or wrote this file (natively, seen through a hook, or through a
@@ -391,6 +406,39 @@ pub struct ChangedBy {
 #[derive(Message)]
 #[rtype(result = "Option<String>")]
 pub struct TakeNotice;
+
+/// One of the agent's own tool calls started (its `PreToolUse` hook came).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct NativeStart(pub crate::coordination::native::Started);
+
+/// Where to read the agent's transcript at this path from (`None`: a new transcript,
+/// read from its end).
+#[derive(Message)]
+#[rtype(result = "Option<u64>")]
+pub struct NativeCursor(pub PathBuf);
+
+/// What the agent's transcript said up to `offset`: the calls that ended, and how many
+/// still wait for their end.
+#[derive(Message)]
+#[rtype(result = "(Vec<crate::coordination::native::Ended>, usize)")]
+pub struct NativeSettle {
+    pub transcript: PathBuf,
+    pub offset: u64,
+    pub outcomes: Vec<crate::hooks::transcript::Outcome>,
+    /// For outcomes without a time.
+    pub now_ms: u64,
+}
+
+/// A `PostToolUse` hook said how a call ended: the call, if it was one of ours.
+#[derive(Message)]
+#[rtype(result = "Option<crate::coordination::native::Ended>")]
+pub struct NativeEnd {
+    pub tool_use_id: String,
+    pub failed: bool,
+    pub at_ms: u64,
+    pub error: String,
+}
 
 /// Files this session opened, oldest first (also its durable state for checkpoints).
 #[derive(Message)]

@@ -144,6 +144,7 @@ impl Session {
             opened_files: std::mem::take(&mut self.opened_files),
             read_versions: std::mem::take(&mut self.read_versions),
             awareness: std::mem::take(&mut self.awareness),
+            native: std::mem::take(&mut self.native),
             terminals: std::mem::take(&mut self.terminals),
             client_pid: self.client_pid,
         });

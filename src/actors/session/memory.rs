@@ -9,8 +9,10 @@ use actix::prelude::*;
 
 use super::{Session, MAX_OPENED_FILES, MAX_READ_VERSIONS, MAX_TERMINALS};
 use crate::actors::messages::session::{
-    Absorb, ChangedBy, OpenedFiles, Saw, TakeNotice, TerminalRun,
+    Absorb, ChangedBy, NativeCursor, NativeEnd, NativeSettle, NativeStart, OpenedFiles, Saw,
+    TakeNotice, TerminalRun,
 };
+use crate::coordination::native::Ended;
 use crate::workspace::files::Fingerprint;
 
 /// Remember a file as opened by this session.
@@ -94,6 +96,39 @@ impl Handler<Absorb> for Session {
         }
         self.client_pid = self.client_pid.or(msg.client_pid);
         self.awareness.absorb(msg.awareness);
+        self.native.absorb(msg.native);
+    }
+}
+
+impl Handler<NativeStart> for Session {
+    type Result = ();
+    fn handle(&mut self, msg: NativeStart, _: &mut Context<Self>) {
+        self.native.start(msg.0);
+    }
+}
+
+impl Handler<NativeCursor> for Session {
+    type Result = Option<u64>;
+    fn handle(&mut self, msg: NativeCursor, _: &mut Context<Self>) -> Option<u64> {
+        self.native.cursor(&msg.0)
+    }
+}
+
+impl Handler<NativeSettle> for Session {
+    type Result = MessageResult<NativeSettle>;
+    fn handle(&mut self, msg: NativeSettle, _: &mut Context<Self>) -> Self::Result {
+        let ended = self
+            .native
+            .settle(&msg.transcript, msg.offset, msg.outcomes, msg.now_ms);
+        MessageResult((ended, self.native.waiting()))
+    }
+}
+
+impl Handler<NativeEnd> for Session {
+    type Result = Option<Ended>;
+    fn handle(&mut self, msg: NativeEnd, _: &mut Context<Self>) -> Self::Result {
+        self.native
+            .end(&msg.tool_use_id, msg.failed, msg.at_ms, msg.error)
     }
 }
 

@@ -88,6 +88,8 @@ pub struct Session {
     terminals: Vec<(String, TerminalRun)>,
     /// The files this agent has seen and the notices other agents' changes left it.
     awareness: crate::coordination::awareness::Awareness,
+    /// The agent's own tool calls between their hook and their end.
+    native: crate::coordination::native::NativeCalls,
     in_flight: HashMap<CallKey, InFlight>,
     grace_timer: Option<SpawnHandle>,
     created_at: String,
@@ -117,6 +119,7 @@ impl Session {
             read_versions: HashMap::new(),
             terminals: Vec::new(),
             awareness: crate::coordination::awareness::Awareness::default(),
+            native: crate::coordination::native::NativeCalls::default(),
             in_flight: HashMap::new(),
             grace_timer: None,
             created_at: iso_now(),

@@ -101,6 +101,15 @@ impl Handler<NotifyListChanged> for Session {
 impl Handler<AgentLog> for Session {
     type Result = ();
     fn handle(&mut self, msg: AgentLog, _: &mut Context<Self>) {
+        // An automation notice also waits for the agent's next tool call, where the
+        // model reads it even when the client does not show log notifications.
+        if msg.data["event"] == "automation_notice" {
+            self.awareness.note(format!(
+                "ide-bridge automation ({}): {}",
+                msg.data["hook"].as_str().unwrap_or("notify"),
+                msg.data["message"].as_str().unwrap_or("")
+            ));
+        }
         self.log(msg.level, msg.data);
     }
 }

@@ -1,0 +1,208 @@
+//! How a native tool call ended, read from the agent's transcript: the CLI appends one
+//! JSON line per message to `$CLAUDE_CONFIG_DIR/projects/<dir>/<conversation>.jsonl`
+//! (the path is in every hook's input), and a tool's result is a user message with a
+//! `tool_result` block (`tool_use_id`, `is_error`, `content`) and a `timestamp`.
+//!
+//! This is why `init` installs no hook after a tool: the one before the next tool (or
+//! the stop) reads what happened since, so a tool call costs one hook, not two
+//! (docs/benchmarks.md). Only complete lines are read; the offset after the last one is
+//! where the next read starts. Lines that are not tool results are skipped without
+//! being parsed.
+
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::input::clip;
+
+/// How a tool call ended, as the transcript says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// The call (`toolu_…`), as the hooks name it.
+    pub tool_use_id: String,
+    /// The tool failed (a Bash exit code, an Edit that did not apply, a denial).
+    pub is_error: bool,
+    /// Unix ms when the result was written, when the line says.
+    pub at_ms: Option<u64>,
+    /// The start of the result's text (for a failure: why).
+    pub text: String,
+}
+
+/// What one read found.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Scan {
+    /// Where the next read starts (after the last complete line).
+    pub offset: u64,
+    /// Tool results in the lines read, in order.
+    pub outcomes: Vec<Outcome>,
+    /// Bytes skipped because more than the bound was new (their results are lost).
+    pub skipped: u64,
+}
+
+/// Characters of a result's text kept.
+const MAX_TEXT: usize = 300;
+
+#[derive(Deserialize)]
+struct Line {
+    #[serde(default)]
+    timestamp: Option<String>,
+    #[serde(default)]
+    message: Option<Message>,
+}
+
+#[derive(Deserialize)]
+struct Message {
+    #[serde(default)]
+    content: Value,
+}
+
+/// Reads the transcript at `path` from `from` up to `max_bytes` of new complete lines.
+/// When more is new than `max_bytes`, the start of it is skipped (and counted).
+pub fn read_outcomes(path: &Path, from: u64, max_bytes: u64) -> std::io::Result<Scan> {
+    let mut file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len();
+    if len <= from {
+        // Nothing new, or the file was replaced by a shorter one: start over at its end.
+        return Ok(Scan {
+            offset: len,
+            ..Scan::default()
+        });
+    }
+    let start = from.max(len.saturating_sub(max_bytes));
+    let skipped = start - from;
+    file.seek(SeekFrom::Start(start))?;
+    let mut bytes = Vec::with_capacity((len - start) as usize);
+    file.take(len - start).read_to_end(&mut bytes)?;
+    // Skipping into the middle of a line: drop that partial line.
+    let mut body: &[u8] = &bytes;
+    let mut consumed = 0u64;
+    if skipped > 0 {
+        match body.iter().position(|b| *b == b'\n') {
+            Some(nl) => {
+                consumed = nl as u64 + 1;
+                body = &body[nl + 1..];
+            }
+            None => {
+                return Ok(Scan {
+                    offset: from,
+                    skipped: 0,
+                    ..Scan::default()
+                })
+            }
+        }
+    }
+    let complete = match body.iter().rposition(|b| *b == b'\n') {
+        Some(last) => last + 1,
+        None => 0,
+    };
+    let mut outcomes = Vec::new();
+    for line in body[..complete].split(|b| *b == b'\n') {
+        if !contains(line, b"\"tool_result\"") {
+            continue;
+        }
+        outcomes.extend(outcomes_of(line));
+    }
+    Ok(Scan {
+        offset: start + consumed + complete as u64,
+        outcomes,
+        skipped,
+    })
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// The tool results of one transcript line.
+fn outcomes_of(line: &[u8]) -> Vec<Outcome> {
+    let Ok(parsed) = serde_json::from_slice::<Line>(line) else {
+        return Vec::new();
+    };
+    let at_ms = parsed
+        .timestamp
+        .as_deref()
+        .and_then(|t| humantime::parse_rfc3339(t).ok())
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_millis() as u64);
+    let Some(Value::Array(blocks)) = parsed.message.map(|m| m.content) else {
+        return Vec::new();
+    };
+    blocks
+        .iter()
+        .filter(|b| b["type"] == "tool_result")
+        .filter_map(|b| {
+            let id = b["tool_use_id"].as_str()?;
+            let text = match &b["content"] {
+                Value::String(s) => s.clone(),
+                Value::Array(items) => items
+                    .iter()
+                    .filter_map(|i| i["text"].as_str())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                _ => String::new(),
+            };
+            Some(Outcome {
+                tool_use_id: id.to_string(),
+                is_error: b["is_error"] == true,
+                at_ms,
+                text: clip(&text, MAX_TEXT),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    const USE: &str = r#"{"type":"assistant","timestamp":"2026-11-25T22:00:11.628Z","message":{"content":[{"type":"tool_use","id":"toolu_1","name":"Read"}]}}"#;
+    const OK: &str = r#"{"type":"user","timestamp":"2026-11-25T22:00:11.655Z","message":{"content":[{"tool_use_id":"toolu_1","type":"tool_result","content":"1\thello"}]},"toolUseResult":{"type":"text"}}"#;
+    const FAILED: &str = r#"{"type":"user","timestamp":"2026-11-25T22:00:12.044Z","message":{"content":[{"type":"tool_result","content":[{"type":"text","text":"Exit code 1"}],"is_error":true,"tool_use_id":"toolu_2"}]}}"#;
+
+    #[test]
+    fn reads_results_incrementally_and_only_complete_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let mut f = std::fs::File::create(&path).unwrap();
+        writeln!(f, "{USE}\n{OK}").unwrap();
+        write!(f, "{}", &FAILED[..20]).unwrap();
+        f.flush().unwrap();
+        let first = read_outcomes(&path, 0, 1 << 20).unwrap();
+        assert_eq!(first.outcomes.len(), 1);
+        assert_eq!(first.outcomes[0].tool_use_id, "toolu_1");
+        assert!(!first.outcomes[0].is_error);
+        assert_eq!(first.outcomes[0].at_ms, Some(1_795_644_011_655));
+        writeln!(f, "{}", &FAILED[20..]).unwrap();
+        f.flush().unwrap();
+        let second = read_outcomes(&path, first.offset, 1 << 20).unwrap();
+        assert_eq!(
+            second.outcomes.len(),
+            1,
+            "the partial line is read whole now"
+        );
+        assert!(second.outcomes[0].is_error);
+        assert_eq!(second.outcomes[0].text, "Exit code 1");
+        let none = read_outcomes(&path, second.offset, 1 << 20).unwrap();
+        assert!(none.outcomes.is_empty() && none.offset == second.offset);
+    }
+
+    #[test]
+    fn more_than_the_bound_skips_the_start_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let filler = format!("{{\"type\":\"x\",\"pad\":\"{}\"}}\n", "p".repeat(500));
+        std::fs::write(&path, format!("{OK}\n{filler}{filler}{FAILED}\n")).unwrap();
+        let bound = (filler.len() + FAILED.len() + 1) as u64;
+        let read = read_outcomes(&path, 0, bound).unwrap();
+        assert!(read.skipped > 0);
+        assert_eq!(read.outcomes.len(), 1, "toolu_1 was in the skipped part");
+        assert_eq!(read.outcomes[0].tool_use_id, "toolu_2");
+        assert_eq!(read.offset, std::fs::metadata(&path).unwrap().len());
+        std::fs::write(&path, "short\n").unwrap();
+        let reset = read_outcomes(&path, read.offset, 1 << 20).unwrap();
+        assert_eq!(reset.offset, 6, "a shorter file starts over at its end");
+    }
+}
