@@ -80,6 +80,49 @@ pub enum AppError {
     Server(#[from] std::io::Error),
 }
 
+impl AppError {
+    /// The configuration is at fault (a value, a policy, a name in `tools.expose`): the
+    /// command line exits with 2, as for a configuration that does not load.
+    pub fn is_configuration(&self) -> bool {
+        matches!(
+            self,
+            AppError::Policy(_) | AppError::Catalog(CatalogError::UnknownExpose(_))
+        )
+    }
+}
+
+/// What start-up checks before it writes anything (`ide-bridge config` checks the same):
+/// the workspace, the tool catalogue with `tools.expose`, the automation policy.
+pub struct Checked {
+    workspace: Workspace,
+    tools: crate::tools::ToolRegistry,
+    policy: Option<(PathBuf, crate::automation::policy::Policy)>,
+}
+
+/// Checks `settings` the way start-up does, touching no file.
+pub fn preflight(settings: &Settings) -> Result<Checked, AppError> {
+    let root = match &settings.workspace {
+        Some(path) => path.clone(),
+        None => std::env::current_dir().map_err(|source| AppError::Workspace {
+            path: PathBuf::from("."),
+            source,
+        })?,
+    };
+    let workspace = Workspace::open(&root).map_err(|source| AppError::Workspace {
+        path: root.clone(),
+        source,
+    })?;
+    let mut tools = catalog::build()?;
+    let expose = &settings.tools.expose;
+    tools.expose(&expose.include, &expose.exclude)?;
+    let policy = load_policy(settings, &workspace)?;
+    Ok(Checked {
+        workspace,
+        tools,
+        policy,
+    })
+}
+
 /// What the first worker needs to build [`Services`].
 struct Seed {
     activity_path: Option<PathBuf>,
@@ -404,17 +447,12 @@ pub fn run(settings: Settings, rotate_token: bool) -> Result<(), AppError> {
 }
 
 async fn serve(settings: Settings, rotate_token: bool) -> Result<(), AppError> {
-    let root = match &settings.workspace {
-        Some(path) => path.clone(),
-        None => std::env::current_dir().map_err(|source| AppError::Workspace {
-            path: PathBuf::from("."),
-            source,
-        })?,
-    };
-    let workspace = Workspace::open(&root).map_err(|source| AppError::Workspace {
-        path: root.clone(),
-        source,
-    })?;
+    // Everything that can be refused is refused before a file is written.
+    let Checked {
+        workspace,
+        tools,
+        policy,
+    } = preflight(&settings)?;
     match crate::exec::sandbox::abi() {
         0 if settings.commands.run_unsandboxed => tracing::warn!(
             "no Landlock in this kernel: commands run UNCONFINED (commands.run_unsandboxed = true)"
@@ -499,7 +537,7 @@ async fn serve(settings: Settings, rotate_token: bool) -> Result<(), AppError> {
     }
 
     let seed = Seed {
-        automation: load_policy(&settings, &workspace)?,
+        automation: policy,
         tasks_path: Some(state.path(state_files::TASKS)),
         activity_path: settings
             .activity
@@ -512,12 +550,7 @@ async fn serve(settings: Settings, rotate_token: bool) -> Result<(), AppError> {
         page_sessions_path: Some(state.path(state_files::PAGE_SESSIONS)),
         claims_path: Some(state.path(state_files::CLAIMS)),
         restore: previous.map(|(_, d)| d.sessions).unwrap_or_default(),
-        tools: {
-            let mut tools = catalog::build()?;
-            let expose = &settings.tools.expose;
-            tools.expose(&expose.include, &expose.exclude)?;
-            tools
-        },
+        tools,
         prompts: PromptRegistry::default(),
         workspace,
         metrics: Arc::new(Metrics::new()),
@@ -608,9 +641,11 @@ async fn serve(settings: Settings, rotate_token: bool) -> Result<(), AppError> {
         "ide-bridge is listening; run `claude --ide` in the workspace to connect, open the page link (works once, for a few minutes; `ide-bridge open` gives a new one) to watch the agents"
     );
 
+    let idle = idle_stop(&services);
     let outcome = tokio::select! {
         _ = sigterm.recv() => { tracing::info!("SIGTERM received; shutting down"); Ok(()) }
         _ = sigint.recv() => { tracing::info!("SIGINT received; shutting down"); Ok(()) }
+        _ = idle => Ok(()),
         res = server_task => match res {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(AppError::Server(e)),
@@ -620,6 +655,74 @@ async fn serve(settings: Settings, rotate_token: bool) -> Result<(), AppError> {
     shut_down(&services, &handle, &lock_path).await;
     drop(state);
     outcome
+}
+
+/// True while anything uses the bridge: a connected agent, the editor, a watching page,
+/// a Claude task pending or running.
+async fn in_use(services: &Services) -> bool {
+    let agents = services
+        .registry
+        .send(crate::actors::registry::Snapshot)
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .is_some_and(|s| s.sessions.iter().any(|x| x.connected));
+    let editor = services
+        .extension
+        .send(crate::actors::extension::GetStatus)
+        .await
+        .is_ok_and(|s| s.connected);
+    let page = services
+        .dashboard
+        .send(crate::actors::dashboard::GetPageStatus)
+        .await
+        .is_ok_and(|p| p.watching > 0);
+    let tasks = services
+        .orchestrator
+        .send(crate::actors::orchestrator::ListTasks { session: None })
+        .await
+        .is_ok_and(|tasks| {
+            tasks.iter().any(|t| {
+                matches!(
+                    t.status,
+                    crate::orchestrator::TaskStatus::Pending
+                        | crate::orchestrator::TaskStatus::Running
+                )
+            })
+        });
+    agents || editor || page || tasks
+}
+
+/// Ends when an on-demand bridge has gone unused for `server.idle_stop_ms` (never for a
+/// bridge the person started). How long it has been idle is in the metrics (and so in
+/// `/status`).
+async fn idle_stop(services: &Services) {
+    let limit = services.settings.server.idle_stop;
+    if !services.settings.server.on_demand || limit.is_zero() {
+        return std::future::pending().await;
+    }
+    let tick = (limit / 10).clamp(Duration::from_millis(100), Duration::from_secs(30));
+    let mut idle_since: Option<Instant> = None;
+    loop {
+        tokio::time::sleep(tick).await;
+        if in_use(services).await {
+            idle_since = None;
+            services.metrics.idle_seconds.set(0);
+            continue;
+        }
+        let since = *idle_since.get_or_insert_with(Instant::now);
+        services
+            .metrics
+            .idle_seconds
+            .set(i64::try_from(since.elapsed().as_secs()).unwrap_or(i64::MAX));
+        if since.elapsed() >= limit {
+            tracing::info!(
+                idle_ms = u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),
+                "stopping: started on demand, and no agent, editor, page or task has used the bridge for server.idle_stop_ms"
+            );
+            return;
+        }
+    }
 }
 
 /// Stops in order: no new connections, agents told (1001), final state written, the

@@ -12,6 +12,7 @@ use crate::config::Overrides;
     name = "ide-bridge",
     version,
     about,
+    args_conflicts_with_subcommands = true,
     long_about = "Connects AI coding agents (the Claude Code CLI and any MCP client) to your \
 editor and workspace. Started in a project directory, it writes a lock file under \
 $CLAUDE_CONFIG_DIR/ide/ (default ~/.claude/ide/) so that `claude --ide` in that project \
@@ -24,9 +25,17 @@ pub struct Cli {
     /// What to do (default: run the bridge).
     #[command(subcommand)]
     pub command: Option<Command>,
-    /// Options for running (also read by `status` and `config`).
+    /// Options for running the bridge.
     #[command(flatten)]
     pub run: RunArgs,
+}
+
+/// The workspace a subcommand is about.
+#[derive(Debug, Default, Args)]
+pub struct WorkspaceArg {
+    /// The workspace [default: the current directory].
+    #[arg(short, long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
 }
 
 /// Subcommands.
@@ -34,6 +43,8 @@ pub struct Cli {
 pub enum Command {
     /// Show what the running bridge for this workspace is doing.
     Status {
+        #[command(flatten)]
+        workspace: WorkspaceArg,
         /// Print the raw JSON from /status.
         #[arg(long)]
         json: bool,
@@ -47,14 +58,23 @@ xdg-open or open where a display is available). The link works once and for a sh
 (ui.login_code_ttl_ms); the browser then keeps an HttpOnly cookie for this bridge."
     )]
     Open {
+        #[command(flatten)]
+        workspace: WorkspaceArg,
         /// Only print the link.
         #[arg(long)]
         no_browser: bool,
     },
-    /// Print the effective configuration (all layers applied) as JSON.
-    Config,
+    /// Print the effective configuration (all layers applied) as JSON, after checking it
+    /// as the bridge would at start-up.
+    Config {
+        #[command(flatten)]
+        run: RunArgs,
+    },
     /// Stop the bridge serving this workspace (SIGTERM to the pid in its lock file).
-    Stop,
+    Stop {
+        #[command(flatten)]
+        workspace: WorkspaceArg,
+    },
     /// Serve MCP on stdin/stdout by relaying to the bridge for the working directory
     /// (what MCP clients run as a subprocess; `ide-bridge init` registers it).
     #[command(
@@ -62,9 +82,18 @@ xdg-open or open where a display is available). The link works once and for a sh
 to the bridge that serves the working directory. MCP clients start this as a subprocess; \
 `ide-bridge init` registers it with Claude Code. It survives bridge restarts (reconnects and \
 replays the handshake). When no bridge serves the directory it starts one for the project \
-(the nearest .git/.hg/.jj/.svn root, never the home directory or /), unless --no-start."
+(the nearest .git/.hg/.jj/.svn root, never the home directory or /), unless --no-start; a \
+bridge started that way stops by itself once nothing has used it for server.idle_stop_ms."
     )]
     Mcp {
+        #[command(flatten)]
+        workspace: WorkspaceArg,
+        /// Configuration file for a bridge this relay starts (and for the relay's log).
+        #[arg(short, long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// The relay's log level on stderr: trace, debug, info, warn, error [default: info].
+        #[arg(long, value_name = "LEVEL")]
+        log_level: Option<String>,
         /// Do not start a bridge; wait for one to appear.
         #[arg(long)]
         no_start: bool,
@@ -74,9 +103,12 @@ replays the handshake). When no bridge serves the directory it starts one for th
     #[command(
         long_about = "Register `ide-bridge mcp` with Claude Code as a user-scope stdio MCP \
 server (in $CLAUDE_CONFIG_DIR/.claude.json, else ~/.claude.json, key mcpServers), run by this \
-binary's absolute path. The file's other keys are kept, the write is atomic and the previous \
-file is kept as .claude.json.bak. Running it again changes nothing; --remove undoes it; \
---print writes nothing and shows the configuration for other MCP clients."
+binary's absolute path, and install the hooks through which the bridge serving a project sees \
+and coordinates the CLI's own tools (in $CLAUDE_CONFIG_DIR/settings.json, else \
+~/.claude/settings.json, key hooks; each runs `ide-bridge hook`, which does nothing where no \
+bridge runs). Every other key and hook is kept, writes are atomic and the previous files are \
+kept as .bak. Running it again changes nothing; --remove undoes both; --no-hooks leaves the \
+hooks alone; --print writes nothing and shows the configuration for other MCP clients."
     )]
     Init {
         /// Remove the registration instead.
@@ -104,51 +136,92 @@ error, it prints nothing and exits 0, so the CLI carries on unaffected; set \
 IDE_BRIDGE_HOOK_DEBUG=1 to see why on stderr."
     )]
     Hook,
+    /// Run the bridge for a workspace as a systemd user service (install, remove, status).
+    #[command(subcommand)]
+    Service(ServiceCommand),
 }
 
-/// Flags that override configuration.
+/// `ide-bridge service …`.
+#[derive(Debug, Subcommand)]
+pub enum ServiceCommand {
+    /// Write and enable a systemd user unit that runs the bridge for the workspace
+    /// (restarted on failure, logging to the journal), and start it.
+    Install {
+        #[command(flatten)]
+        workspace: WorkspaceArg,
+        /// A configuration file the service's bridge reads.
+        #[arg(short, long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Write nothing: print the unit.
+        #[arg(long)]
+        print: bool,
+        /// Write the unit and enable it, but do not call systemctl (for machines without
+        /// a user manager, and for tests).
+        #[arg(long)]
+        no_systemctl: bool,
+    },
+    /// Stop, disable and remove the workspace's unit.
+    Remove {
+        #[command(flatten)]
+        workspace: WorkspaceArg,
+        /// Remove the unit file, but do not call systemctl.
+        #[arg(long)]
+        no_systemctl: bool,
+    },
+    /// Say whether the workspace has a unit and what systemd says about it.
+    Status {
+        #[command(flatten)]
+        workspace: WorkspaceArg,
+    },
+}
+
+/// Flags that override configuration (running the bridge, and `config`).
 #[derive(Debug, Default, Args)]
 pub struct RunArgs {
     /// Workspace root served to agents [default: the current directory].
-    #[arg(short, long, global = true, value_name = "DIR")]
+    #[arg(short, long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
     /// Configuration file (TOML or JSON) layered over the defaults.
-    #[arg(short, long, global = true, value_name = "FILE")]
+    #[arg(short, long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Address to listen on [default: 127.0.0.1]. Non-loopback addresses are warned about.
-    #[arg(long, global = true, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR")]
     pub bind: Option<String>,
     /// Port to listen on; 0 lets the OS choose [default: 0].
-    #[arg(short, long, global = true)]
+    #[arg(short, long)]
     pub port: Option<u16>,
     /// Name shown in Claude Code's /ide list [default: ide-bridge].
-    #[arg(long, global = true, value_name = "NAME")]
+    #[arg(long, value_name = "NAME")]
     pub ide_name: Option<String>,
     /// Maximum agent sessions, connected or in grace [default: 5].
-    #[arg(long, global = true, value_name = "N")]
+    #[arg(long, value_name = "N")]
     pub max_sessions: Option<usize>,
     /// How long a disconnected agent's session waits for it, in ms [default: 120000].
-    #[arg(long, global = true, value_name = "MS")]
+    #[arg(long, value_name = "MS")]
     pub grace_period_ms: Option<u64>,
     /// Default tool-call timeout in ms [default: 60000].
-    #[arg(long, global = true, value_name = "MS")]
+    #[arg(long, value_name = "MS")]
     pub tool_timeout_ms: Option<u64>,
     /// Log level: trace, debug, info, warn, error [default: info].
-    #[arg(long, global = true, value_name = "LEVEL")]
+    #[arg(long, value_name = "LEVEL")]
     pub log_level: Option<String>,
     /// Log format on stderr: text or json [default: text].
-    #[arg(long, global = true, value_name = "FORMAT")]
+    #[arg(long, value_name = "FORMAT")]
     pub log_format: Option<String>,
     /// Automation policy file (TOML, YAML or JSON); see docs/automation.md.
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, value_name = "FILE")]
     pub automation_policy: Option<PathBuf>,
     /// Replace this workspace's stored auth token with a new one (connected clients
     /// must then re-read the lock file).
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub rotate_token: bool,
+    /// Started on demand (by `ide-bridge mcp` or an editor plugin): stop by itself after
+    /// server.idle_stop_ms with no agent, editor, browser page or Claude task.
+    #[arg(long)]
+    pub on_demand: bool,
     /// Set any configuration key, e.g. --set rate_limit.requests=100 (repeatable; lists
     /// comma-separated: --set commands.allow=git,cargo).
-    #[arg(long = "set", global = true, value_name = "KEY=VALUE")]
+    #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
 }
 
@@ -199,6 +272,10 @@ impl RunArgs {
                 .map(|p| p.display().to_string()),
         );
         put("log.level", self.log_level.clone());
+        put(
+            "server.on_demand",
+            self.on_demand.then(|| "true".to_string()),
+        );
         put("log.format", self.log_format.clone());
         Ok(Overrides {
             config_file: self.config.clone(),

@@ -31,10 +31,14 @@ pub const ENV_PREFIX: &str = "IDE_BRIDGE";
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// A source could not be read or a key is unknown / mistyped.
-    #[error("configuration error: {0}")]
-    Load(#[from] config::ConfigError),
+    #[error("configuration error: {error}{origin}")]
+    Load {
+        error: config::ConfigError,
+        /// `, from …` when the key at fault is known: where its value came from.
+        origin: String,
+    },
     /// A value is outside its allowed range.
-    #[error("invalid configuration: `{key}` = {value} (allowed: {allowed})")]
+    #[error("invalid configuration: `{key}` = {value} (allowed: {allowed}){origin}")]
     Invalid {
         /// Dotted key, e.g. `sessions.max_sessions`.
         key: &'static str,
@@ -42,7 +46,50 @@ pub enum ConfigError {
         value: String,
         /// What is allowed.
         allowed: String,
+        /// `, from …`: where the value came from (filled in by [`Settings::load`]).
+        origin: String,
     },
+}
+
+impl From<config::ConfigError> for ConfigError {
+    fn from(error: config::ConfigError) -> Self {
+        ConfigError::Load {
+            error,
+            origin: String::new(),
+        }
+    }
+}
+
+/// Where the value of `key` came from, as an error says it: `, from <the layer>`.
+fn origin_of(key: &str, overrides: &Overrides) -> String {
+    if overrides.values.iter().any(|(k, _)| k == key) {
+        return ", from the command line (a flag or --set)".into();
+    }
+    let env = format!(
+        "{ENV_PREFIX}_{}",
+        key.to_ascii_uppercase().replace('.', "__")
+    );
+    if std::env::var_os(&env).is_some() {
+        return format!(", from the environment variable {env}");
+    }
+    if let Some(file) = &overrides.config_file {
+        let in_file = Config::builder()
+            .add_source(File::from(file.as_path()).required(false))
+            .build()
+            .is_ok_and(|c| c.get::<serde_json::Value>(key).is_ok());
+        if in_file {
+            return format!(", from {}", file.display());
+        }
+    }
+    String::new()
+}
+
+/// The key a `config` crate error names (between backticks), if any.
+fn key_in(error: &config::ConfigError) -> Option<String> {
+    let text = error.to_string();
+    let start = text.find('`')? + 1;
+    let end = start + text[start..].find('`')?;
+    Some(text[start..end].to_string())
 }
 
 /// All settings of a bridge instance.
@@ -217,8 +264,15 @@ pub struct ServerSettings {
     /// A connection silent for this long is closed.
     #[serde(rename = "pong_timeout_ms", with = "millis")]
     pub pong_timeout: Duration,
-    /// `Origin` values accepted on WebSocket upgrades (browsers always send one).
+    /// `Origin` values accepted (browsers always send one): a browser-based MCP client
+    /// served from one of them may use `/mcp` (with CORS); every other `Origin` is 403.
     pub allowed_origins: Vec<String>,
+    /// Started on demand (by `ide-bridge mcp` or an editor plugin, `--on-demand`): the
+    /// bridge stops by itself after `idle_stop_ms` with no agent, editor, page or task.
+    pub on_demand: bool,
+    /// How long an on-demand bridge waits unused before it stops (0: never).
+    #[serde(rename = "idle_stop_ms", with = "millis")]
+    pub idle_stop: Duration,
     /// Least time between two accepted connections; sooner ones are held until then.
     #[serde(rename = "min_connect_interval_ms", with = "millis")]
     pub min_connect_interval: Duration,
@@ -596,6 +650,8 @@ impl Default for ServerSettings {
             ping_interval: Duration::from_millis(30_000),
             pong_timeout: Duration::from_millis(90_000),
             allowed_origins: Vec::new(),
+            on_demand: false,
+            idle_stop: Duration::from_millis(1_800_000),
             min_connect_interval: Duration::from_millis(50),
             max_connect_wait: Duration::from_millis(2_000),
         }
@@ -693,8 +749,30 @@ impl Settings {
                 builder.set_override(key.as_str(), value.as_str())?
             };
         }
-        let settings: Settings = builder.build()?.try_deserialize()?;
-        settings.validate()?;
+        let with_origin = |e: ConfigError| match e {
+            ConfigError::Load { error, .. } => {
+                let origin = key_in(&error)
+                    .map(|k| origin_of(&k, overrides))
+                    .unwrap_or_default();
+                ConfigError::Load { error, origin }
+            }
+            ConfigError::Invalid {
+                key,
+                value,
+                allowed,
+                ..
+            } => ConfigError::Invalid {
+                origin: origin_of(key, overrides),
+                key,
+                value,
+                allowed,
+            },
+        };
+        let settings: Settings = builder
+            .build()
+            .and_then(|b| b.try_deserialize())
+            .map_err(|e| with_origin(ConfigError::from(e)))?;
+        settings.validate().map_err(with_origin)?;
         Ok(settings)
     }
 
@@ -710,6 +788,22 @@ impl Settings {
             10_000,
         )?;
         range_ms("server.max_connect_wait_ms", s.max_connect_wait, 0, 60_000)?;
+        range_ms("server.idle_stop_ms", s.idle_stop, 0, 7 * 86_400_000)?;
+        for origin in &s.allowed_origins {
+            let ok = (origin.starts_with("http://") || origin.starts_with("https://"))
+                && !origin.trim_end_matches('/').contains(['*', ' '])
+                && origin
+                    .split("//")
+                    .nth(1)
+                    .is_some_and(|h| !h.is_empty() && !h.contains('/'));
+            if !ok {
+                return Err(invalid(
+                    "server.allowed_origins",
+                    format!("{origin:?}"),
+                    "origins as browsers send them: http(s)://host[:port], no path, no wildcard",
+                ));
+            }
+        }
         range(
             "state.prune_after_days",
             self.state.prune_after_days,
@@ -888,6 +982,7 @@ impl Settings {
                 key: "orchestrator.permissions",
                 value: e.to_string(),
                 allowed: "{ tool, pattern?, decision = allow|deny|ask }".into(),
+                origin: String::new(),
             }
         })?;
         Ok(())
@@ -923,6 +1018,7 @@ fn invalid(key: &'static str, value: impl std::fmt::Display, allowed: &str) -> C
         key,
         value: value.to_string(),
         allowed: allowed.to_string(),
+        origin: String::new(),
     }
 }
 

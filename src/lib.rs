@@ -24,6 +24,7 @@ pub mod prompts;
 pub mod protocol;
 pub mod relay;
 pub mod review;
+pub mod service;
 pub mod services;
 pub mod state;
 pub mod status;

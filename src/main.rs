@@ -1,12 +1,16 @@
 //! `ide-bridge` command-line entry point.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use ide_bridge::cli::{Cli, Command};
-use ide_bridge::config::Settings;
+use ide_bridge::cli::{Cli, Command, RunArgs};
+use ide_bridge::config::{Overrides, Settings};
 use ide_bridge::relay::{self, RelayOptions};
-use ide_bridge::{app, init, logging, status_command};
+use ide_bridge::{app, init, logging, service, status_command};
+
+/// Exit code for a configuration that does not load or check (docs/configuration.md).
+const BAD_CONFIGURATION: u8 = 2;
 
 fn main() -> ExitCode {
     // A hook runs on every tool call of every agent: it skips the configuration layers
@@ -15,21 +19,40 @@ fn main() -> ExitCode {
         return ExitCode::from(ide_bridge::hooks::client::run());
     }
     let cli = Cli::parse();
-    let settings = match cli
-        .run
-        .overrides()
-        .map_err(|e| e.to_string())
-        .and_then(|o| Settings::load(&o).map_err(|e| e.to_string()))
-    {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("ide-bridge: {e}");
-            return ExitCode::from(2);
-        }
-    };
     match cli.command {
-        Some(Command::Config) => {
-            let mut shown = settings;
+        None => {
+            let settings = match load(&cli.run) {
+                Ok(s) => s,
+                Err(code) => return ExitCode::from(code),
+            };
+            logging::init(&settings.log);
+            match app::run(settings, cli.run.rotate_token) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    // Logged once: the log goes to stderr as well.
+                    tracing::error!("{e}");
+                    ExitCode::from(if e.is_configuration() {
+                        BAD_CONFIGURATION
+                    } else {
+                        1
+                    })
+                }
+            }
+        }
+        Some(Command::Config { run }) => {
+            let mut shown = match load(&run) {
+                Ok(s) => s,
+                Err(code) => return ExitCode::from(code),
+            };
+            // Everything start-up would refuse, refused here too (nothing is written).
+            if let Err(e) = app::preflight(&shown) {
+                eprintln!("ide-bridge: {e}");
+                return ExitCode::from(if e.is_configuration() {
+                    BAD_CONFIGURATION
+                } else {
+                    1
+                });
+            }
             if shown.workspace.is_none() {
                 shown.workspace = std::env::current_dir().ok();
             }
@@ -39,11 +62,19 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Some(Command::Status { json }) => ExitCode::from(status_command::run(&settings, json)),
-        Some(Command::Stop) => ExitCode::from(status_command::stop(&settings)),
-        Some(Command::Open { no_browser }) => {
-            ExitCode::from(status_command::open(&settings, no_browser))
+        Some(Command::Status { workspace, json }) => {
+            ExitCode::from(status_command::run(workspace.workspace.as_deref(), json))
         }
+        Some(Command::Stop { workspace }) => {
+            ExitCode::from(status_command::stop(workspace.workspace.as_deref()))
+        }
+        Some(Command::Open {
+            workspace,
+            no_browser,
+        }) => ExitCode::from(status_command::open(
+            workspace.workspace.as_deref(),
+            no_browser,
+        )),
         Some(Command::Init {
             remove,
             print,
@@ -56,31 +87,49 @@ fn main() -> ExitCode {
             no_hooks,
         })),
         Some(Command::Hook) => ExitCode::from(ide_bridge::hooks::client::run()),
-        Some(Command::Mcp { no_start }) => {
+        Some(Command::Service(command)) => ExitCode::from(service::run(command)),
+        Some(Command::Mcp {
+            workspace,
+            config,
+            log_level,
+            no_start,
+        }) => {
+            let run = RunArgs {
+                workspace: workspace.workspace.clone(),
+                config: config.clone(),
+                log_level,
+                ..RunArgs::default()
+            };
+            let settings = match load(&run) {
+                Ok(s) => s,
+                Err(code) => return ExitCode::from(code),
+            };
             logging::init(&settings.log);
             let cwd = settings
                 .workspace
                 .clone()
                 .or_else(|| std::env::current_dir().ok())
-                .unwrap_or_else(|| "/".into());
+                .unwrap_or_else(|| PathBuf::from("/"));
             let cwd = cwd.canonicalize().unwrap_or(cwd);
             ExitCode::from(relay::run(RelayOptions {
                 cwd,
                 start: !no_start,
                 binary: init::binary_path(),
-                config: cli.run.config.clone(),
+                config,
             }))
         }
-        None => {
-            logging::init(&settings.log);
-            match app::run(settings, cli.run.rotate_token) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    // Logged once: the log goes to stderr as well.
-                    tracing::error!("{e}");
-                    ExitCode::from(1)
-                }
-            }
-        }
     }
+}
+
+/// The layered configuration for these flags; on failure the error (naming where the
+/// bad value came from) is said and the exit code returned.
+fn load(run: &RunArgs) -> Result<Settings, u8> {
+    let overrides: Overrides = run.overrides().map_err(|e| {
+        eprintln!("ide-bridge: {e}");
+        BAD_CONFIGURATION
+    })?;
+    Settings::load(&overrides).map_err(|e| {
+        eprintln!("ide-bridge: {e}");
+        BAD_CONFIGURATION
+    })
 }

@@ -98,6 +98,8 @@ pub struct Metrics {
     /// Hooks that had no effect, by reason (`malformed`, `unknownAgent`,
     /// `otherWorkspace`, `tooLarge`).
     pub hooks_ignored: Family<ReasonLabel, Counter>,
+    /// An on-demand bridge: seconds since anything last used it (0 while in use).
+    pub idle_seconds: Gauge,
 }
 
 /// What `/status` shows about hooks.
@@ -234,6 +236,12 @@ impl Metrics {
         let native_tool_calls = Family::<ToolLabels, Counter>::default();
         let hook_events = Family::<HookLabels, Counter>::default();
         let hooks_ignored = Family::<ReasonLabel, Counter>::default();
+        let idle_seconds = Gauge::default();
+        registry.register(
+            "idle_seconds",
+            "Seconds since anything (agent, editor, page, task) last used an on-demand bridge",
+            idle_seconds.clone(),
+        );
         registry.register(
             "native_tool_calls",
             "The agents' own tool calls (Claude Code's Read, Edit, Bash, ...) seen through hooks, by tool and status",
@@ -314,6 +322,7 @@ impl Metrics {
             native_tool_calls,
             hook_events,
             hooks_ignored,
+            idle_seconds,
         }
     }
 

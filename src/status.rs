@@ -45,6 +45,9 @@ pub struct BridgeStatus {
     pub claims: serde_json::Value,
     /// Claude Code hooks: answered and ignored.
     pub hooks: crate::metrics::HookCounts,
+    /// A bridge started on demand stops by itself when unused (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idle_stop: Option<IdleStop>,
     /// Tool-call totals.
     pub activity: Totals,
     /// Requests refused by the rate limit.
@@ -56,6 +59,16 @@ pub struct BridgeStatus {
     pub command_sandbox: crate::exec::sandbox::SandboxStatus,
     /// The last timeline entries, oldest first.
     pub recent_activity: Vec<Entry>,
+}
+
+/// When an on-demand bridge stops by itself.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IdleStop {
+    /// It stops after this long unused.
+    pub after_seconds: u64,
+    /// Unused for this long now.
+    pub idle_seconds: u64,
 }
 
 /// Gathers the status from the actors.
@@ -110,6 +123,12 @@ pub async fn collect(services: &Services) -> Result<BridgeStatus, ActorFault> {
     Ok(BridgeStatus {
         claims,
         hooks: services.metrics.hook_counts(),
+        idle_stop: (services.settings.server.on_demand
+            && !services.settings.server.idle_stop.is_zero())
+        .then(|| IdleStop {
+            after_seconds: services.settings.server.idle_stop.as_secs(),
+            idle_seconds: u64::try_from(services.metrics.idle_seconds.get()).unwrap_or(0),
+        }),
         automation,
         watch,
         page,

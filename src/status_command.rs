@@ -1,11 +1,10 @@
 //! `ide-bridge status`, `stop` and `open`: find the bridge serving this workspace and
 //! print its status, stop it, or open its browser page.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::config::Settings;
 use crate::{http_client, lockfile};
 
 /// No lock file names a live bridge for the workspace.
@@ -18,11 +17,10 @@ struct NoBridge {
     ide_dir: PathBuf,
 }
 
-/// The live bridge serving the configured workspace (or the current directory).
-fn find(settings: &Settings) -> Result<(u16, lockfile::LockFile), NoBridge> {
-    let dir = settings
-        .workspace
-        .clone()
+/// The live bridge serving `workspace` (or the current directory).
+fn find(workspace: Option<&Path>) -> Result<(u16, lockfile::LockFile), NoBridge> {
+    let dir = workspace
+        .map(Path::to_path_buf)
         .unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")));
     let dir = dir.canonicalize().unwrap_or(dir);
     let ide_dir = lockfile::ide_dir();
@@ -34,8 +32,8 @@ fn find(settings: &Settings) -> Result<(u16, lockfile::LockFile), NoBridge> {
 
 /// `ide-bridge stop`: SIGTERM to the bridge serving this workspace, then waits (up to
 /// 5 s) for it to finish shutting down (its lock file gone).
-pub fn stop(settings: &Settings) -> u8 {
-    let (port, lock) = match find(settings) {
+pub fn stop(workspace: Option<&Path>) -> u8 {
+    let (port, lock) = match find(workspace) {
         Ok(found) => found,
         Err(e) => {
             eprintln!("{e}");
@@ -87,11 +85,11 @@ pub fn stop(settings: &Settings) -> u8 {
 /// workspace, with its token: port, HTTP status and body; `None` (said on stderr) when
 /// no bridge serves it or it does not answer.
 fn ask(
-    settings: &Settings,
+    workspace: Option<&Path>,
     request: fn(u16, &str, &str) -> std::io::Result<(u16, String)>,
     path: &str,
 ) -> Option<(u16, u16, String)> {
-    let (port, lock) = find(settings).map_err(|e| eprintln!("{e}")).ok()?;
+    let (port, lock) = find(workspace).map_err(|e| eprintln!("{e}")).ok()?;
     match request(port, path, &lock.auth_token) {
         Ok((code, body)) => Some((port, code, body)),
         Err(e) => {
@@ -106,8 +104,8 @@ fn ask(
 
 /// `ide-bridge open`: a one-time sign-in link to the browser page, printed and (unless
 /// `no_browser`) opened in the system browser.
-pub fn open(settings: &Settings, no_browser: bool) -> u8 {
-    let Some((port, code, body)) = ask(settings, http_client::post, "/ui/login-code") else {
+pub fn open(workspace: Option<&Path>, no_browser: bool) -> u8 {
+    let Some((port, code, body)) = ask(workspace, http_client::post, "/ui/login-code") else {
         return 1;
     };
     let answer: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
@@ -160,8 +158,8 @@ fn open_in_browser(url: &str) -> Option<String> {
 }
 
 /// Runs the subcommand; returns the process exit code.
-pub fn run(settings: &Settings, raw_json: bool) -> u8 {
-    let Some((port, code, body)) = ask(settings, http_client::get, "/status") else {
+pub fn run(workspace: Option<&Path>, raw_json: bool) -> u8 {
+    let Some((port, code, body)) = ask(workspace, http_client::get, "/status") else {
         return 1;
     };
     if code != 200 {
@@ -204,6 +202,17 @@ pub fn render(s: &Value) -> String {
             "not connected"
         },
     );
+    if let Some(idle) = s.get("idleStop") {
+        out.push_str(&format!(
+            "started on demand: stops by itself after {} without an agent, editor, page or task (unused for {} now)\n",
+            humantime::format_duration(std::time::Duration::from_secs(
+                idle["afterSeconds"].as_u64().unwrap_or(0)
+            )),
+            humantime::format_duration(std::time::Duration::from_secs(
+                idle["idleSeconds"].as_u64().unwrap_or(0)
+            )),
+        ));
+    }
     let sessions = s["sessions"].as_array().cloned().unwrap_or_default();
     out.push_str(&format!(
         "agents: {} of {} sessions\n",

@@ -3,6 +3,7 @@
 
 mod body;
 pub mod conn;
+mod cors;
 pub mod frame_guard;
 pub mod guard;
 mod hooks;
@@ -37,9 +38,14 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/metrics", web::get().to(routes::metrics))
         .route("/activity/stream", web::get().to(routes::activity_stream))
         .route(crate::hooks::client::PATH, web::post().to(hooks::post))
-        .route("/mcp", web::post().to(mcp::post))
-        .route("/mcp", web::get().to(mcp::get))
-        .route("/mcp", web::delete().to(mcp::delete))
+        .service(
+            web::resource("/mcp")
+                .wrap(actix_web::middleware::from_fn(cors::headers))
+                .route(web::post().to(mcp::post))
+                .route(web::get().to(mcp::get))
+                .route(web::delete().to(mcp::delete))
+                .route(web::method(actix_web::http::Method::OPTIONS).to(cors::preflight)),
+        )
         .configure(ui::configure)
         .default_service(web::to(routes::not_found));
 }

@@ -37,7 +37,8 @@ pub fn start_bridge(
     let log_path = dir.join(state::files::LOG);
     let log = state::open_log(&log_path)?;
     let mut command = Command::new(binary);
-    command.arg("--workspace").arg(workspace);
+    // Nobody started it by hand: it stops by itself once unused (server.idle_stop_ms).
+    command.arg("--workspace").arg(workspace).arg("--on-demand");
     if let Some(config) = config {
         command.arg("--config").arg(config);
     }

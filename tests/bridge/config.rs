@@ -80,7 +80,7 @@ fn layers_apply_in_order_file_env_flag() {
     .unwrap();
     let f = file.to_str().unwrap();
     let effective = |args: &[&str], env: &[(&str, &str)]| -> serde_json::Value {
-        let mut all = vec!["--config", f, "config"];
+        let mut all = vec!["config", "--config", f];
         all.extend_from_slice(args);
         let out = run(&all, env);
         assert!(
@@ -141,5 +141,86 @@ fn non_loopback_bind_warns_loudly() {
         bridge.log().contains("LISTENING BEYOND LOOPBACK"),
         "{}",
         bridge.log()
+    );
+}
+
+#[test]
+fn each_subcommand_takes_only_its_own_flags() {
+    let status_help = String::from_utf8_lossy(&run(&["status", "--help"], &[]).stdout).into_owned();
+    assert!(
+        status_help.contains("--workspace") && status_help.contains("--json"),
+        "{status_help}"
+    );
+    for server_flag in ["--port", "--max-sessions", "--set", "--bind"] {
+        assert!(
+            !status_help.contains(server_flag),
+            "status --help lists {server_flag}"
+        );
+    }
+    let out = run(&["status", "--port", "1"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unexpected argument '--port'"));
+    let out = run(&["--port", "1", "status"], &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "server flags are not taken before a subcommand either"
+    );
+}
+
+#[test]
+fn configuration_errors_name_where_the_value_came_from() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("bridge.toml");
+    std::fs::write(&file, "[sessions]\nmax_sessions = 0\n").unwrap();
+    let f = file.to_str().unwrap();
+    type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+    let cases: &[Case] = &[
+        (&["config", "--config", f], &[], f),
+        (
+            &["config"],
+            &[("IDE_BRIDGE_SESSIONS__MAX_SESSIONS", "0")],
+            "the environment variable IDE_BRIDGE_SESSIONS__MAX_SESSIONS",
+        ),
+        (&["config", "--max-sessions", "0"], &[], "the command line"),
+        (
+            &["config"],
+            &[("IDE_BRIDGE_RATE_LIMIT__REQUESTS", "zero")],
+            "the environment variable IDE_BRIDGE_RATE_LIMIT__REQUESTS",
+        ),
+    ];
+    for (args, env, origin) in cases {
+        let out = run(args, env);
+        assert_eq!(out.status.code(), Some(2), "{args:?} {env:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!("from {origin}")),
+            "{args:?} {env:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_bad_tools_expose_is_refused_by_config_and_at_start_before_any_file_is_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config_dir = tmp.path().join("claude");
+    let workspace = tmp.path().join("ws");
+    std::fs::create_dir_all(&workspace).unwrap();
+    let ws = workspace.to_str().unwrap();
+    for args in [
+        vec!["config", "--set", "tools.expose.include=filez"],
+        vec!["--workspace", ws, "--set", "tools.expose.include=filez"],
+    ] {
+        let out = command(&config_dir).args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("\"filez\" is neither a tool nor a group"),
+            "{args:?}: {err}"
+        );
+    }
+    assert!(
+        !config_dir.exists(),
+        "nothing was written: no lock dir, no state, no token"
     );
 }

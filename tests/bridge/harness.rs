@@ -321,6 +321,11 @@ impl Bridge {
         }
     }
 
+    /// True while the process runs.
+    pub fn child_alive(&mut self) -> bool {
+        self.child.try_wait().ok().flatten().is_none()
+    }
+
     /// Waits for the process to exit.
     pub fn wait_exit(&mut self, deadline: Duration) -> ExitStatus {
         let child = &mut self.child;

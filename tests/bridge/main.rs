@@ -8,6 +8,7 @@ mod automation_events;
 mod automation_workspace;
 mod commands;
 mod config;
+mod daily;
 mod diagnostics;
 mod editor;
 mod editor_sim;

@@ -515,7 +515,7 @@ fn a_bad_permission_rule_stops_start_up() {
     )
     .unwrap();
     let out = command(tmp.path())
-        .args(["--config", config.to_str().unwrap(), "config"])
+        .args(["config", "--config", config.to_str().unwrap()])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));

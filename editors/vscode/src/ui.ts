@@ -229,7 +229,7 @@ export class Ui implements vscode.Disposable {
     // The bridge's log may hold sign-in links: readable by the user only.
     const out = fs.openSync(logPath, 'a', 0o600);
     return new Promise((resolve) => {
-      const child = spawn(binary, ['--workspace', folder.uri.fsPath], { detached: true, stdio: ['ignore', out, out], cwd: folder.uri.fsPath });
+      const child = spawn(binary, ['--workspace', folder.uri.fsPath, '--on-demand'], { detached: true, stdio: ['ignore', out, out], cwd: folder.uri.fsPath });
       child.on('error', (e) => {
         fs.closeSync(out);
         this.log.error(`could not start ${binary}: ${errorText(e)}`);

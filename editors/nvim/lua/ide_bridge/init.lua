@@ -242,7 +242,8 @@ function M.start()
   local logfile = vim.fn.stdpath("log") .. "/ide-bridge.log"
   vim.fn.mkdir(vim.fs.dirname(logfile), "p")
   local fd = uv.fs_open(logfile, "a", 420)
-  local args = { "--workspace", dir }
+  -- Started for the editor, not by hand: it stops by itself once unused (server.idle_stop_ms).
+  local args = { "--workspace", dir, "--on-demand" }
   vim.list_extend(args, M.config.bridge_args or {})
   local handle, pid = uv.spawn(bin, { args = args, cwd = dir, detached = true, stdio = { nil, fd, fd } }, function() end)
   if fd then
