@@ -12,6 +12,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never CARGO_INCREMENTAL=0
+# npm: no update notices, funding or audit chatter in the output.
+export npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 
 venv=.venv-test
 if ! "$venv/bin/python" -c 'import mcp, websockets, pytest, playwright' 2>/dev/null || [ ! -x "$venv/bin/ruff" ]; then
@@ -59,23 +61,41 @@ if ! cmp -s "$node_tests/package-lock.json" "$node_stamp" 2>/dev/null; then
   cp "$node_tests/package-lock.json" "$node_stamp"
 fi
 
-echo "== cargo fmt --check"
-cargo fmt --all -- --check
-echo "== cargo clippy"
-cargo clippy --locked --all-targets --features fault-injection -- -D warnings
-echo "== cargo test"
-REQUIRE_RUFF=1 cargo test --locked --features fault-injection
+# Every stage runs even when an earlier one failed; each is reported, and one line sums
+# them up at the end (the exit status is non-zero when any failed).
+results=()
+failures=0
+started=$SECONDS
+stage() { # <name> <command...>
+  local name=$1 begun=$SECONDS
+  shift
+  echo "== $name"
+  if "$@"; then
+    results+=("  ok      $name ($((SECONDS - begun)) s)")
+  else
+    results+=("  FAILED  $name ($((SECONDS - begun)) s)")
+    failures=$((failures + 1))
+  fi
+}
+
+stage "cargo fmt --check" cargo fmt --all -- --check
+stage "cargo clippy" cargo clippy --locked --all-targets --features fault-injection -- -D warnings
+stage "cargo test (unit, and the real binary over real sockets)" \
+  env REQUIRE_RUFF=1 cargo test --locked --features fault-injection
 export BRIDGE_BIN="$PWD/target/debug/ide-bridge" CLAUDE_CLI="$PWD/$claude_cli" \
   CLAUDE_CLI_LATEST="$PWD/$claude_cli_latest"
-echo "== interop: MCP Python SDK 1.x (WebSocket) and the Claude Code CLI"
-"$venv/bin/pytest" -q -p no:cacheprovider tests/python
-echo "== the browser page in headless Chromium"
-"$venv/bin/pytest" -q -p no:cacheprovider tests/browser
-echo "== interop: MCP Python SDK 2.x (streamable HTTP)"
-"$venv2/bin/pytest" -q -p no:cacheprovider tests/python_mcp2
-echo "== interop: the MCP TypeScript SDK and the MCP Inspector"
-node --test "$node_tests"/*.test.mjs
-echo "== the Neovim plugin in real Neovim"
-tests/nvim/run.sh
-echo "== the VS Code extension in the real VS Code workbench (code-server)"
-tests/vscode/run.sh
+stage "interop: MCP Python SDK 1.x (WebSocket) and the Claude Code CLI" \
+  "$venv/bin/pytest" -q -p no:cacheprovider tests/python
+stage "the browser page in headless Chromium" \
+  "$venv/bin/pytest" -q -p no:cacheprovider tests/browser
+stage "interop: MCP Python SDK 2.x (streamable HTTP)" \
+  "$venv2/bin/pytest" -q -p no:cacheprovider tests/python_mcp2
+stage "interop: the MCP TypeScript SDK and the MCP Inspector" \
+  node --test "$node_tests"/*.test.mjs
+stage "the Neovim plugin in real Neovim" tests/nvim/run.sh
+stage "the VS Code extension in the real VS Code workbench (code-server)" tests/vscode/run.sh
+
+echo "== summary"
+printf '%s\n' "${results[@]}"
+echo "scripts/test.sh: ${#results[@]} stages, $((${#results[@]} - failures)) passed, $failures failed, in $(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s"
+[ "$failures" -eq 0 ]

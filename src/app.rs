@@ -14,7 +14,7 @@ use crate::actors::activity_log::{
 };
 use crate::actors::automation::{Automation, AutomationLinks, OrchestratorLink};
 use crate::actors::checkpoint::{CheckpointActor, SaveNow};
-use crate::actors::claims::{ClaimsActor, ClaimsLinks};
+use crate::actors::claims::{ClaimsActor, ClaimsLink, ClaimsLinks};
 use crate::actors::dashboard::logins::LoginLimits;
 use crate::actors::dashboard::{Dashboard, DashboardConfig, FlushSessions, IssueLoginCode};
 use crate::actors::diagnostics::{DiagnosticsActor, DiagnosticsConfig};
@@ -279,7 +279,10 @@ impl Seed {
                     SessionRegistry::new(max, gap, wait, extension.clone().recipient(), a, m)
                         .with_list_changed_debounce(debounce)
                         .reporting_to(automation.clone().map(|a| a.recipient()))
-                        .ending_claims(claims.clone().recipient());
+                        .keeping_claims(ClaimsLink {
+                            gone: claims.clone().recipient(),
+                            moved: claims.clone().recipient(),
+                        });
                 (registry, (extension, orchestrator, automation, claims))
             })
         };
@@ -420,6 +423,64 @@ fn bind(ip: IpAddr, port: u16, previous: Option<u16>) -> Result<TcpListener, App
         addr: format!("{ip}:{port}"),
         source,
     })
+}
+
+/// Says the bridge is up. For a person at a terminal: a short block with the page's
+/// one-time sign-in link (as `ide-bridge open` prints it). In a file (a relay's
+/// bridge.log, a service's journal): one plain log line, with no live sign-in code.
+async fn announce(
+    services: &Services,
+    ip: std::net::IpAddr,
+    port: u16,
+    lock: &std::path::Path,
+    state: &std::path::Path,
+) {
+    let workspace = services.workspace.root().display().to_string();
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && services.settings.log.format != crate::config::LogFormat::Json;
+    if !terminal {
+        let page = if services.settings.ui.enabled {
+            "`ide-bridge open` prints a sign-in link"
+        } else {
+            "off (ui.enabled = false)"
+        };
+        tracing::info!(
+            url = %format!("ws://{ip}:{port}/"),
+            mcp = %format!("http://{ip}:{port}/mcp"),
+            page = %page,
+            workspace = %workspace,
+            lock = %lock.display(),
+            state = %state.display(),
+            tools = services.tools.len(),
+            "ide-bridge is listening"
+        );
+        return;
+    }
+    let page = if !services.settings.ui.enabled {
+        "off (ui.enabled = false)".to_string()
+    } else {
+        let link = services
+            .dashboard
+            .send(IssueLoginCode)
+            .await
+            .ok()
+            .flatten()
+            .map(|code| crate::http::ui::login_url(&services.settings, port, &code));
+        match link {
+            Some(link) => format!("{link}\n             (works once, for a few minutes; `ide-bridge open` gives a new one)"),
+            None => "`ide-bridge open` prints a sign-in link".to_string(),
+        }
+    };
+    tracing::info!(port, workspace = %workspace, "ide-bridge is listening");
+    eprintln!(
+        "\n  ide-bridge is serving {workspace}\n\n  \
+         agents:    run `claude --ide` here (`ide-bridge init` once, for the model's tools)\n  \
+         page:      {page}\n  \
+         MCP:       http://{ip}:{port}/mcp   (IDE connection ws://{ip}:{port}/)\n  \
+         state:     {state}\n\n  \
+         Ctrl-C stops it.\n",
+        state = state.display()
+    );
 }
 
 /// Waits for the first worker to build the services (it does so as it starts).
@@ -582,6 +643,9 @@ async fn serve(settings: Settings, rotate_token: bool) -> Result<(), AppError> {
     .workers(workers)
     .on_connect(crate::http::conn::on_connect)
     .tcp_nodelay(true)
+    // A client that goes away mid-request (a hook the CLI ended because the person
+    // answered in the terminal) ends its handler, and what it waited for with it.
+    .h1_allow_half_closed(false)
     .disable_signals()
     .shutdown_timeout(1)
     .listen(listener)?
@@ -613,33 +677,7 @@ async fn serve(settings: Settings, rotate_token: bool) -> Result<(), AppError> {
         session_id: None,
         detail: format!("port {port}"),
     });
-    // The page's one-time sign-in link (as `ide-bridge open` prints it), for a person
-    // watching the terminal; a log file (a relay's bridge.log, a service's journal) gets
-    // no live code.
-    let page = if !services.settings.ui.enabled {
-        "off (ui.enabled = false)".to_string()
-    } else if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        services
-            .dashboard
-            .send(IssueLoginCode)
-            .await
-            .ok()
-            .flatten()
-            .map(|code| crate::http::ui::login_url(&services.settings, port, &code))
-            .unwrap_or_default()
-    } else {
-        "run `ide-bridge open` in the workspace for a sign-in link".to_string()
-    };
-    tracing::info!(
-        url = %format!("ws://{ip}:{port}/"),
-        mcp = %format!("http://{ip}:{port}/mcp"),
-        page = %page,
-        workspace = %services.workspace.root().display(),
-        lock = %lock_path.display(),
-        state = %state.dir().display(),
-        tools = services.tools.len(),
-        "ide-bridge is listening; run `claude --ide` in the workspace to connect, open the page link (works once, for a few minutes; `ide-bridge open` gives a new one) to watch the agents"
-    );
+    announce(&services, ip, port, &lock_path, state.dir()).await;
 
     let idle = idle_stop(&services);
     let outcome = tokio::select! {

@@ -181,6 +181,17 @@ pub struct ClaimSettings {
     pub max_ttl_minutes: u64,
 }
 
+impl ClaimSettings {
+    /// How long a claim asked for `minutes` lasts: the default when not given, between
+    /// one minute and `max_ttl_minutes`.
+    pub fn ttl(&self, minutes: Option<u64>) -> Duration {
+        let minutes = minutes
+            .unwrap_or(self.default_ttl_minutes)
+            .clamp(1, self.max_ttl_minutes);
+        Duration::from_secs(minutes * 60)
+    }
+}
+
 impl Default for ClaimSettings {
     fn default() -> Self {
         Self {
@@ -790,17 +801,12 @@ impl Settings {
         range_ms("server.max_connect_wait_ms", s.max_connect_wait, 0, 60_000)?;
         range_ms("server.idle_stop_ms", s.idle_stop, 0, 7 * 86_400_000)?;
         for origin in &s.allowed_origins {
-            let ok = (origin.starts_with("http://") || origin.starts_with("https://"))
-                && !origin.trim_end_matches('/').contains(['*', ' '])
-                && origin
-                    .split("//")
-                    .nth(1)
-                    .is_some_and(|h| !h.is_empty() && !h.contains('/'));
-            if !ok {
+            if !is_origin(origin) {
                 return Err(invalid(
                     "server.allowed_origins",
                     format!("{origin:?}"),
-                    "origins as browsers send them: http(s)://host[:port], no path, no wildcard",
+                    "origins as browsers and apps send them: scheme://host[:port] \
+                     (http://localhost:6274, vscode-file://vscode-app), no path, no wildcard",
                 ));
             }
         }
@@ -1149,9 +1155,49 @@ impl TryFrom<String> for LogFormat {
     }
 }
 
+/// An `Origin` header's shape: `scheme://host[:port]` (any scheme: Electron apps send
+/// `vscode-file://vscode-app`), with no path, query, user or wildcard.
+fn is_origin(origin: &str) -> bool {
+    let Some((scheme, rest)) = origin.split_once("://") else {
+        return false;
+    };
+    let scheme_ok = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    scheme_ok
+        && !rest.is_empty()
+        && rest
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | ':' | '[' | ']' | '_'))
+}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn origins_are_scheme_host_and_port_only() {
+        for ok in [
+            "http://localhost:6274",
+            "https://app.example",
+            "vscode-file://vscode-app",
+            "http://[::1]:8080",
+        ] {
+            assert!(is_origin(ok), "{ok}");
+        }
+        for bad in [
+            "*",
+            "localhost:6274",
+            "http://",
+            "http://a/b",
+            "http://*.example",
+            "http://u@h",
+            "1x://h",
+            "null",
+        ] {
+            assert!(!is_origin(bad), "{bad}");
+        }
+    }
 
     fn with(values: &[(&str, &str)]) -> Result<Settings, ConfigError> {
         Settings::load(&Overrides {

@@ -8,7 +8,7 @@ use crate::config::{LogFormat, LogSettings};
 pub fn init(settings: &LogSettings) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| {
         EnvFilter::new(format!(
-            "ide_bridge={0},actix_web=warn,notify=error,{0}",
+            "ide_bridge={0},actix_web=warn,actix_server=warn,notify=error,{0}",
             settings.level.as_str()
         ))
     });

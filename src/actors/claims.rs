@@ -13,7 +13,7 @@ use serde_json::json;
 
 use super::messages::activity::{LifecycleEvent, RecordLifecycle};
 use super::messages::automation::BridgeEvent;
-pub use super::messages::claims::AgentGone;
+pub use super::messages::claims::{AgentGone, ClaimsLink, ClaimsMove};
 use super::messages::editor::NotifyEditor;
 use super::messages::session::SessionId;
 use super::supervise::{guard, restarted, ActorFault};
@@ -414,6 +414,31 @@ impl Handler<AgentGone> for ClaimsActor {
             let gone = act.table.release_session(&msg.0);
             if !gone.is_empty() {
                 act.ended(&gone, "ended with its agent");
+                act.changed(ctx);
+            }
+        });
+    }
+}
+
+impl Handler<ClaimsMove> for ClaimsActor {
+    type Result = ();
+    fn handle(&mut self, msg: ClaimsMove, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, ctx| {
+            let to = Holder::Agent {
+                session: msg.to.to_string(),
+                label: msg.label,
+                pid: msg.pid,
+            };
+            let moved = act.table.move_to(msg.from.as_deref(), msg.pid, to.clone());
+            if moved > 0 {
+                act.record(
+                    LifecycleEvent::FilesClaimed,
+                    Some(&msg.to),
+                    format!(
+                        "{moved} claim(s) now held by {} (the same agent)",
+                        to.describe()
+                    ),
+                );
                 act.changed(ctx);
             }
         });

@@ -11,7 +11,7 @@ use serde::Serialize;
 pub use super::activity_log::iso_now;
 use super::activity_log::{ActivityLog, LifecycleEvent, RecordLifecycle};
 use super::messages::automation::BridgeEvent;
-use super::messages::claims::AgentGone;
+use super::messages::claims::{AgentGone, ClaimsLink, ClaimsMove};
 use super::messages::editor::NotifyEditor;
 pub use super::messages::registry::{
     AgentRef, Announce, Broadcast, EditorConnected, ExportSessions, FileChanged, Identify, Mention,
@@ -217,8 +217,9 @@ pub struct SessionRegistry {
     closing: bool,
     /// Told when agents come and go for good.
     automation: Option<Recipient<BridgeEvent>>,
-    /// Told when an agent is gone for good: its file claims end.
-    claims: Option<Recipient<AgentGone>>,
+    /// Told when an agent is gone for good (its file claims end) or is found to be the
+    /// same as another session (its claims follow it).
+    claims: Option<ClaimsLink>,
 }
 
 impl SessionRegistry {
@@ -263,17 +264,31 @@ impl SessionRegistry {
         self
     }
 
-    /// Agents gone for good end their file claims.
-    pub fn ending_claims(mut self, claims: Recipient<AgentGone>) -> Self {
+    /// Agents gone for good end their file claims; an agent found again keeps them.
+    pub fn keeping_claims(mut self, claims: ClaimsLink) -> Self {
         self.claims = Some(claims);
         self
+    }
+
+    /// The claims of `from` (a merged session) or of `pid` (an earlier session of the same
+    /// client process) are `to`'s.
+    fn claims_follow(&self, to: &SessionId, from: Option<&SessionId>, pid: Option<u32>) {
+        let (Some(claims), Some(slot)) = (&self.claims, self.slots.get(to)) else {
+            return;
+        };
+        claims.moved.do_send(ClaimsMove {
+            from: from.cloned(),
+            pid,
+            to: to.clone(),
+            label: slot.label(to),
+        });
     }
 
     /// Tells the claims an agent went for good, and automation if it was told the
     /// agent came.
     fn gone(&self, id: &SessionId, slot: &Slot) {
         if let Some(claims) = &self.claims {
-            claims.do_send(AgentGone(id.clone()));
+            claims.gone.do_send(AgentGone(id.clone()));
         }
         if let (Some(client), Some(automation)) = (&slot.announced, &self.automation) {
             automation.do_send(BridgeEvent::AgentGone {
@@ -394,7 +409,11 @@ impl SessionRegistry {
         if msg.kind == ConnectionKind::Relay {
             slot.relay_pids = msg.client_pids;
         }
+        let pid = slot.relay_pids.first().copied();
         self.slots.insert(msg.candidate_id.clone(), slot);
+        if pid.is_some() {
+            self.claims_follow(&msg.candidate_id, None, pid);
+        }
         self.update_gauge();
         self.connection_changed();
         Ok(Admission {
@@ -415,6 +434,7 @@ impl SessionRegistry {
             if let Some(slot) = self.slots.get_mut(session_id) {
                 slot.ide_pid = Some(pid);
             }
+            self.claims_follow(session_id, None, Some(pid));
             return;
         };
         let Some(merged) = self.slots.remove(session_id) else {
@@ -429,6 +449,7 @@ impl SessionRegistry {
             }
         }
         self.merged += 1;
+        self.claims_follow(&target_id, Some(session_id), Some(pid));
         tracing::info!(session = %session_id, into = %target_id, pid, "one agent, two connections: sessions merged");
         merged
             .session

@@ -11,7 +11,7 @@ use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 use super::*;
 use crate::actors::messages::session::{
     Absorb, Adopt, Attach, ChangedBy, Detach, FromClient, NativeCursor, NativeEnd, NativeSettle,
-    NativeStart, ReplacePush, Saw, TakeNotice,
+    NativeStart, NativeToRead, ReplacePush, Saw, TakeNotice,
 };
 use crate::actors::test_support::{next_matching, Capture};
 
@@ -77,6 +77,7 @@ record!(ChangedBy, |m, _a| Got::ChangedBy(m.display, m.by), ());
 record!(TakeNotice, |_m, _a| Got::Other, None);
 record!(NativeStart, |_m, _a| Got::Other, ());
 record!(NativeCursor, |_m, _a| Got::Other, None);
+record!(NativeToRead, |_m, _a| Got::Other, Vec::new());
 record!(NativeSettle, |_m, _a| Got::Other, (Vec::new(), 0));
 record!(NativeEnd, |_m, _a| Got::Other, None);
 

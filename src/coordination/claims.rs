@@ -194,12 +194,15 @@ impl ClaimTable {
         self.claims.iter().map(|c| c.expires_ms).min()
     }
 
-    /// The claim of another holder than `by` covering `path` (`by = None`: an agent
-    /// the bridge cannot name, which holds nothing).
+    /// The claim of another holder than `by` covering `path`, or lying beneath it when
+    /// `path` is a directory (`by = None`: an agent the bridge cannot name, which holds
+    /// nothing). A glob without a literal directory (`**/*.rs`) is not seen beneath one.
     pub fn blocking(&self, path: &str, by: Option<&Holder>) -> Option<&Claim> {
-        self.claims
-            .iter()
-            .find(|c| by.is_none_or(|b| !c.holder.same_as(b)) && c.covers(path))
+        let inside = format!("{}/", path.trim_end_matches('/'));
+        self.claims.iter().find(|c| {
+            by.is_none_or(|b| !c.holder.same_as(b))
+                && (c.covers(path) || c.patterns.iter().any(|p| p.starts_with(&inside)))
+        })
     }
 
     /// Claims `patterns` for `holder` for `ttl_ms`. The holder's own claims with the
@@ -301,6 +304,25 @@ impl ClaimTable {
     pub fn release_id(&mut self, id: u64) -> Option<Claim> {
         let at = self.claims.iter().position(|c| c.id == id)?;
         Some(self.claims.remove(at))
+    }
+
+    /// Hands the claims of session `from`, or of client process `pid`, to `to` (the same
+    /// agent in another session). Answers how many moved.
+    pub fn move_to(&mut self, from: Option<&str>, pid: Option<u32>, to: Holder) -> usize {
+        let mut moved = 0;
+        for c in &mut self.claims {
+            let same = match &c.holder {
+                Holder::Agent {
+                    session, pid: p, ..
+                } => from.is_some_and(|f| f == session) || (pid.is_some() && *p == pid),
+                Holder::Person => false,
+            };
+            if same && !c.holder.same_as(&to) {
+                c.holder = to.clone();
+                moved += 1;
+            }
+        }
+        moved
     }
 
     /// Releases every claim of the agent session `session` (it is gone for good).
@@ -406,6 +428,27 @@ mod tests {
         assert!(back.blocking("e", None).is_some(), "matchers are rebuilt");
         let next = back.next_id;
         assert!(next > c.id);
+    }
+
+    #[test]
+    fn claims_follow_their_agent_into_a_merged_or_new_session() {
+        let mut t = ClaimTable::default();
+        let old = Holder::Agent {
+            session: "old".into(),
+            label: "x old".into(),
+            pid: Some(77),
+        };
+        t.claim(old, &v(&["a"]), "", 1000, 0).unwrap();
+        let new = Holder::Agent {
+            session: "new".into(),
+            label: "x new".into(),
+            pid: Some(77),
+        };
+        assert_eq!(t.move_to(None, Some(77), new.clone()), 1);
+        assert!(t.blocking("a", Some(&new)).is_none(), "its own claim again");
+        assert_eq!(t.move_to(Some("new"), None, agent("merged")), 1);
+        assert!(t.blocking("a", Some(&agent("merged"))).is_none());
+        assert_eq!(t.move_to(Some("nobody"), Some(1), agent("z")), 0);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! An agent's own tool calls between the hook before them and their end: started when
-//! the `PreToolUse` hook comes, ended by what the transcript says (or a `PostToolUse`
-//! hook, where one is installed). Kept per agent in its Session, bounded.
+//! the `PreToolUse` hook comes, ended by what the transcript their result goes to says
+//! (the conversation's, or a sub-agent's), or by a `PostToolUse` hook where one is
+//! installed. Kept per agent in its Session, bounded.
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -9,6 +10,12 @@ use crate::hooks::transcript::Outcome;
 
 /// Calls waiting for their end, per agent; the oldest is dropped beyond this.
 pub const MAX_STARTED: usize = 64;
+/// Transcripts whose read offset an agent keeps (its conversation and its sub-agents');
+/// the least recently used is forgotten beyond this.
+pub const MAX_TRANSCRIPTS: usize = 16;
+/// A call still waiting this long after its hook is given up (its result went where the
+/// bridge does not read, or the CLI stopped): it no longer counts, and it is dropped.
+pub const STALE_MS: u64 = 10 * 60 * 1000;
 
 /// What a call does to the workspace, as far as the others care.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,7 +33,7 @@ pub enum Effect {
 /// A call whose hook came before it ran.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Started {
-    /// `toolu_…`, as the CLI names it in hooks and the transcript.
+    /// `toolu_…`, as the CLI names it in hooks and transcripts.
     pub tool_use_id: String,
     pub tool: String,
     /// For the timeline (file, command, pattern).
@@ -36,6 +43,8 @@ pub struct Started {
     pub at_ms: u64,
     /// The bridge refused it (a claimed file): it ends as rejected.
     pub denied: bool,
+    /// The transcript its result is written to.
+    pub transcript: PathBuf,
 }
 
 /// A call that ended.
@@ -46,34 +55,63 @@ pub struct Ended {
     pub failed: bool,
     /// From its hook to its result.
     pub duration_ms: u64,
-    /// Why it failed (the start of the tool's answer).
+    /// Why it failed (the first line of the tool's answer).
     pub error: String,
 }
 
-/// One agent's calls in flight and where its transcript was last read.
+/// One agent's calls in flight and where each of its transcripts was last read.
 #[derive(Debug, Default)]
 pub struct NativeCalls {
-    transcript: Option<(PathBuf, u64)>,
+    /// Most recently used last.
+    cursors: VecDeque<(PathBuf, u64)>,
     started: VecDeque<Started>,
 }
 
 impl NativeCalls {
-    /// A call started (a second hook for the same call replaces the first).
+    /// A call started (a second hook for the same call replaces the first). Calls given
+    /// up on ([`STALE_MS`]) are dropped.
     pub fn start(&mut self, call: Started) {
-        self.started.retain(|c| c.tool_use_id != call.tool_use_id);
+        let horizon = call.at_ms.saturating_sub(STALE_MS);
+        self.started
+            .retain(|c| c.tool_use_id != call.tool_use_id && c.at_ms >= horizon);
         if self.started.len() >= MAX_STARTED {
             self.started.pop_front();
         }
         self.started.push_back(call);
     }
 
-    /// Where to read the transcript at `path` from; `None` when it is not the one last
-    /// read (a new conversation): read from its end, nothing before it is ours.
+    /// Where to read the transcript at `path` from; `None` when the agent has not read
+    /// it yet (the caller starts it at the file's end: nothing before is ours).
     pub fn cursor(&self, path: &Path) -> Option<u64> {
-        match &self.transcript {
-            Some((known, offset)) if known == path => Some(*offset),
-            _ => None,
+        self.cursors
+            .iter()
+            .find(|(known, _)| known == path)
+            .map(|(_, offset)| *offset)
+    }
+
+    /// The transcript at `path` was read up to `offset` (a cursor never goes back: two
+    /// reads of one file may finish in any order).
+    pub fn read_up_to(&mut self, path: &Path, offset: u64) {
+        let at = self.cursors.iter().position(|(known, _)| known == path);
+        let offset = match at.and_then(|i| self.cursors.remove(i)) {
+            Some((_, before)) => before.max(offset),
+            None => offset,
+        };
+        if self.cursors.len() >= MAX_TRANSCRIPTS {
+            self.cursors.pop_front();
         }
+        self.cursors.push_back((path.to_path_buf(), offset));
+    }
+
+    /// The transcripts that calls wait on, each with where to read it from.
+    pub fn to_read(&self) -> Vec<(PathBuf, Option<u64>)> {
+        let mut out: Vec<(PathBuf, Option<u64>)> = Vec::new();
+        for c in &self.started {
+            if !out.iter().any(|(p, _)| *p == c.transcript) {
+                out.push((c.transcript.clone(), self.cursor(&c.transcript)));
+            }
+        }
+        out
     }
 
     /// Outcomes read up to `offset` of the transcript at `path` (`now_ms` for those
@@ -85,7 +123,7 @@ impl NativeCalls {
         outcomes: Vec<Outcome>,
         now_ms: u64,
     ) -> Vec<Ended> {
-        self.transcript = Some((path.to_path_buf(), offset));
+        self.read_up_to(path, offset);
         outcomes
             .into_iter()
             .filter_map(|o| {
@@ -117,9 +155,10 @@ impl NativeCalls {
         })
     }
 
-    /// Calls still waiting for their end.
-    pub fn waiting(&self) -> usize {
-        self.started.len()
+    /// Calls still waiting for their end, not given up on at `now_ms`.
+    pub fn waiting(&self, now_ms: u64) -> usize {
+        let horizon = now_ms.saturating_sub(STALE_MS);
+        self.started.iter().filter(|c| c.at_ms >= horizon).count()
     }
 
     /// Takes over a merged session's calls.
@@ -127,8 +166,8 @@ impl NativeCalls {
         for call in other.started {
             self.start(call);
         }
-        if self.transcript.is_none() {
-            self.transcript = other.transcript;
+        for (path, offset) in other.cursors {
+            self.read_up_to(&path, offset);
         }
     }
 }
@@ -137,7 +176,7 @@ impl NativeCalls {
 mod tests {
     use super::*;
 
-    fn call(id: &str, at: u64) -> Started {
+    fn call(id: &str, at: u64, transcript: &str) -> Started {
         Started {
             tool_use_id: id.into(),
             tool: "Read".into(),
@@ -145,6 +184,7 @@ mod tests {
             effect: Effect::None,
             at_ms: at,
             denied: false,
+            transcript: PathBuf::from(transcript),
         }
     }
 
@@ -166,8 +206,13 @@ mod tests {
         let mut n = NativeCalls::default();
         let t = Path::new("/c/projects/x/1.jsonl");
         assert_eq!(n.cursor(t), None);
-        n.start(call("a", 100));
-        n.start(call("b", 200));
+        n.start(call("a", 100, "/c/projects/x/1.jsonl"));
+        n.start(call("b", 200, "/c/projects/x/1/subagents/agent-s.jsonl"));
+        assert_eq!(
+            n.to_read().len(),
+            2,
+            "the conversation's and the sub-agent's"
+        );
         let ended = n.settle(
             t,
             50,
@@ -178,35 +223,42 @@ mod tests {
         assert_eq!((ended[0].duration_ms, ended[0].failed), (30, false));
         assert_eq!(ended[0].error, "");
         assert_eq!(n.cursor(t), Some(50));
+        n.read_up_to(t, 20);
+        assert_eq!(n.cursor(t), Some(50), "a cursor never goes back");
+        let sub = Path::new("/c/projects/x/1/subagents/agent-s.jsonl");
         let ended = n.settle(
-            t,
+            sub,
             90,
             vec![outcome("b", true, 260), outcome("a", false, 300)],
             0,
         );
         assert_eq!(ended.len(), 1, "a ended already");
         assert!(ended[0].failed && ended[0].error == "Exit code 1");
-        assert_eq!(
-            n.cursor(Path::new("/c/projects/x/2.jsonl")),
-            None,
-            "a new conversation"
-        );
+        assert_eq!(n.waiting(300), 0);
     }
 
     #[test]
-    fn a_denied_call_ends_failed_and_the_table_is_bounded() {
+    fn denied_stale_and_extra_calls_and_cursors_are_bounded() {
         let mut n = NativeCalls::default();
-        let mut denied = call("d", 0);
+        let mut denied = call("d", 0, "/t");
         denied.denied = true;
         n.start(denied);
         assert!(n.end("d", false, 5, String::new()).unwrap().failed);
+        n.start(call("old", 0, "/t"));
+        assert_eq!(n.waiting(STALE_MS + 1), 0, "given up on");
+        n.start(call("new", STALE_MS + 1, "/t"));
+        assert!(n.end("old", false, 0, String::new()).is_none(), "dropped");
         for i in 0..MAX_STARTED + 5 {
-            n.start(call(&i.to_string(), 0));
+            n.start(call(&i.to_string(), STALE_MS + 2, "/t"));
         }
         assert_eq!(n.started.len(), MAX_STARTED);
         assert!(
             n.end("0", false, 0, String::new()).is_none(),
             "the oldest went"
         );
+        for i in 0..MAX_TRANSCRIPTS + 3 {
+            n.read_up_to(Path::new(&format!("/t{i}")), 1);
+        }
+        assert_eq!(n.cursors.len(), MAX_TRANSCRIPTS);
     }
 }

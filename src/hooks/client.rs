@@ -12,8 +12,6 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde_json::Value;
-
 use super::input::HookEvent;
 use crate::http::{CLIENT_HEADER, TASK_HEADER};
 use crate::orchestrator::TASK_ENV;
@@ -27,8 +25,9 @@ pub const PATH: &str = "/hooks";
 pub const MAX_FORWARD_BYTES: usize = 4 * 1024 * 1024;
 /// Strings longer than this are the ones replaced in an oversized input.
 const MAX_KEPT_STRING: usize = 16 * 1024;
-/// Read at most this much of stdin (more is drained and ignored).
-const MAX_STDIN_BYTES: u64 = 256 * 1024 * 1024;
+/// Read at most this much of stdin; the rest is drained unread, and what was read is
+/// forwarded with the values that came before the cut (see [`super::shrink`]).
+const MAX_STDIN_BYTES: usize = 64 * 1024 * 1024;
 
 /// How long the hook waits for the bridge to accept the connection.
 const CONNECT_TIMEOUT: Duration = Duration::from_millis(500);
@@ -72,19 +71,10 @@ pub fn run() -> u8 {
 }
 
 fn forward() -> Result<Vec<u8>, Miss> {
-    let mut input = Vec::new();
-    std::io::stdin()
-        .take(MAX_STDIN_BYTES)
-        .read_to_end(&mut input)
-        .map_err(Miss::Stdin)?;
-    let dir = project_dir(&input);
+    let body = read_input(&mut std::io::stdin().lock(), MAX_STDIN_BYTES).map_err(Miss::Stdin)?;
+    let dir = project_dir(&body);
     let (port, lock) = lockfile::find_bridge_for(&lockfile::ide_dir(), &dir)
         .ok_or_else(|| Miss::NoBridge(dir.clone()))?;
-    let body = if input.len() > MAX_FORWARD_BYTES {
-        shrink(&input)
-    } else {
-        input
-    };
     let wait = match event_of(&body) {
         Some(HookEvent::PermissionRequest | HookEvent::Stop) => SLOW_ANSWER,
         _ => QUICK_ANSWER,
@@ -162,39 +152,54 @@ fn client_chain() -> String {
         .join(",")
 }
 
-/// An oversized input with every long string replaced by `<N bytes>`; an input that is
-/// not JSON becomes `{}` (the bridge then answers nothing).
-fn shrink(input: &[u8]) -> Vec<u8> {
-    match serde_json::from_slice::<Value>(input) {
-        Ok(mut v) => {
-            super::input::shorten_strings(&mut v, MAX_KEPT_STRING);
-            serde_json::to_vec(&v).unwrap_or_else(|_| b"{}".to_vec())
-        }
-        Err(_) => b"{}".to_vec(),
+/// Reads the hook's input: as is up to [`MAX_FORWARD_BYTES`]; larger, with its long
+/// strings replaced by `<N bytes>`; past `cap`, the rest is drained (the CLI's write
+/// never fails) and the values before the cut are kept. Not JSON at all: `{}` (the
+/// bridge then answers nothing).
+fn read_input(stdin: &mut impl Read, cap: usize) -> std::io::Result<Vec<u8>> {
+    let mut input = Vec::new();
+    stdin.take(cap as u64).read_to_end(&mut input)?;
+    let drained = std::io::copy(stdin, &mut std::io::sink())?;
+    if input.len() <= MAX_FORWARD_BYTES && drained == 0 {
+        return Ok(input);
     }
+    let (shrunk, _complete) = super::shrink::shrink(&input, MAX_KEPT_STRING);
+    drop(input);
+    Ok(serde_json::to_vec(&shrunk).unwrap_or_else(|_| b"{}".to_vec()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     #[test]
-    fn an_oversized_input_keeps_its_shape_without_the_bulk() {
-        let big = "x".repeat(MAX_KEPT_STRING + 1);
+    fn an_oversized_input_keeps_its_shape_without_the_bulk_and_one_past_the_cap_keeps_what_came_first(
+    ) {
+        let big = "x".repeat(MAX_FORWARD_BYTES);
         let input = serde_json::json!({
-            "hook_event_name": "PostToolUse", "tool_name": "Write",
+            "hook_event_name": "PreToolUse", "tool_name": "Write",
             "tool_input": {"file_path": "/w/a", "content": big}
-        });
-        let out: Value = serde_json::from_slice(&shrink(input.to_string().as_bytes())).unwrap();
-        assert_eq!(out["tool_input"]["file_path"], "/w/a");
+        })
+        .to_string();
+        let read = |cap| -> Value {
+            serde_json::from_slice(&read_input(&mut input.as_bytes(), cap).unwrap()).unwrap()
+        };
+        let whole = read(input.len());
+        assert_eq!(whole["tool_input"]["file_path"], "/w/a");
         assert_eq!(
-            out["tool_input"]["content"],
-            format!("<{} bytes>", MAX_KEPT_STRING + 1)
+            whole["tool_input"]["content"],
+            format!("<{MAX_FORWARD_BYTES} bytes>")
         );
-        assert_eq!(shrink(b"not json"), b"{}");
+        let cut = read(input.len() - 100);
+        assert_eq!(cut["tool_input"]["file_path"], "/w/a");
+        assert_eq!(cut["tool_input"]["content"], Value::Null);
         assert_eq!(
-            event_of(out.to_string().as_bytes()),
-            Some(HookEvent::PostToolUse)
+            event_of(&serde_json::to_vec(&cut).unwrap()),
+            Some(HookEvent::PreToolUse)
         );
+        let small = br#"{"hook_event_name":"Stop"}"#;
+        assert_eq!(read_input(&mut &small[..], small.len()).unwrap(), small);
+        assert_eq!(read_input(&mut &b"not json"[..], 4).unwrap(), b"{}");
     }
 }

@@ -94,6 +94,10 @@ pub struct HookInput {
     /// Tool events: the call (`toolu_…`), the same in the transcript.
     #[serde(default)]
     pub tool_use_id: Option<String>,
+    /// Set when a sub-agent (the Task/Agent tool) makes the call: its results go to the
+    /// sub-agent's own transcript beside the conversation's.
+    #[serde(default)]
+    pub agent_id: Option<String>,
     /// Tool events: the tool's name (`Edit`, `Bash`, `mcp__server__tool`, …).
     #[serde(default)]
     pub tool_name: Option<String>,

@@ -9,6 +9,7 @@ pub mod answer;
 pub mod client;
 pub mod input;
 pub mod install;
+pub mod shrink;
 pub mod transcript;
 
 pub use answer::HookAnswer;

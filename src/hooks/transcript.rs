@@ -26,7 +26,7 @@ pub struct Outcome {
     pub is_error: bool,
     /// Unix ms when the result was written, when the line says.
     pub at_ms: Option<u64>,
-    /// The start of the result's text (for a failure: why).
+    /// The first line of the result's text (for a failure: why).
     pub text: String,
 }
 
@@ -41,8 +41,9 @@ pub struct Scan {
     pub skipped: u64,
 }
 
-/// Characters of a result's text kept.
-const MAX_TEXT: usize = 300;
+/// Characters of a result's text kept: its first line only (`Exit code 1`), since the
+/// rest of a tool's answer (a command's output) may hold anything.
+const MAX_TEXT: usize = 120;
 
 #[derive(Deserialize)]
 struct Line {
@@ -61,7 +62,7 @@ struct Message {
 /// Reads the transcript at `path` from `from` up to `max_bytes` of new complete lines.
 /// When more is new than `max_bytes`, the start of it is skipped (and counted).
 pub fn read_outcomes(path: &Path, from: u64, max_bytes: u64) -> std::io::Result<Scan> {
-    let mut file = std::fs::File::open(path)?;
+    let mut file = open_regular(path)?;
     let len = file.metadata()?.len();
     if len <= from {
         // Nothing new, or the file was replaced by a shorter one: start over at its end.
@@ -111,6 +112,33 @@ pub fn read_outcomes(path: &Path, from: u64, max_bytes: u64) -> std::io::Result<
     })
 }
 
+/// The length of the transcript at `path` now (0 while it does not exist).
+pub fn length(path: &Path) -> std::io::Result<u64> {
+    match open_regular(path) {
+        Ok(f) => Ok(f.metadata()?.len()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
+        Err(e) => Err(e),
+    }
+}
+
+/// Opens `path` for reading only when it is a regular file, never through a symlink at
+/// its last component and never blocking on a FIFO.
+fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    if file.metadata()?.is_file() {
+        Ok(file)
+    } else {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ))
+    }
+}
+
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
@@ -147,7 +175,7 @@ fn outcomes_of(line: &[u8]) -> Vec<Outcome> {
                 tool_use_id: id.to_string(),
                 is_error: b["is_error"] == true,
                 at_ms,
-                text: clip(&text, MAX_TEXT),
+                text: clip(text.lines().next().unwrap_or(""), MAX_TEXT),
             })
         })
         .collect()
@@ -204,5 +232,29 @@ mod tests {
         std::fs::write(&path, "short\n").unwrap();
         let reset = read_outcomes(&path, read.offset, 1 << 20).unwrap();
         assert_eq!(reset.offset, 6, "a shorter file starts over at its end");
+    }
+}
+
+#[cfg(test)]
+mod special_files {
+    use super::*;
+
+    #[test]
+    fn symlinks_and_fifos_are_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.jsonl");
+        std::fs::write(&real, "{}\n").unwrap();
+        let link = dir.path().join("link.jsonl");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        assert!(read_outcomes(&link, 0, 1 << 20).is_err());
+        let fifo = dir.path().join("fifo.jsonl");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo on a path we own.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(
+            read_outcomes(&fifo, 0, 1 << 20).is_err(),
+            "refused, not blocking"
+        );
+        assert_eq!(length(&dir.path().join("missing.jsonl")).unwrap(), 0);
     }
 }

@@ -18,7 +18,7 @@
 //! ran. One exception: a write to a claimed file is refused even for an agent the
 //! bridge cannot name, since it is not the holder.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde_json::json;
@@ -30,11 +30,12 @@ use crate::actors::activity_log::now_ms;
 use crate::actors::activity_log::{CallStatus, LifecycleEvent, RecordLifecycle, RecordToolCall};
 use crate::actors::automation::{AskGate, BridgeEvent, GateCheck, GateChecked};
 use crate::actors::claims::{CheckWrite, ClaimsNamedIn};
+use crate::actors::dashboard::WithdrawApprovals;
 use crate::actors::diagnostics::{GetDiagnostics, Invalidate};
 use crate::actors::messages::dashboard::{AskApproval, Asker};
 use crate::actors::registry::{AgentRef, FileChanged, Identify};
 use crate::actors::session::{
-    NativeCursor, NativeEnd, NativeSettle, NativeStart, Saw, SessionId, TakeNotice,
+    NativeCursor, NativeEnd, NativeSettle, NativeStart, NativeToRead, Saw, SessionId, TakeNotice,
 };
 use crate::automation::policy::Action;
 use crate::automation::template::tail;
@@ -105,11 +106,16 @@ pub async fn post(
     {
         Ok(body) => body,
         Err(e) => {
-            ignore(&services, Ignored::TooLarge);
-            let status = match e {
-                BodyError::TooLarge { .. } => actix_web::http::StatusCode::PAYLOAD_TOO_LARGE,
-                BodyError::Unreadable(_) => actix_web::http::StatusCode::BAD_REQUEST,
+            let (why, status) = match e {
+                BodyError::TooLarge { .. } => (
+                    Ignored::TooLarge,
+                    actix_web::http::StatusCode::PAYLOAD_TOO_LARGE,
+                ),
+                BodyError::Unreadable(_) => {
+                    (Ignored::Malformed, actix_web::http::StatusCode::BAD_REQUEST)
+                }
             };
+            ignore(&services, why);
             return Ok(HttpResponse::build(status).json(json!({ "error": e.to_string() })));
         }
     };
@@ -129,10 +135,19 @@ pub async fn post(
     if input
         .cwd
         .as_deref()
-        .is_some_and(|cwd| !within(services.workspace.root(), cwd))
+        .is_some_and(|cwd| services.workspace.resolve(&cwd.to_string_lossy()).is_err())
     {
         ignore(&services, Ignored::OtherWorkspace);
-        return Ok(respond(&HookAnswer::Nothing));
+        // A CLI working elsewhere is not an agent of this workspace; its writes to this
+        // workspace's claimed files are refused all the same.
+        let answer = match input.hook_event_name {
+            HookEvent::PreToolUse => match input.action() {
+                NativeAction::Write(_) => before_tool(&services, &input, None).await,
+                _ => HookAnswer::Nothing,
+            },
+            _ => HookAnswer::Nothing,
+        };
+        return Ok(respond(&answer));
     }
     let pids: Vec<u32> = header(&req, CLIENT_HEADER)
         .map(|v| {
@@ -179,12 +194,6 @@ fn header<'a>(req: &'a HttpRequest, name: &str) -> Option<&'a str> {
     req.headers().get(name).and_then(|v| v.to_str().ok())
 }
 
-/// True when `dir` is the workspace or inside it (resolving symlinks where it exists).
-fn within(root: &Path, dir: &Path) -> bool {
-    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-    dir.starts_with(root)
-}
-
 /// Decides the answer to one hook, recording what it says about the agent's work.
 async fn answer(
     services: &web::Data<Services>,
@@ -198,23 +207,36 @@ async fn answer(
         HookEvent::PostToolUse | HookEvent::PostToolUseFailure
     );
     if let (Some(agent), false) = (agent, post) {
-        let waiting = settle(services, input, agent).await;
+        let waiting = settle(services, agent).await;
         let turn_over = matches!(
             input.hook_event_name,
             HookEvent::Stop | HookEvent::SessionEnd
         );
         if turn_over && waiting > 0 {
-            settle_later(services.clone(), input, agent);
+            settle_later(services.clone(), agent);
         }
+    }
+    if let (Some(agent), false, false) = (
+        agent,
+        from_task,
+        input.hook_event_name == HookEvent::PermissionRequest,
+    ) {
+        // The agent went on working: a dialog it showed was answered in its terminal.
+        services
+            .dashboard
+            .do_send(WithdrawApprovals(agent.id.clone()));
     }
     match input.hook_event_name {
         HookEvent::PreToolUse => {
             let decided = before_tool(services, input, agent).await;
-            if let (Some(agent), Some(_), false) = (agent, &input.tool_use_id, input.is_mcp_tool())
-            {
+            if let (Some(agent), Some(_), false, Some(transcript)) = (
+                agent,
+                &input.tool_use_id,
+                input.is_mcp_tool(),
+                result_transcript(input),
+            ) {
                 let denied = matches!(decided, HookAnswer::Deny { .. });
-                let started = started_of(services, input, now_ms(), denied);
-                agent.session.native_start.do_send(NativeStart(started));
+                start(services, input, agent, transcript, denied).await;
             }
             match decided {
                 // A notice waits for a refusal to pass; a note on claims comes first.
@@ -328,8 +350,46 @@ async fn before_tool(
 }
 
 /// After a native tool: the timeline, the metrics, what the agent saw or changed.
+/// A native call starts: its transcript is read from here on when not yet read.
+async fn start(
+    services: &Services,
+    input: &HookInput,
+    agent: &AgentRef,
+    transcript: PathBuf,
+    denied: bool,
+) {
+    let known = agent
+        .session
+        .native_cursor
+        .send(NativeCursor(transcript.clone()))
+        .await
+        .ok()
+        .flatten();
+    if known.is_none() {
+        let path = transcript.clone();
+        let length = tokio::task::spawn_blocking(move || transcript::length(&path)).await;
+        if let Ok(Ok(offset)) = length {
+            let from_now = NativeSettle {
+                transcript: transcript.clone(),
+                offset,
+                outcomes: Vec::new(),
+                now_ms: now_ms(),
+            };
+            let _ = agent.session.native_settle.send(from_now).await;
+        }
+    }
+    let started = started_of(services, input, now_ms(), denied, transcript);
+    agent.session.native_start.do_send(NativeStart(started));
+}
+
 /// The call a tool hook describes (for the timeline and what it does to the workspace).
-fn started_of(services: &Services, input: &HookInput, at_ms: u64, denied: bool) -> Started {
+fn started_of(
+    services: &Services,
+    input: &HookInput,
+    at_ms: u64,
+    denied: bool,
+    transcript: PathBuf,
+) -> Started {
     let workspace = &services.workspace;
     let shown = |p: &Path| {
         workspace
@@ -353,102 +413,130 @@ fn started_of(services: &Services, input: &HookInput, at_ms: u64, denied: bool) 
         effect,
         at_ms,
         denied,
+        transcript,
     }
 }
 
-/// The calls of `agent` that ended since its last hook, as its transcript says (the
-/// hook's `transcript_path`, which must lie in the CLI's `projects` directory). Answers
-/// how many calls still wait for their end.
-async fn settle(services: &Services, input: &HookInput, agent: &AgentRef) -> usize {
-    match input.transcript_path.clone().filter(|p| is_transcript(p)) {
-        Some(path) => settle_from(services, path, agent).await,
-        None => 0,
-    }
-}
-
-/// The CLI writes its transcript a little after the fact: once a turn ends, the calls
-/// still waiting are looked for again a few times in the background (never delaying
-/// the CLI), until none waits.
-fn settle_later(services: web::Data<Services>, input: &HookInput, agent: &AgentRef) {
-    let Some(path) = input.transcript_path.clone().filter(|p| is_transcript(p)) else {
-        return;
+/// The calls of `agent` that ended since its last hook, as the transcripts they wait on
+/// say (its conversation's, its sub-agents'). Answers how many calls still wait.
+async fn settle(services: &Services, agent: &AgentRef) -> usize {
+    let Ok(to_read) = agent.session.native_to_read.send(NativeToRead).await else {
+        return 0;
     };
+    if to_read.is_empty() {
+        return 0;
+    }
+    let scans = tokio::task::spawn_blocking(move || {
+        to_read
+            .into_iter()
+            .filter_map(|(path, from)| {
+                let scan = match from {
+                    Some(from) => transcript::read_outcomes(&path, from, MAX_TRANSCRIPT_READ),
+                    // Not read yet: only what comes from now on is ours.
+                    None => transcript::length(&path).map(|offset| transcript::Scan {
+                        offset,
+                        ..transcript::Scan::default()
+                    }),
+                };
+                match scan {
+                    Ok(scan) => Some((path, scan)),
+                    Err(e) => {
+                        tracing::debug!(path = %path.display(), %e, "cannot read an agent's transcript");
+                        None
+                    }
+                }
+            })
+            .collect::<Vec<_>>()
+    })
+    .await
+    .unwrap_or_default();
+    let mut waiting = 0;
+    for (path, scan) in scans {
+        if scan.skipped > 0 {
+            tracing::warn!(
+                agent = %agent.id,
+                bytes = scan.skipped,
+                "an agent's transcript grew by more than {MAX_TRANSCRIPT_READ} bytes between two hooks; the tool calls in the part skipped are not recorded"
+            );
+        }
+        let settle = NativeSettle {
+            transcript: path,
+            offset: scan.offset,
+            outcomes: scan.outcomes,
+            now_ms: now_ms(),
+        };
+        let Ok((ended, left)) = agent.session.native_settle.send(settle).await else {
+            continue;
+        };
+        waiting = left;
+        for call in ended {
+            finish(services, agent, call).await;
+        }
+    }
+    waiting
+}
+
+/// The CLI writes its transcripts a little after the fact: once a turn ends, the calls
+/// still waiting are looked for again a few times in the background (never delaying
+/// the CLI), about 4 s in all.
+fn settle_later(services: web::Data<Services>, agent: &AgentRef) {
     let agent = agent.clone();
     actix_rt::spawn(async move {
-        for wait_ms in [100, 300, 1_000, 3_000, 10_000] {
+        for wait_ms in [100, 300, 1_000, 2_500] {
             tokio::time::sleep(std::time::Duration::from_millis(wait_ms)).await;
-            if settle_from(&services, path.clone(), &agent).await == 0 {
+            if settle(&services, &agent).await == 0 {
                 return;
             }
         }
     });
 }
 
-async fn settle_from(services: &Services, path: std::path::PathBuf, agent: &AgentRef) -> usize {
-    let Ok(from) = agent
-        .session
-        .native_cursor
-        .send(NativeCursor(path.clone()))
-        .await
-    else {
-        return 0;
-    };
-    let file = path.clone();
-    let scan = tokio::task::spawn_blocking(move || match from {
-        Some(from) => transcript::read_outcomes(&file, from, MAX_TRANSCRIPT_READ),
-        // A conversation the bridge has not read yet: only what comes from now on.
-        None => std::fs::metadata(&file).map(|m| transcript::Scan {
-            offset: m.len(),
-            ..transcript::Scan::default()
-        }),
-    })
-    .await;
-    let scan = match scan {
-        Ok(Ok(scan)) => scan,
-        Ok(Err(e)) => {
-            tracing::debug!(path = %path.display(), %e, "cannot read an agent's transcript");
-            return 0;
-        }
-        Err(_) => return 0,
-    };
-    if scan.skipped > 0 {
-        tracing::warn!(
-            agent = %agent.id,
-            bytes = scan.skipped,
-            "an agent's transcript grew by more than {MAX_TRANSCRIPT_READ} bytes between two hooks; the tool calls in the part skipped are not recorded"
-        );
-    }
-    let settle = NativeSettle {
-        transcript: path,
-        offset: scan.offset,
-        outcomes: scan.outcomes,
-        now_ms: now_ms(),
-    };
-    let Ok((ended, waiting)) = agent.session.native_settle.send(settle).await else {
-        return 0;
-    };
-    for call in ended {
-        finish(services, agent, call).await;
-    }
-    waiting
-}
-
 /// Transcripts read at most this much new text per hook.
 const MAX_TRANSCRIPT_READ: u64 = 32 * 1024 * 1024;
 
-/// True for a `.jsonl` file beneath `<config dir>/projects/` (where the CLI keeps
-/// transcripts): the bridge reads no other file a hook names.
-fn is_transcript(path: &Path) -> bool {
-    let Ok(projects) = crate::lockfile::config_dir()
+/// `<config dir>/projects`, canonical, once it exists: where the CLI keeps transcripts.
+fn projects_dir() -> Option<PathBuf> {
+    static PROJECTS: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    if let Some(dir) = PROJECTS.get() {
+        return Some(dir.clone());
+    }
+    let dir = crate::lockfile::config_dir()
         .join("projects")
         .canonicalize()
-    else {
-        return false;
-    };
-    path.extension().is_some_and(|e| e == "jsonl")
-        && path
-            .canonicalize()
-            .is_ok_and(|p| p.starts_with(&projects) && p.is_file())
+        .ok()?;
+    Some(PROJECTS.get_or_init(|| dir).clone())
+}
+
+/// Where the result of this hook's tool call is written: the conversation's transcript
+/// (a `.jsonl` file beneath `<config dir>/projects/`, the only files the bridge reads), or
+/// for a sub-agent's call its own beside it (`<conversation>/subagents/agent-<id>.jsonl`).
+fn result_transcript(input: &HookInput) -> Option<PathBuf> {
+    let given = input.transcript_path.as_deref()?;
+    if given.extension().is_none_or(|e| e != "jsonl") {
+        return None;
+    }
+    let conversation = given.canonicalize().ok()?;
+    if !conversation.starts_with(projects_dir()?) {
+        return None;
+    }
+    match input.agent_id.as_deref() {
+        None => Some(conversation),
+        Some(id)
+            if !id.is_empty()
+                && id.len() <= 64
+                && id
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') =>
+        {
+            Some(
+                conversation
+                    .with_extension("")
+                    .join("subagents")
+                    .join(format!("agent-{id}.jsonl")),
+            )
+        }
+        Some(_) => None,
+    }
 }
 
 /// A `PostToolUse` hook (installed by hand; `init` does not): ends the call at once.
@@ -473,7 +561,13 @@ async fn after_tool(services: &Services, input: &HookInput, agent: &AgentRef) {
     let call = known.unwrap_or_else(|| {
         let duration_ms = input.duration_ms.unwrap_or(0);
         Ended {
-            call: started_of(services, input, now.saturating_sub(duration_ms), false),
+            call: started_of(
+                services,
+                input,
+                now.saturating_sub(duration_ms),
+                false,
+                PathBuf::new(),
+            ),
             failed,
             duration_ms,
             error,
@@ -560,8 +654,9 @@ async fn notice(services: &Services, event: HookEvent, agent: &AgentRef) -> Hook
 const MAX_SHOWN_STRING: usize = 4_000;
 
 /// A permission dialog: while a page is open, it waits there too; the person's answer
-/// there answers the CLI. With no page, or when the terminal answers first (the CLI
-/// then ends this hook), nothing is decided here.
+/// there answers the CLI. With no page, or when the terminal answers first, nothing is
+/// decided here: the page's card goes when the agent's next hook arrives
+/// ([`WithdrawApprovals`]) or when the CLI ends this hook's process.
 async fn ask_person(services: &Services, input: &HookInput, agent: &AgentRef) -> HookAnswer {
     if !services.settings.ui.enabled {
         return HookAnswer::Nothing;
@@ -636,11 +731,17 @@ async fn stop(
         _ => None,
     };
     if let (Some(check), Some(automation)) = (check, &services.automation) {
+        let mut pending = PendingGate {
+            automation: automation.clone(),
+            session: Some(agent.id.clone()),
+            hook: check.hook,
+        };
         let failure = run_check(services, &check).await;
         let checked = GateChecked {
-            session: agent.id.clone(),
+            session: pending.session.take().unwrap_or_else(|| agent.id.clone()),
             hook: check.hook,
             failure,
+            abandoned: false,
         };
         if let Ok(Some(reason)) = automation.send(checked).await {
             answer = HookAnswer::KeepWorking { reason };
@@ -657,6 +758,30 @@ async fn stop(
         detail.into(),
     );
     answer
+}
+
+/// A done-gate check under way: when the Stop hook's handler is dropped before the
+/// check reports (the CLI killed its hook), the gate is settled as abandoned so the
+/// agent's next stop is checked again instead of finding automation busy.
+struct PendingGate {
+    automation: actix::Addr<crate::actors::automation::Automation>,
+    /// Taken once the check reports.
+    session: Option<SessionId>,
+    hook: &'static str,
+}
+
+impl Drop for PendingGate {
+    fn drop(&mut self) {
+        if let Some(session) = self.session.take() {
+            tracing::info!(%session, hook = self.hook, "done-gate check abandoned");
+            self.automation.do_send(GateChecked {
+                session,
+                hook: self.hook,
+                failure: None,
+                abandoned: true,
+            });
+        }
+    }
 }
 
 /// Runs a done-gate's check: `None` when it passed, else what failed, written for the

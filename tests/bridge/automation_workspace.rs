@@ -236,10 +236,11 @@ async fn a_storm_of_changes_starts_at_most_the_cap_and_the_bridge_keeps_answerin
         "10 000 files written in {took:?}; {round_trips} round trips during the storm, slowest {slowest:?}"
     );
     let s = bridge
-        .wait_status("the storm is through the watcher", |s| {
+        .wait_status("the storm is through the watcher and has fired", |s| {
             let reported = s["watch"]["changesReported"].as_u64().unwrap_or(0)
                 + s["watch"]["changesOverflowed"].as_u64().unwrap_or(0);
-            (reported >= 10_000).then(|| s.clone())
+            let fired = s["automation"]["fired"].as_u64().unwrap_or(0);
+            (reported >= 10_000 && fired >= 1).then(|| s.clone())
         })
         .await;
     let fired = s["automation"]["fired"].as_u64().unwrap();

@@ -204,6 +204,19 @@ async fn a_write_to_a_file_another_agent_claimed_is_refused_naming_the_holder_un
         shown.contains("hooks: 5 answered (2 writes refused, 1 notes"),
         "{shown}"
     );
+    // Deleting or renaming the directory holding a claimed file is refused too.
+    let gone = b
+        .call("deleteFile", json!({"filePath": "src", "recursive": true}))
+        .await;
+    assert!(
+        is_error(&gone) && text(&gone).contains("splitting the parser"),
+        "{gone}"
+    );
+    let moved = b
+        .call("renameFile", json!({"oldPath": "src", "newPath": "lib"}))
+        .await;
+    assert!(is_error(&moved), "{moved}");
+    assert!(bridge.workspace.join("src/a.py").exists());
     // Released: B's edit goes through.
     let released = a.call("releaseFiles", json!({})).await;
     assert_eq!(
@@ -491,6 +504,45 @@ async fn claims_survive_a_restart_and_end_with_their_agent() {
         )
         .await;
     assert!(!is_error(&r), "{r}");
+    bridge.stop_async().await;
+}
+
+#[tokio::test]
+async fn claims_follow_their_agent_back_into_a_new_session_after_a_restart() {
+    let place = Place::new();
+    let opts = || place.options().file("a.txt", "a\n");
+    let bridge = Bridge::launch(opts()).await;
+    let me = std::process::id();
+    let mut a = relay_agent(&bridge, me, 790).await;
+    let claimed = a
+        .call("claimFiles", json!({"paths": ["a.txt"], "reason": "mine"}))
+        .await;
+    assert!(!is_error(&claimed), "{claimed}");
+    bridge.stop_async().await;
+    drop(a);
+
+    // The same client process comes back: its new session holds the claim.
+    let bridge = Bridge::launch(opts()).await;
+    let mut again = relay_agent(&bridge, me, 790).await;
+    let mut other = relay_agent(&bridge, 96102, 791).await;
+    let listed = bridge
+        .wait_status("the claim is the returning agent's", |s| {
+            let held = s["claims"]["held"].as_array()?;
+            (held.len() == 1).then(|| held[0].clone())
+        })
+        .await;
+    let theirs = json_text(&again.call("listClaims", json!({})).await);
+    assert_eq!(theirs["claims"][0]["yours"], true, "{theirs} {listed}");
+    let overwrite = json!({"filePath": "a.txt", "content": "b\n", "overwrite": true});
+    let refused = other.call("createFile", overwrite.clone()).await;
+    assert!(
+        is_error(&refused) && text(&refused).contains("mine"),
+        "{refused}"
+    );
+    let (_, answer) = hook(&bridge, me, edit(&bridge, "PreToolUse", "a.txt")).await;
+    assert_eq!(answer, Value::Null, "the holder's native edit goes through");
+    let written = again.call("createFile", overwrite).await;
+    assert!(!is_error(&written), "{written}");
     bridge.stop_async().await;
 }
 
@@ -836,5 +888,52 @@ async fn without_hooks_after_tools_the_transcript_says_how_each_call_ended() {
         .filter(|e| e["native"] == true && e["summary"] == "a.py")
         .count();
     assert_eq!(reads_of_a, 0);
+    bridge.stop_async().await;
+}
+
+#[tokio::test]
+async fn a_sub_agents_calls_end_from_its_own_transcript() {
+    let bridge = Bridge::launch(Options::default().file("a.py", "a\n")).await;
+    let _a = relay_agent(&bridge, 99201, 787).await;
+    let projects = bridge.config_dir.join("projects").join("-w");
+    let conversation = projects.join("c.jsonl");
+    let sub_dir = projects.join("c").join("subagents");
+    std::fs::create_dir_all(&sub_dir).unwrap();
+    std::fs::write(&conversation, "").unwrap();
+    let mut bash = tool_event(
+        &bridge,
+        "PreToolUse",
+        "Bash",
+        json!({"command": "make check"}),
+    );
+    bash["transcript_path"] = json!(conversation);
+    bash["tool_use_id"] = json!("toolu_s1");
+    bash["agent_id"] = json!("a1b2c3");
+    hook(&bridge, 99201, bash.clone()).await;
+    // The sub-agent's result is in its own transcript, not the conversation's.
+    std::fs::write(
+        sub_dir.join("agent-a1b2c3.jsonl"),
+        result_line("toolu_s1", true, "Exit code 2\nmake: *** [check] Error 2") + "\n",
+    )
+    .unwrap();
+    let mut stop = stop(&bridge, false);
+    stop["transcript_path"] = json!(conversation);
+    hook(&bridge, 99201, stop).await;
+    let ended = bridge
+        .wait_status("the sub-agent's call ended", |s| {
+            s["recentActivity"]
+                .as_array()?
+                .iter()
+                .find(|e| e["native"] == true && e["tool"] == "Bash")
+                .cloned()
+        })
+        .await;
+    assert_eq!(ended["status"], "error", "{ended}");
+    assert_eq!(ended["summary"], "$ make check → Exit code 2", "{ended}");
+    // An agent id that could leave the directory is not followed.
+    bash["tool_use_id"] = json!("toolu_s2");
+    bash["agent_id"] = json!("../../x");
+    let (status, _) = hook(&bridge, 99201, bash).await;
+    assert_eq!(status, 200);
     bridge.stop_async().await;
 }

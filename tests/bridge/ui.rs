@@ -266,8 +266,7 @@ fn signing_out_ends_the_pages_live_stream_and_the_log_holds_no_live_link() {
     let bridge = Bridge::start_with(Options::default());
     let log = bridge.log();
     assert!(
-        log.contains("run `ide-bridge open` in the workspace for a sign-in link")
-            && !log.contains("/ui/login#"),
+        log.contains("page=`ide-bridge open` prints a sign-in link") && !log.contains("/ui/login#"),
         "a log written to a file gets no live code: {log}"
     );
     let cookie = sign_in(bridge.port, &bridge.token);

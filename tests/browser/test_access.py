@@ -64,6 +64,8 @@ async def test_a_link_signs_in_once_and_a_second_use_fails(bridge, browser):
     await page2.wait_for_selector("#login-state.error")
     text = await page2.text_content("#login-state")
     assert "not valid" in text and "ide-bridge open" in text, text
+    # Refused, the page says how to get a link; it never says both at once.
+    assert await page2.is_visible("#login-help")
     assert await other.cookies(bridge.origin + "/ui/") == []
     await browser.shot(page2, "link-used-twice")
     # And the API says the same to a direct POST.

@@ -39,6 +39,8 @@ async def test_a_permission_dialog_waits_in_the_page_and_allow_there_runs_the_co
     script = [
         {"on": "prompt", "contains": "make the file", "reply": tool_use("Bash", {"command": "touch made-in-page.txt", "description": "create a file"}, id="toolu_bash_1")},
         {"on": "tool_result", "reply": text("made it")},
+        {"on": "prompt", "contains": "make a third", "reply": tool_use("Bash", {"command": "touch answered-in-terminal.txt", "description": "create a third file"}, id="toolu_bash_3")},
+        {"on": "tool_result", "reply": text("made a third")},
         {"on": "prompt", "contains": "make another", "reply": tool_use("Bash", {"command": "touch made-in-terminal.txt", "description": "create another file"}, id="toolu_bash_2")},
         {"on": "tool_result", "reply": text("made another")},
     ]
@@ -68,6 +70,15 @@ async def test_a_permission_dialog_waits_in_the_page_and_allow_there_runs_the_co
             log = [e for e in bridge.status()["recentActivity"] if e.get("event") == "permission_answered"]
             assert log and "allowed in the page" in log[-1]["detail"], log
 
+            # Answered in the terminal while the page shows it: the card goes.
+            submit(claude, "make a third")
+            third = page.locator("article.approval", has_text="touch answered-in-terminal.txt")
+            await third.wait_for(timeout=60_000)
+            await press_enter_until(claude, ws / "answered-in-terminal.txt")
+            await third.wait_for(state="detached", timeout=30_000)
+            await page.locator("#approval-list .empty").wait_for()
+            assert bridge.status()["page"]["pendingApprovals"] == 0
+
             # The page closed: the terminal asks at once, nothing waits in the bridge.
             await page.close()
             await wait_for(lambda: bridge.status()["page"]["watching"] == 0, "the page to be gone", timeout=30)
@@ -77,17 +88,20 @@ async def test_a_permission_dialog_waits_in_the_page_and_allow_there_runs_the_co
             await wait_for(lambda: claude.text().count("proceed") > before, "the terminal's permission dialog", timeout=60)
             assert time.monotonic() - asked < 30
             assert bridge.status()["page"]["pendingApprovals"] == 0
-            # The dialog's first choice is yes. The newest CLI ignores keys that arrive
-            # right after a dialog opens (so that typing cannot answer it by accident):
-            # press Enter until it takes.
-            made = ws / "made-in-terminal.txt"
-            for _ in range(30):
-                claude.type("\r")
-                try:
-                    await wait_for(made.exists, "the CLI to run what the terminal allowed", timeout=1)
-                    break
-                except AssertionError:
-                    pass
-            assert made.exists(), "the terminal's answer did not run the command; the CLI showed:\n" + claude.text()[-3000:]
+            await press_enter_until(claude, ws / "made-in-terminal.txt")
         finally:
             claude.kill()
+
+
+async def press_enter_until(claude, made):
+    """Answers the terminal's permission dialog with its first choice (yes) until the
+    command ran. The newest CLI ignores keys that arrive right after a dialog opens (so
+    that typing cannot answer it by accident): press Enter until it takes."""
+    for _ in range(30):
+        claude.type("\r")
+        try:
+            await wait_for(made.exists, "the CLI to run what the terminal allowed", timeout=1)
+            return
+        except AssertionError:
+            pass
+    raise AssertionError("the terminal's answer did not run the command; the CLI showed:\n" + claude.text()[-3000:])

@@ -133,3 +133,16 @@ async def test_a_base_ref_anchors_the_lines_where_they_were_at_that_commit(bridg
         await wait_for(lambda: text_is(page, "#excerpt-where", "src/lib.rs:5"), "the line at HEAD")
         bad = await agent.call("presentReview", {"review": "x", "baseRef": "--output=/tmp/x"})
         assert bad.isError and "Invalid baseRef" in agent.texts(bad)[0]
+
+
+async def test_the_reviews_tab_opens_the_newest_review_when_none_is_open(bridge, browser):
+    page = await browser.sign_in(bridge)
+    await page.goto(f"{bridge.origin}/ui/#overview")
+    async with Agent(bridge) as agent:
+        await present(agent, "# The older one\n\nsrc/lib.rs:2\n")
+        await present(agent, "# The newest one\n\nsrc/lib.rs:4\n")
+        await page.locator("#badge-reviews", has_text="2").wait_for()
+        await page.click('#tabs a[data-view="reviews"]')
+        await page.wait_for_selector("#review-body h1")
+        assert await page.text_content("#review-body h1") == "The newest one"
+        assert "No review yet" not in await page.text_content("#review-body")

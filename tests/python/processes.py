@@ -1,5 +1,6 @@
 """What every test harness here does with the processes it starts and the directories
-it gives them: each test's own HOME, XDG_* dirs, TMPDIR and CLAUDE_CONFIG_DIR, and a
+it gives them: each test's own HOME, XDG_* dirs, TMPDIR, tmux socket directory and
+CLAUDE_CONFIG_DIR, and a
 stop that asks first (SIGTERM, as a user's service manager would) and then insists."""
 
 import signal
@@ -13,12 +14,16 @@ _DIRS = {
     "XDG_CACHE_HOME": "cache",
     "XDG_STATE_HOME": "state",
     "TMPDIR": "tmp",
+    # tmux's sockets: a tmux server the developer runs is out of reach, so Neovim does
+    # not pick it as its clipboard (it does whenever `tmux list-buffers` succeeds, even
+    # with $TMUX unset).
+    "TMUX_TMPDIR": "tmux",
     "CLAUDE_CONFIG_DIR": "claude",
 }
 
 
 def isolated_dirs(base):
-    """Makes HOME, the XDG_* dirs, TMPDIR and CLAUDE_CONFIG_DIR under `base`; returns
+    """Makes HOME, the XDG_* dirs, TMPDIR, TMUX_TMPDIR and CLAUDE_CONFIG_DIR under `base`; returns
     the environment variables that point there."""
     env = {}
     for var, name in _DIRS.items():

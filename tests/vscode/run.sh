@@ -20,13 +20,22 @@ if ! "$cs" --version 2>/dev/null | grep -q "^$code_server_version "; then
       || { "${apt_get[@]}" update >/dev/null && "${apt_get[@]}" install -y --no-install-recommends "${missing[@]}" >/dev/null; }
   fi
   cache=$(mktemp -d)
+  # A failed install leaves neither its temporary directory nor a half-filled prefix.
+  trap 'rm -rf "$cache"' EXIT
   mkdir -p "$cache/vscode-ripgrep-cache-1.15.11"
   cp "$(command -v rg)" "$cache/rg"
   tar -C "$cache" -czf "$cache/vscode-ripgrep-cache-1.15.11/ripgrep-v13.0.0-10-x86_64-unknown-linux-musl.tar.gz" rg
   mkdir -p .vscode-test
-  TMPDIR="$cache" npm_config_unsafe_perm=true npm_config_yes=true \
-    npm install --prefix .vscode-test --no-audit --no-fund --loglevel=error "code-server@$code_server_version"
-  rm -rf "$cache"
+  # Native modules (argon2, kerberos) whose prebuilt download is unreachable build from
+  # source against the Node headers Debian ships in /usr/include/node, not ones fetched
+  # from nodejs.org.
+  node_headers=()
+  [ -f /usr/include/node/node.h ] && node_headers=(npm_config_nodedir=/usr)
+  if ! env "${node_headers[@]}" TMPDIR="$cache" npm_config_unsafe_perm=true npm_config_yes=true \
+    npm install --prefix .vscode-test --no-audit --no-fund --loglevel=error "code-server@$code_server_version"; then
+    rm -rf .vscode-test/node_modules/code-server
+    exit 1
+  fi
 fi
 
 ext=editors/vscode

@@ -335,6 +335,15 @@ impl Automation {
     /// The gate's check ran: count a hold when it failed.
     fn gate_checked(&mut self, msg: GateChecked) -> Option<String> {
         self.settle(&gate_key(&msg.session), msg.session.as_str());
+        if msg.abandoned {
+            self.records.settled(
+                msg.hook,
+                &msg.session,
+                None,
+                "abandoned: the agent stopped waiting".into(),
+            );
+            return None;
+        }
         let Some(failure) = msg.failure else {
             self.records
                 .settled(msg.hook, &msg.session, None, "passed".into());

@@ -177,10 +177,20 @@ pub struct DecideDiff {
     pub content: Option<String>,
 }
 
+/// At most this many tool requests wait in the page; more are not shown (their askers
+/// fall back to their own default).
+pub const MAX_PENDING_APPROVALS: usize = 32;
+
 /// The tool requests waiting for approval.
 #[derive(Debug, Message)]
 #[rtype(result = "Vec<ApprovalView>")]
 pub struct ListApprovals;
+
+/// Agent `0` has moved on (a hook of its later work arrived), so the dialog it showed
+/// was answered in its terminal: its requests leave the page.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct WithdrawApprovals(pub SessionId);
 
 /// The person's decision on request `id`; false when it no longer waits.
 #[derive(Debug, Message)]
@@ -561,6 +571,17 @@ impl Handler<AskApproval> for Dashboard {
                 // Nobody would see it: the receiver closes at once.
                 return oneshot::channel().1;
             }
+            act.approvals.forget_abandoned();
+            if act.approvals.len() >= MAX_PENDING_APPROVALS {
+                // The asker falls back to its own default (the terminal's dialog, or
+                // a task's denial) instead of growing the list without bound.
+                tracing::warn!(
+                    waiting = act.approvals.len(),
+                    tool = %msg.tool,
+                    "approval not shown in the page: too many wait already"
+                );
+                return oneshot::channel().1;
+            }
             let now = now_ms();
             let rx = act.approvals.add(|id| approvals::view_of(msg, id, now));
             act.broadcast(json!({ "kind": "approvals" }));
@@ -568,6 +589,21 @@ impl Handler<AskApproval> for Dashboard {
         });
         // A fault: the sender is gone, so the task denies at once.
         MessageResult(decision.unwrap_or_else(|_| oneshot::channel().1))
+    }
+}
+
+impl Handler<WithdrawApprovals> for Dashboard {
+    type Result = ();
+    fn handle(&mut self, msg: WithdrawApprovals, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, _| {
+            let n = act
+                .approvals
+                .withdraw(|a| a.session.as_ref() == Some(&msg.0));
+            if n > 0 {
+                tracing::info!(session = %msg.0, n, "answered in the terminal: approvals leave the page");
+                act.broadcast(json!({ "kind": "approvals" }));
+            }
+        });
     }
 }
 
@@ -691,6 +727,7 @@ crate::actors::fault::fault_handlers!(Dashboard, NAME);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::actors::messages::dashboard::Asker;
     use crate::actors::test_support::Capture;
 
     fn offer(tab: &str, proposed: &str) -> OfferDiff {
@@ -704,10 +741,8 @@ mod tests {
         })
     }
 
-    #[actix_rt::test]
-    async fn a_decision_reaches_the_agent_once_with_the_edit_or_the_proposal() {
-        let (activity, _rx) = Capture::start();
-        let config = DashboardConfig {
+    fn config() -> DashboardConfig {
+        DashboardConfig {
             logins: LoginLimits {
                 code_ttl: Duration::from_secs(60),
                 idle_ttl: Duration::from_secs(600),
@@ -718,8 +753,13 @@ mod tests {
             max_reviews: 2,
             max_streams: 2,
             sessions_path: None,
-        };
-        let d = Dashboard::new(config, activity, Arc::new(Metrics::new())).start();
+        }
+    }
+
+    #[actix_rt::test]
+    async fn a_decision_reaches_the_agent_once_with_the_edit_or_the_proposal() {
+        let (activity, _rx) = Capture::start();
+        let d = Dashboard::new(config(), activity, Arc::new(Metrics::new())).start();
         let unwatched = d.send(offer("t", "new\n")).await.unwrap();
         assert_eq!(unwatched.unwrap_err(), PageRefusal::NobodyWatching);
         let code = d.send(IssueLoginCode).await.unwrap().unwrap();
@@ -758,5 +798,45 @@ mod tests {
         assert_eq!(edited.await, Ok(DiffAnswer::Saved("mine\n".into())));
         assert_eq!(rejected.await, Ok(DiffAnswer::Rejected));
         assert!(d.send(ListDiffs).await.unwrap().is_empty());
+    }
+
+    #[actix_rt::test]
+    async fn approvals_wait_up_to_the_cap_and_an_abandoned_one_frees_its_place() {
+        let (activity, _rx) = Capture::start();
+        let d = Dashboard::new(config(), activity, Arc::new(Metrics::new())).start();
+        let ask = |n: usize| AskApproval {
+            asker: Asker::Agent {
+                session: SessionId::from(format!("s-{n}").as_str()),
+                agent: format!("agent {n}"),
+            },
+            tool: "Bash".into(),
+            input: json!({ "command": "true" }),
+            timeout: Duration::from_secs(60),
+            only_if_watched: false,
+        };
+        let mut waiting = Vec::new();
+        for n in 0..MAX_PENDING_APPROVALS {
+            waiting.push(d.send(ask(n)).await.unwrap());
+        }
+        let mut refused = d.send(ask(99)).await.unwrap();
+        assert_eq!(
+            d.send(ListApprovals).await.unwrap().len(),
+            MAX_PENDING_APPROVALS,
+            "one past the cap is not listed"
+        );
+        assert!(matches!(
+            refused.try_recv(),
+            Err(oneshot::error::TryRecvError::Closed)
+        ));
+        drop(waiting.pop());
+        let mut admitted = d.send(ask(100)).await.unwrap();
+        assert!(matches!(
+            admitted.try_recv(),
+            Err(oneshot::error::TryRecvError::Empty)
+        ));
+        assert_eq!(
+            d.send(ListApprovals).await.unwrap().len(),
+            MAX_PENDING_APPROVALS
+        );
     }
 }

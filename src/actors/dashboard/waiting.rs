@@ -47,6 +47,14 @@ impl<V: Clone, A: Clone> Waiting<V, A> {
         n
     }
 
+    /// Forgets every request `which` selects without answering it (its asker sees its
+    /// receiver close); how many there were.
+    pub fn withdraw(&mut self, which: impl Fn(&V) -> bool) -> usize {
+        let before = self.pending.len();
+        self.pending.retain(|(view, _)| !which(view));
+        before - self.pending.len()
+    }
+
     /// True when a request `which` selects waits.
     pub fn any(&self, which: impl Fn(&V) -> bool) -> bool {
         self.pending.iter().any(|(view, _)| which(view))
@@ -89,6 +97,10 @@ mod tests {
         assert_eq!(w.views(), vec![(2, "b")]);
         assert_eq!(w.settle(|_| true, false), 1);
         assert_eq!(b.try_recv(), Ok(false));
+        assert!(w.is_empty());
+        let mut c = w.add(|id| (id, "c"));
+        assert_eq!(w.withdraw(|v| v.1 == "c"), 1);
+        assert_eq!(c.try_recv(), Err(oneshot::error::TryRecvError::Closed));
         assert!(w.is_empty());
     }
 }

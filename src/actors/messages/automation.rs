@@ -158,4 +158,7 @@ pub struct GateChecked {
     pub hook: &'static str,
     /// `None`: passed.
     pub failure: Option<String>,
+    /// The check never finished: whoever waited for it went away (the agent's hook
+    /// was killed). Settles the gate without counting a hold.
+    pub abandoned: bool,
 }

@@ -1,5 +1,6 @@
 //! Messages the Claims actor handles from other actors (the registry telling it an
-//! agent is gone for good). What tools, hooks and the page ask it stays next to it.
+//! agent is gone for good, or is the same as another). What tools, hooks and the page
+//! ask it stays next to it.
 
 use actix::prelude::*;
 
@@ -9,3 +10,23 @@ use super::session::SessionId;
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub struct AgentGone(pub SessionId);
+
+/// The agent `to` is the one whose claims were held by session `from` (the sessions
+/// merged) or by client process `pid` (the agent came back in a new session after a
+/// restart): those claims are its now.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct ClaimsMove {
+    pub from: Option<SessionId>,
+    pub pid: Option<u32>,
+    pub to: SessionId,
+    /// How people see `to`.
+    pub label: String,
+}
+
+/// What the registry tells the Claims actor.
+#[derive(Clone)]
+pub struct ClaimsLink {
+    pub gone: Recipient<AgentGone>,
+    pub moved: Recipient<ClaimsMove>,
+}

@@ -120,6 +120,7 @@ pub struct SessionHandle {
     /// From hooks: the agent's own calls, from start to end.
     pub native_start: Recipient<NativeStart>,
     pub native_cursor: Recipient<NativeCursor>,
+    pub native_to_read: Recipient<NativeToRead>,
     pub native_settle: Recipient<NativeSettle>,
     pub native_end: Recipient<NativeEnd>,
 }
@@ -149,6 +150,7 @@ impl SessionHandle {
             + Handler<TakeNotice>
             + Handler<NativeStart>
             + Handler<NativeCursor>
+            + Handler<NativeToRead>
             + Handler<NativeSettle>
             + Handler<NativeEnd>,
     {
@@ -172,6 +174,7 @@ impl SessionHandle {
             take_notice: addr.clone().recipient(),
             native_start: addr.clone().recipient(),
             native_cursor: addr.clone().recipient(),
+            native_to_read: addr.clone().recipient(),
             native_settle: addr.clone().recipient(),
             native_end: addr.clone().recipient(),
         }
@@ -412,11 +415,16 @@ pub struct TakeNotice;
 #[rtype(result = "()")]
 pub struct NativeStart(pub crate::coordination::native::Started);
 
-/// Where to read the agent's transcript at this path from (`None`: a new transcript,
-/// read from its end).
+/// Where to read the agent's transcript at this path from (`None`: not read yet, so
+/// from its end).
 #[derive(Message)]
 #[rtype(result = "Option<u64>")]
 pub struct NativeCursor(pub PathBuf);
+
+/// The transcripts the agent's calls wait on, each with where to read it from.
+#[derive(Message)]
+#[rtype(result = "Vec<(PathBuf, Option<u64>)>")]
+pub struct NativeToRead;
 
 /// What the agent's transcript said up to `offset`: the calls that ended, and how many
 /// still wait for their end.

@@ -9,8 +9,8 @@ use actix::prelude::*;
 
 use super::{Session, MAX_OPENED_FILES, MAX_READ_VERSIONS, MAX_TERMINALS};
 use crate::actors::messages::session::{
-    Absorb, ChangedBy, NativeCursor, NativeEnd, NativeSettle, NativeStart, OpenedFiles, Saw,
-    TakeNotice, TerminalRun,
+    Absorb, ChangedBy, NativeCursor, NativeEnd, NativeSettle, NativeStart, NativeToRead,
+    OpenedFiles, Saw, TakeNotice, TerminalRun,
 };
 use crate::coordination::native::Ended;
 use crate::workspace::files::Fingerprint;
@@ -114,13 +114,20 @@ impl Handler<NativeCursor> for Session {
     }
 }
 
+impl Handler<NativeToRead> for Session {
+    type Result = MessageResult<NativeToRead>;
+    fn handle(&mut self, _: NativeToRead, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(self.native.to_read())
+    }
+}
+
 impl Handler<NativeSettle> for Session {
     type Result = MessageResult<NativeSettle>;
     fn handle(&mut self, msg: NativeSettle, _: &mut Context<Self>) -> Self::Result {
         let ended = self
             .native
             .settle(&msg.transcript, msg.offset, msg.outcomes, msg.now_ms);
-        MessageResult((ended, self.native.waiting()))
+        MessageResult((ended, self.native.waiting(msg.now_ms)))
     }
 }
 

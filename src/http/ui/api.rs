@@ -232,11 +232,7 @@ pub async fn claim(
     body: web::Json<PersonClaim>,
 ) -> Result<HttpResponse, PageError> {
     let body = body.into_inner();
-    let c = &services.settings.claims;
-    let minutes = body
-        .ttl_minutes
-        .unwrap_or(c.default_ttl_minutes)
-        .clamp(1, c.max_ttl_minutes);
+    let ttl = services.settings.claims.ttl(body.ttl_minutes);
     let made = ask(
         &services.claims,
         claims::NAME,
@@ -244,7 +240,7 @@ pub async fn claim(
             holder: Holder::Person,
             patterns: body.paths,
             reason: body.reason,
-            ttl: std::time::Duration::from_secs(minutes * 60),
+            ttl,
         },
     )
     .await??

@@ -1,7 +1,5 @@
 //! `claimFiles`: claim files for the calling agent.
 
-use std::time::Duration;
-
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -34,11 +32,7 @@ impl Tool for ClaimFiles {
     const DESCRIPTION: &'static str = "Claim files you are about to change so that other agents sharing this bridge do not edit them meanwhile: their writes (through this bridge and through Claude Code's own Edit/Write) are refused with your reason until you release them (releaseFiles), the claim expires, or you disconnect for good. Claim only what you need, and release when done. Fails, naming the holder, when another agent already claims some of the files.";
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
-        let c = &ctx.services.settings.claims;
-        let minutes = args
-            .ttl_minutes
-            .unwrap_or(c.default_ttl_minutes)
-            .min(c.max_ttl_minutes);
+        let ttl = ctx.services.settings.claims.ttl(args.ttl_minutes);
         let holder = super::me(&ctx).await;
         let claim = ask(
             &ctx.services.claims,
@@ -47,7 +41,7 @@ impl Tool for ClaimFiles {
                 holder,
                 patterns: args.paths,
                 reason: args.reason,
-                ttl: Duration::from_secs(minutes * 60),
+                ttl,
             },
         )
         .await?
@@ -55,7 +49,7 @@ impl Tool for ClaimFiles {
         let now = crate::actors::activity_log::now_ms();
         Ok(CallToolResult::json(&json!({
             "claimed": views(std::slice::from_ref(&claim), now)[0],
-            "minutes": minutes,
+            "minutes": ttl.as_secs() / 60,
         })))
     }
 }

@@ -4,9 +4,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{by_editor, unclaimed, write};
+use super::{by_editor, write};
 use crate::actors::writer::WriteOp;
 use crate::protocol::mcp::CallToolResult;
+use crate::tools::claims::check_write;
 use crate::tools::editor::{request, try_editor};
 use crate::tools::{EditorUse, Tool, ToolContext, ToolResult, WorkspacePath};
 
@@ -30,7 +31,7 @@ impl Tool for DeleteFile {
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let path = args.file_path.resolve(&ctx)?;
-        unclaimed(&ctx, &path, Self::NAME).await?;
+        check_write(&ctx, &path, Self::NAME).await?;
         if let Some(done) =
             try_editor(&ctx, "deleteFile", request(&ctx, "deleteFile", &args)?).await
         {

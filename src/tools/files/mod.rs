@@ -66,11 +66,6 @@ pub(crate) async fn write(
     Ok(written)
 }
 
-/// Refuses a write to `path` when another agent (or the person) claims it.
-pub(crate) async fn unclaimed(ctx: &ToolContext, path: &Path, tool: &str) -> Result<(), ToolError> {
-    super::claims::check_write(ctx, path, tool).await
-}
-
 /// Tells the other agents that read `path` (and automation) that this agent changed it
 /// with `tool`; their notices are queued before this returns, so their next call
 /// carries them.

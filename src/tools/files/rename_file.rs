@@ -4,9 +4,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{by_editor, unclaimed, write};
+use super::{by_editor, write};
 use crate::actors::writer::WriteOp;
 use crate::protocol::mcp::CallToolResult;
+use crate::tools::claims::check_write;
 use crate::tools::editor::{request, try_editor};
 use crate::tools::{EditorUse, Tool, ToolContext, ToolResult, WorkspacePath};
 
@@ -32,8 +33,8 @@ impl Tool for RenameFile {
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let from = args.old_path.resolve(&ctx)?;
         let to = args.new_path.resolve(&ctx)?;
-        unclaimed(&ctx, &from, Self::NAME).await?;
-        unclaimed(&ctx, &to, Self::NAME).await?;
+        check_write(&ctx, &from, Self::NAME).await?;
+        check_write(&ctx, &to, Self::NAME).await?;
         if let Some(done) =
             try_editor(&ctx, "renameFile", request(&ctx, "renameFile", &args)?).await
         {
@@ -44,6 +45,8 @@ impl Tool for RenameFile {
             overwrite: args.overwrite,
         };
         write(&ctx, from.clone(), op, Self::NAME).await?;
+        // Whoever read the file it replaced is told too.
+        super::announce(&ctx, &to, Self::NAME).await;
         ctx.record_version(from.clone(), None);
         Ok(CallToolResult::json(&json!({
             "success": true,

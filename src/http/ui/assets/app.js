@@ -125,6 +125,14 @@ function showView() {
   if (task) selectTask(task[1]);
   if (view === 'timeline') timeline.render();
   if (view === 'diffs') renderDiff();
+  // The Reviews tab with none open shows the newest, not "No review yet".
+  if (view === 'reviews' && !review) openNewestReview();
+}
+
+function openNewestReview() {
+  if (!state.review && state.reviews.length && state.view === 'reviews' && !location.hash.startsWith('#review-')) {
+    location.hash = `review-${state.reviews[0].id}`;
+  }
 }
 
 // ---------------------------------------------------------------- overview
@@ -531,9 +539,7 @@ async function refreshReviews() {
     onclick: () => { location.hash = `review-${r.id}`; },
   }, h('div', {}, r.title), h('div', { class: 'muted small' }, `${agentLabel(r.sessionId)} · ${r.references} references · ${ago(r.createdAt)}`))));
   if (!state.reviews.length) $('review-list').replaceChildren(h('li', { class: 'empty' }, 'No review yet.'));
-  if (!state.review && state.reviews.length && state.view === 'reviews' && !location.hash.startsWith('#review-')) {
-    location.hash = `review-${state.reviews[0].id}`;
-  }
+  openNewestReview();
 }
 
 const FATE_TEXT = {

@@ -13,6 +13,10 @@
     return;
   }
   const code = fragment;
+  // While a code is being exchanged, only its progress shows; how to get a code
+  // comes back when it is refused.
+  const help = document.getElementById('login-help');
+  help.hidden = true;
   try {
     const answer = await fetch('/ui/login', {
       method: 'POST',
@@ -28,8 +32,10 @@
     const body = await answer.json().catch(() => ({}));
     state.textContent = body.error || `Sign-in refused (HTTP ${answer.status}).`;
     state.classList.add('error');
+    help.hidden = false;
   } catch (e) {
     state.textContent = `The bridge did not answer: ${e.message}`;
     state.classList.add('error');
+    help.hidden = false;
   }
 })();
