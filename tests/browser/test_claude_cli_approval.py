@@ -1,39 +1,31 @@
 """A permission dialog of the real Claude Code CLI (interactive, after `ide-bridge init`
 installed its hooks) also waits in the page: Allow there answers the CLI, which runs
 the command. With the page closed the terminal asks at once, as without the bridge.
-Both the pinned and the newest CLI; skipped when a CLI is missing."""
+Both the pinned and the newest CLI (see claude_pty.claude_cli)."""
 
-import json
-import os
-import subprocess
 import time
 
+import anyio
+import claude_pty
 import pytest
-
-from claude_pty import Claude, environment, submit, trust
-from conftest import BRIDGE_BIN, ROOT, wait_for
+from claude_pty import Claude, environment, manual_mode, submit, trust
+from conftest import BRIDGE_BIN, wait_for
 from fake_model import FakeModel, text, tool_use
+from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 pytestmark = pytest.mark.anyio
 
 API_KEY = "sk-ant-ide-bridge-browser-test-key-02"
-CLIS = {
-    "pinned": os.environ.get("CLAUDE_CLI") or str(ROOT / ".npm-test" / "node_modules" / ".bin" / "claude"),
-    "newest": os.environ.get("CLAUDE_CLI_LATEST") or str(ROOT / ".npm-test-latest" / "node_modules" / ".bin" / "claude"),
-}
+cli = claude_pty.cli  # the fixture: the pinned and the newest CLI in turn
 
 
-@pytest.mark.parametrize("which", ["pinned", "newest"])
-async def test_a_permission_dialog_waits_in_the_page_and_allow_there_runs_the_command(bridge, browser, which):
-    cli = CLIS[which]
-    if not os.access(cli, os.X_OK):
-        pytest.skip(f"the {which} Claude Code CLI is not installed (scripts/test.sh installs it)")
+async def test_a_permission_dialog_waits_in_the_page_and_allow_there_runs_the_command(bridge, browser, cli):
     ws = bridge.workspace
     trust(bridge.config_dir, ws, API_KEY)
-    (bridge.config_dir / "settings.json").write_text(json.dumps({"permissions": {
-        "allow": ["mcp__ide-bridge"], "defaultMode": "default", "disableAutoMode": "disable"}}))
-    init = subprocess.run([BRIDGE_BIN, "init"], env=bridge.env, capture_output=True, text=True, timeout=30)
-    assert init.returncode == 0, init.stderr
+    manual_mode(bridge.config_dir, allow=["mcp__ide-bridge"])
+    with anyio.fail_after(30):
+        init = await anyio.run_process([BRIDGE_BIN, "init"], env=bridge.env, check=False)
+    assert init.returncode == 0, init.stderr.decode()
     page = await browser.sign_in(bridge)
     await page.goto(f"{bridge.origin}/ui/#approvals")
     script = [
@@ -56,15 +48,15 @@ async def test_a_permission_dialog_waits_in_the_page_and_allow_there_runs_the_co
             card = page.locator("article.approval", has_text="touch made-in-page.txt")
             try:
                 await card.wait_for(timeout=60_000)
-            except Exception:
-                raise AssertionError("no permission request in the page; the CLI showed:\n" + claude.text()[-3000:])
+            except PlaywrightTimeout as e:
+                raise AssertionError("no permission request in the page; the CLI showed:\n" + claude.text()[-3000:]) from e
             shown = await card.text_content()
             assert "Bash" in shown and "claude-code" in shown and "terminal asks too" in shown, shown
-            await browser.shot(page, f"cli-permission-{which}")
+            await browser.shot(page, f"cli-permission-{cli.which}")
             await card.get_by_role("button", name="Allow").click()
             await wait_for(lambda: (ws / "made-in-page.txt").exists(), "the CLI to run the allowed command", timeout=60)
             await wait_for(lambda: [r for r in model.tool_results() if r["tool_use_id"] == "toolu_bash_1"], "the command's result", timeout=60)
-            result = [r for r in model.tool_results() if r["tool_use_id"] == "toolu_bash_1"][0]
+            result = next(r for r in model.tool_results() if r["tool_use_id"] == "toolu_bash_1")
             assert not result.get("is_error"), result
             await page.locator("#approval-list .empty").wait_for()
             log = [e for e in bridge.status()["recentActivity"] if e.get("event") == "permission_answered"]

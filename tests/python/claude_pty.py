@@ -1,14 +1,75 @@
 """The real Claude Code CLI in interactive mode under a pseudo-terminal, as a developer
-runs it (`claude --ide` in the workspace), for the tests that drive it: its config
-(onboarding done, the folder trusted, the test API key approved), its environment, and
-its screen."""
+runs it (`claude --ide` in the workspace), for the tests that drive it: which CLI (the
+`cli` fixture: the pinned and the newest version), its config (onboarding done, the
+folder trusted, the test API key approved, manual permission mode), its environment,
+and its screen."""
 
+import dataclasses
 import json
 import os
+import pathlib
 import pty
 import re
 import signal
 import threading
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+# Every test that drives the real CLI runs against both: the pinned version catches
+# regressions in older installs, the newest is what users run. scripts/test.sh installs
+# them and names them in these variables.
+CLIS = {
+    "pinned": ("CLAUDE_CLI", ROOT / ".npm-test" / "node_modules" / ".bin" / "claude"),
+    "newest": ("CLAUDE_CLI_LATEST", ROOT / ".npm-test-latest" / "node_modules" / ".bin" / "claude"),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Cli:
+    """One installed Claude Code CLI; usable wherever a path is (os.fspath)."""
+
+    which: str  # "pinned" or "newest"
+    path: str
+
+    def __fspath__(self):
+        return self.path
+
+    def __str__(self):
+        return f"{self.which} CLI {self.path}"
+
+
+def claude_cli(which):
+    """The CLI `which` names. Named by its variable (as scripts/test.sh does), it must be
+    there: the test fails, so a broken install cannot pass as skipped. Without the
+    variable, the copy scripts/test.sh installs in the repository is used, and the test
+    is skipped when there is none (a quick local run without the CLIs)."""
+    var, installed = CLIS[which]
+    named = os.environ.get(var)
+    if named:
+        assert os.access(named, os.X_OK), f"{var}={named} is not an executable Claude Code CLI"
+        return Cli(which, os.path.abspath(named))
+    if os.access(installed, os.X_OK):
+        return Cli(which, str(installed))
+    pytest.skip(f"the {which} Claude Code CLI is not installed ({var} is unset; scripts/test.sh installs it)")
+
+
+@pytest.fixture(params=list(CLIS))
+def cli(request):
+    """Each CLI in turn (test ids `[pinned]` and `[newest]`); see `claude_cli`.
+    tests/python/conftest.py imports it; a test module elsewhere (tests/browser,
+    tests/nvim) binds it with `cli = claude_pty.cli`."""
+    return claude_cli(request.param)
+
+
+def manual_mode(config_dir, allow=()):
+    """$CLAUDE_CONFIG_DIR/settings.json allowing `allow` without asking, and asking for the
+    rest, as in the pinned CLI: the newest starts in auto mode otherwise (and offers to
+    switch to it, a dialog in place of the input box)."""
+    (config_dir / "settings.json").write_text(
+        json.dumps({"permissions": {"allow": list(allow), "defaultMode": "default", "disableAutoMode": "disable"}})
+    )
 
 
 def trust(config_dir, workspace, api_key):
@@ -54,10 +115,14 @@ class Claude:
     """`claude --ide` started in `cwd` under a pty; its output is collected."""
 
     def __init__(self, cli, cwd, env, args=("--ide",)):
+        cli = os.fspath(cli)
         self.pid, self.fd = pty.fork()
         if self.pid == 0:
-            os.chdir(cwd)
-            os.execve(cli, [cli, *args], env)
+            try:
+                os.chdir(cwd)
+                os.execve(cli, [cli, *args], env)
+            finally:
+                os._exit(127)  # never back into the test in the child
         self.screen = []
         threading.Thread(target=self._drain, daemon=True).start()
 

@@ -17,7 +17,8 @@ import pytest
 
 # Also loaded by path from tests/python_mcp2, where this directory is not on sys.path.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from processes import stop_process  # noqa: E402
+from claude_pty import cli  # noqa: F401 (the fixture: each real Claude Code CLI)
+from processes import stop_process
 
 
 @pytest.fixture
@@ -62,34 +63,33 @@ def running_bridge(*extra_args):
         config_dir = tmp / "claude"
         env = {k: v for k, v in os.environ.items() if not k.startswith("IDE_BRIDGE_")}
         env["CLAUDE_CONFIG_DIR"] = str(config_dir)
-        log = open(tmp / "bridge.log", "wb")
-        proc = subprocess.Popen(
-            [binary, "--workspace", str(workspace), *extra_args],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=log,
-        )
-        try:
-            deadline = time.monotonic() + 10
-            lock = None
-            while lock is None:
-                assert proc.poll() is None, (tmp / "bridge.log").read_text()
-                assert time.monotonic() < deadline, "no lock file"
-                for path in (config_dir / "ide").glob("*.lock"):
-                    data = json.loads(path.read_text())
-                    if data.get("pid") == proc.pid:
-                        lock = (int(path.stem), data)
-                time.sleep(0.02)
-            yield {
-                "port": lock[0],
-                "token": lock[1]["authToken"],
-                "workspace": workspace.resolve(),
-                "config_dir": config_dir,
-                "log": tmp / "bridge.log",
-            }
-        finally:
-            stop_process(proc)
-            log.close()
+        with open(tmp / "bridge.log", "wb") as log:
+            proc = subprocess.Popen(
+                [binary, "--workspace", str(workspace), *extra_args],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )
+            try:
+                deadline = time.monotonic() + 10
+                lock = None
+                while lock is None:
+                    assert proc.poll() is None, (tmp / "bridge.log").read_text()
+                    assert time.monotonic() < deadline, "no lock file"
+                    for path in (config_dir / "ide").glob("*.lock"):
+                        data = json.loads(path.read_text())
+                        if data.get("pid") == proc.pid:
+                            lock = (int(path.stem), data)
+                    time.sleep(0.02)
+                yield {
+                    "port": lock[0],
+                    "token": lock[1]["authToken"],
+                    "workspace": workspace.resolve(),
+                    "config_dir": config_dir,
+                    "log": tmp / "bridge.log",
+                }
+            finally:
+                stop_process(proc)
 
 
 @pytest.fixture

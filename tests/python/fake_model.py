@@ -18,6 +18,13 @@ The CLI (2.1.197, observed) makes these requests:
   and no ``output_config.format``.
 * any other path: 404 ``{"type": "error", "error": {"type": "not_found_error", ...}}``.
 
+The newest CLI (2.1.332, observed) defers MCP tools: its conversation requests carry
+only the built-ins, ``ToolSearch`` and a ``DeferredToolPlaceholder`` (``defer_loading``),
+and name every ``mcp__<server>__<tool>`` in a system-reminder ("The following deferred
+tools are now available via ToolSearch…", one name a line; see ``deferred_tools``). A
+model loads one with ``ToolSearch {"query": "select:<name>"}`` and calls it in its next
+turn; ``mcp(name, args)`` is a reply that does whichever the CLI needs.
+
 Interactive mode asks before running an MCP tool; pre-approve it with
 ``$CLAUDE_CONFIG_DIR/settings.json`` = ``{"permissions": {"allow": ["mcp__demo"]}}``
 (whole server) or ``["mcp__demo__echo"]`` (one tool), or ``--allowedTools
@@ -48,7 +55,8 @@ turn has a tool_result, optionally ``"tool"`` = name of the tool that was used),
 ``"any"``, or a callable ``f(body) -> bool``. ``reply`` is a list of content blocks
 (``text(...)``, ``tool_use(...)``, combinable with ``+``); the stop_reason is
 ``tool_use`` when any block is a tool_use, else ``end_turn``. A callable ``reply``
-gets the body and returns blocks.
+gets the body and returns blocks, or ``(blocks, steps)`` to run ``steps`` next (before
+the rest of the script).
 
 Inspect with ``.requests`` (every JSON body, in arrival order, each with the extra key
 ``"_path"``), ``.conversation()`` (only conversation bodies), ``.tool_names(i)``,
@@ -61,7 +69,7 @@ import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-__all__ = ["FakeModel", "text", "tool_use", "is_conversation"]
+__all__ = ["FakeModel", "deferred_tools", "is_conversation", "mcp", "offered_tools", "text", "tool_use"]
 
 DEFAULT_MODEL = "claude-sonnet-4-5-20250929"
 
@@ -81,6 +89,48 @@ def tool_use(name, input=None, id=None):
             "input": input or {},
         }
     ]
+
+
+DEFERRED = "deferred tools are now available via ToolSearch"
+
+
+def offered_tools(body):
+    """Names of the tools a request offers with their schemas (not ``defer_loading``)."""
+    return {t.get("name") for t in body.get("tools") or [] if not t.get("defer_loading")}
+
+
+def deferred_tools(body):
+    """The tool names the newest CLI lists in its "deferred tools are now available via
+    ToolSearch" reminder (in any message of the request; empty when there is none)."""
+    names = set()
+    for m in _messages(body):
+        content = m.get("content")
+        blocks = [{"text": content}] if isinstance(content, str) else content or []
+        for b in blocks:
+            said = (b.get("text") or "") if isinstance(b, dict) else ""
+            if DEFERRED not in said:
+                continue
+            # The intro ends with a colon; one name a line follows, up to a blank line.
+            listing = said.split(DEFERRED, 1)[1].split(":\n", 1)[1]
+            names |= {line.strip() for line in listing.split("\n\n", 1)[0].splitlines() if line.strip()}
+    return names
+
+
+def mcp(name, args=None, id=None, server="ide-bridge"):
+    """A reply that calls the MCP tool ``mcp__<server>__<name>``: directly when the
+    request offers it, else (the newest CLI defers MCP tools) ``ToolSearch`` with
+    ``select:<that name>`` first, and the call as the reply to its result."""
+    full = f"mcp__{server}__{name}"
+    call = tool_use(full, args, id)
+
+    def reply(body):
+        if full in offered_tools(body):
+            return call
+        return tool_use("ToolSearch", {"query": f"select:{full}"}), [
+            {"on": "tool_result", "tool": "ToolSearch", "reply": call}
+        ]
+
+    return reply
 
 
 def _messages(body):
@@ -119,9 +169,7 @@ def is_conversation(body):
         return False
     if (body.get("max_tokens") or 0) <= 1:
         return False
-    if (body.get("output_config") or {}).get("format"):
-        return False
-    return True
+    return not (body.get("output_config") or {}).get("format")
 
 
 def _tool_use_names(body):
@@ -222,7 +270,7 @@ class FakeModel:
                 if path != "/v1/messages":
                     model._record(body, "other", None)
                     return self._not_found()
-                blocks, kind, idx = model._answer(body)
+                blocks, _kind, _idx = model._answer(body)
                 msg = model._message(body, blocks)
                 if body.get("stream"):
                     self._stream(msg)
@@ -349,6 +397,9 @@ class FakeModel:
                 self._next += 1
                 reply = self.script[idx]["reply"]
                 blocks = reply(body) if callable(reply) else reply
+                if isinstance(blocks, tuple):
+                    blocks, steps = blocks
+                    self.script[self._next : self._next] = [dict(step) for step in steps]
             self.requests.append(body)
             self.log.append((body["_path"], "conversation", idx))
             self._cond.notify_all()
@@ -405,10 +456,9 @@ class FakeModel:
                 if m.get("role") != "user" or not isinstance(m.get("content"), list):
                     continue
                 for b in m["content"]:
-                    if isinstance(b, dict) and b.get("type") == "tool_result":
-                        if b.get("tool_use_id") not in seen:
-                            seen.add(b.get("tool_use_id"))
-                            out.append(b)
+                    if isinstance(b, dict) and b.get("type") == "tool_result" and b.get("tool_use_id") not in seen:
+                        seen.add(b.get("tool_use_id"))
+                        out.append(b)
         return out
 
     @staticmethod

@@ -1,21 +1,24 @@
-"""Interop: the real Claude Code CLI stays connected through a workstation day: a bridge
-restarted under it (SIGTERM, then SIGKILL) comes back on the same port with the same
-token, the CLI's own retries succeed with no input, and it gets its session back (same
-id, same opened files) through its pid; several CLIs starting at once all connect."""
+"""Interop: the real Claude Code CLI (the pinned and the newest version) stays connected
+through a workstation day: a bridge restarted under it (SIGTERM, then SIGKILL) comes
+back on the same port with the same token, the CLI's own retries succeed with no input,
+and it gets its session back (same id, same opened files) through its pid; several CLIs
+starting at once all connect."""
 
 import json
 import os
 import pathlib
 import signal
+import subprocess
 import tempfile
 import time
-
-from conftest import start_bridge
-from fake_model import FakeModel, text, tool_use
-from test_claude_cli import CLAUDE, API_KEY, screen_text, start_claude, wait_for
 import urllib.request
 
+from claude_pty import Claude, environment, manual_mode, submit, trust, wait_until
+from conftest import start_bridge
+from fake_model import FakeModel, mcp, text
+
 BRIDGE = os.environ.get("BRIDGE_BIN", "target/debug/ide-bridge")
+API_KEY = "sk-ant-ide-bridge-restart-test-key-001"
 
 
 class Place:
@@ -27,7 +30,7 @@ class Place:
         (self.workspace / ".git").mkdir(parents=True)
         (self.workspace / "notes.txt").write_text("notes\n")
         self.config_dir = self.tmp / "claude"
-        self.log = open(self.tmp / "bridge.log", "ab")
+        self.log = (self.tmp / "bridge.log").open("ab")
         self.proc = None
         self.start()
 
@@ -52,10 +55,11 @@ class Place:
             self.proc.wait(10)
         self.log.close()
 
-    # What test_claude_cli's helpers expect of a bridge.
-    def __getitem__(self, key):
-        return {"port": self.port, "token": self.token, "workspace": self.workspace,
-                "config_dir": self.config_dir}[key]
+    def claude(self, cli, home, model_url=None):
+        """`claude --ide` in the workspace, with its own HOME."""
+        home.mkdir()
+        env = environment(home=home, config_dir=self.config_dir, port=self.port, api_key=API_KEY, model_url=model_url)
+        return Claude(cli, self.workspace, env)
 
 
 def call_over_http(place, tool, args):
@@ -82,17 +86,8 @@ def call_over_http(place, tool, args):
 
 
 def prepare(place):
-    config = {
-        "hasCompletedOnboarding": True,
-        "theme": "dark",
-        "customApiKeyResponses": {"approved": [API_KEY[-20:]], "rejected": []},
-        "projects": {str(place.workspace): {"hasTrustDialogAccepted": True,
-                                            "hasCompletedProjectOnboarding": True}},
-    }
-    (place.config_dir / ".claude.json").write_text(json.dumps(config))
-    (place.config_dir / "settings.json").write_text(
-        json.dumps({"permissions": {"allow": ["mcp__ide-bridge"]}})
-    )
+    trust(place.config_dir, place.workspace, API_KEY)
+    manual_mode(place.config_dir, allow=["mcp__ide-bridge"])
 
 
 def cli_session(place, pid):
@@ -107,49 +102,48 @@ def cli_session(place, pid):
     return None
 
 
-def test_the_cli_gets_its_session_back_after_a_restart_and_a_crash():
-    assert CLAUDE and os.access(CLAUDE, os.X_OK)
+def with_relay(place, pid):
+    """The CLI's session once both its IDE connection and its relay are there."""
+    s = cli_session(place, pid)
+    return s if s and {"ide", "relay"} <= {c["kind"] for c in s["connections"]} else None
+
+
+def test_the_cli_gets_its_session_back_after_a_restart_and_a_crash(cli):
     with tempfile.TemporaryDirectory() as tmp:
         place = Place(tmp)
         try:
             prepare(place)
             env = {k: v for k, v in os.environ.items() if not k.startswith(("IDE_BRIDGE_", "CLAUDE"))}
             env.update({"CLAUDE_CONFIG_DIR": str(place.config_dir), "HOME": tmp})
-            assert os.system(f"env CLAUDE_CONFIG_DIR={place.config_dir} {BRIDGE} init >/dev/null") == 0
+            init = subprocess.run([BRIDGE, "init"], env=env, capture_output=True, text=True, timeout=30, check=False)
+            assert init.returncode == 0, init.stderr
             script = [
                 {"on": "prompt", "contains": "open the notes",
-                 "reply": tool_use("mcp__ide-bridge__openFile",
-                                   {"filePath": "notes.txt", "makeFrontmost": False})},
-                {"on": "tool_result", "reply": text("opened-4242")},
+                 "reply": mcp("openFile", {"filePath": "notes.txt", "makeFrontmost": False}, id="toolu_open_1")},
+                {"on": "tool_result", "tool": "mcp__ide-bridge__openFile", "reply": text("opened-4242")},
             ]
             with FakeModel(script) as model:
-                pid, screen, fd = start_claude(place, pathlib.Path(tmp), {"ANTHROPIC_BASE_URL": model.url})
+                claude = place.claude(cli, pathlib.Path(tmp) / "home", model.url)
                 try:
-                    first = wait_for("the CLI connects", lambda: cli_session(place, pid), screen)
-                    wait_for("the input box", lambda: "shortcuts" in screen_text(screen), screen)
-                    time.sleep(1.0)
-                    os.write(fd, b"open the notes")
-                    time.sleep(0.5)
-                    os.write(fd, b"\r")
-                    wait_for("the file opened by the agent", lambda: (
-                        (s := cli_session(place, pid)) and s["openedFiles"] == 1 and s), screen)
+                    first = wait_until(lambda: with_relay(place, claude.pid), "the CLI and its relay to connect", 90, claude)
+                    submit(claude, "open the notes")
+                    wait_until(lambda: (s := cli_session(place, claude.pid)) and s["openedFiles"] == 1 and s,
+                               "the file opened by the agent", 90, claude)
+                    opened = model.wait_for(lambda: [r for r in model.tool_results() if r["tool_use_id"] == "toolu_open_1"])
+                    assert not opened[0].get("is_error"), opened
                     port, token = place.port, place.token
                     for how in (signal.SIGTERM, signal.SIGKILL):
                         place.stop(how)
                         place.start()
                         assert (place.port, place.token) == (port, token), "same port and token"
                         began = time.monotonic()
-                        back = wait_for(
-                            f"the CLI reconnects by itself after {how.name}",
-                            lambda: (s := cli_session(place, pid))
-                            and {"ide", "relay"} <= {c["kind"] for c in s["connections"]}
-                            and s,
-                            screen,
-                        )
+                        back = wait_until(lambda: with_relay(place, claude.pid),
+                                          f"the CLI reconnects by itself after {how.name}", 30, claude)
                         assert time.monotonic() - began < 15, "back within 15 s"
                         assert back["id"] == first["id"], (how, back, first)
                         assert back["openedFiles"] == 1, back
                         assert len(place.status()["sessions"]) == 1, place.status()["sessions"]
+
                     # A cut from the bridge's side: both connections closed (1001); the
                     # CLI and its relay reconnect by themselves into the same session.
                     def disconnects():
@@ -160,42 +154,31 @@ def test_the_cli_gets_its_session_back_after_a_restart_and_a_crash():
                     before = disconnects()
                     cut = call_over_http(place, "debug_cut_connections", {"sessionId": first["id"]})
                     assert cut["result"]["content"][0]["text"] == "cut", cut
-                    wait_for("the cut to close the agent's connections",
-                             lambda: disconnects() > before, screen)
-                    back = wait_for(
-                        "the CLI reconnects by itself after a cut",
-                        lambda: (s := cli_session(place, pid))
-                        and {"ide", "relay"} <= {c["kind"] for c in s["connections"]}
-                        and s,
-                        screen,
-                    )
+                    wait_until(lambda: disconnects() > before, "the cut to close the agent's connections", 30, claude)
+                    back = wait_until(lambda: with_relay(place, claude.pid), "the CLI reconnects by itself after a cut", 30, claude)
                     assert back["id"] == first["id"] and back["openedFiles"] == 1, back
-
                 finally:
-                    os.killpg(pid, signal.SIGKILL)
-                    os.waitpid(pid, 0)
+                    claude.kill()
         finally:
             place.close()
 
 
-def test_three_clis_starting_at_once_all_connect():
-    assert CLAUDE and os.access(CLAUDE, os.X_OK)
-    with tempfile.TemporaryDirectory() as tmp:
+def test_three_clis_starting_at_once_all_connect(cli):
+    # The model is a stand-in on loopback: with an unreachable API the CLI connects to
+    # the IDE only after ~20 s.
+    with tempfile.TemporaryDirectory() as tmp, FakeModel() as model:
         place = Place(tmp)
         clis = []
         try:
             prepare(place)
             for i in range(3):
-                home = pathlib.Path(tmp) / f"home{i}"
-                home.mkdir()
-                clis.append(start_claude(place, home))
-            for pid, screen, _ in clis:
-                wait_for(f"CLI {pid} connects", lambda: cli_session(place, pid), screen)
+                clis.append(place.claude(cli, pathlib.Path(tmp) / f"home{i}", model.url))
+            for claude in clis:
+                wait_until(lambda c=claude: cli_session(place, c.pid), f"CLI {claude.pid} connects", 60, claude)
             sessions = place.status()["sessions"]
-            assert len({s["clientPid"] for s in sessions if s.get("clientPid")}) == 3, sessions
+            assert {s.get("clientPid") for s in sessions} == {c.pid for c in clis}, sessions
             assert place.status()["refusedConnections"]["burst"] == 0
         finally:
-            for pid, _, _ in clis:
-                os.killpg(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
+            for claude in clis:
+                claude.kill()
             place.close()

@@ -1,30 +1,39 @@
-"""Interop: with `ide-bridge init`, the real Claude Code CLI (interactive, under a pty)
-shows its model every bridge tool, and a scripted model call of the bridge's
-`searchWorkspace` comes back to the model with the match. The CLI's IDE connection and
-its `ide-bridge mcp` relay are one agent in /status.
+"""Interop: with `ide-bridge init`, the real Claude Code CLI (interactive, under a pty;
+the pinned and the newest version) shows its model every bridge tool, and a scripted
+model call of the bridge's `searchWorkspace` comes back to the model with the match. The
+CLI's IDE connection and its `ide-bridge mcp` relay are one agent in /status.
+
+The pinned CLI offers the model every bridge tool with its schema; the newest defers
+them: it names them all in a system-reminder, and the model loads one with ToolSearch
+before calling it (fake_model.mcp). The newest also probes the relay with
+`server/discover` (MCP 2026-07-28) and, answered -32601, falls back to `initialize`.
 
 The model API is a scripted stand-in (tests/python/fake_model.py) on loopback."""
 
 import json
 import os
-import signal
+import re
 import subprocess
-import time
+import urllib.request
 
+from claude_pty import Claude, environment, manual_mode, submit, trust, wait_until
 from conftest import running_bridge
-from fake_model import FakeModel, text, tool_use
-from test_claude_cli import (
-    CLAUDE,
-    http,
-    prepare_config,
-    screen_text,
-    start_claude,
-    wait_for,
-)
+from fake_model import FakeModel, deferred_tools, mcp, offered_tools, text
 
 BRIDGE = os.environ.get("BRIDGE_BIN", "target/debug/ide-bridge")
+API_KEY = "sk-ant-ide-bridge-tools-test-key-00001"
 PROMPT = "find the needle in this workspace"
 NEEDLE = "needle-7391"
+PREFIX = "mcp__ide-bridge__"
+
+
+def http(bridge, path):
+    req = urllib.request.Request(
+        f"http://127.0.0.1:{bridge['port']}{path}",
+        headers={"Authorization": f"Bearer {bridge['token']}"},
+    )
+    with urllib.request.urlopen(req, timeout=5) as resp:
+        return resp.read().decode()
 
 
 def bridge_env(bridge, home):
@@ -68,89 +77,92 @@ def tools_through_the_relay(bridge, home):
 
 
 def agent_with(bridge, kinds):
+    """The session holding connections of `kinds`, once every one is initialized."""
     status = json.loads(http(bridge, "/status"))
     for s in status["sessions"]:
-        if {c["kind"] for c in s["connections"]} >= kinds:
+        if {c["kind"] for c in s["connections"]} >= kinds and all(c["initialized"] for c in s["connections"]):
             return s
     return None
 
 
-def test_every_bridge_tool_reaches_the_model_through_init(tmp_path):
-    assert CLAUDE and os.access(CLAUDE, os.X_OK), "scripts/test.sh installs the CLI"
+def of_the_bridge(names):
+    return {n.removeprefix(PREFIX) for n in names if n.startswith(PREFIX)}
+
+
+def requests_total(metrics, method):
+    found = re.search(rf'^ide_bridge_mcp_requests_total{{method="{re.escape(method)}"}} (\d+)$', metrics, re.MULTILINE)
+    return int(found.group(1)) if found else 0
+
+
+def test_every_bridge_tool_reaches_the_model_through_init(tmp_path, cli):
     with running_bridge() as bridge:
-        (bridge["workspace"] / "notes.txt").write_text(f"the {NEEDLE} is here\n")
-        prepare_config(bridge)
-        (bridge["config_dir"] / "settings.json").write_text(
-            json.dumps({"permissions": {"allow": ["mcp__ide-bridge"]}})
-        )
+        ws, config_dir = bridge["workspace"], bridge["config_dir"]
+        (ws / "notes.txt").write_text(f"the {NEEDLE} is here\n")
+        trust(config_dir, ws, API_KEY)
+        manual_mode(config_dir, allow=["mcp__ide-bridge"])
         env = bridge_env(bridge, tmp_path)
-        init = subprocess.run([BRIDGE, "init"], env=env, capture_output=True, text=True)
+        init = subprocess.run([BRIDGE, "init"], env=env, capture_output=True, text=True, check=False)
         assert init.returncode == 0, init.stderr
         assert "Registered the MCP server ide-bridge" in init.stdout, init.stdout
-        again = subprocess.run([BRIDGE, "init"], env=env, capture_output=True, text=True)
+        again = subprocess.run([BRIDGE, "init"], env=env, capture_output=True, text=True, check=False)
         assert "nothing changed" in again.stdout, again.stdout
-        config = json.loads((bridge["config_dir"] / ".claude.json").read_text())
+        config = json.loads((config_dir / ".claude.json").read_text())
         assert config["hasCompletedOnboarding"] is True, "init keeps every other key"
         assert config["mcpServers"]["ide-bridge"]["args"] == ["mcp"]
 
         expected = tools_through_the_relay(bridge, tmp_path)
         assert len(expected) > 70 and "searchWorkspace" in expected
+        # The relay of that listing was one initialize; the CLI's two connections add theirs.
+        initialized_before = requests_total(http(bridge, "/metrics"), "initialize")
 
         script = [
-            {
-                "on": "prompt",
-                "contains": PROMPT,
-                "reply": tool_use(
-                    "mcp__ide-bridge__searchWorkspace", {"query": NEEDLE}, id="toolu_search_1"
-                ),
-            },
-            {"on": "tool_result", "reply": text("found-7391")},
+            {"on": "prompt", "contains": PROMPT, "reply": mcp("searchWorkspace", {"query": NEEDLE}, id="toolu_search_1")},
+            {"on": "tool_result", "tool": PREFIX + "searchWorkspace", "reply": text("found-7391")},
         ]
         with FakeModel(script) as model:
-            pid, screen, fd = start_claude(
-                bridge, tmp_path, {"ANTHROPIC_BASE_URL": model.url}
-            )
+            home = tmp_path / "home"
+            home.mkdir()
+            claude = Claude(cli, ws, environment(home=home, config_dir=config_dir, port=bridge["port"], api_key=API_KEY, model_url=model.url))
             try:
-                # One agent, two connections: the IDE WebSocket and the relay.
-                agent = wait_for(
-                    "the CLI's IDE connection and its relay to be one agent",
-                    lambda: agent_with(bridge, {"ide", "relay"}),
-                    screen,
-                )
-                assert agent["clientPid"] == pid, agent
-                wait_for("the input box", lambda: "shortcuts" in screen_text(screen), screen)
-                time.sleep(1.0)  # the prompt box takes keys once the first frame settled
-                os.write(fd, PROMPT.encode())
-                time.sleep(0.5)
-                os.write(fd, b"\r")
-                first = model.wait_for(lambda: model.conversation(), timeout=90)[0]
-                offered = {t["name"] for t in first["tools"]}
-                from_bridge = {
-                    n.removeprefix("mcp__ide-bridge__")
-                    for n in offered
-                    if n.startswith("mcp__ide-bridge__")
-                }
-                assert from_bridge == expected, sorted(expected ^ from_bridge)
-                results = model.wait_for(lambda: model.tool_results(), timeout=60)
-                result = results[0]
-                assert result["tool_use_id"] == "toolu_search_1"
-                body = FakeModel.result_text(result)
-                assert "notes.txt" in body and NEEDLE in body, body
-                wait_for("the model's answer", lambda: "found-7391" in screen_text(screen), screen)
+                # One agent, two connections: the IDE WebSocket and the relay, each
+                # through the handshake the CLI falls back to.
+                agent = wait_until(lambda: agent_with(bridge, {"ide", "relay"}), "the CLI's IDE connection and its relay to be one agent", 90, claude)
+                assert agent["clientPid"] == claude.pid, agent
+                for conn in agent["connections"]:
+                    assert conn["client"].startswith("claude-code "), agent
+                    assert conn["protocolVersion"] == "2025-11-25", agent
+                metrics = http(bridge, "/metrics")
+                assert requests_total(metrics, "initialize") == initialized_before + 2, metrics
+
+                submit(claude, PROMPT)
+                first = model.wait_for(model.conversation, timeout=90)[0]
+                offered, deferred = of_the_bridge(offered_tools(first)), of_the_bridge(deferred_tools(first))
+                if cli.which == "pinned":
+                    # Every tool with its schema.
+                    assert offered == expected, sorted(expected ^ offered)
+                    assert not deferred, deferred
+                else:
+                    # Every tool by name, behind ToolSearch.
+                    assert deferred == expected, sorted(expected ^ deferred)
+                    assert not offered, offered
+
+                results = model.wait_for(lambda: [r for r in model.tool_results() if r["tool_use_id"] == "toolu_search_1"], timeout=60)
+                said = FakeModel.result_text(results[0])
+                assert not results[0].get("is_error"), said
+                assert "notes.txt" in said and NEEDLE in said, said
+                called = next(b for b in model.conversation() if "toolu_search_1" in json.dumps(b["messages"]))
+                schema = next(t for t in called["tools"] if t["name"] == PREFIX + "searchWorkspace")
+                assert "query" in schema["input_schema"]["properties"], schema
+                wait_until(lambda: "found-7391" in claude.text(), "the model's answer", 60, claude)
                 # Still one agent, and the call is attributed to it.
                 agent = agent_with(bridge, {"ide", "relay"})
                 assert agent is not None
                 status = json.loads(http(bridge, "/status"))
-                searches = [
-                    e
-                    for e in status["recentActivity"]
-                    if e.get("tool") == "searchWorkspace"
-                ]
+                searches = [e for e in status["recentActivity"] if e.get("tool") == "searchWorkspace"]
                 assert searches and searches[-1]["sessionId"] == agent["id"], searches
             finally:
-                os.killpg(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-        removed = subprocess.run([BRIDGE, "init", "--remove"], env=env, capture_output=True, text=True)
+                claude.kill()
+        removed = subprocess.run([BRIDGE, "init", "--remove"], env=env, capture_output=True, text=True, check=False)
         assert "Removed" in removed.stdout, removed.stdout
-        config = json.loads((bridge["config_dir"] / ".claude.json").read_text())
+        config = json.loads((config_dir / ".claude.json").read_text())
         assert "ide-bridge" not in config.get("mcpServers", {})

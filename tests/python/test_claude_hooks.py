@@ -12,14 +12,11 @@ import os
 import subprocess
 import urllib.request
 
-import pytest
-
 from claude_pty import Claude, environment, submit, trust, wait_until
 from conftest import running_bridge
-from fake_model import FakeModel, text, tool_use
+from fake_model import FakeModel, mcp, text, tool_use
 
 BRIDGE = os.environ.get("BRIDGE_BIN", "target/debug/ide-bridge")
-CLIS = [c for c in (os.environ.get("CLAUDE_CLI"), os.environ.get("CLAUDE_CLI_LATEST")) if c]
 API_KEY = "sk-ant-ide-bridge-hooks-test-key-00001"
 
 
@@ -42,21 +39,6 @@ def git(cwd, *args):
     )
 
 
-def mcp(model_box, name, args):
-    """A reply that calls the bridge tool `name`: directly when the CLI offers it, else
-    (the newest CLI defers MCP tools) through ToolSearch first, then the call."""
-    full = f"mcp__ide-bridge__{name}"
-
-    def reply(body):
-        model = model_box[0]
-        if full in {t.get("name") for t in body.get("tools") or []}:
-            return tool_use(full, args)
-        model.script.insert(model._next, {"on": "tool_result", "reply": tool_use(full, args)})
-        return tool_use("ToolSearch", {"query": f"select:{full}"})
-
-    return reply
-
-
 def results_of(model, tool_use_id):
     return [r for r in model.tool_results() if r.get("tool_use_id") == tool_use_id]
 
@@ -65,7 +47,6 @@ def all_text(body):
     return json.dumps(body.get("messages") or [])
 
 
-@pytest.mark.parametrize("cli", CLIS, ids=lambda c: "newest" if "latest" in c else "pinned")
 def test_two_agents_claims_notices_and_the_done_gate(tmp_path, cli):
     policy = tmp_path / "automation.json"
     policy.write_text(json.dumps({
@@ -91,20 +72,19 @@ def test_two_agents_claims_notices_and_the_done_gate(tmp_path, cli):
         trust(config, ws, API_KEY)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("IDE_BRIDGE_", "CLAUDE"))}
         env.update({"CLAUDE_CONFIG_DIR": str(config), "HOME": str(tmp_path)})
-        init = subprocess.run([BRIDGE, "init"], env=env, capture_output=True, text=True)
+        init = subprocess.run([BRIDGE, "init"], env=env, capture_output=True, text=True, check=False)
         assert init.returncode == 0, init.stderr
         assert "Installed hooks" in init.stdout, init.stdout
         settings = json.loads((config / "settings.json").read_text())
         assert settings["permissions"]["defaultMode"] == "default", "init keeps the other settings"
         assert "PreToolUse" in settings["hooks"]
 
-        a_box, b_box = [None], [None]
         a_py = str(ws / "src" / "a.py")
         edit_a = {"file_path": a_py, "old_string": "return 1", "new_string": "return 2"}
         script_a = [
-            {"on": "prompt", "contains": "claim the parser", "reply": mcp(a_box, "claimFiles", {"paths": ["src/a.py"], "reason": "refactoring the parser"})},
+            {"on": "prompt", "contains": "claim the parser", "reply": mcp("claimFiles", {"paths": ["src/a.py"], "reason": "refactoring the parser"})},
             {"on": "tool_result", "reply": text("claimed")},
-            {"on": "prompt", "contains": "release it", "reply": mcp(a_box, "releaseFiles", {})},
+            {"on": "prompt", "contains": "release it", "reply": mcp("releaseFiles", {})},
             {"on": "tool_result", "reply": text("released")},
             {"on": "prompt", "contains": "change b", "reply": tool_use("Read", {"file_path": str(ws / "b.py")})},
             {"on": "tool_result", "reply": tool_use("Edit", {"file_path": str(ws / "b.py"), "old_string": "B = 1", "new_string": "B = 2"}, id="toolu_a_edit_b")},
@@ -129,7 +109,6 @@ def test_two_agents_claims_notices_and_the_done_gate(tmp_path, cli):
             {"on": lambda body: "done-gate" in all_text(body)[-4000:], "reply": fix_and_say_so},
         ]
         with FakeModel(script_a) as model_a, FakeModel(script_b) as model_b:
-            a_box[0], b_box[0] = model_a, model_b
             home_a, home_b = tmp_path / "home-a", tmp_path / "home-b"
             home_a.mkdir()
             home_b.mkdir()
@@ -216,7 +195,6 @@ def test_two_agents_claims_notices_and_the_done_gate(tmp_path, cli):
                 b.kill()
 
 
-@pytest.mark.parametrize("cli", CLIS, ids=lambda c: "newest" if "latest" in c else "pinned")
 def test_where_no_bridge_runs_the_installed_hooks_change_nothing(tmp_path, cli):
     """`claude -p` in a directory no bridge serves (and that is no project, so none is
     started), with the hooks installed: every tool call runs as without them, and nothing
@@ -230,7 +208,7 @@ def test_where_no_bridge_runs_the_installed_hooks_change_nothing(tmp_path, cli):
     trust(config, ws, API_KEY)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("IDE_BRIDGE_", "CLAUDE", "ANTHROPIC"))}
     env.update({"CLAUDE_CONFIG_DIR": str(config), "HOME": str(tmp_path)})
-    init = subprocess.run([BRIDGE, "init"], env=env, capture_output=True, text=True)
+    init = subprocess.run([BRIDGE, "init"], env=env, capture_output=True, text=True, check=False)
     assert init.returncode == 0 and "Installed hooks" in init.stdout, init
     script = [
         {"on": "prompt", "reply": tool_use("Read", {"file_path": str(ws / "a.txt")}, id="toolu_read")},
@@ -241,7 +219,7 @@ def test_where_no_bridge_runs_the_installed_hooks_change_nothing(tmp_path, cli):
     with FakeModel(script) as model:
         env.update({"ANTHROPIC_API_KEY": API_KEY, "ANTHROPIC_BASE_URL": model.url, "DISABLE_AUTOUPDATER": "1",
                     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"})
-        out = subprocess.run([cli, "-p", "go"], cwd=ws, env=env, capture_output=True, text=True, timeout=120)
+        out = subprocess.run([cli, "-p", "go"], cwd=ws, env=env, capture_output=True, text=True, timeout=120, check=False)
         assert out.returncode == 0, out.stderr[-2000:]
         assert out.stdout.strip() == "all done", out.stdout
         assert "hook" not in (out.stdout + out.stderr).lower(), out
