@@ -230,8 +230,82 @@ pub struct RunArgs {
 #[error("--set expects KEY=VALUE, got {0:?}")]
 pub struct SetSyntaxError(String);
 
+/// A flag of [`RunArgs`] that sets a configuration key: the key, and the flag's value
+/// as the configuration reads it. docs/configuration.md's flag column comes from here.
+pub struct FlagKey {
+    pub flag: &'static str,
+    pub key: &'static str,
+    value: fn(&RunArgs) -> Option<String>,
+}
+
+/// Every flag that sets a configuration key, in the order they are applied.
+pub const FLAG_KEYS: [FlagKey; 11] = [
+    FlagKey {
+        flag: "--workspace",
+        key: "workspace",
+        value: |a| a.workspace.as_ref().map(|p| p.display().to_string()),
+    },
+    FlagKey {
+        flag: "--bind",
+        key: "server.bind",
+        value: |a| a.bind.clone(),
+    },
+    FlagKey {
+        flag: "--port",
+        key: "server.port",
+        value: |a| a.port.map(|v| v.to_string()),
+    },
+    FlagKey {
+        flag: "--ide-name",
+        key: "ide_name",
+        value: |a| a.ide_name.clone(),
+    },
+    FlagKey {
+        flag: "--max-sessions",
+        key: "sessions.max_sessions",
+        value: |a| a.max_sessions.map(|v| v.to_string()),
+    },
+    FlagKey {
+        flag: "--grace-period-ms",
+        key: "sessions.grace_period_ms",
+        value: |a| a.grace_period_ms.map(|v| v.to_string()),
+    },
+    FlagKey {
+        flag: "--tool-timeout-ms",
+        key: "tools.timeout_ms",
+        value: |a| a.tool_timeout_ms.map(|v| v.to_string()),
+    },
+    FlagKey {
+        flag: "--automation-policy",
+        key: "automation.policy",
+        // Relative to where the flag was given, not to the workspace.
+        value: |a| {
+            a.automation_policy
+                .as_ref()
+                .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
+                .map(|p| p.display().to_string())
+        },
+    },
+    FlagKey {
+        flag: "--log-level",
+        key: "log.level",
+        value: |a| a.log_level.clone(),
+    },
+    FlagKey {
+        flag: "--on-demand",
+        key: "server.on_demand",
+        value: |a| a.on_demand.then(|| "true".to_string()),
+    },
+    FlagKey {
+        flag: "--log-format",
+        key: "log.format",
+        value: |a| a.log_format.clone(),
+    },
+];
+
 impl RunArgs {
-    /// The configuration overrides these flags express.
+    /// The configuration overrides these flags express: `--set` pairs, then each flag
+    /// of [`FLAG_KEYS`] given.
     pub fn overrides(&self) -> Result<Overrides, SetSyntaxError> {
         let mut values: Vec<(String, String)> = Vec::new();
         for item in &self.set {
@@ -240,46 +314,85 @@ impl RunArgs {
                 .ok_or_else(|| SetSyntaxError(item.clone()))?;
             values.push((key.trim().to_string(), value.to_string()));
         }
-        let mut put = |key: &str, value: Option<String>| {
-            if let Some(v) = value {
-                values.push((key.to_string(), v));
+        for flag in &FLAG_KEYS {
+            if let Some(value) = (flag.value)(self) {
+                values.push((flag.key.to_string(), value));
             }
-        };
-        put(
-            "workspace",
-            self.workspace.as_ref().map(|p| p.display().to_string()),
-        );
-        put("server.bind", self.bind.clone());
-        put("server.port", self.port.map(|v| v.to_string()));
-        put("ide_name", self.ide_name.clone());
-        put(
-            "sessions.max_sessions",
-            self.max_sessions.map(|v| v.to_string()),
-        );
-        put(
-            "sessions.grace_period_ms",
-            self.grace_period_ms.map(|v| v.to_string()),
-        );
-        put(
-            "tools.timeout_ms",
-            self.tool_timeout_ms.map(|v| v.to_string()),
-        );
-        put(
-            "automation.policy",
-            self.automation_policy
-                .as_ref()
-                .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
-                .map(|p| p.display().to_string()),
-        );
-        put("log.level", self.log_level.clone());
-        put(
-            "server.on_demand",
-            self.on_demand.then(|| "true".to_string()),
-        );
-        put("log.format", self.log_format.clone());
+        }
         Ok(Overrides {
             config_file: self.config.clone(),
             values,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{Args, Command};
+
+    fn run_args() -> Command {
+        RunArgs::augment_args(Command::new("ide-bridge"))
+    }
+
+    #[test]
+    fn every_configuration_flag_names_its_key_and_default() {
+        let command = run_args();
+        let defaults = serde_json::to_value(crate::config::Settings::default()).unwrap();
+        for flag in &FLAG_KEYS {
+            let arg = command
+                .get_arguments()
+                .find(|a| a.get_long().map(|l| format!("--{l}")).as_deref() == Some(flag.flag))
+                .unwrap_or_else(|| panic!("{} is not a flag", flag.flag));
+            let default = flag.key.split('.').fold(&defaults, |v, part| &v[part]);
+            let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+            let shown = match default {
+                serde_json::Value::String(s) if !s.is_empty() => s.clone(),
+                serde_json::Value::Number(n) => n.to_string(),
+                _ => continue,
+            };
+            assert!(
+                help.contains(&format!("[default: {shown}]")),
+                "{}'s help says another default than {} = {shown}: {help}",
+                flag.flag,
+                flag.key
+            );
+        }
+        // Every flag but these sets a key, and is listed.
+        let not_keys = ["config", "rotate-token", "set"];
+        for arg in command.get_arguments() {
+            let Some(long) = arg.get_long() else { continue };
+            assert!(
+                not_keys.contains(&long) || FLAG_KEYS.iter().any(|f| f.flag == format!("--{long}")),
+                "--{long} sets no key in FLAG_KEYS"
+            );
+        }
+    }
+
+    /// docs/configuration.md's table of keys is what the declarations say;
+    /// `UPDATE_DOCS=1` rewrites it.
+    #[test]
+    fn docs_configuration_md_is_current() {
+        const START: &str = "<!-- every key: generated from src/config/sections.rs (UPDATE_DOCS=1 cargo test --lib config) -->\n";
+        const END: &str = "<!-- end of the generated table -->\n";
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/configuration.md");
+        let text = std::fs::read_to_string(path).unwrap();
+        let (Some(a), Some(b)) = (text.find(START), text.find(END)) else {
+            panic!("docs/configuration.md lacks the generated table's markers");
+        };
+        let flags: Vec<(&str, &str)> = FLAG_KEYS.iter().map(|f| (f.flag, f.key)).collect();
+        let made = format!(
+            "{}{START}{}{}",
+            &text[..a],
+            crate::config::docs_table(&flags),
+            &text[b..]
+        );
+        if std::env::var_os("UPDATE_DOCS").is_some() {
+            std::fs::write(path, &made).unwrap();
+        }
+        assert!(
+            text == made,
+            "docs/configuration.md is stale: run UPDATE_DOCS=1 cargo test --lib config"
+        );
     }
 }

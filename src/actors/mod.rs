@@ -11,6 +11,7 @@ pub mod diagnostics;
 pub mod extension;
 #[cfg(feature = "fault-injection")]
 pub mod fault;
+pub mod frame_guard;
 pub mod heartbeat;
 pub mod http_transport;
 pub mod messages;

@@ -9,13 +9,13 @@ use std::time::Instant;
 use actix::prelude::*;
 use actix_ws::{AggregatedMessage, CloseCode, ProtocolError};
 
+use super::frame_guard::FrameLimit;
 use super::heartbeat::{Heartbeat, Tick};
 use super::messages::connection::Generation;
 pub use super::messages::session::Peer;
 use super::messages::session::Rebind;
 use super::outbound::{spawn_writer, Frame, Outbound, WriterLimits};
 use super::rate_limit::{ConnectionLimits, Verdict};
-use crate::http::frame_guard::FrameLimit;
 use crate::protocol::jsonrpc::{self, classify, Incoming, RpcError};
 use crate::services::Services;
 

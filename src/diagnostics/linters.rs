@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::UnknownName;
+use crate::names::UnknownName;
 
 /// The linters the bridge knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -39,6 +39,16 @@ pub const ALL: [Linter; 7] = [
 
 /// [`ALL`]'s names, as error messages list them.
 const NAMES: &str = "cargo, tsc, eslint, ruff, pyright, go, biome";
+
+impl schemars::JsonSchema for Linter {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Linter".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = ALL.iter().map(|l| l.name()).collect();
+        schemars::json_schema!({ "type": "string", "enum": names })
+    }
+}
 
 impl TryFrom<String> for Linter {
     type Error = UnknownName;

@@ -39,13 +39,7 @@ impl ResponseError for Rejection {
     }
 }
 
-/// Compares two byte strings in time that depends only on their lengths.
-pub fn ct_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
+pub use crate::secret::ct_eq;
 
 /// Splits a `Host` value into its name and optional port, exactly: a bracketed IPv6
 /// literal (`[::1]`, `[::1]:80`) or a name without colons (`localhost:80`). A port is

@@ -790,7 +790,7 @@ async fn run_check(services: &Services, check: &GateCheck) -> Option<String> {
     let intro = format!("ide-bridge done-gate ({}): ", check.hook);
     match &check.action {
         Action::Command { program, args } => {
-            let line = crate::tools::commands::command_line(program, args);
+            let line = crate::exec::command_line(program, args);
             let command = Confined {
                 program: program.clone(),
                 args: args.clone(),

@@ -4,7 +4,6 @@
 mod body;
 pub mod conn;
 mod cors;
-pub mod frame_guard;
 pub mod guard;
 mod hooks;
 pub mod mcp;

@@ -13,10 +13,10 @@ use actix_ws::{CloseCode, CloseReason};
 use futures_util::Stream;
 
 use super::conn::ConnSocket;
-use super::frame_guard::FrameGuard;
 use super::guard::{check_host_and_origin, check_token, Rejection};
 use super::{AGENT_AUTH_HEADER, EDITOR_AUTH_HEADER, RELAY_HEADER, SESSION_ANCHOR_HEADER};
 use crate::actors::extension::ExtensionClient;
+use crate::actors::frame_guard::FrameGuard;
 use crate::actors::outbound::truncate_reason;
 use crate::actors::registry;
 use crate::actors::registry::{Admit, AdmitError, MayConnect, NotNow};

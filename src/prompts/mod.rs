@@ -5,8 +5,8 @@ use serde_json::{Map, Value};
 use crate::protocol::jsonrpc::RpcError;
 use crate::protocol::mcp::{
     paginate, Content, GetPromptResult, InvalidCursor, PromptArgument, PromptInfo, PromptMessage,
+    PAGE_SIZE,
 };
-use crate::tools::PAGE_SIZE;
 
 struct PromptDef {
     info: PromptInfo,

@@ -364,6 +364,17 @@ fn to_string<T: Serialize>(value: &T) -> String {
     })
 }
 
+/// A success response for a peer whose id is held as a JSON value (the relay, which
+/// passes messages through without classifying them).
+pub fn response_value(id: &Value, result: Value) -> Value {
+    serde_json::json!({ "jsonrpc": "2.0", "id": id, "result": result })
+}
+
+/// An error response for a peer whose id is held as a JSON value (`null` when unknown).
+pub fn error_value(id: &Value, code: i64, message: &str) -> Value {
+    serde_json::json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
+}
+
 /// Parses optional raw params into `T`, treating absent params as `{}`.
 pub fn parse_params<T: serde::de::DeserializeOwned>(
     params: Option<&RawValue>,

@@ -63,6 +63,27 @@ pub struct InitializeResult {
     pub instructions: String,
 }
 
+impl InitializeResult {
+    /// What the bridge answers `initialize` with, for `version` (negotiated) and the
+    /// model's `instructions`: the Session and the relay (answering while no bridge is
+    /// there) both use it, so they advertise the same capabilities.
+    pub fn of_bridge(version: &'static str, instructions: String) -> Self {
+        Self {
+            protocol_version: version,
+            capabilities: serde_json::json!({
+                "tools": { "listChanged": true },
+                "prompts": { "listChanged": false },
+                "logging": {}
+            }),
+            server_info: Implementation {
+                name: "ide-bridge".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+            },
+            instructions,
+        }
+    }
+}
+
 /// A tool as listed by `tools/list`.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -314,6 +335,9 @@ impl From<InvalidCursor> for String {
         e.to_string()
     }
 }
+
+/// `tools/list` and `prompts/list` page size.
+pub const PAGE_SIZE: usize = 50;
 
 /// Paginates `items` with an opaque offset cursor. Returns the page and the next cursor.
 pub fn paginate<T: Clone>(

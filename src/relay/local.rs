@@ -5,21 +5,15 @@ use std::path::PathBuf;
 
 use serde_json::{json, Value};
 
-use crate::protocol::mcp::negotiate_version;
+use crate::protocol::mcp::{negotiate_version, InitializeResult};
 
 /// Answers in the relay's own name.
 pub struct LocalAnswers {
     cwd: PathBuf,
 }
 
-/// A JSON-RPC error response.
-pub fn error(id: &Value, code: i64, message: &str) -> Value {
-    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
-}
-
-fn result(id: &Value, result: Value) -> Value {
-    json!({ "jsonrpc": "2.0", "id": id, "result": result })
-}
+pub use crate::protocol::jsonrpc::error_value as error;
+use crate::protocol::jsonrpc::{response_value as result, METHOD_NOT_FOUND};
 
 impl LocalAnswers {
     /// Answers for a client working in `cwd`.
@@ -34,23 +28,15 @@ impl LocalAnswers {
                 let asked = msg
                     .pointer("/params/protocolVersion")
                     .and_then(Value::as_str);
-                result(
-                    id,
-                    json!({
-                        "protocolVersion": negotiate_version(asked),
-                        "capabilities": {
-                            "tools": { "listChanged": true },
-                            "prompts": { "listChanged": false },
-                            "logging": {}
-                        },
-                        "serverInfo": { "name": "ide-bridge", "version": env!("CARGO_PKG_VERSION") },
-                        "instructions": format!(
-                            "ide-bridge is not serving {} yet: {reason} Its tools appear \
-                             (tools/list_changed) as soon as it is.",
-                            self.cwd.display()
-                        ),
-                    }),
-                )
+                let answer = InitializeResult::of_bridge(
+                    negotiate_version(asked),
+                    format!(
+                        "ide-bridge is not serving {} yet: {reason} Its tools appear \
+                         (tools/list_changed) as soon as it is.",
+                        self.cwd.display()
+                    ),
+                );
+                result(id, serde_json::to_value(answer).unwrap_or_default())
             }
             "ping" | "logging/setLevel" => result(id, json!({})),
             // One tool, so that a model asking for it learns why there is nothing else;
@@ -77,7 +63,7 @@ impl LocalAnswers {
             ),
             other => error(
                 id,
-                -32601,
+                METHOD_NOT_FOUND,
                 &format!("Method not found: {other} (no ide-bridge is connected: {reason})"),
             ),
         }

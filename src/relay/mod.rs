@@ -14,11 +14,12 @@ use std::collections::{HashSet, VecDeque};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
 pub use crate::ancestry::client_pids;
+use crate::protocol::jsonrpc;
 pub use discover::{find_bridge, project_root};
 use local::LocalAnswers;
 use upstream::{Event, Upstream};
@@ -174,7 +175,7 @@ impl Relay {
             } else {
                 self.answer(local::error(
                     &Value::Null,
-                    -32700,
+                    jsonrpc::PARSE_ERROR,
                     "Parse error: not a JSON-RPC message",
                 ))
                 .await;
@@ -281,7 +282,7 @@ impl Relay {
                 init["id"] = Value::String(format!("{REPLAY_ID}{}", self.replays));
                 self.upstream.send(init.to_string());
                 if self.initialized {
-                    let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+                    let note = jsonrpc::notification("notifications/initialized", &json!({}));
                     self.upstream.send(note.to_string());
                 }
             }
@@ -295,8 +296,8 @@ impl Relay {
             self.upstream.send(q.line);
         }
         if std::mem::take(&mut self.answered_locally) {
-            let note = r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;
-            self.write(note).await;
+            let note = jsonrpc::notification("notifications/tools/list_changed", &json!({}));
+            self.write(&note).await;
         }
     }
 
@@ -328,7 +329,7 @@ impl Relay {
             let id: Value = serde_json::from_str(&key).unwrap_or(Value::Null);
             self.answer(local::error(
                 &id,
-                -32603,
+                jsonrpc::INTERNAL_ERROR,
                 "The connection to ide-bridge was lost while this request was in flight \
                  (the bridge restarted or stopped); the relay is reconnecting: retry it",
             ))

@@ -14,8 +14,7 @@ use super::error::ToolResult;
 use super::{schema, ToolContext};
 use crate::protocol::mcp::{paginate, CallToolResult, InvalidCursor, ToolInfo};
 
-/// `tools/list` and `prompts/list` page size.
-pub const PAGE_SIZE: usize = 50;
+pub use crate::protocol::mcp::PAGE_SIZE;
 
 /// How long a tool may run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

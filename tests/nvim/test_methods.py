@@ -314,6 +314,21 @@ def test_getSelection(w):
     assert (sel["startLine"], sel["startColumn"], sel["endLine"], sel["endColumn"]) == (5, 5, 5, 17)
 
 
+def test_getDiagnostics(w):
+    """The plugin's own handler (the bridge answers agents from what it pushed): the
+    file's diagnostics, as pushed."""
+    w.editor.edit(path(w))
+    w.editor.lua(
+        "local ns = vim.api.nvim_create_namespace('test-diag');"
+        "vim.diagnostic.set(ns, vim.fn.bufnr(...), {{lnum = 1, col = 0, message = 'from the test', severity = 1}})",
+        path(w),
+    )
+    answer = w.editor.lua("return require('ide_bridge.client').handlers()['getDiagnostics']({file = ...})", path(w))
+    assert answer[0]["file"] == path(w), answer
+    assert [d["message"] for d in answer[0]["diagnostics"]] == ["from the test"], answer
+    assert answer[0]["diagnostics"][0]["severity"] == "error"
+
+
 def test_getAIComments(w):
     comments = ok_json(w, "getAIComments")
     c = [c for c in comments if c["file"] == path(w)][0]

@@ -7,23 +7,7 @@ import * as vscode from 'vscode';
 import { aiCommentsOf, allAiComments } from './ai';
 import { Connection } from './connection';
 import { Debug } from './handlers/debug';
-import { selectionOf } from './handlers/misc';
-import { Debouncer } from './util';
-
-const SEVERITY = ['error', 'warning', 'information', 'hint'];
-
-export function diagnosticsOf(uri: vscode.Uri): object[] {
-  return vscode.languages.getDiagnostics(uri).map((d) => ({
-    message: d.message,
-    severity: SEVERITY[d.severity] ?? 'information',
-    line: d.range.start.line + 1,
-    column: d.range.start.character + 1,
-    endLine: d.range.end.line + 1,
-    endColumn: d.range.end.character + 1,
-    source: d.source,
-    code: typeof d.code === 'object' ? String(d.code.value) : d.code,
-  }));
-}
+import { Debouncer, diagnosticsOf, selectionOf } from './util';
 
 export class Push implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];

@@ -83,3 +83,32 @@ export class Debouncer implements vscode.Disposable {
     this.timers.clear();
   }
 }
+
+/** The protocol's shape of an editor's selection (1-based). */
+export function selectionOf(editor: vscode.TextEditor): object {
+  const s = editor.selection;
+  return {
+    file: editor.document.uri.fsPath,
+    startLine: s.start.line + 1,
+    startColumn: s.start.character + 1,
+    endLine: s.end.line + 1,
+    endColumn: s.end.character + 1,
+    selectedText: editor.document.getText(s),
+  };
+}
+
+/** The protocol's shape of a file's diagnostics (1-based). */
+const SEVERITY = ['error', 'warning', 'information', 'hint'];
+
+export function diagnosticsOf(uri: vscode.Uri): object[] {
+  return vscode.languages.getDiagnostics(uri).map((d) => ({
+    message: d.message,
+    severity: SEVERITY[d.severity] ?? 'information',
+    line: d.range.start.line + 1,
+    column: d.range.start.character + 1,
+    endLine: d.range.end.line + 1,
+    endColumn: d.range.end.character + 1,
+    source: d.source,
+    code: typeof d.code === 'object' ? String(d.code.value) : d.code,
+  }));
+}

@@ -117,7 +117,7 @@ impl Automation {
                     .fired(hook, &subject, "diagnostics are checked at a stop only");
             }
             Action::Command { program, args } => {
-                let line = crate::tools::commands::command_line(&program, &args);
+                let line = crate::exec::command_line(&program, &args);
                 self.records.fired(hook, &subject, "running");
                 self.record(
                     LifecycleEvent::AutomationFired,

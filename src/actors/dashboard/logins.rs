@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::http::guard::ct_eq;
+use crate::secret::ct_eq;
 
 /// How often a session's last use is written back while nothing else changed.
 const TOUCH_SAVE_EVERY: Duration = Duration::from_secs(60);

@@ -2,6 +2,7 @@
 //! in the same tab rejects the old one; a session's diffs are rejected when its IDE
 //! connection goes; the editor is told to close a rejected diff's tab.
 
+use crate::protocol::editor::Method;
 use actix::prelude::*;
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
@@ -70,7 +71,7 @@ impl Handler<OpenDiff> for ExtensionClient {
             // A new diff in the same tab rejects the old one.
             act.close_diff(&msg.tab_name, ctx);
             act.send_request(
-                "extension/openDiff",
+                &Method::OpenDiff.wire(),
                 &msg.params,
                 None,
                 Some((msg.tab_name.clone(), msg.session_id.clone())),
@@ -81,7 +82,7 @@ impl Handler<OpenDiff> for ExtensionClient {
         Box::pin(async move {
             let answer = rx
                 .await
-                .unwrap_or(Err(ExtError::Restarted("extension/openDiff".into())))?;
+                .unwrap_or(Err(ExtError::Restarted(Method::OpenDiff.wire())))?;
             Ok(outcome(&answer))
         })
     }

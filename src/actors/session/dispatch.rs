@@ -263,24 +263,15 @@ impl Session {
     }
 
     fn initialize_result(&self, version: &'static str) -> InitializeResult {
-        InitializeResult {
-            protocol_version: version,
-            capabilities: json!({
-                "tools": { "listChanged": true },
-                "prompts": { "listChanged": false },
-                "logging": {}
-            }),
-            server_info: Implementation {
-                name: "ide-bridge".into(),
-                version: env!("CARGO_PKG_VERSION").into(),
-            },
-            instructions: format!(
+        InitializeResult::of_bridge(
+            version,
+            format!(
                 "ide-bridge serves the workspace {} to this agent (session {}). \
                  Tools that need an editor say so when none is connected.",
                 self.services.workspace.root().display(),
                 self.id
             ),
-        }
+        )
     }
 
     fn on_notification(

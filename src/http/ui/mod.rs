@@ -222,21 +222,10 @@ async fn require_browser(
     next.call(req).await
 }
 
-/// The page's address on this bridge: the bind address (loopback when it listens on
-/// every interface) and the port.
-pub fn page_origin(settings: &Settings, port: u16) -> String {
-    let ip = match settings.server.bind {
-        ip if ip.is_unspecified() && ip.is_ipv4() => std::net::Ipv4Addr::LOCALHOST.into(),
-        ip if ip.is_unspecified() => std::net::Ipv6Addr::LOCALHOST.into(),
-        ip => ip,
-    };
-    format!("http://{}", std::net::SocketAddr::new(ip, port))
-}
-
 /// A one-time sign-in link for `code`. The code travels in the fragment, which
 /// browsers never send to a server nor put in a `Referer`.
 pub fn login_url(settings: &Settings, port: u16, code: &str) -> String {
-    format!("{}/ui/login#{code}", page_origin(settings, port))
+    format!("{}/ui/login#{code}", settings.page_origin(port))
 }
 
 async fn not_found(req: HttpRequest) -> Result<HttpResponse, PageError> {
@@ -265,8 +254,8 @@ mod tests {
         let mut s = Settings::default();
         assert_eq!(login_url(&s, 9, "c"), "http://127.0.0.1:9/ui/login#c");
         s.server.bind = "0.0.0.0".parse().unwrap();
-        assert_eq!(page_origin(&s, 9), "http://127.0.0.1:9");
+        assert_eq!(s.page_origin(9), "http://127.0.0.1:9");
         s.server.bind = "::1".parse().unwrap();
-        assert_eq!(page_origin(&s, 9), "http://[::1]:9");
+        assert_eq!(s.page_origin(9), "http://[::1]:9");
     }
 }

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::actors::session::Terminals;
+use crate::protocol::editor::Method;
 use crate::protocol::mcp::CallToolResult;
 use crate::tools::editor::{request, try_editor};
 use crate::tools::{EditorUse, Tool, ToolContext, ToolResult};
@@ -37,8 +38,8 @@ impl Tool for GetTerminalOutput {
         "The last lines of output of one of this session's terminals (default: the most recent).";
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
-        let params = request(&ctx, "getTerminalOutput", &args)?;
-        if let Some(done) = try_editor(&ctx, "getTerminalOutput", params).await {
+        let params = request(&ctx, Method::GetTerminalOutput, &args)?;
+        if let Some(done) = try_editor(&ctx, Method::GetTerminalOutput, params).await {
             return done;
         }
         let terminals = ctx.session.send(Terminals).await.unwrap_or_default();

@@ -58,16 +58,4 @@ impl CommandArgs {
     }
 }
 
-/// `program arg…` for display.
-pub(crate) fn command_line(program: &str, args: &[String]) -> String {
-    std::iter::once(program.to_string())
-        .chain(args.iter().map(|a| {
-            if a.is_empty() || a.contains(char::is_whitespace) {
-                format!("{a:?}")
-            } else {
-                a.clone()
-            }
-        }))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
+pub(crate) use crate::exec::command_line;

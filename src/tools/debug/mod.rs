@@ -255,6 +255,6 @@ impl Tool for DebugForwardPaths {
     const EDITOR: EditorUse = EditorUse::Required;
 
     async fn call(ctx: ToolContext, args: LinkArgs) -> ToolResult {
-        super::editor::forward(ctx, "debugLink", args).await
+        super::editor::forward(ctx, crate::protocol::editor::Method::DebugLink, args).await
     }
 }

@@ -22,18 +22,9 @@ use tokio::sync::oneshot;
 use super::schema::PathMarks;
 use super::{blocking, ToolContext, ToolError, ToolResult};
 use crate::actors::extension::{Call, ExtError};
+use crate::protocol::editor::Method;
 use crate::protocol::mcp::{CallToolResult, Content};
 use crate::workspace::Workspace;
-
-/// Terminal methods whose `name` is prefixed per session.
-const TERMINAL_METHODS: &[&str] = &[
-    "createTerminal",
-    "disposeTerminal",
-    "sendTerminalCommand",
-    "executeInTerminal",
-    "waitForTerminalOutput",
-    "getTerminalOutput",
-];
 
 /// How much longer than its own `timeoutMs` a waiting editor request may take.
 const EDITOR_WAIT_MARGIN: Duration = Duration::from_secs(2);
@@ -42,7 +33,7 @@ const EDITOR_WAIT_MARGIN: Duration = Duration::from_secs(2);
 /// channel goes with the message, so the answer comes straight back to this tool.
 pub(crate) async fn call_editor(
     ctx: &ToolContext,
-    method: &str,
+    method: Method,
     params: Value,
 ) -> Result<Value, ExtError> {
     let (reply, answer) = oneshot::channel();
@@ -55,20 +46,20 @@ pub(crate) async fn call_editor(
         .map(|ms| Duration::from_millis(ms) + EDITOR_WAIT_MARGIN)
         .filter(|t| *t > ctx.services.settings.editor.request_timeout);
     ctx.services.extension.do_send(Call {
-        method: format!("extension/{method}"),
+        method: method.wire(),
         params,
         timeout,
         reply,
     });
     answer
         .await
-        .unwrap_or_else(|_| Err(ExtError::Restarted(format!("extension/{method}"))))
+        .unwrap_or_else(|_| Err(ExtError::Restarted(method.wire())))
 }
 
 /// The params of `extension/<method>` for `args`, from the calling session.
 pub(crate) fn request<A: Serialize + JsonSchema + 'static>(
     ctx: &ToolContext,
-    method: &str,
+    method: Method,
     args: &A,
 ) -> Result<Value, ToolError> {
     prepare(&ctx.services.workspace, &ctx.terminal_prefix, method, args)
@@ -80,7 +71,7 @@ pub(crate) fn request<A: Serialize + JsonSchema + 'static>(
 pub(crate) fn prepare<A: Serialize + JsonSchema + 'static>(
     workspace: &Workspace,
     terminal_prefix: &str,
-    method: &str,
+    method: Method,
     args: &A,
 ) -> Result<Value, ToolError> {
     let mut params = serde_json::to_value(args)
@@ -88,11 +79,11 @@ pub(crate) fn prepare<A: Serialize + JsonSchema + 'static>(
     PathMarks::of_type::<A>().apply(&mut params, &mut |path: &str| {
         workspace.resolve(path).map(|p| p.display().to_string())
     })?;
-    if let (true, Value::Object(params)) = (TERMINAL_METHODS.contains(&method), &mut params) {
+    if let (true, Value::Object(params)) = (method.names_a_terminal(), &mut params) {
         let name = match params.get("name").and_then(Value::as_str) {
             Some(n) if n.starts_with(terminal_prefix) => Some(n.to_string()),
             Some(n) => Some(format!("{terminal_prefix}{n}")),
-            None if method == "createTerminal" => Some(format!("{terminal_prefix}terminal")),
+            None if method == Method::CreateTerminal => Some(format!("{terminal_prefix}terminal")),
             None => None,
         };
         if let Some(name) = name {
@@ -103,9 +94,9 @@ pub(crate) fn prepare<A: Serialize + JsonSchema + 'static>(
 }
 
 /// The editor's answer as a tool result.
-pub(crate) fn editor_result(method: &str, answer: Result<Value, ExtError>) -> ToolResult {
+pub(crate) fn editor_result(method: Method, answer: Result<Value, ExtError>) -> ToolResult {
     let value = answer?;
-    if method != "captureScreenshot" {
+    if method != Method::CaptureScreenshot {
         return Ok(CallToolResult::json(&value));
     }
     let data = value
@@ -129,12 +120,12 @@ pub(crate) fn editor_result(method: &str, answer: Result<Value, ExtError>) -> To
 /// Forwards a validated call.
 pub(crate) async fn forward<A: Serialize + JsonSchema + 'static>(
     ctx: ToolContext,
-    method: &str,
+    method: Method,
     args: A,
 ) -> ToolResult {
     let params = request(&ctx, method, &args)?;
     // Only getFileContent needs its params again (to read the file without an editor).
-    let fallback = (method == "getFileContent").then(|| params.clone());
+    let fallback = (method == Method::GetFileContent).then(|| params.clone());
     let answer = call_editor(&ctx, method, params).await;
     match (fallback, answer) {
         (Some(params), Err(ExtError::NotConnected)) => file_content_from_disk(&ctx, &params).await,
@@ -146,7 +137,7 @@ pub(crate) async fn forward<A: Serialize + JsonSchema + 'static>(
 /// (the caller falls back to the workspace).
 pub(crate) async fn try_editor(
     ctx: &ToolContext,
-    method: &str,
+    method: Method,
     params: Value,
 ) -> Option<ToolResult> {
     match call_editor(ctx, method, params).await {
@@ -187,6 +178,7 @@ async fn file_content_from_disk(ctx: &ToolContext, params: &Value) -> ToolResult
 
 #[cfg(test)]
 mod tests {
+    use crate::protocol::editor::Method;
     use schemars::JsonSchema;
     use serde::{Deserialize, Serialize};
     use serde_json::json;
@@ -219,7 +211,7 @@ mod tests {
         let ws = Workspace::open(dir.path()).unwrap();
         let root = ws.root().to_path_buf();
 
-        let sent = prepare(&ws, "p-", "linkFiles", &args("src/main.rs")).unwrap();
+        let sent = prepare(&ws, "p-", Method::DebugLink, &args("src/main.rs")).unwrap();
         assert_eq!(
             sent,
             json!({"target": root.join("src/main.rs").display().to_string(), "label": "../not-a-path"})
@@ -229,7 +221,7 @@ mod tests {
         let refused = prepare(
             &ws,
             "p-",
-            "linkFiles",
+            Method::DebugLink,
             &args(&outside.display().to_string()),
         )
         .unwrap_err()
@@ -240,7 +232,7 @@ mod tests {
 
         let mut nested = args("a.rs");
         nested.via = Some(vec!["b.rs".into(), "../../etc/passwd".into()]);
-        let refused = prepare(&ws, "p-", "linkFiles", &nested).unwrap_err();
+        let refused = prepare(&ws, "p-", Method::DebugLink, &nested).unwrap_err();
         assert_eq!(
             refused.to_string(),
             ws.resolve("../../etc/passwd").unwrap_err().to_string()

@@ -6,6 +6,7 @@ use serde_json::json;
 
 use super::{by_editor, write};
 use crate::actors::writer::WriteOp;
+use crate::protocol::editor::Method;
 use crate::protocol::mcp::CallToolResult;
 use crate::tools::claims::check_write;
 use crate::tools::editor::{request, try_editor};
@@ -36,8 +37,12 @@ impl Tool for CreateFile {
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let path = args.file_path.resolve(&ctx)?;
         check_write(&ctx, &path, Self::NAME).await?;
-        if let Some(done) =
-            try_editor(&ctx, "createFile", request(&ctx, "createFile", &args)?).await
+        if let Some(done) = try_editor(
+            &ctx,
+            Method::CreateFile,
+            request(&ctx, Method::CreateFile, &args)?,
+        )
+        .await
         {
             return by_editor(&ctx, &path, Self::NAME, done).await;
         }

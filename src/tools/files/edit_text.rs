@@ -8,6 +8,7 @@ use serde_json::json;
 
 use super::{by_editor, write};
 use crate::actors::writer::WriteOp;
+use crate::protocol::editor::Method;
 use crate::protocol::mcp::CallToolResult;
 use crate::tools::claims::check_write;
 use crate::tools::editor::{request, try_editor};
@@ -35,9 +36,9 @@ impl Tool for EditText {
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let path = args.file_path.resolve(&ctx)?;
         check_write(&ctx, &path, Self::NAME).await?;
-        let mut params = request(&ctx, "editText", &args)?;
+        let mut params = request(&ctx, Method::EditText, &args)?;
         params["save"] = json!(true);
-        if let Some(done) = try_editor(&ctx, "editText", params).await {
+        if let Some(done) = try_editor(&ctx, Method::EditText, params).await {
             return by_editor(&ctx, &path, Self::NAME, done).await;
         }
         let count = args.edits.len();

@@ -6,6 +6,7 @@ use serde_json::json;
 
 use super::{by_editor, write};
 use crate::actors::writer::WriteOp;
+use crate::protocol::editor::Method;
 use crate::protocol::mcp::CallToolResult;
 use crate::tools::claims::check_write;
 use crate::tools::editor::{request, try_editor};
@@ -35,8 +36,12 @@ impl Tool for RenameFile {
         let to = args.new_path.resolve(&ctx)?;
         check_write(&ctx, &from, Self::NAME).await?;
         check_write(&ctx, &to, Self::NAME).await?;
-        if let Some(done) =
-            try_editor(&ctx, "renameFile", request(&ctx, "renameFile", &args)?).await
+        if let Some(done) = try_editor(
+            &ctx,
+            Method::RenameFile,
+            request(&ctx, Method::RenameFile, &args)?,
+        )
+        .await
         {
             return by_editor(&ctx, &from, Self::NAME, done).await;
         }

@@ -7,6 +7,7 @@ use serde_json::json;
 
 use super::{by_editor, write};
 use crate::actors::writer::WriteOp;
+use crate::protocol::editor::Method;
 use crate::protocol::mcp::CallToolResult;
 use crate::tools::claims::check_write;
 use crate::tools::editor::{request, try_editor};
@@ -34,9 +35,9 @@ impl Tool for ReplaceBlock {
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let path = args.file_path.resolve(&ctx)?;
         check_write(&ctx, &path, Self::NAME).await?;
-        let mut params = request(&ctx, "replaceBlock", &args)?;
+        let mut params = request(&ctx, Method::ReplaceBlock, &args)?;
         params["save"] = json!(true);
-        if let Some(done) = try_editor(&ctx, "replaceBlock", params).await {
+        if let Some(done) = try_editor(&ctx, Method::ReplaceBlock, params).await {
             return by_editor(&ctx, &path, Self::NAME, done).await;
         }
         let op = WriteOp::Replace {

@@ -6,6 +6,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::actors::extension::ExtError;
+use crate::protocol::editor::Method;
 use crate::protocol::mcp::CallToolResult;
 use crate::tools::editor::call_editor;
 use crate::tools::{EditorUse, Tool, ToolContext, ToolResult, WorkspacePath};
@@ -26,7 +27,7 @@ impl Tool for CheckDocumentDirty {
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         if let Ok(path) = args.file_path.resolve(&ctx) {
-            match call_editor(&ctx, "isDirty", json!({ "file": path })).await {
+            match call_editor(&ctx, Method::IsDirty, json!({ "file": path })).await {
                 Ok(Value::Bool(dirty)) => {
                     return Ok(CallToolResult::json(&json!({
                         "success": true,

@@ -5,6 +5,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::actors::extension::ExtError;
+use crate::protocol::editor::Method;
 use crate::protocol::mcp::CallToolResult;
 use crate::tools::editor::call_editor;
 use crate::tools::{EditorUse, Tool, ToolContext, ToolError, ToolResult};
@@ -23,7 +24,7 @@ impl Tool for GetOpenEditors {
         "Open editor tabs (without an editor: the files this session opened).";
 
     async fn call(ctx: ToolContext, _args: Args) -> ToolResult {
-        match call_editor(&ctx, "getOpenFiles", json!({})).await {
+        match call_editor(&ctx, Method::GetOpenFiles, json!({})).await {
             Ok(Value::Array(files)) => {
                 let tabs: Vec<Value> = files
                     .iter()

@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::protocol::editor::Method;
 use crate::protocol::mcp::CallToolResult;
 use crate::tools::editor::call_editor;
 use crate::tools::{EditorUse, Tool, ToolContext, ToolResult};
@@ -21,7 +22,7 @@ impl Tool for GetWorkspaceFolders {
     const DESCRIPTION: &'static str = "The workspace folders the bridge serves.";
 
     async fn call(ctx: ToolContext, _args: Args) -> ToolResult {
-        if let Ok(answer) = call_editor(&ctx, "getWorkspaceFolders", json!({})).await {
+        if let Ok(answer) = call_editor(&ctx, Method::GetWorkspaceFolders, json!({})).await {
             let folders: Vec<Value> = answer
                 .get("folders")
                 .and_then(Value::as_array)

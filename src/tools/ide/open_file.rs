@@ -5,6 +5,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::actors::extension::ExtError;
+use crate::protocol::editor::Method;
 use crate::protocol::mcp::CallToolResult;
 use crate::tools::editor::call_editor;
 use crate::tools::{blocking, EditorUse, Tool, ToolContext, ToolError, ToolResult, WorkspacePath};
@@ -82,7 +83,7 @@ impl Tool for OpenFile {
         if let Some(line) = args.start_line {
             request["line"] = json!(line);
         }
-        match call_editor(&ctx, "openFile", request).await {
+        match call_editor(&ctx, Method::OpenFile, request).await {
             Ok(_) | Err(ExtError::NotConnected) => {}
             Err(e) => return Err(e.into()),
         }

@@ -10,7 +10,6 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::actors::dashboard::AddReview;
-use crate::http::ui::page_origin;
 use crate::protocol::mcp::CallToolResult;
 use crate::review::{self, Base, MAX_BASES_BYTES, MAX_BASE_BYTES, MAX_REVIEW_BYTES};
 use crate::services::Services;
@@ -125,7 +124,7 @@ impl Tool for PresentReview {
             .ok_or_else(|| ToolError::refused("The browser page's actor is restarting; retry"))?;
         let url = format!(
             "{}/ui/#review-{id}",
-            page_origin(&ctx.services.settings, ctx.services.port)
+            ctx.services.settings.page_origin(ctx.services.port)
         );
         let mut text = format!(
             "Review {id} is in the bridge's page ({url}): {refs} references to {files} files."

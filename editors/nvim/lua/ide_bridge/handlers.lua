@@ -311,6 +311,29 @@ reg("getSelection", function()
   return sel
 end)
 
+-- The bridge answers agents from the diagnostics the plugin pushes and never sends
+-- this; it is answered anyway, as the protocol has it: {file} or every loaded buffer.
+reg("getDiagnostics", function(p)
+  local bufs = {}
+  if p and p.file then
+    local b = vim.fn.bufnr(p.file)
+    if b ~= -1 then
+      bufs = { b }
+    end
+  else
+    for _, b in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.api.nvim_buf_is_loaded(b) and vim.api.nvim_buf_get_name(b) ~= "" then
+        table.insert(bufs, b)
+      end
+    end
+  end
+  local out = {}
+  for _, b in ipairs(bufs) do
+    table.insert(out, { file = vim.api.nvim_buf_get_name(b), diagnostics = events.diagnostics_of(b) })
+  end
+  return out
+end)
+
 reg("getAIComments", function()
   return events.all_ai_comments()
 end)

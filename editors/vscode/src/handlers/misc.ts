@@ -3,10 +3,9 @@
 import * as vscode from 'vscode';
 
 import { allAiComments } from '../ai';
-import { diagnosticsOf } from '../push';
 import { Connection, Params } from '../connection';
 import { Log } from '../log';
-import { need, position, uriOf } from '../util';
+import { diagnosticsOf, need, position, selectionOf, uriOf } from '../util';
 
 /** Text returned by `readClipboard`, at most. */
 const MAX_CLIPBOARD = 1024 * 1024;
@@ -21,18 +20,6 @@ export interface Permissions {
 }
 
 /** The selection of the active editor, 1-based, end exclusive. */
-export function selectionOf(editor: vscode.TextEditor): object {
-  const s = editor.selection;
-  return {
-    file: editor.document.uri.fsPath,
-    startLine: s.start.line + 1,
-    startColumn: s.start.character + 1,
-    endLine: s.end.line + 1,
-    endColumn: s.end.character + 1,
-    selectedText: editor.document.getText(s),
-  };
-}
-
 /** Something JSON can carry (a command's result may hold URIs, ranges, functions…). */
 function plain(value: unknown): unknown {
   try {
