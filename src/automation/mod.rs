@@ -4,6 +4,7 @@
 //! notifications or allowlisted commands. This module decides; the Automation actor
 //! feeds it events and carries out what it decides.
 
+pub mod events;
 pub mod gate;
 pub mod git;
 pub mod policy;

@@ -1,5 +1,6 @@
 //! The automation policy file: read (TOML, YAML or JSON by extension), validated
-//! against `config/automation.schema.json`, and compiled into hooks.
+//! against the schema its events declare ([`super::events`], also written to
+//! `config/automation.schema.json`), and compiled into hooks.
 
 use std::path::Path;
 
@@ -8,9 +9,6 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::diagnostics::Severity;
-
-/// The JSON Schema every policy file must satisfy.
-pub const SCHEMA: &str = include_str!("../../config/automation.schema.json");
 
 /// Tasks per hour when the policy does not say.
 pub const DEFAULT_TASKS_PER_HOUR: u32 = 20;
@@ -214,50 +212,30 @@ pub struct Policy {
     pub warnings: Vec<String>,
 }
 
+/// A hook as written in the policy file (the schema checked it; its event says which
+/// fields apply).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct RawPolicy {
-    max_tasks_per_hour: Option<u32>,
-    on_diagnostics_state_change: Option<RawHook>,
-    on_diagnostics_error: Option<RawHook>,
-    on_file_save: Option<RawHook>,
-    on_file_change: Option<RawHook>,
-    on_task_finished: Option<RawHook>,
-    on_task_failed: Option<RawHook>,
-    on_git_commit: Option<RawHook>,
-    on_branch_switch: Option<RawHook>,
-    on_agent_connected: Option<RawHook>,
-    on_agent_disconnected: Option<RawHook>,
-    on_command_failed: Option<RawHook>,
-    on_agent_edited: Option<RawHook>,
-    on_agent_command_failed: Option<RawHook>,
-    on_agent_stop: Option<RawHook>,
-    on_prompt_submitted: Option<RawHook>,
-    on_claim_refused: Option<RawHook>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct RawHook {
-    enabled: Option<bool>,
-    state: Option<DiagnosticsState>,
-    min_severity: Option<String>,
-    patterns: Option<Vec<String>>,
-    changes: Option<Vec<String>>,
-    origins: Option<Vec<String>>,
-    branches: Option<Vec<String>>,
-    clients: Option<Vec<String>>,
-    commands: Option<Vec<String>>,
-    action: Option<String>,
-    prompt: Option<String>,
-    message: Option<String>,
-    command: Option<String>,
+pub(super) struct RawHook {
+    pub(super) enabled: Option<bool>,
+    pub(super) state: Option<DiagnosticsState>,
+    pub(super) min_severity: Option<String>,
+    pub(super) patterns: Option<Vec<String>>,
+    pub(super) changes: Option<Vec<String>>,
+    pub(super) origins: Option<Vec<String>>,
+    pub(super) branches: Option<Vec<String>>,
+    pub(super) clients: Option<Vec<String>>,
+    pub(super) commands: Option<Vec<String>>,
+    pub(super) action: Option<String>,
+    pub(super) prompt: Option<String>,
+    pub(super) message: Option<String>,
+    pub(super) command: Option<String>,
     #[serde(default)]
-    args: Vec<String>,
-    cooldown_ms: Option<u64>,
-    timeout_ms: Option<u64>,
-    hold_on_failure: Option<bool>,
-    max_holds: Option<u32>,
+    pub(super) args: Vec<String>,
+    pub(super) cooldown_ms: Option<u64>,
+    pub(super) timeout_ms: Option<u64>,
+    pub(super) hold_on_failure: Option<bool>,
+    pub(super) max_holds: Option<u32>,
 }
 
 impl Policy {
@@ -321,8 +299,10 @@ impl Policy {
 
     /// Validates a parsed policy and compiles it; errors are `field: problem` lines.
     pub fn from_value(value: &Value) -> Result<Self, Vec<String>> {
-        let schema: Value = serde_json::from_str(SCHEMA).expect("the shipped schema is JSON");
-        let validator = jsonschema::validator_for(&schema).expect("the shipped schema compiles");
+        static VALIDATOR: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+        let validator = VALIDATOR.get_or_init(|| {
+            jsonschema::validator_for(&super::events::schema()).expect("the policy schema compiles")
+        });
         let problems: Vec<String> = validator
             .iter_errors(value)
             .take(10)
@@ -339,127 +319,25 @@ impl Policy {
         if !problems.is_empty() {
             return Err(problems);
         }
-        let raw: RawPolicy =
-            serde_json::from_value(value.clone()).map_err(|e| vec![e.to_string()])?;
         let mut policy = Policy {
             hooks: Vec::new(),
-            max_tasks_per_hour: raw.max_tasks_per_hour.unwrap_or(DEFAULT_TASKS_PER_HOUR),
+            max_tasks_per_hour: value
+                .get("maxTasksPerHour")
+                .and_then(Value::as_u64)
+                .and_then(|n| u32::try_from(n).ok())
+                .unwrap_or(DEFAULT_TASKS_PER_HOUR),
             warnings: Vec::new(),
         };
-        if let Some(h) = raw.on_diagnostics_state_change {
-            let state = h.state.unwrap_or(DiagnosticsState::Error);
-            policy.push(h, "onDiagnosticsStateChange", |h| {
-                Ok(diagnostics_trigger(h, state))
-            })?;
-        }
-        if let Some(h) = raw.on_diagnostics_error {
-            policy.warnings.push(
-                "onDiagnosticsError is deprecated: use onDiagnosticsStateChange with state = \"error\""
-                    .into(),
-            );
-            policy.push(h, "onDiagnosticsError", |h| {
-                Ok(diagnostics_trigger(h, DiagnosticsState::Error))
-            })?;
-        }
-        if let Some(h) = raw.on_file_save {
-            policy.push(h, "onFileSave", |h| {
-                Ok(Trigger::FileSave {
-                    patterns: globs("patterns", h.patterns.as_deref())?.unwrap_or_default(),
-                })
-            })?;
-        }
-        if let Some(h) = raw.on_file_change {
-            policy.push(h, "onFileChange", |h| {
-                Ok(Trigger::FileChange {
-                    patterns: globs("patterns", h.patterns.as_deref())?.unwrap_or_default(),
-                    changes: h.changes.clone().unwrap_or_else(|| {
-                        ["created", "modified", "removed", "renamed"]
-                            .map(String::from)
-                            .to_vec()
-                    }),
-                })
-            })?;
-        }
-        for (raw, name, succeeded) in [
-            (raw.on_task_finished, "onTaskFinished", true),
-            (raw.on_task_failed, "onTaskFailed", false),
-        ] {
-            if let Some(h) = raw {
-                policy.push(h, name, |h| {
-                    let origins = h.origins.as_deref().map_or(
-                        Origins {
-                            agent: true,
-                            automation: true,
-                        },
-                        |o| Origins {
-                            agent: o.iter().any(|x| x == "agent"),
-                            automation: o.iter().any(|x| x == "automation"),
-                        },
-                    );
-                    Ok(Trigger::TaskEnded { succeeded, origins })
-                })?;
+        for event in super::events::EVENTS {
+            let Some(hook) = value.get(event.key) else {
+                continue;
+            };
+            let raw: RawHook = serde_json::from_value(hook.clone())
+                .map_err(|e| vec![format!("{}: {e}", event.key)])?;
+            if let Some(warning) = event.deprecated {
+                policy.warnings.push(warning.into());
             }
-        }
-        if let Some(h) = raw.on_git_commit {
-            policy.push(h, "onGitCommit", |h| {
-                Ok(Trigger::GitCommit {
-                    branches: globs("branches", h.branches.as_deref())?,
-                })
-            })?;
-        }
-        if let Some(h) = raw.on_branch_switch {
-            policy.push(h, "onBranchSwitch", |h| {
-                Ok(Trigger::BranchSwitch {
-                    branches: globs("branches", h.branches.as_deref())?,
-                })
-            })?;
-        }
-        for (raw, name, connected) in [
-            (raw.on_agent_connected, "onAgentConnected", true),
-            (raw.on_agent_disconnected, "onAgentDisconnected", false),
-        ] {
-            if let Some(h) = raw {
-                policy.push(h, name, |h| {
-                    Ok(Trigger::Agent {
-                        connected,
-                        clients: globs("clients", h.clients.as_deref())?,
-                    })
-                })?;
-            }
-        }
-        if let Some(h) = raw.on_command_failed {
-            policy.push(h, "onCommandFailed", |h| {
-                Ok(Trigger::CommandFailed {
-                    commands: globs("commands", h.commands.as_deref())?,
-                })
-            })?;
-        }
-        if let Some(h) = raw.on_agent_edited {
-            policy.push(h, "onAgentEdited", |h| {
-                Ok(Trigger::AgentEdited {
-                    patterns: globs("patterns", h.patterns.as_deref())?,
-                })
-            })?;
-        }
-        if let Some(h) = raw.on_agent_command_failed {
-            policy.push(h, "onAgentCommandFailed", |h| {
-                Ok(Trigger::AgentCommandFailed {
-                    commands: globs("commands", h.commands.as_deref())?,
-                })
-            })?;
-        }
-        if let Some(h) = raw.on_agent_stop {
-            policy.push(h, "onAgentStop", |_| Ok(Trigger::AgentStop))?;
-        }
-        if let Some(h) = raw.on_prompt_submitted {
-            policy.push(h, "onPromptSubmitted", |_| Ok(Trigger::PromptSubmitted))?;
-        }
-        if let Some(h) = raw.on_claim_refused {
-            policy.push(h, "onClaimRefused", |h| {
-                Ok(Trigger::ClaimRefused {
-                    patterns: globs("patterns", h.patterns.as_deref())?,
-                })
-            })?;
+            policy.push(raw, event.key, event.trigger)?;
         }
         Ok(policy)
     }
@@ -514,15 +392,8 @@ impl Policy {
     }
 }
 
-fn diagnostics_trigger(raw: &RawHook, state: DiagnosticsState) -> Trigger {
-    Trigger::Diagnostics {
-        state,
-        min_severity: severity(raw.min_severity.as_deref()),
-    }
-}
-
 /// A `minSeverity` value (default error).
-fn severity(name: Option<&str>) -> Severity {
+pub(super) fn severity(name: Option<&str>) -> Severity {
     match name.unwrap_or("error") {
         "error" => Severity::Error,
         "warning" => Severity::Warning,
@@ -533,7 +404,7 @@ fn severity(name: Option<&str>) -> Severity {
 
 /// A hook's trigger that does not compile; the message starts with the key at fault.
 #[derive(Debug, thiserror::Error)]
-enum TriggerError {
+pub(super) enum TriggerError {
     /// One of the globs is not a glob.
     #[error("{key}.{index}: {source}")]
     Pattern {
@@ -555,7 +426,10 @@ enum TriggerError {
 }
 
 /// Compiles the glob list under `key`, if there is one.
-fn globs(key: &'static str, list: Option<&[String]>) -> Result<Option<GlobSet>, TriggerError> {
+pub(super) fn globs(
+    key: &'static str,
+    list: Option<&[String]>,
+) -> Result<Option<GlobSet>, TriggerError> {
     let Some(list) = list else {
         return Ok(None);
     };
