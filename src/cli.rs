@@ -373,26 +373,13 @@ mod tests {
     /// `UPDATE_DOCS=1` rewrites it.
     #[test]
     fn docs_configuration_md_is_current() {
-        const START: &str = "<!-- every key: generated from src/config/sections.rs (UPDATE_DOCS=1 cargo test --lib config) -->\n";
-        const END: &str = "<!-- end of the generated table -->\n";
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/configuration.md");
-        let text = std::fs::read_to_string(path).unwrap();
-        let (Some(a), Some(b)) = (text.find(START), text.find(END)) else {
-            panic!("docs/configuration.md lacks the generated table's markers");
-        };
         let flags: Vec<(&str, &str)> = FLAG_KEYS.iter().map(|f| (f.flag, f.key)).collect();
-        let made = format!(
-            "{}{START}{}{}",
-            &text[..a],
-            crate::config::docs_table(&flags),
-            &text[b..]
-        );
-        if std::env::var_os("UPDATE_DOCS").is_some() {
-            std::fs::write(path, &made).unwrap();
-        }
-        assert!(
-            text == made,
-            "docs/configuration.md is stale: run UPDATE_DOCS=1 cargo test --lib config"
+        crate::generated::region(
+            "docs/configuration.md",
+            "<!-- every key: generated from src/config/sections.rs (UPDATE_DOCS=1 cargo test --lib config) -->\n",
+            "<!-- end of the generated table -->\n",
+            &crate::config::docs_table(&flags),
+            "config",
         );
     }
 }

@@ -10,6 +10,8 @@ pub mod config;
 pub mod coordination;
 pub mod diagnostics;
 pub mod exec;
+#[cfg(test)]
+pub mod generated;
 pub mod hooks;
 pub mod http;
 pub mod http_client;

@@ -426,38 +426,22 @@ pub fn docs_table() -> String {
 mod tests {
     use super::*;
 
-    /// `config/automation.schema.json` is what the declarations say; `UPDATE_DOCS=1`
-    /// rewrites it.
+    /// `config/automation.schema.json` and docs/automation.md's table of hooks are what
+    /// the declarations say; `UPDATE_DOCS=1` rewrites them.
     #[test]
-    fn the_policy_schema_file_is_current() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/config/automation.schema.json");
-        let made = serde_json::to_string_pretty(&schema()).unwrap() + "\n";
-        if std::env::var_os("UPDATE_DOCS").is_some() {
-            std::fs::write(path, &made).unwrap();
-        }
-        assert!(
-            std::fs::read_to_string(path).unwrap() == made,
-            "config/automation.schema.json is stale: run UPDATE_DOCS=1 cargo test --lib automation::events"
+    fn the_policy_schema_and_the_docs_table_are_current() {
+        let schema = serde_json::to_string_pretty(&schema()).unwrap() + "\n";
+        crate::generated::file(
+            "config/automation.schema.json",
+            &schema,
+            "automation::events",
         );
-    }
-
-    /// docs/automation.md's table of hooks is what the declarations say.
-    #[test]
-    fn docs_automation_md_table_is_current() {
-        const START: &str = "<!-- hooks: generated from src/automation/events.rs (UPDATE_DOCS=1 cargo test --lib automation::events) -->\n";
-        const END: &str = "<!-- end of the generated hooks -->\n";
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/automation.md");
-        let text = std::fs::read_to_string(path).unwrap();
-        let (Some(a), Some(b)) = (text.find(START), text.find(END)) else {
-            panic!("docs/automation.md lacks the generated table's markers");
-        };
-        let made = format!("{}{START}{}{}", &text[..a], docs_table(), &text[b..]);
-        if std::env::var_os("UPDATE_DOCS").is_some() {
-            std::fs::write(path, &made).unwrap();
-        }
-        assert!(
-            text == made,
-            "docs/automation.md is stale: run UPDATE_DOCS=1 cargo test --lib automation::events"
+        crate::generated::region(
+            "docs/automation.md",
+            "<!-- hooks: generated from src/automation/events.rs (UPDATE_DOCS=1 cargo test --lib automation::events) -->\n",
+            "<!-- end of the generated hooks -->\n",
+            &docs_table(),
+            "automation::events",
         );
     }
 

@@ -365,14 +365,6 @@ mod tests {
     /// `config/default.toml` is what the declarations say; `UPDATE_DOCS=1` rewrites it.
     #[test]
     fn config_default_toml_is_current() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/config/default.toml");
-        let made = default_toml();
-        if std::env::var_os("UPDATE_DOCS").is_some() {
-            std::fs::write(path, &made).unwrap();
-        }
-        assert!(
-            std::fs::read_to_string(path).unwrap() == made,
-            "config/default.toml is stale: run UPDATE_DOCS=1 cargo test --lib config::"
-        );
+        crate::generated::file("config/default.toml", &default_toml(), "config");
     }
 }

@@ -126,16 +126,8 @@ pub fn render_markdown(registry: &ToolRegistry) -> String {
 mod tests {
     #[test]
     fn docs_tools_md_is_current() {
-        let expected = super::render_markdown(&super::production().unwrap());
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/tools.md");
-        if std::env::var_os("UPDATE_DOCS").is_some() {
-            std::fs::write(path, &expected).unwrap();
-        }
-        let actual = std::fs::read_to_string(path).unwrap_or_default();
-        assert!(
-            actual == expected,
-            "docs/tools.md is stale: run UPDATE_DOCS=1 cargo test --lib docs_tools_md"
-        );
+        let made = super::render_markdown(&super::production().unwrap());
+        crate::generated::file("docs/tools.md", &made, "docs_tools_md");
     }
 
     #[test]

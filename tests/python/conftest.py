@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from contextlib import contextmanager
 
 import pytest
@@ -96,3 +97,13 @@ def running_bridge(*extra_args):
 def bridge():
     with running_bridge() as b:
         yield b
+
+
+def http(bridge, path):
+    """GET `path` from a bridge of `running_bridge` with its token; the body as text."""
+    req = urllib.request.Request(
+        f"http://127.0.0.1:{bridge['port']}{path}",
+        headers={"Authorization": f"Bearer {bridge['token']}"},
+    )
+    with urllib.request.urlopen(req, timeout=5) as resp:
+        return resp.read().decode()

@@ -13,23 +13,13 @@ registers (see test_claude_cli_tools.py)."""
 import json
 import re
 import subprocess
-import urllib.request
 
 from claude_pty import Claude, environment, trust, wait_until
-from conftest import running_bridge
+from conftest import http, running_bridge
 from fake_model import FakeModel
 
 API_KEY = "sk-ant-ide-bridge-interop-test-key"
 DEADLINE = 60
-
-
-def http(bridge, path):
-    req = urllib.request.Request(
-        f"http://127.0.0.1:{bridge['port']}{path}",
-        headers={"Authorization": f"Bearer {bridge['token']}"},
-    )
-    with urllib.request.urlopen(req, timeout=5) as resp:
-        return resp.read().decode()
 
 
 def claude_session(bridge):

@@ -14,10 +14,9 @@ import json
 import os
 import re
 import subprocess
-import urllib.request
 
 from claude_pty import Claude, environment, manual_mode, submit, trust, wait_until
-from conftest import running_bridge
+from conftest import http, running_bridge
 from fake_model import FakeModel, deferred_tools, mcp, offered_tools, text
 
 BRIDGE = os.environ.get("BRIDGE_BIN", "target/debug/ide-bridge")
@@ -25,15 +24,6 @@ API_KEY = "sk-ant-ide-bridge-tools-test-key-00001"
 PROMPT = "find the needle in this workspace"
 NEEDLE = "needle-7391"
 PREFIX = "mcp__ide-bridge__"
-
-
-def http(bridge, path):
-    req = urllib.request.Request(
-        f"http://127.0.0.1:{bridge['port']}{path}",
-        headers={"Authorization": f"Bearer {bridge['token']}"},
-    )
-    with urllib.request.urlopen(req, timeout=5) as resp:
-        return resp.read().decode()
 
 
 def bridge_env(bridge, home):
