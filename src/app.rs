@@ -1,5 +1,7 @@
 //! Start-up and shutdown: bind, lock file, actors, HTTP server, signals.
 
+use crate::actors::changes::{ChangesActor, ChangesLinks};
+use crate::changes::Limits as ChangeLimits;
 use std::net::{IpAddr, TcpListener};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -130,6 +132,7 @@ struct Seed {
     checkpoint_path: Option<PathBuf>,
     page_sessions_path: Option<PathBuf>,
     claims_path: Option<PathBuf>,
+    changes_path: Option<PathBuf>,
     automation: Option<(PathBuf, crate::automation::policy::Policy)>,
     restore: Vec<SessionState>,
     settings: Settings,
@@ -191,7 +194,7 @@ impl Seed {
         // The registry and the editor client message each other, and the editor
         // client feeds automation, which starts tasks on the orchestrator, which
         // notifies the editor: each is built knowing the addresses it sends to.
-        let (registry, (extension, orchestrator, automation, claims)) = {
+        let (registry, (extension, orchestrator, automation, claims, changes)) = {
             let max = self.settings.sessions.max_sessions;
             let gap = self.settings.server.min_connect_interval;
             let wait = self.settings.server.max_connect_wait;
@@ -218,6 +221,12 @@ impl Seed {
             };
             let tasks_path = self.tasks_path.clone();
             let claims_path = self.claims_path.clone();
+            let changes_path = self.changes_path.clone();
+            let (changes_ws, changes_writer, changes_page) = (
+                self.workspace.clone(),
+                writer.clone(),
+                dashboard.clone().recipient(),
+            );
             let root = self.workspace.root().to_path_buf();
             let policy = self.automation.take();
             let settings = Arc::new(self.settings.clone());
@@ -275,15 +284,38 @@ impl Seed {
                     let m = Arc::clone(&m);
                     Supervisor::start(move |_| ClaimsActor::new(root, claims_path, links, m))
                 };
+                let changes = {
+                    let links = ChangesLinks {
+                        writer: changes_writer,
+                        editor: extension.clone().recipient(),
+                        page: changes_page,
+                        activity: a.clone().recipient(),
+                    };
+                    let m = Arc::clone(&m);
+                    // It reads the files agents write: a thread of its own.
+                    Supervisor::start_in_arbiter(&Arbiter::new().handle(), move |_| {
+                        ChangesActor::new(
+                            changes_ws,
+                            changes_path,
+                            ChangeLimits::default(),
+                            links,
+                            m,
+                        )
+                    })
+                };
                 let registry =
                     SessionRegistry::new(max, gap, wait, extension.clone().recipient(), a, m)
                         .with_list_changed_debounce(debounce)
+                        .recording_changes(changes.clone().recipient())
                         .reporting_to(automation.clone().map(|a| a.recipient()))
                         .keeping_claims(ClaimsLink {
                             gone: claims.clone().recipient(),
                             moved: claims.clone().recipient(),
                         });
-                (registry, (extension, orchestrator, automation, claims))
+                (
+                    registry,
+                    (extension, orchestrator, automation, claims, changes),
+                )
             })
         };
         let diagnostics = {
@@ -326,6 +358,7 @@ impl Seed {
         let http_sessions = Supervisor::start(|_| HttpSessions::default());
         let services = Arc::new(Services {
             claims,
+            changes,
             http_sessions,
             dashboard,
             orchestrator,
@@ -610,6 +643,7 @@ async fn serve(settings: Settings, rotate_token: bool) -> Result<(), AppError> {
             .then(|| state.path(state_files::CHECKPOINT)),
         page_sessions_path: Some(state.path(state_files::PAGE_SESSIONS)),
         claims_path: Some(state.path(state_files::CLAIMS)),
+        changes_path: Some(state.path(state_files::CHANGES)),
         restore: previous.map(|(_, d)| d.sessions).unwrap_or_default(),
         tools,
         prompts: PromptRegistry::default(),
@@ -816,6 +850,7 @@ pub(crate) fn services_for_tests(settings: Settings, root: &std::path::Path) -> 
         checkpoint_path: None,
         page_sessions_path: None,
         claims_path: None,
+        changes_path: None,
         automation: None,
         restore: Vec::new(),
         settings,

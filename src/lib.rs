@@ -5,6 +5,7 @@ pub mod actors;
 pub mod ancestry;
 pub mod app;
 pub mod automation;
+pub mod changes;
 pub mod cli;
 pub mod config;
 pub mod coordination;

@@ -54,6 +54,8 @@ pub struct Services {
     pub dashboard: Addr<Dashboard>,
     /// File claims.
     pub claims: Addr<ClaimsActor>,
+    /// What each agent changed, for the person's review.
+    pub changes: Addr<crate::actors::changes::ChangesActor>,
     /// Automation hooks (absent without a policy).
     pub automation: Option<Addr<Automation>>,
     /// Session checkpoints (absent when disabled).

@@ -33,6 +33,8 @@ pub mod files {
     pub const PAGE_SESSIONS: &str = "page-sessions.json";
     /// File claims held by agents and the person (0600).
     pub const CLAIMS: &str = "claims.json";
+    /// What each agent changed, hunk by hunk, for the person's review (0600).
+    pub const CHANGES: &str = "changes.json";
 }
 
 /// Why the state directory cannot be used.

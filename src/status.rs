@@ -43,6 +43,8 @@ pub struct BridgeStatus {
     pub page: crate::actors::dashboard::PageStatus,
     /// File claims held now, and writes they refused.
     pub claims: serde_json::Value,
+    /// What agents changed that waits for the person (hunks), and changes dropped.
+    pub changes: crate::actors::changes::ChangesStatus,
     /// Claude Code hooks: answered and ignored.
     pub hooks: crate::metrics::HookCounts,
     /// A bridge started on demand stops by itself when unused (absent otherwise).
@@ -120,8 +122,14 @@ pub async fn collect(services: &Services) -> Result<BridgeStatus, ActorFault> {
         .send(crate::actors::claims::GetClaimsStatus)
         .await
         .map_err(|e| ActorFault::mailbox(crate::actors::claims::NAME, e))??;
+    let changes = services
+        .changes
+        .send(crate::actors::changes::GetChangesStatus)
+        .await
+        .map_err(|e| ActorFault::mailbox(crate::actors::changes::NAME, e))??;
     Ok(BridgeStatus {
         claims,
+        changes,
         hooks: services.metrics.hook_counts(),
         idle_stop: (services.settings.server.on_demand
             && !services.settings.server.idle_stop.is_zero())

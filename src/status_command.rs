@@ -297,6 +297,11 @@ pub fn render(s: &Value) -> String {
             )),
         ));
     }
+    if let Some(open) = s["changes"]["openHunks"].as_u64().filter(|n| *n > 0) {
+        out.push_str(&format!(
+            "changes: {open} hunks agents wrote wait for you (the page's Changes, or keepChanges/undoChanges)\n"
+        ));
+    }
     let h = &s["hooks"];
     out.push_str(&format!(
         "hooks: {} answered ({} writes refused, {} notes and notices, {} stops held){}\n",

@@ -3,6 +3,7 @@
 
 pub mod activity_log;
 pub mod automation;
+pub mod changes;
 pub mod checkpoint;
 pub mod claims;
 pub mod clock;

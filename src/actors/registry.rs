@@ -11,11 +11,12 @@ use serde::Serialize;
 pub use super::activity_log::iso_now;
 use super::activity_log::{ActivityLog, LifecycleEvent, RecordLifecycle};
 use super::messages::automation::BridgeEvent;
+use super::messages::changes::AgentWrote;
 use super::messages::claims::{AgentGone, ClaimsLink, ClaimsMove};
 use super::messages::editor::NotifyEditor;
 pub use super::messages::registry::{
     AgentRef, Announce, Broadcast, EditorConnected, ExportSessions, FileChanged, Identify, Mention,
-    RegistryHandle, SessionChange, SessionEvent, ToolsChanged,
+    RegistryHandle, SessionChange, SessionEvent, TellAgent, ToolsChanged,
 };
 use super::messages::session::{
     AgentLog, ChangedBy, ConnectionKind, Describe, Evict, MergeInto, NotifyListChanged,
@@ -220,6 +221,8 @@ pub struct SessionRegistry {
     /// Told when an agent is gone for good (its file claims end) or is found to be the
     /// same as another session (its claims follow it).
     claims: Option<ClaimsLink>,
+    /// Told of every agent write, for the change sets.
+    changes: Option<Recipient<AgentWrote>>,
 }
 
 impl SessionRegistry {
@@ -240,6 +243,7 @@ impl SessionRegistry {
             closing: false,
             automation: None,
             claims: None,
+            changes: None,
             slots: BTreeMap::new(),
             max_sessions,
             activity,
@@ -261,6 +265,12 @@ impl SessionRegistry {
     /// Agents coming and going for good are reported to `automation`.
     pub fn reporting_to(mut self, automation: Option<Recipient<BridgeEvent>>) -> Self {
         self.automation = automation;
+        self
+    }
+
+    /// Every agent write is recorded in the change sets.
+    pub fn recording_changes(mut self, changes: Recipient<AgentWrote>) -> Self {
+        self.changes = Some(changes);
         self
     }
 
@@ -874,6 +884,15 @@ impl Handler<FileChanged> for SessionRegistry {
             let Some(by) = act.slots.get(&msg.by).map(|slot| slot.label(&msg.by)) else {
                 return;
             };
+            if let Some(changes) = &act.changes {
+                changes.do_send(AgentWrote {
+                    session: msg.by.clone(),
+                    agent: by.clone(),
+                    path: msg.path.clone(),
+                    display: msg.display.clone(),
+                    tool: msg.tool.clone(),
+                });
+            }
             if let Some(automation) = &act.automation {
                 automation.do_send(BridgeEvent::AgentEdited {
                     session: msg.by.clone(),
@@ -889,6 +908,25 @@ impl Handler<FileChanged> for SessionRegistry {
             };
             for (_, slot) in act.slots.iter().filter(|(id, _)| **id != msg.by) {
                 slot.session.changed_by.do_send(changed.clone());
+            }
+        });
+    }
+}
+
+impl Handler<TellAgent> for SessionRegistry {
+    type Result = ();
+    fn handle(&mut self, msg: TellAgent, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, _| {
+            match act.slots.get(&msg.session) {
+                Some(slot) => slot.session.log.do_send(AgentLog {
+                    level: LogLevel::Notice,
+                    data: serde_json::json!({
+                        "event": "changes_undone", "message": msg.text, "note": msg.text,
+                    }),
+                }),
+                None => {
+                    tracing::info!(session = %msg.session, "the agent is gone: its note is dropped")
+                }
             }
         });
     }

@@ -29,6 +29,7 @@ use super::{CLIENT_HEADER, TASK_HEADER};
 use crate::actors::activity_log::now_ms;
 use crate::actors::activity_log::{CallStatus, LifecycleEvent, RecordLifecycle, RecordToolCall};
 use crate::actors::automation::{AskGate, BridgeEvent, GateCheck, GateChecked};
+use crate::actors::changes::BeforeWrite;
 use crate::actors::claims::{CheckWrite, ClaimsNamedIn};
 use crate::actors::dashboard::WithdrawApprovals;
 use crate::actors::diagnostics::{GetDiagnostics, Invalidate};
@@ -379,6 +380,14 @@ async fn start(
         }
     }
     let started = started_of(services, input, now_ms(), denied, transcript);
+    if let (Effect::Write { path, .. }, false) = (&started.effect, denied) {
+        // Awaited: the file is read before the hook answers and the CLI writes it.
+        let before = BeforeWrite {
+            session: agent.id.clone(),
+            path: path.clone(),
+        };
+        let _ = services.changes.send(before).await;
+    }
     agent.session.native_start.do_send(NativeStart(started));
 }
 

@@ -1,7 +1,7 @@
 //! Every tool the bridge offers. Adding a tool: write its module, add one line here.
 
 use super::registry::{CatalogError, ToolRegistry};
-use super::{activity, bridge, claims, commands, editor, files, git, ide, review, tasks};
+use super::{activity, bridge, changes, claims, commands, editor, files, git, ide, review, tasks};
 
 /// Builds the registry with every tool (plus the test-only tools when the
 /// `fault-injection` feature is on).
@@ -69,6 +69,10 @@ pub fn production() -> Result<ToolRegistry, CatalogError> {
     r.register::<tasks::cancel_claude_task::CancelClaudeTask>()?;
     r.set_group("review");
     r.register::<review::present_review::PresentReview>()?;
+    r.register::<changes::ListChanges>()?;
+    r.register::<changes::WhoChanged>()?;
+    r.register::<changes::UndoChanges>()?;
+    r.register::<changes::KeepChanges>()?;
     r.set_group("activity");
     r.register::<activity::get_activity_log::GetActivityLog>()?;
     r.register::<activity::watch_activity_log::WatchActivityLog>()?;

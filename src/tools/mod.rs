@@ -6,6 +6,7 @@
 pub mod activity;
 pub mod bridge;
 pub mod catalog;
+pub mod changes;
 pub mod claims;
 pub mod commands;
 mod context;

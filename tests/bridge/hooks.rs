@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use crate::harness::*;
 
 /// An agent connected as a relay whose client process is `pid` (its parent `parent`).
-async fn relay_agent(bridge: &Bridge, pid: u32, parent: u32) -> Agent {
+pub(crate) async fn relay_agent(bridge: &Bridge, pid: u32, parent: u32) -> Agent {
     let chain = format!("{pid},{parent}");
     let mut agent = Agent::connect(bridge, &[("x-ide-bridge-relay", chain.as_str())])
         .await
@@ -21,7 +21,7 @@ async fn relay_agent(bridge: &Bridge, pid: u32, parent: u32) -> Agent {
 }
 
 /// Posts a hook input as `ide-bridge hook` would, from a shell whose parent is `pid`.
-async fn hook(bridge: &Bridge, pid: u32, input: Value) -> (u16, Value) {
+pub(crate) async fn hook(bridge: &Bridge, pid: u32, input: Value) -> (u16, Value) {
     let (port, token) = (bridge.port, bridge.token.clone());
     let chain = format!("4242,{pid}");
     let body = input.to_string();
@@ -71,7 +71,7 @@ fn run_hook(
     child.wait_with_output().unwrap()
 }
 
-fn tool_event(bridge: &Bridge, event: &str, tool: &str, input: Value) -> Value {
+pub(crate) fn tool_event(bridge: &Bridge, event: &str, tool: &str, input: Value) -> Value {
     json!({
         "session_id": "c0ffee00-0000-4000-8000-000000000001",
         "cwd": bridge.workspace,
@@ -552,7 +552,7 @@ fn with_policy(policy: &str) -> Options {
         .set("automation.policy", "automation.json")
 }
 
-fn stop(bridge: &Bridge, active: bool) -> Value {
+pub(crate) fn stop(bridge: &Bridge, active: bool) -> Value {
     json!({
         "session_id": "c0ffee00-0000-4000-8000-000000000001",
         "cwd": bridge.workspace,
@@ -758,7 +758,7 @@ fn init_installs_the_hooks_beside_the_server_and_remove_takes_out_exactly_them()
 }
 
 /// A transcript line recording how the call `id` ended, as the CLI appends it.
-fn result_line(id: &str, is_error: bool, text: &str) -> String {
+pub(crate) fn result_line(id: &str, is_error: bool, text: &str) -> String {
     json!({
         "type": "user",
         "timestamp": humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),

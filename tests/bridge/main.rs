@@ -6,6 +6,7 @@ mod auth;
 mod automation;
 mod automation_events;
 mod automation_workspace;
+mod changes;
 mod commands;
 mod config;
 mod daily;

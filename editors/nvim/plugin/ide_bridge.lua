@@ -54,3 +54,13 @@ vim.api.nvim_create_user_command("IdeBridgeTasks", function()
   ib()
   require("ide_bridge.tasks").open()
 end, { desc = "ide-bridge: output of Claude tasks" })
+
+vim.api.nvim_create_user_command("IdeBridgeChanges", function()
+  local items = require("ide_bridge.changes").quickfix_items()
+  vim.fn.setqflist({}, " ", { title = "ide-bridge: lines agents changed", items = items })
+  if #items > 0 then
+    vim.cmd("copen")
+  else
+    vim.notify("[ide-bridge] no agent change waits", vim.log.levels.INFO)
+  end
+end, { desc = "ide-bridge: the lines agents changed (quickfix)" })

@@ -3,6 +3,7 @@
 // VS Code API, and pushes selections, diagnostics, saves, AI comments and debug state.
 import * as vscode from 'vscode';
 
+import { Changes } from './changes';
 import { Connection, State } from './connection';
 import { Debug } from './handlers/debug';
 import { Diffs } from './handlers/diff';
@@ -25,6 +26,8 @@ export interface Api {
   methods(): string[];
   statusText(): string;
   port(): number | undefined;
+  /** The lines agents changed in `file` (absolute) that the person has not decided on. */
+  agentChanges(file: string): { startLine: number; endLine: number; agent: string; session: string }[];
 }
 
 export function activate(context: vscode.ExtensionContext): Api {
@@ -61,6 +64,7 @@ export function activate(context: vscode.ExtensionContext): Api {
   diffs.register(connection);
   push = new Push(connection, debug, () => settings().get<boolean>('aiComments', true));
   const ui = new Ui(connection, log, context.globalStorageUri, () => userSetting<string>('bridgePath', ''));
+  const changes = new Changes(connection);
 
   connection.onNotification('bridge/closeDiff', (p) => diffs.withdraw(String(p.tabName ?? '')));
   connection.onNotification('bridge/automationNotice', (p) => {
@@ -72,7 +76,7 @@ export function activate(context: vscode.ExtensionContext): Api {
     if (state !== 'connected') diffs.closeAll();
   });
 
-  context.subscriptions.push(log, connection, diffs, debug, terminals, misc, push, ui);
+  context.subscriptions.push(log, connection, diffs, debug, terminals, misc, push, ui, changes);
 
   if (settings().get<boolean>('autoConnect', true)) {
     connection.start();
@@ -105,6 +109,7 @@ export function activate(context: vscode.ExtensionContext): Api {
     methods: () => connection.methods(),
     statusText: () => ui.text(),
     port: () => connection.lock?.port,
+    agentChanges: (file: string) => changes.runs(file),
   };
 }
 

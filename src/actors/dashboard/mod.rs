@@ -25,7 +25,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::activity_log::now_ms;
 use super::messages::activity::RecordLifecycle;
-use super::messages::dashboard::AskApproval;
+use super::messages::dashboard::{AskApproval, ChangesUpdated};
 use super::messages::editor::CloseSessionDiffs;
 use super::messages::session::SessionId;
 use super::messages::watch::WorkspaceChanged;
@@ -589,6 +589,15 @@ impl Handler<AskApproval> for Dashboard {
         });
         // A fault: the sender is gone, so the task denies at once.
         MessageResult(decision.unwrap_or_else(|_| oneshot::channel().1))
+    }
+}
+
+impl Handler<ChangesUpdated> for Dashboard {
+    type Result = ();
+    fn handle(&mut self, _: ChangesUpdated, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, _| {
+            act.broadcast(json!({ "kind": "changes" }));
+        });
     }
 }
 

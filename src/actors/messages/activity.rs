@@ -59,6 +59,8 @@ pub enum LifecycleEvent {
     AgentStopped,
     /// An agent's permission dialog was answered in the page.
     PermissionAnswered,
+    /// The person undid hunks an agent wrote.
+    ChangesUndone,
 }
 
 /// Record a lifecycle event.

@@ -28,6 +28,12 @@ pub struct AskApproval {
     pub only_if_watched: bool,
 }
 
+/// The agents' change sets moved (a write recorded, hunks kept or undone): the page
+/// reloads its Changes view.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct ChangesUpdated;
+
 /// Who asks for an approval.
 #[derive(Debug, Clone)]
 pub enum Asker {

@@ -9,6 +9,7 @@
 
 pub mod activity;
 pub mod automation;
+pub mod changes;
 pub mod claims;
 pub mod connection;
 pub mod dashboard;

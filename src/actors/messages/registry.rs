@@ -61,6 +61,16 @@ pub struct Broadcast {
 #[rtype(result = "()")]
 pub struct Announce(pub Value);
 
+/// A note for agent `session` (sent as a log notification, and waiting as context at
+/// its next tool call): the person undid its hunks, and why. Dropped when the agent is
+/// gone.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct TellAgent {
+    pub session: SessionId,
+    pub text: String,
+}
+
 /// An `at_mentioned` from the editor: delivered to listening agents (or the one its
 /// `sessionId` names), or queued briefly until one listens.
 #[derive(Debug, Message)]

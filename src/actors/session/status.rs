@@ -109,6 +109,8 @@ impl Handler<AgentLog> for Session {
                 msg.data["hook"].as_str().unwrap_or("notify"),
                 msg.data["message"].as_str().unwrap_or("")
             ));
+        } else if let Some(note) = msg.data["note"].as_str() {
+            self.awareness.note(note.to_string());
         }
         self.log(msg.level, msg.data);
     }

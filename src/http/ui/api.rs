@@ -1,5 +1,5 @@
 //! The page's JSON API: status, timeline, tasks, samples for the charts, diffs to
-//! decide, tool requests to approve, and file claims. The gate in front of `/ui/api` (see
+//! decide, tool requests to approve, file claims, and what agents changed. The gate in front of `/ui/api` (see
 //! [`super::configure`]) has checked the sign-in before any handler here runs.
 
 use actix_web::{web, HttpResponse};
@@ -8,6 +8,7 @@ use serde_json::json;
 
 use super::{ask, PageError};
 use crate::actors::activity_log::{self, Query};
+use crate::actors::changes::{self as changes_actor, KeepChanges, ListChanges};
 use crate::actors::claims::{self, ClaimFiles, ListClaims, ReleaseClaim};
 use crate::actors::dashboard::diffs::DiffView;
 use crate::actors::dashboard::{
@@ -15,6 +16,7 @@ use crate::actors::dashboard::{
 };
 use crate::actors::orchestrator::{self as orchestrator_actor, CancelTask, ListTasks};
 use crate::automation::template::tail;
+use crate::changes::Selection;
 use crate::coordination::claims::Holder;
 use crate::orchestrator::{Task, TaskId};
 use crate::review::anchor::{line_ops, LineOp};
@@ -260,4 +262,76 @@ pub async fn release_claim(
             "Claim {id} is no longer held: it was released or expired"
         ))),
     }
+}
+
+/// `GET /ui/api/changes`: every agent's change set, hunk by hunk.
+pub async fn changes(services: web::Data<Services>) -> Result<HttpResponse, PageError> {
+    let all = ask(
+        &services.changes,
+        changes_actor::NAME,
+        ListChanges(Selection::default()),
+    )
+    .await??;
+    Ok(HttpResponse::Ok().json(
+        all.iter()
+            .map(crate::tools::changes::view)
+            .collect::<Vec<_>>(),
+    ))
+}
+
+/// What the person keeps or undoes in the page, and why (told to the agent).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Decision {
+    change: Option<u64>,
+    hunk: Option<usize>,
+    file: Option<String>,
+    session: Option<String>,
+    #[serde(default)]
+    reason: String,
+}
+
+impl Decision {
+    fn selection(&self) -> Result<Selection, PageError> {
+        let s = Selection {
+            change: self.change,
+            hunk: self.hunk,
+            file: self.file.clone(),
+            session: self.session.clone(),
+        };
+        if s.is_given() {
+            Ok(s)
+        } else {
+            Err(PageError::BadRequest(
+                "say which hunks: change (and hunk), file or session".into(),
+            ))
+        }
+    }
+}
+
+/// `POST /ui/api/changes/keep`.
+pub async fn keep_changes(
+    services: web::Data<Services>,
+    body: web::Json<Decision>,
+) -> Result<HttpResponse, PageError> {
+    let selection = body.selection()?;
+    let kept = ask(
+        &services.changes,
+        changes_actor::NAME,
+        KeepChanges(selection),
+    )
+    .await??;
+    Ok(HttpResponse::Ok().json(json!({ "kept": kept })))
+}
+
+/// `POST /ui/api/changes/undo`: the undone hunks and those declined, with why.
+pub async fn undo_changes(
+    services: web::Data<Services>,
+    body: web::Json<Decision>,
+) -> Result<HttpResponse, PageError> {
+    let selection = body.selection()?;
+    let report = crate::tools::changes::undo(&services, selection, &body.reason)
+        .await
+        .map_err(|e| PageError::Unavailable(e.to_string()))?;
+    Ok(HttpResponse::Ok().json(report))
 }

@@ -33,6 +33,7 @@ impl Tool for DeleteFile {
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let path = args.file_path.resolve(&ctx)?;
         check_write(&ctx, &path, Self::NAME).await?;
+        super::before_write(&ctx, &path).await;
         if let Some(done) = try_editor(
             &ctx,
             Method::DeleteFile,

@@ -36,6 +36,7 @@ impl Tool for EditText {
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let path = args.file_path.resolve(&ctx)?;
         check_write(&ctx, &path, Self::NAME).await?;
+        super::before_write(&ctx, &path).await;
         let mut params = request(&ctx, Method::EditText, &args)?;
         params["save"] = json!(true);
         if let Some(done) = try_editor(&ctx, Method::EditText, params).await {

@@ -45,6 +45,16 @@ impl Scope {
     }
 }
 
+/// Before a write tool changes `path`: its text now, for the agent's change set (see
+/// [`crate::changes`]). Awaited, so that the text is read before the write.
+pub(crate) async fn before_write(ctx: &ToolContext, path: &Path) {
+    let before = crate::actors::changes::BeforeWrite {
+        session: ctx.session_id.clone(),
+        path: path.to_path_buf(),
+    };
+    let _ = ctx.services.changes.send(before).await;
+}
+
 /// Sends a write to the WorkspaceWriter, checking the version this session last saw,
 /// and records the new version.
 pub(crate) async fn write(

@@ -35,6 +35,7 @@ impl Tool for ReplaceBlock {
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let path = args.file_path.resolve(&ctx)?;
         check_write(&ctx, &path, Self::NAME).await?;
+        super::before_write(&ctx, &path).await;
         let mut params = request(&ctx, Method::ReplaceBlock, &args)?;
         params["save"] = json!(true);
         if let Some(done) = try_editor(&ctx, Method::ReplaceBlock, params).await {

@@ -93,6 +93,7 @@ function M.setup(opts)
     c.on_notification("bridge/claimsChanged", function(p)
       M.set_claims(p.claims)
     end)
+    require("ide_bridge.changes").setup(c)
   end
   M.did_setup = true
   if M.config.auto_connect then

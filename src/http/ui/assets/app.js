@@ -813,6 +813,90 @@ function tickCountdowns() {
   }
 }
 
+// ---------------------------------------------------------------- changes
+
+/** Words of `a` and `b` that differ, marked: two lists of [text, changed]. */
+function wordDiff(a, b) {
+  const x = a.split(/(\s+|\b)/).filter((t) => t !== '');
+  const y = b.split(/(\s+|\b)/).filter((t) => t !== '');
+  if (x.length * y.length > 40000) return [[[a, true]], [[b, true]]];
+  const m = x.map(() => new Array(y.length + 1).fill(0));
+  m.push(new Array(y.length + 1).fill(0));
+  for (let i = x.length - 1; i >= 0; i--) {
+    for (let j = y.length - 1; j >= 0; j--) m[i][j] = x[i] === y[j] ? m[i + 1][j + 1] + 1 : Math.max(m[i + 1][j], m[i][j + 1]);
+  }
+  const l = [], r = [];
+  let i = 0, j = 0;
+  while (i < x.length || j < y.length) {
+    if (i < x.length && j < y.length && x[i] === y[j]) { l.push([x[i], false]); r.push([y[j], false]); i++; j++; }
+    else if (j < y.length && (i >= x.length || m[i][j + 1] >= m[i + 1][j])) { r.push([y[j], true]); j++; }
+    else { l.push([x[i], true]); i++; }
+  }
+  return [l, r];
+}
+
+function marked(parts) {
+  return parts.map(([t, changed]) => (changed ? h('mark', {}, t) : t));
+}
+
+function hunkTable(hk) {
+  const rows = [];
+  const n = Math.max(hk.old.length, hk.new.length);
+  for (let k = 0; k < n; k++) {
+    const o = hk.old[k], nw = hk.new[k];
+    let left = o === undefined ? '' : o.replace(/\n$/, ''), right = nw === undefined ? '' : nw.replace(/\n$/, '');
+    let l = [left], r = [right];
+    if (o !== undefined && nw !== undefined) [l, r] = wordDiff(left, right).map(marked);
+    rows.push(h('tr', { class: o === undefined ? 'ins' : nw === undefined ? 'del' : 'chg' },
+      h('td', { class: 'ln' }, o === undefined ? '' : String(hk.oldStart + k)), h('td', { class: 'old' }, ...[].concat(l)),
+      h('td', { class: 'ln' }, nw === undefined ? '' : String(hk.newStart + k)), h('td', { class: 'new' }, ...[].concat(r))));
+  }
+  return h('table', { class: 'diff' }, h('colgroup', {}, h('col', { class: 'ln' }), h('col', {}), h('col', { class: 'ln' }), h('col', {})), h('tbody', {}, ...rows));
+}
+
+async function refreshChanges() {
+  let list;
+  try { list = await api('changes'); } catch { return; }
+  const open = list.flatMap((c) => c.hunks.filter((hk) => hk.state === 'open').map((hk) => ({ c, hk })));
+  setBadge('badge-changes', open.length);
+  const box = $('change-list');
+  if (!open.length) {
+    box.replaceChildren(h('p', { class: 'empty' }, 'No agent change waits for you. What agents write (their own Edit and Write, and the bridge\'s write tools) shows here, hunk by hunk, to keep or undo.'));
+    return;
+  }
+  const agents = new Map();
+  for (const x of open) {
+    if (!agents.has(x.c.session)) agents.set(x.c.session, { agent: x.c.agent, files: new Map() });
+    const files = agents.get(x.c.session).files;
+    if (!files.has(x.c.file)) files.set(x.c.file, []);
+    files.get(x.c.file).push(x);
+  }
+  box.replaceChildren(...[...agents].map(([session, a]) => h('section', { class: 'card change-agent', 'data-session': session },
+    h('div', { class: 'row' }, h('strong', {}, a.agent), h('span', { class: 'spacer' }),
+      h('button', { type: 'button', class: 'danger', onclick: () => decideChanges('undo', { session }) }, 'Undo all of this agent'),
+      h('button', { type: 'button', onclick: () => decideChanges('keep', { session }) }, 'Keep all')),
+    ...[...a.files].map(([file, hunks]) => h('div', { class: 'change-file', 'data-file': file },
+      h('div', { class: 'row' }, h('code', {}, file), h('span', { class: 'muted small' }, `${hunks.length} hunk(s)`), h('span', { class: 'spacer' }),
+        h('button', { type: 'button', class: 'ghost danger', onclick: () => decideChanges('undo', { file, session }) }, 'Undo file'),
+        h('button', { type: 'button', class: 'ghost', onclick: () => decideChanges('keep', { file, session }) }, 'Keep file')),
+      ...hunks.map(({ c, hk }) => h('article', { class: 'change-hunk', 'data-change': c.id, 'data-hunk': hk.index },
+        h('div', { class: 'row' }, h('span', { class: 'muted small' }, `${c.tool} · lines ${hk.newStart}–${hk.newStart + Math.max(hk.new.length, 1) - 1} · ${ago(c.at)}`), h('span', { class: 'spacer' }),
+          h('button', { type: 'button', class: 'danger', onclick: () => decideChanges('undo', { change: c.id, hunk: hk.index }) }, 'Undo'),
+          h('button', { type: 'button', onclick: () => decideChanges('keep', { change: c.id, hunk: hk.index }) }, 'Keep')),
+        hunkTable(hk))))))));
+}
+
+async function decideChanges(what, which) {
+  const reason = $('change-reason').value;
+  try {
+    const r = await post(`changes/${what}`, what === 'undo' ? { ...which, reason } : which);
+    if (what === 'keep') toast(`Kept ${r.kept} hunk(s)`);
+    else if (r.declined.length) toast(`Not undone: ${r.declined.map((d) => `${d.file}: ${d.why}`).join('; ')}`, 'error');
+    else toast(`Undone: ${r.undone.length} hunk(s); the agent is told`);
+  } catch (e) { toast(e.message, 'error'); }
+  refreshChanges();
+}
+
 async function decideApproval(id, allow) {
   try {
     await post(`approvals/${id}`, { allow });
@@ -858,6 +942,7 @@ function connectEvents() {
     const p = JSON.parse(ev.data);
     if (p.kind === 'diffs') refreshDiffs();
     if (p.kind === 'approvals') refreshApprovals();
+    if (p.kind === 'changes') refreshChanges();
     if (p.kind === 'reviews') refreshReviews();
     if (p.kind === 'reviewsMoved' && state.review && p.ids.includes(state.review.id)) openReview(state.review.id, true);
     refreshStatus();
@@ -879,7 +964,7 @@ function connectEvents() {
 async function resync() {
   const missed = await api(`activity?limit=5000&after=${timeline.lastId}`).catch(() => []);
   timeline.add(missed);
-  await Promise.all([refreshStatus(), refreshTasks(), refreshReviews(), refreshDiffs(), refreshApprovals()]);
+  await Promise.all([refreshStatus(), refreshTasks(), refreshReviews(), refreshDiffs(), refreshApprovals(), refreshChanges()]);
 }
 
 // ---------------------------------------------------------------- start
@@ -914,7 +999,7 @@ async function start() {
 
   await refreshStatus();
   connectEvents();
-  const [entries] = await Promise.all([api('activity?limit=5000').catch(() => []), refreshTasks(), refreshReviews(), refreshDiffs(), refreshApprovals(), refreshSamples()]);
+  const [entries] = await Promise.all([api('activity?limit=5000').catch(() => []), refreshTasks(), refreshReviews(), refreshDiffs(), refreshApprovals(), refreshChanges(), refreshSamples()]);
   timeline.load(entries);
   showView();
   renderCharts();

@@ -1,0 +1,498 @@
+//! The Changes actor: what each agent changed, hunk by hunk ([`crate::changes`]), kept
+//! across restarts in the workspace's state directory. It snapshots a file before an
+//! agent writes it and diffs it after; it answers the page and the tools (list, who
+//! changed a line, keep, undo); undos are written through the workspace writer. The
+//! editor is told which lines each agent changed (`bridge/agentChanges`) and the page
+//! that the change sets moved. It runs on a thread of its own: it reads files.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use serde::Serialize;
+use serde_json::json;
+
+use super::messages::activity::RecordLifecycle;
+pub use super::messages::changes::{AgentWrote, BeforeWrite};
+use super::messages::dashboard::ChangesUpdated;
+use super::messages::editor::NotifyEditor;
+use super::messages::session::SessionId;
+use super::supervise::{guard, restarted, ActorFault};
+use super::writer::{WorkspaceWriter, Write, WriteOp};
+use crate::actors::activity_log::{now_ms, LifecycleEvent};
+use crate::changes::{AgentWrite, Change, Declined, FileUndo, Ledger, Limits, Owner, Selection};
+use crate::metrics::Metrics;
+use crate::persist::snapshot_file::SnapshotFile;
+use crate::workspace::Workspace;
+
+/// Actor name used in logs, metrics and faults.
+pub const NAME: &str = "changes";
+
+/// Snapshots waiting for their write: at most this many, each at most this old.
+const MAX_PENDING: usize = 256;
+const PENDING_TTL: Duration = Duration::from_secs(600);
+
+/// The change sets, filtered.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Vec<Change>, ActorFault>")]
+pub struct ListChanges(pub Selection);
+
+/// Who last changed each line of a file (resolved path, workspace-relative name).
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Result<Vec<LineRun>, String>, ActorFault>")]
+pub struct WhoChanged {
+    pub path: PathBuf,
+    pub display: String,
+}
+
+/// Lines `from..=to` were last changed by `by` (`None`: nobody since the file was first
+/// followed).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LineRun {
+    pub from: usize,
+    pub to: usize,
+    pub by: Option<String>,
+    pub session: Option<String>,
+}
+
+/// The person keeps the selected hunks: answers how many.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<usize, ActorFault>")]
+pub struct KeepChanges(pub Selection);
+
+/// The person undoes the selected hunks.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<UndoReport, ActorFault>")]
+pub struct UndoChanges(pub Selection);
+
+/// What an undo did: per file, the hunks reverted, and those it declined with why.
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UndoReport {
+    pub undone: Vec<UndoneHunk>,
+    pub declined: Vec<Declined>,
+}
+
+/// One hunk undone.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UndoneHunk {
+    pub change: u64,
+    pub hunk: usize,
+    pub file: String,
+    pub session: String,
+    pub agent: String,
+    /// 1-based, inclusive, in the file before the undo.
+    pub from: usize,
+    pub to: usize,
+}
+
+/// Counters for `/status`.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<ChangesStatus, ActorFault>")]
+pub struct GetChangesStatus;
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangesStatus {
+    /// Hunks waiting for the person.
+    pub open_hunks: usize,
+    pub changes: usize,
+    /// Changes dropped to stay within the limits.
+    pub dropped: u64,
+}
+
+/// Where the Changes actor reports.
+pub struct ChangesLinks {
+    pub writer: Addr<WorkspaceWriter>,
+    /// `bridge/agentChanges`.
+    pub editor: Recipient<NotifyEditor>,
+    /// The page's Changes view.
+    pub page: Recipient<ChangesUpdated>,
+    pub activity: Recipient<RecordLifecycle>,
+}
+
+/// The change sets of one bridge.
+pub struct ChangesActor {
+    ledger: Ledger,
+    workspace: Workspace,
+    /// Text before a write under way, by agent and file (`None`: no such file).
+    pending: HashMap<(SessionId, PathBuf), (Option<String>, Instant)>,
+    file: Option<SnapshotFile<Ledger>>,
+    links: ChangesLinks,
+    metrics: Arc<Metrics>,
+    limits: Limits,
+}
+
+/// A file's text, when it is a regular file of at most `max` bytes; `Ok(None)` when
+/// there is none.
+fn read_text(path: &Path, max: usize) -> Result<Option<String>, String> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e.to_string()),
+        Ok(m) if !m.is_file() => return Err("not a regular file".into()),
+        Ok(m) if m.len() > max as u64 => {
+            return Err(format!("larger than {max} bytes: not followed"))
+        }
+        Ok(_) => {}
+    }
+    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| "not UTF-8 text".to_string())
+}
+
+impl ChangesActor {
+    /// The change sets kept at `path` (when given) for `workspace`.
+    pub fn new(
+        workspace: Workspace,
+        path: Option<PathBuf>,
+        limits: Limits,
+        links: ChangesLinks,
+        metrics: Arc<Metrics>,
+    ) -> Self {
+        let ledger = path
+            .as_deref()
+            .and_then(|p| std::fs::read(p).ok())
+            .and_then(|b| {
+                serde_json::from_slice::<Ledger>(&b)
+                    .map_err(|e| tracing::warn!(%e, "ignoring an unreadable changes file"))
+                    .ok()
+            })
+            .map_or_else(|| Ledger::new(limits), |l| l.with_limits(limits));
+        Self {
+            ledger,
+            workspace,
+            pending: HashMap::new(),
+            file: path.map(|p| SnapshotFile::start(p, "the agents' change sets")),
+            links,
+            metrics,
+            limits,
+        }
+    }
+
+    /// Saves, and tells the page and (for `file`) the editor.
+    fn changed(&mut self, file: Option<&str>) {
+        if let Some(f) = &self.file {
+            f.save(self.ledger.clone());
+        }
+        self.links.page.do_send(ChangesUpdated);
+        if let Some(file) = file {
+            self.tell_editor(file);
+        }
+    }
+
+    /// `bridge/agentChanges` for `file`: the lines each agent changed that the person
+    /// has not decided on yet.
+    fn tell_editor(&mut self, file: &str) {
+        let path = self.workspace.root().join(file);
+        let Ok(Some(text)) = read_text(&path, self.limits.max_file_bytes) else {
+            return;
+        };
+        let open: std::collections::HashSet<u64> = self
+            .ledger
+            .changes()
+            .filter(|c| c.file == file && c.open().next().is_some())
+            .map(|c| c.id)
+            .collect();
+        let runs: Vec<serde_json::Value> = self
+            .ledger
+            .owners(file, &text)
+            .into_iter()
+            .filter_map(|(from, to, owner)| match owner {
+                Owner::Agent {
+                    change,
+                    session,
+                    agent,
+                } if open.contains(&change) => Some(json!({
+                    "startLine": from, "endLine": to, "agent": agent, "session": session,
+                })),
+                _ => None,
+            })
+            .collect();
+        self.links.editor.do_send(NotifyEditor {
+            method: "bridge/agentChanges",
+            params: json!({ "file": path.display().to_string(), "changes": runs }),
+        });
+    }
+
+    fn drop_stale_pending(&mut self) {
+        let now = Instant::now();
+        self.pending
+            .retain(|_, (_, at)| now.duration_since(*at) < PENDING_TTL);
+    }
+}
+
+impl Actor for ChangesActor {
+    type Context = Context<Self>;
+}
+
+impl Supervised for ChangesActor {
+    fn restarting(&mut self, _: &mut Context<Self>) {
+        restarted(
+            NAME,
+            &self.metrics,
+            &self.links.activity,
+            "kept the change sets",
+        );
+    }
+}
+
+impl Handler<BeforeWrite> for ChangesActor {
+    type Result = ();
+    fn handle(&mut self, msg: BeforeWrite, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, _| {
+            act.drop_stale_pending();
+            if act.pending.len() >= MAX_PENDING {
+                tracing::warn!(
+                    path = %msg.path.display(),
+                    "too many writes under way: this one's change set is not recorded"
+                );
+                return;
+            }
+            match read_text(&msg.path, act.limits.max_file_bytes) {
+                Ok(text) => {
+                    act.pending
+                        .insert((msg.session, msg.path), (text, Instant::now()));
+                }
+                Err(why) => tracing::debug!(path = %msg.path.display(), why, "not followed"),
+            }
+        });
+    }
+}
+
+impl Handler<AgentWrote> for ChangesActor {
+    type Result = ();
+    fn handle(&mut self, msg: AgentWrote, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, _| {
+            let Some((before, _)) = act.pending.remove(&(msg.session.clone(), msg.path.clone()))
+            else {
+                return;
+            };
+            let after = match read_text(&msg.path, act.limits.max_file_bytes) {
+                Ok(Some(text)) => text,
+                // Deleted: every line went.
+                Ok(None) => String::new(),
+                Err(why) => {
+                    tracing::debug!(path = %msg.path.display(), why, "not followed");
+                    return;
+                }
+            };
+            let recorded = act
+                .ledger
+                .record(AgentWrite {
+                    session: &msg.session,
+                    agent: &msg.agent,
+                    file: &msg.display,
+                    tool: &msg.tool,
+                    before: before.as_deref(),
+                    after: &after,
+                    at_ms: now_ms(),
+                })
+                .is_some();
+            if recorded {
+                act.changed(Some(&msg.display));
+            }
+        });
+    }
+}
+
+impl Handler<ListChanges> for ChangesActor {
+    type Result = Result<Vec<Change>, ActorFault>;
+    fn handle(&mut self, msg: ListChanges, ctx: &mut Context<Self>) -> Self::Result {
+        guard(NAME, self, ctx, |act, _| {
+            let s = &msg.0;
+            act.ledger
+                .changes()
+                .filter(|c| s.change.is_none_or(|id| id == c.id))
+                .filter(|c| s.file.as_deref().is_none_or(|f| f == c.file))
+                .filter(|c| s.session.as_deref().is_none_or(|x| x == c.session))
+                .cloned()
+                .collect()
+        })
+    }
+}
+
+impl Handler<WhoChanged> for ChangesActor {
+    type Result = Result<Result<Vec<LineRun>, String>, ActorFault>;
+    fn handle(&mut self, msg: WhoChanged, ctx: &mut Context<Self>) -> Self::Result {
+        guard(NAME, self, ctx, |act, _| {
+            let text = match read_text(&msg.path, act.limits.max_file_bytes)? {
+                Some(t) => t,
+                None => return Err(format!("{} does not exist", msg.display)),
+            };
+            Ok(act
+                .ledger
+                .owners(&msg.display, &text)
+                .into_iter()
+                .map(|(from, to, owner)| {
+                    let (by, session) = match owner {
+                        Owner::Base => (None, None),
+                        Owner::Person => (Some("the person".to_string()), None),
+                        Owner::Agent { session, agent, .. } => (Some(agent), Some(session)),
+                    };
+                    LineRun {
+                        from,
+                        to,
+                        by,
+                        session,
+                    }
+                })
+                .collect())
+        })
+    }
+}
+
+impl Handler<KeepChanges> for ChangesActor {
+    type Result = Result<usize, ActorFault>;
+    fn handle(&mut self, msg: KeepChanges, ctx: &mut Context<Self>) -> Self::Result {
+        guard(NAME, self, ctx, |act, _| {
+            if !msg.0.is_given() {
+                return 0;
+            }
+            let files: Vec<String> = act
+                .ledger
+                .changes()
+                .filter(|c| msg.0.file.as_deref().is_none_or(|f| f == c.file))
+                .map(|c| c.file.clone())
+                .collect();
+            let kept = act.ledger.keep(&msg.0);
+            if kept > 0 {
+                act.changed(None);
+                let mut files = files;
+                files.dedup();
+                for f in files {
+                    act.tell_editor(&f);
+                }
+            }
+            kept
+        })
+    }
+}
+
+impl Handler<UndoChanges> for ChangesActor {
+    type Result = ResponseActFuture<Self, Result<UndoReport, ActorFault>>;
+    fn handle(&mut self, msg: UndoChanges, ctx: &mut Context<Self>) -> Self::Result {
+        let planned = guard(NAME, self, ctx, |act, _| {
+            let mut declined = Vec::new();
+            let mut plans: Vec<(FileUndo, Option<crate::workspace::files::Fingerprint>)> =
+                Vec::new();
+            if !msg.0.is_given() {
+                return (plans, declined);
+            }
+            let mut files: Vec<String> = act.ledger.changes().map(|c| c.file.clone()).collect();
+            files.sort();
+            files.dedup();
+            for file in files {
+                let path = act.workspace.root().join(&file);
+                let text = read_text(&path, act.limits.max_file_bytes).unwrap_or_default();
+                let fingerprint = text
+                    .as_deref()
+                    .map(|t| crate::workspace::files::fingerprint(t.as_bytes()));
+                let (plan, refused) = act.ledger.plan_undo(&file, text.as_deref(), &msg.0);
+                declined.extend(refused);
+                plans.extend(plan.map(|p| (p, fingerprint)));
+            }
+            (plans, declined)
+        });
+        let (plans, declined) = match planned {
+            Ok(p) => p,
+            Err(fault) => return Box::pin(fut::ready(Err(fault))),
+        };
+        let writer = self.links.writer.clone();
+        let root = self.workspace.root().to_path_buf();
+        let work = async move {
+            let mut written = Vec::new();
+            let mut declined = declined;
+            for (plan, fingerprint) in plans {
+                let path = root.join(&plan.file);
+                let op = match &plan.text {
+                    Some(text) => WriteOp::Create {
+                        content: text.clone(),
+                        directory: false,
+                        overwrite: true,
+                    },
+                    None => WriteOp::Delete { recursive: false },
+                };
+                let write = Write {
+                    path,
+                    expected: fingerprint,
+                    op,
+                };
+                match writer.send(write).await {
+                    Ok(Ok(_)) => written.push(plan),
+                    Ok(Err(e)) => declined.extend(plan.reverted.iter().map(|r| Declined {
+                        change: r.change,
+                        hunk: r.hunk,
+                        file: plan.file.clone(),
+                        why: format!("the write was refused: {e}"),
+                    })),
+                    Err(_) => declined.extend(plan.reverted.iter().map(|r| Declined {
+                        change: r.change,
+                        hunk: r.hunk,
+                        file: plan.file.clone(),
+                        why: "the workspace writer restarted; nothing was changed".into(),
+                    })),
+                }
+            }
+            (written, declined)
+        };
+        Box::pin(
+            fut::wrap_future::<_, Self>(work).map(|(written, declined), act, _| {
+                let mut report = UndoReport {
+                    undone: Vec::new(),
+                    declined,
+                };
+                for plan in &written {
+                    act.ledger.undone(plan);
+                    report
+                        .undone
+                        .extend(plan.reverted.iter().map(|r| UndoneHunk {
+                            change: r.change,
+                            hunk: r.hunk,
+                            file: plan.file.clone(),
+                            session: r.session.clone(),
+                            agent: r.agent.clone(),
+                            from: r.lines.0,
+                            to: r.lines.1,
+                        }));
+                }
+                for plan in &written {
+                    act.links.activity.do_send(RecordLifecycle {
+                        event: LifecycleEvent::ChangesUndone,
+                        session_id: plan
+                            .reverted
+                            .first()
+                            .map(|r| SessionId::from(r.session.as_str())),
+                        detail: format!(
+                            "the person undid {} hunk(s) of {}",
+                            plan.reverted.len(),
+                            plan.file
+                        ),
+                    });
+                }
+                if !written.is_empty() {
+                    act.changed(None);
+                    for plan in &written {
+                        act.tell_editor(&plan.file);
+                    }
+                }
+                Ok(report)
+            }),
+        )
+    }
+}
+
+impl Handler<GetChangesStatus> for ChangesActor {
+    type Result = Result<ChangesStatus, ActorFault>;
+    fn handle(&mut self, _: GetChangesStatus, ctx: &mut Context<Self>) -> Self::Result {
+        guard(NAME, self, ctx, |act, _| ChangesStatus {
+            open_hunks: act.ledger.changes().map(|c| c.open().count()).sum(),
+            changes: act.ledger.changes().count(),
+            dropped: act.ledger.dropped,
+        })
+    }
+}

@@ -1,0 +1,218 @@
+//! What agents changed, for review after the fact: `listChanges`, `whoChanged`,
+//! `undoChanges`, `keepChanges` (the page's Changes view does the same). An undo
+//! reverse-applies a hunk only where the file still holds it; the agent whose hunk was
+//! undone is told at its next tool call, with the reason.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::actors::changes::{
+    KeepChanges as Keep, ListChanges as List, UndoChanges as Undo, UndoReport, WhoChanged as Who,
+    NAME,
+};
+use crate::actors::registry::TellAgent;
+use crate::changes::{Change, Selection};
+use crate::protocol::mcp::CallToolResult;
+use crate::services::Services;
+use crate::tools::path::WorkspacePath;
+use crate::tools::{ask, Tool, ToolContext, ToolError, ToolResult};
+
+/// Which hunks: one change (and one of its hunks), a file, an agent session.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Which {
+    /// A change id (from listChanges).
+    change: Option<u64>,
+    /// With `change`: one of its hunks (0-based).
+    hunk: Option<usize>,
+    /// Every hunk of this file (workspace-relative).
+    file: Option<String>,
+    /// Every hunk of this agent session.
+    session: Option<String>,
+}
+
+impl Which {
+    fn selection(self) -> Selection {
+        Selection {
+            change: self.change,
+            hunk: self.hunk,
+            file: self.file,
+            session: self.session,
+        }
+    }
+}
+
+/// A change as tools and the page show it: its open hunks with their lines.
+pub fn view(c: &Change) -> serde_json::Value {
+    json!({
+        "id": c.id,
+        "session": c.session,
+        "agent": c.agent,
+        "file": c.file,
+        "tool": c.tool,
+        "at": c.at_ms,
+        "created": c.created,
+        "hunks": c.hunks.iter().enumerate().map(|(i, h)| json!({
+            "index": i,
+            "state": h.state,
+            "oldStart": h.old_start,
+            "old": h.old,
+            "newStart": h.new_start,
+            "new": h.new,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// Undoes `selection` and tells each agent whose hunks were undone, with `reason`.
+pub async fn undo(
+    services: &Services,
+    selection: Selection,
+    reason: &str,
+) -> Result<UndoReport, ToolError> {
+    let report = ask(&services.changes, NAME, Undo(selection)).await?;
+    let mut told: Vec<(&str, Vec<String>)> = Vec::new();
+    for u in &report.undone {
+        let lines = format!("lines {}–{} of {}", u.from, u.to, u.file);
+        match told.iter_mut().find(|(s, _)| *s == u.session) {
+            Some((_, all)) => all.push(lines),
+            None => told.push((&u.session, vec![lines])),
+        }
+    }
+    for (session, undone) in told {
+        let why = if reason.trim().is_empty() {
+            String::new()
+        } else {
+            format!(": {}", reason.trim())
+        };
+        services.registry.do_send(TellAgent {
+            session: session.into(),
+            text: format!(
+                "ide-bridge: the person undid your change to {}{why}. Read the file again before going on.",
+                undone.join(", ")
+            ),
+        });
+    }
+    Ok(report)
+}
+
+pub struct ListChanges;
+
+impl Tool for ListChanges {
+    type Args = Which;
+    const NAME: &'static str = "listChanges";
+    const DESCRIPTION: &'static str = "What agents changed since their baseline, hunk by hunk (each with its state: open, kept, undone), filtered by change, file or agent session.";
+
+    async fn call(ctx: ToolContext, args: Which) -> ToolResult {
+        let changes = ask(&ctx.services.changes, NAME, List(args.selection())).await?;
+        Ok(CallToolResult::json(&json!({
+            "changes": changes.iter().map(view).collect::<Vec<_>>()
+        })))
+    }
+}
+
+pub struct WhoChanged;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WhoArgs {
+    /// The file (workspace-relative or absolute inside the workspace).
+    file: WorkspacePath,
+    /// One line (1-based); all lines when absent.
+    line: Option<usize>,
+}
+
+impl Tool for WhoChanged {
+    type Args = WhoArgs;
+    const NAME: &'static str = "whoChanged";
+    const DESCRIPTION: &'static str = "Which agent (or the person) last changed each line of a file since the bridge followed it; null for lines nobody changed.";
+
+    async fn call(ctx: ToolContext, args: WhoArgs) -> ToolResult {
+        let path = args.file.resolve(&ctx)?;
+        let display = ctx
+            .services
+            .workspace
+            .relative(&path.to_string_lossy())
+            .unwrap_or_default();
+        let who = Who {
+            path,
+            display: display.clone(),
+        };
+        let runs = ask(&ctx.services.changes, NAME, who)
+            .await?
+            .map_err(ToolError::refused)?;
+        let runs: Vec<_> = match args.line {
+            Some(line) => runs
+                .into_iter()
+                .filter(|r| (r.from..=r.to).contains(&line))
+                .collect(),
+            None => runs,
+        };
+        Ok(CallToolResult::json(
+            &json!({ "file": display, "lines": runs }),
+        ))
+    }
+}
+
+pub struct UndoChanges;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct UndoArgs {
+    /// A change id (from listChanges).
+    change: Option<u64>,
+    /// With `change`: one of its hunks (0-based).
+    hunk: Option<usize>,
+    /// Every hunk of this file (workspace-relative).
+    file: Option<String>,
+    /// Every hunk of this agent session.
+    session: Option<String>,
+    /// Why, for the agent whose change is undone.
+    reason: Option<String>,
+}
+
+impl Tool for UndoChanges {
+    type Args = UndoArgs;
+    const NAME: &'static str = "undoChanges";
+    const DESCRIPTION: &'static str = "Undo hunks agents wrote (one hunk, a change, a file, or everything of an agent session): each is reverse-applied only where the file still holds it; hunks a later edit overlaps are declined and named. The agent is told, with the reason.";
+
+    async fn call(ctx: ToolContext, args: UndoArgs) -> ToolResult {
+        let selection = Selection {
+            change: args.change,
+            hunk: args.hunk,
+            file: args.file,
+            session: args.session,
+        };
+        if !selection.is_given() {
+            return Err(ToolError::refused(
+                "Say which hunks: change (and hunk), file, or session",
+            ));
+        }
+        let report = undo(
+            &ctx.services,
+            selection,
+            args.reason.as_deref().unwrap_or(""),
+        )
+        .await?;
+        Ok(CallToolResult::json(&report))
+    }
+}
+
+pub struct KeepChanges;
+
+impl Tool for KeepChanges {
+    type Args = Which;
+    const NAME: &'static str = "keepChanges";
+    const DESCRIPTION: &'static str = "Keep hunks agents wrote (one hunk, a change, a file, or everything of an agent session): they leave the open change sets.";
+
+    async fn call(ctx: ToolContext, args: Which) -> ToolResult {
+        let selection = args.selection();
+        if !selection.is_given() {
+            return Err(ToolError::refused(
+                "Say which hunks: change (and hunk), file, or session",
+            ));
+        }
+        let kept = ask(&ctx.services.changes, NAME, Keep(selection)).await?;
+        Ok(CallToolResult::json(&json!({ "kept": kept })))
+    }
+}
