@@ -5,7 +5,7 @@
 //! editor is told which lines each agent changed (`bridge/agentChanges`) and the page
 //! that the change sets moved. It runs on a thread of its own: it reads files.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::messages::activity::RecordLifecycle;
-pub use super::messages::changes::{AgentWrote, BeforeWrite};
+pub use super::messages::changes::{AgentWrote, BeforeWrite, WriteAbandoned};
 use super::messages::dashboard::ChangesUpdated;
 use super::messages::editor::NotifyEditor;
 use super::messages::session::SessionId;
@@ -115,12 +115,21 @@ pub struct ChangesLinks {
     pub activity: Recipient<RecordLifecycle>,
 }
 
+/// A write under way: the text before it (`None`: no such file) and, once a later
+/// write of the same agent to the same file ended first, the text after it.
+struct Pending {
+    call: Option<String>,
+    before: Option<String>,
+    after: Option<String>,
+    at: Instant,
+}
+
 /// The change sets of one bridge.
 pub struct ChangesActor {
     ledger: Ledger,
     workspace: Workspace,
-    /// Text before a write under way, by agent and file (`None`: no such file).
-    pending: HashMap<(SessionId, PathBuf), (Option<String>, Instant)>,
+    /// Writes under way, by agent and file, in the order they started.
+    pending: HashMap<(SessionId, PathBuf), VecDeque<Pending>>,
     file: Option<SnapshotFile<Ledger>>,
     links: ChangesLinks,
     metrics: Arc<Metrics>,
@@ -221,8 +230,42 @@ impl ChangesActor {
 
     fn drop_stale_pending(&mut self) {
         let now = Instant::now();
-        self.pending
-            .retain(|_, (_, at)| now.duration_since(*at) < PENDING_TTL);
+        for writes in self.pending.values_mut() {
+            writes.retain(|w| now.duration_since(w.at) < PENDING_TTL);
+        }
+        self.pending.retain(|_, writes| !writes.is_empty());
+    }
+
+    /// Takes the write `call` of `session` to `path` from those under way: its text
+    /// before, and after when a later write of the same file started meanwhile (that
+    /// one's text before). The write before it, if still under way, ends where this
+    /// one began.
+    fn take_pending(
+        &mut self,
+        session: &SessionId,
+        path: &Path,
+        call: &Option<String>,
+    ) -> Option<(Option<String>, Option<String>)> {
+        let key = (session.clone(), path.to_path_buf());
+        let writes = self.pending.get_mut(&key)?;
+        let i = writes
+            .iter()
+            .position(|w| &w.call == call)
+            .or_else(|| (!writes.is_empty()).then_some(0))?;
+        let next_before = writes
+            .get(i + 1)
+            .map(|w| w.before.clone().unwrap_or_default());
+        let this = writes.remove(i)?;
+        if i > 0 {
+            if let Some(prev) = writes.get_mut(i - 1) {
+                prev.after
+                    .get_or_insert_with(|| this.before.clone().unwrap_or_default());
+            }
+        }
+        if writes.is_empty() {
+            self.pending.remove(&key);
+        }
+        Some((this.before, this.after.or(next_before)))
     }
 }
 
@@ -246,7 +289,8 @@ impl Handler<BeforeWrite> for ChangesActor {
     fn handle(&mut self, msg: BeforeWrite, ctx: &mut Context<Self>) {
         let _ = guard(NAME, self, ctx, |act, _| {
             act.drop_stale_pending();
-            if act.pending.len() >= MAX_PENDING {
+            let under_way: usize = act.pending.values().map(VecDeque::len).sum();
+            if under_way >= MAX_PENDING {
                 tracing::warn!(
                     path = %msg.path.display(),
                     "too many writes under way: this one's change set is not recorded"
@@ -254,10 +298,16 @@ impl Handler<BeforeWrite> for ChangesActor {
                 return;
             }
             match read_text(&msg.path, act.limits.max_file_bytes) {
-                Ok(text) => {
-                    act.pending
-                        .insert((msg.session, msg.path), (text, Instant::now()));
-                }
+                Ok(text) => act
+                    .pending
+                    .entry((msg.session, msg.path))
+                    .or_default()
+                    .push_back(Pending {
+                        call: msg.call,
+                        before: text,
+                        after: None,
+                        at: Instant::now(),
+                    }),
                 Err(why) => tracing::debug!(path = %msg.path.display(), why, "not followed"),
             }
         });
@@ -268,18 +318,20 @@ impl Handler<AgentWrote> for ChangesActor {
     type Result = ();
     fn handle(&mut self, msg: AgentWrote, ctx: &mut Context<Self>) {
         let _ = guard(NAME, self, ctx, |act, _| {
-            let Some((before, _)) = act.pending.remove(&(msg.session.clone(), msg.path.clone()))
-            else {
+            let Some((before, after)) = act.take_pending(&msg.session, &msg.path, &msg.call) else {
                 return;
             };
-            let after = match read_text(&msg.path, act.limits.max_file_bytes) {
-                Ok(Some(text)) => text,
-                // Deleted: every line went.
-                Ok(None) => String::new(),
-                Err(why) => {
-                    tracing::debug!(path = %msg.path.display(), why, "not followed");
-                    return;
-                }
+            let after = match after {
+                Some(text) => text,
+                None => match read_text(&msg.path, act.limits.max_file_bytes) {
+                    Ok(Some(text)) => text,
+                    // Deleted: every line went.
+                    Ok(None) => String::new(),
+                    Err(why) => {
+                        tracing::debug!(path = %msg.path.display(), why, "not followed");
+                        return;
+                    }
+                },
             };
             let recorded = act
                 .ledger
@@ -296,6 +348,15 @@ impl Handler<AgentWrote> for ChangesActor {
             if recorded {
                 act.changed(Some(&msg.display));
             }
+        });
+    }
+}
+
+impl Handler<WriteAbandoned> for ChangesActor {
+    type Result = ();
+    fn handle(&mut self, msg: WriteAbandoned, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, _| {
+            act.take_pending(&msg.session, &msg.path, &msg.call);
         });
     }
 }

@@ -891,6 +891,7 @@ impl Handler<FileChanged> for SessionRegistry {
                     path: msg.path.clone(),
                     display: msg.display.clone(),
                     tool: msg.tool.clone(),
+                    call: msg.call.clone(),
                 });
             }
             if let Some(automation) = &act.automation {

@@ -29,7 +29,7 @@ use super::{CLIENT_HEADER, TASK_HEADER};
 use crate::actors::activity_log::now_ms;
 use crate::actors::activity_log::{CallStatus, LifecycleEvent, RecordLifecycle, RecordToolCall};
 use crate::actors::automation::{AskGate, BridgeEvent, GateCheck, GateChecked};
-use crate::actors::changes::BeforeWrite;
+use crate::actors::changes::{BeforeWrite, WriteAbandoned};
 use crate::actors::claims::{CheckWrite, ClaimsNamedIn};
 use crate::actors::dashboard::WithdrawApprovals;
 use crate::actors::diagnostics::{GetDiagnostics, Invalidate};
@@ -385,6 +385,7 @@ async fn start(
         let before = BeforeWrite {
             session: agent.id.clone(),
             path: path.clone(),
+            call: Some(started.tool_use_id.clone()),
         };
         let _ = services.changes.send(before).await;
     }
@@ -631,6 +632,11 @@ async fn finish(services: &Services, agent: &AgentRef, ended: Ended) {
                 error: clip(if error.is_empty() { "failed" } else { &error }, 200),
             },
         ),
+        Effect::Write { path, .. } if failed => services.changes.do_send(WriteAbandoned {
+            session: agent.id.clone(),
+            path,
+            call: Some(call.tool_use_id),
+        }),
         _ if failed => {}
         Effect::Read(path) => agent.session.saw.do_send(Saw(path)),
         Effect::Write { path, display } => {
@@ -641,6 +647,7 @@ async fn finish(services: &Services, agent: &AgentRef, ended: Ended) {
                 path,
                 display,
                 tool: call.tool,
+                call: Some(call.tool_use_id),
             };
             let _ = services.registry.send(changed).await;
         }

@@ -107,3 +107,49 @@ def http(bridge, path):
     )
     with urllib.request.urlopen(req, timeout=5) as resp:
         return resp.read().decode()
+
+
+class McpOverHttp:
+    """An MCP session over streamable HTTP `/mcp`: initialized once, reused for each
+    call, ended (DELETE) on close."""
+
+    def __init__(self, port, token):
+        self.url = f"http://127.0.0.1:{port}/mcp"
+        self.headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json",
+                        "Accept": "application/json, text/event-stream"}
+        self.sid, _ = self._post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"}}})
+        self.headers["Mcp-Session-Id"] = self.sid
+        self.next_id = 2
+
+    def _post(self, body, method="POST"):
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(self.url, data=data, method=method, headers=self.headers)
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.headers.get("mcp-session-id"), resp.read()
+
+    def call(self, tool, args):
+        """The JSON-RPC response to one `tools/call`."""
+        self.next_id += 1
+        _, body = self._post({"jsonrpc": "2.0", "id": self.next_id, "method": "tools/call",
+                              "params": {"name": tool, "arguments": args}})
+        text = body.decode()
+        if text.startswith("event:"):
+            text = text.split("data: ", 1)[1]
+        return json.loads(text)
+
+    def close(self):
+        try:
+            self._post(None, method="DELETE")
+        except OSError:
+            pass
+
+
+def call_over_mcp(port, token, tool, args):
+    """One tool call over `/mcp` in a session of its own; the JSON-RPC response."""
+    session = McpOverHttp(port, token)
+    try:
+        return session.call(tool, args)
+    finally:
+        session.close()

@@ -14,7 +14,7 @@ import time
 import urllib.request
 
 from claude_pty import Claude, environment, manual_mode, submit, trust, wait_until
-from conftest import start_bridge
+from conftest import call_over_mcp, start_bridge
 from fake_model import FakeModel, mcp, text
 
 BRIDGE = os.environ.get("BRIDGE_BIN", "target/debug/ide-bridge")
@@ -64,25 +64,7 @@ class Place:
 
 def call_over_http(place, tool, args):
     """One tool call over /mcp (a fresh HTTP MCP session)."""
-    url = f"http://127.0.0.1:{place.port}/mcp"
-    headers = {"Authorization": f"Bearer {place.token}", "Content-Type": "application/json",
-               "Accept": "application/json, text/event-stream"}
-
-    def post(body, extra=None):
-        req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
-                                     headers={**headers, **(extra or {})})
-        with urllib.request.urlopen(req, timeout=10) as resp:
-            return resp.headers.get("mcp-session-id"), resp.read()
-
-    sid, _ = post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "test", "version": "0"}}})
-    _, body = post({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                    "params": {"name": tool, "arguments": args}}, {"Mcp-Session-Id": sid})
-    text = body.decode()
-    if text.startswith("event:"):
-        text = text.split("data: ", 1)[1]
-    return json.loads(text)
+    return call_over_mcp(place.port, place.token, tool, args)
 
 
 def prepare(place):

@@ -16,6 +16,8 @@ use super::session::SessionId;
 pub struct BeforeWrite {
     pub session: SessionId,
     pub path: PathBuf,
+    /// The native call (`toolu_…`) that writes; `None` for a bridge write tool.
+    pub call: Option<String>,
 }
 
 /// Agent `session` (seen as `agent`) changed `path` (`display`: workspace-relative)
@@ -28,4 +30,15 @@ pub struct AgentWrote {
     pub path: PathBuf,
     pub display: String,
     pub tool: String,
+    /// As in its [`BeforeWrite`].
+    pub call: Option<String>,
+}
+
+/// The write announced by a [`BeforeWrite`] did not happen (the call failed).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct WriteAbandoned {
+    pub session: SessionId,
+    pub path: PathBuf,
+    pub call: Option<String>,
 }

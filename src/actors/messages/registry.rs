@@ -137,4 +137,6 @@ pub struct FileChanged {
     pub display: String,
     /// The tool that changed it (`Edit`, `replaceBlock`, …).
     pub tool: String,
+    /// The native call (`toolu_…`) that changed it; `None` for a bridge write tool.
+    pub call: Option<String>,
 }

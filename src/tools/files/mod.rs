@@ -51,6 +51,7 @@ pub(crate) async fn before_write(ctx: &ToolContext, path: &Path) {
     let before = crate::actors::changes::BeforeWrite {
         session: ctx.session_id.clone(),
         path: path.to_path_buf(),
+        call: None,
     };
     let _ = ctx.services.changes.send(before).await;
 }
@@ -86,6 +87,7 @@ pub(crate) async fn announce(ctx: &ToolContext, path: &Path, tool: &str) {
             path: path.to_path_buf(),
             display,
             tool: tool.to_string(),
+            call: None,
         };
         let _ = ctx.services.registry.send(changed).await;
     }
