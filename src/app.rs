@@ -1,6 +1,6 @@
 //! Start-up and shutdown: bind, lock file, actors, HTTP server, signals.
 
-use crate::actors::changes::{ChangesActor, ChangesLinks};
+use crate::actors::changes::{ChangesActor, ChangesLinks, FlushChanges};
 use crate::changes::Limits as ChangeLimits;
 use std::net::{IpAddr, TcpListener};
 use std::path::PathBuf;
@@ -830,7 +830,8 @@ async fn shut_down(
     };
     let tasks = tokio::time::timeout(bound, services.orchestrator.send(SaveTasks));
     let browsers = tokio::time::timeout(bound, services.dashboard.send(FlushSessions));
-    let (_, _, _) = futures_util::future::join3(checkpoint, tasks, browsers).await;
+    let changes = tokio::time::timeout(bound, services.changes.send(FlushChanges));
+    let (_, _, _, _) = futures_util::future::join4(checkpoint, tasks, browsers, changes).await;
     let _ = tokio::time::timeout(bound, services.activity.send(FlushNow)).await;
     if let Err(e) = std::fs::remove_file(lock_path) {
         tracing::warn!(path = %lock_path.display(), %e, "could not remove the lock file");

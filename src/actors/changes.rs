@@ -33,6 +33,8 @@ pub const NAME: &str = "changes";
 /// Snapshots waiting for their write: at most this many, each at most this old.
 const MAX_PENDING: usize = 256;
 const PENDING_TTL: Duration = Duration::from_secs(600);
+/// Changes within this long make one save and one word to the page.
+const SETTLE: Duration = Duration::from_millis(300);
 
 /// The change sets, filtered.
 #[derive(Debug, Message)]
@@ -90,6 +92,11 @@ pub struct UndoneHunk {
     pub to: usize,
 }
 
+/// Save the change sets now (shutdown): answers once they are on disk.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct FlushChanges;
+
 /// Counters for `/status`.
 #[derive(Debug, Message)]
 #[rtype(result = "Result<ChangesStatus, ActorFault>")]
@@ -134,6 +141,8 @@ pub struct ChangesActor {
     links: ChangesLinks,
     metrics: Arc<Metrics>,
     limits: Limits,
+    /// A save and a word to the page are due.
+    settling: Option<SpawnHandle>,
 }
 
 /// A file's text, when it is a regular file of at most `max` bytes; `Ok(None)` when
@@ -180,23 +189,37 @@ impl ChangesActor {
             links,
             metrics,
             limits,
+            settling: None,
         }
     }
 
-    /// Saves, and tells the page and (for `file`) the editor.
-    fn changed(&mut self, file: Option<&str>) {
+    /// Tells the editor (for `file`) now; saves and tells the page within
+    /// [`SETTLE`], once for every change meanwhile (a burst of writes costs one
+    /// snapshot of the change sets, not one each).
+    fn changed(&mut self, file: Option<&str>, ctx: &mut Context<Self>) {
+        if let Some(file) = file {
+            self.tell_editor(file, true);
+        }
+        if self.settling.is_none() {
+            self.settling = Some(ctx.run_later(SETTLE, |act, _| {
+                act.settling = None;
+                act.flush();
+            }));
+        }
+    }
+
+    /// Saves the change sets and tells the page they moved.
+    fn flush(&mut self) {
         if let Some(f) = &self.file {
             f.save(self.ledger.clone());
         }
         self.links.page.do_send(ChangesUpdated);
-        if let Some(file) = file {
-            self.tell_editor(file);
-        }
     }
 
     /// `bridge/agentChanges` for `file`: the lines each agent changed that the person
-    /// has not decided on yet.
-    fn tell_editor(&mut self, file: &str) {
+    /// has not decided on yet, and whether the file was just `written` (an agent's
+    /// write, an undo: an editor reloads it) or only the marks changed (a keep).
+    fn tell_editor(&mut self, file: &str, written: bool) {
         let path = self.workspace.root().join(file);
         let Ok(Some(text)) = read_text(&path, self.limits.max_file_bytes) else {
             return;
@@ -224,7 +247,9 @@ impl ChangesActor {
             .collect();
         self.links.editor.do_send(NotifyEditor {
             method: "bridge/agentChanges",
-            params: json!({ "file": path.display().to_string(), "changes": runs }),
+            params: json!({
+                "file": path.display().to_string(), "changes": runs, "written": written,
+            }),
         });
     }
 
@@ -271,10 +296,20 @@ impl ChangesActor {
 
 impl Actor for ChangesActor {
     type Context = Context<Self>;
+
+    fn stopping(&mut self, _: &mut Context<Self>) -> Running {
+        // What is not saved yet goes to disk on the way out.
+        if self.settling.take().is_some() {
+            self.flush();
+        }
+        Running::Stop
+    }
 }
 
 impl Supervised for ChangesActor {
     fn restarting(&mut self, _: &mut Context<Self>) {
+        self.settling = None;
+        self.flush();
         restarted(
             NAME,
             &self.metrics,
@@ -297,7 +332,12 @@ impl Handler<BeforeWrite> for ChangesActor {
                 );
                 return;
             }
-            match read_text(&msg.path, act.limits.max_file_bytes) {
+            let text = match msg.text {
+                Some(text) if text.len() <= act.limits.max_file_bytes => Ok(Some(text)),
+                Some(_) => Err("larger than the limit: not followed".to_string()),
+                None => read_text(&msg.path, act.limits.max_file_bytes),
+            };
+            match text {
                 Ok(text) => act
                     .pending
                     .entry((msg.session, msg.path))
@@ -317,7 +357,7 @@ impl Handler<BeforeWrite> for ChangesActor {
 impl Handler<AgentWrote> for ChangesActor {
     type Result = ();
     fn handle(&mut self, msg: AgentWrote, ctx: &mut Context<Self>) {
-        let _ = guard(NAME, self, ctx, |act, _| {
+        let _ = guard(NAME, self, ctx, |act, ctx| {
             let Some((before, after)) = act.take_pending(&msg.session, &msg.path, &msg.call) else {
                 return;
             };
@@ -346,7 +386,7 @@ impl Handler<AgentWrote> for ChangesActor {
                 })
                 .is_some();
             if recorded {
-                act.changed(Some(&msg.display));
+                act.changed(Some(&msg.display), ctx);
             }
         });
     }
@@ -410,23 +450,15 @@ impl Handler<WhoChanged> for ChangesActor {
 impl Handler<KeepChanges> for ChangesActor {
     type Result = Result<usize, ActorFault>;
     fn handle(&mut self, msg: KeepChanges, ctx: &mut Context<Self>) -> Self::Result {
-        guard(NAME, self, ctx, |act, _| {
+        guard(NAME, self, ctx, |act, ctx| {
             if !msg.0.is_given() {
                 return 0;
             }
-            let files: Vec<String> = act
-                .ledger
-                .changes()
-                .filter(|c| msg.0.file.as_deref().is_none_or(|f| f == c.file))
-                .map(|c| c.file.clone())
-                .collect();
-            let kept = act.ledger.keep(&msg.0);
+            let (kept, files) = act.ledger.keep(&msg.0);
             if kept > 0 {
-                act.changed(None);
-                let mut files = files;
-                files.dedup();
+                act.changed(None, ctx);
                 for f in files {
-                    act.tell_editor(&f);
+                    act.tell_editor(&f, false);
                 }
             }
             kept
@@ -502,7 +534,7 @@ impl Handler<UndoChanges> for ChangesActor {
             (written, declined)
         };
         Box::pin(
-            fut::wrap_future::<_, Self>(work).map(|(written, declined), act, _| {
+            fut::wrap_future::<_, Self>(work).map(|(written, declined), act, ctx| {
                 let mut report = UndoReport {
                     undone: Vec::new(),
                     declined,
@@ -536,14 +568,32 @@ impl Handler<UndoChanges> for ChangesActor {
                     });
                 }
                 if !written.is_empty() {
-                    act.changed(None);
+                    act.changed(None, ctx);
                     for plan in &written {
-                        act.tell_editor(&plan.file);
+                        act.tell_editor(&plan.file, true);
                     }
                 }
                 Ok(report)
             }),
         )
+    }
+}
+
+impl Handler<FlushChanges> for ChangesActor {
+    type Result = ResponseFuture<()>;
+    fn handle(&mut self, _: FlushChanges, ctx: &mut Context<Self>) -> Self::Result {
+        if let Some(handle) = self.settling.take() {
+            ctx.cancel_future(handle);
+        }
+        let written = self
+            .file
+            .as_ref()
+            .map(|f| f.save_and_wait(self.ledger.clone()));
+        Box::pin(async move {
+            if let Some(written) = written {
+                let _ = written.await;
+            }
+        })
     }
 }
 

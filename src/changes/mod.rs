@@ -105,6 +105,15 @@ pub struct Change {
     pub hunks: Vec<Hunk>,
 }
 
+/// Bytes of text `c` keeps.
+fn bytes_of(c: &Change) -> usize {
+    c.hunks
+        .iter()
+        .flat_map(|h| h.old.iter().chain(&h.new).chain(&h.before).chain(&h.after))
+        .map(String::len)
+        .sum()
+}
+
 impl Change {
     /// Hunks still waiting for the person.
     pub fn open(&self) -> impl Iterator<Item = (usize, &Hunk)> {
@@ -209,6 +218,9 @@ pub struct Ledger {
     pub dropped: u64,
     #[serde(skip)]
     limits: Option<Limits>,
+    /// Hunks and bytes of text the changes hold (kept as they come and go).
+    #[serde(skip)]
+    totals: (usize, usize),
 }
 
 fn lines(text: &str) -> Vec<&str> {
@@ -290,27 +302,40 @@ pub fn hunks(old: &str, new: &str) -> Vec<Hunk> {
     out
 }
 
-/// Where in `text` (line index of its first `new` line) hunk `h` still stands, with
-/// its context: the match nearest to where it was written, if any.
-fn locate(text: &[&str], h: &Hunk) -> Option<usize> {
-    let block: Vec<&str> = h
-        .before
-        .iter()
-        .chain(&h.new)
-        .chain(&h.after)
-        .map(String::as_str)
-        .collect();
-    if block.len() > text.len() {
-        return None;
+/// Where in `text` (the line index of its first `new` line) hunk `h` of change
+/// `change` still stands: its lines, unchanged and still owned by that change (a later
+/// edit of any of them, by anyone, took them over), nearest to where it was written. A
+/// hunk that only removed lines stands where its context (the lines before or after it)
+/// still meets.
+fn locate(text: &[&str], owners: &[Owner], change: u64, h: &Hunk) -> Option<usize> {
+    let expected = h.new_start - 1;
+    let same = |at: usize, lines: &[String]| {
+        at + lines.len() <= text.len()
+            && text[at..at + lines.len()]
+                .iter()
+                .zip(lines)
+                .all(|(a, b)| *a == b.as_str())
+    };
+    if !h.new.is_empty() {
+        let n = h.new.len();
+        let ours = |at: usize| {
+            owners.get(at..at + n).is_some_and(|o| {
+                o.iter()
+                    .all(|o| matches!(o, Owner::Agent { change: c, .. } if *c == change))
+            })
+        };
+        return (0..text.len().saturating_sub(n - 1))
+            .filter(|&at| same(at, &h.new) && ours(at))
+            .min_by_key(|&at| at.abs_diff(expected));
     }
-    if block.is_empty() {
-        return text.is_empty().then_some(0);
-    }
-    let expected = (h.new_start - 1).saturating_sub(h.before.len());
-    (0..=text.len() - block.len())
-        .filter(|&at| text[at..at + block.len()] == block[..])
-        .min_by_key(|&at| at.abs_diff(expected))
-        .map(|at| at + h.before.len())
+    (0..=text.len())
+        .filter(|&p| {
+            let before =
+                !h.before.is_empty() && p >= h.before.len() && same(p - h.before.len(), &h.before);
+            let after = !h.after.is_empty() && same(p, &h.after);
+            before || after || (h.before.is_empty() && h.after.is_empty() && text.is_empty())
+        })
+        .min_by_key(|&p| p.abs_diff(expected))
 }
 
 impl Ledger {
@@ -325,6 +350,11 @@ impl Ledger {
     /// The same ledger (read back from disk) keeping within `limits`.
     pub fn with_limits(mut self, limits: Limits) -> Self {
         self.limits = Some(limits);
+        self.totals = self
+            .changes
+            .iter()
+            .fold((0, 0), |(h, b), c| (h + c.hunks.len(), b + bytes_of(c)));
+        self.bound();
         self
     }
 
@@ -384,7 +414,7 @@ impl Ledger {
             track.owners = carry(&track.owners, &track.hashes, &hashes, &by);
             track.hashes = hashes;
         }
-        self.changes.push_back(Change {
+        let change = Change {
             id,
             session: session.to_string(),
             agent: agent.to_string(),
@@ -393,7 +423,10 @@ impl Ledger {
             at_ms,
             created: before.is_none(),
             hunks: found,
-        });
+        };
+        self.totals.0 += change.hunks.len();
+        self.totals.1 += bytes_of(&change);
+        self.changes.push_back(change);
         self.bound();
         self.changes.back()
     }
@@ -401,20 +434,12 @@ impl Ledger {
     /// Drops the oldest changes (and files no change names) beyond the limits.
     fn bound(&mut self) {
         let limits = self.limits();
-        let bytes = |c: &Change| -> usize {
-            c.hunks
-                .iter()
-                .flat_map(|h| h.old.iter().chain(&h.new).chain(&h.before).chain(&h.after))
-                .map(String::len)
-                .sum()
-        };
-        let mut total: usize = self.changes.iter().map(|c| c.hunks.len()).sum();
-        let mut total_bytes: usize = self.changes.iter().map(bytes).sum();
-        while (total > limits.max_hunks || total_bytes > limits.max_bytes) && self.changes.len() > 1
+        while (self.totals.0 > limits.max_hunks || self.totals.1 > limits.max_bytes)
+            && self.changes.len() > 1
         {
             if let Some(c) = self.changes.pop_front() {
-                total -= c.hunks.len();
-                total_bytes -= bytes(&c);
+                self.totals.0 -= c.hunks.len();
+                self.totals.1 -= bytes_of(&c);
                 self.dropped += 1;
             }
         }
@@ -441,9 +466,10 @@ impl Ledger {
         self.changes.iter()
     }
 
-    /// Marks the selected open hunks kept; how many.
-    pub fn keep(&mut self, selection: &Selection) -> usize {
+    /// Marks the selected open hunks kept: how many, and the files they are in.
+    pub fn keep(&mut self, selection: &Selection) -> (usize, Vec<String>) {
         let mut n = 0;
+        let mut files = Vec::new();
         for c in &mut self.changes {
             for (i, h) in c.hunks.iter_mut().enumerate() {
                 if h.state == HunkState::Open
@@ -451,10 +477,13 @@ impl Ledger {
                 {
                     h.state = HunkState::Kept;
                     n += 1;
+                    if !files.contains(&c.file) {
+                        files.push(c.file.clone());
+                    }
                 }
             }
         }
-        n
+        (n, files)
     }
 
     /// Plans undoing the selected open hunks of `file`, whose text is now `text`
@@ -515,7 +544,7 @@ impl Ledger {
                 file: file.to_string(),
                 why,
             };
-            let Some(at) = locate(&view, h) else {
+            let Some(at) = locate(&view, &owners, change_id, h) else {
                 // Who wrote where the hunk was, when someone did.
                 let from = (h.new_start - 1).min(owners.len());
                 let to = (from + h.new.len().max(1)).min(owners.len());
@@ -540,17 +569,6 @@ impl Ledger {
                 }));
                 continue;
             };
-            let later = owners[at..at + h.new.len()].iter().find_map(|o| match o {
-                Owner::Agent { change, agent, .. } if *change != change_id => Some(agent.clone()),
-                Owner::Person => Some("the person".to_string()),
-                _ => None,
-            });
-            if let Some(who) = later {
-                declined.push(decline(format!(
-                    "{who} changed these lines since; nothing was changed"
-                )));
-                continue;
-            }
             placed.push((at, change_id, index));
         }
         placed.sort_by_key(|p| std::cmp::Reverse(p.0));
@@ -632,6 +650,10 @@ impl Ledger {
     pub fn forget_session(&mut self, session: &str) -> usize {
         let before = self.changes.len();
         self.changes.retain(|c| c.session != session);
+        self.totals = self
+            .changes
+            .iter()
+            .fold((0, 0), |(h, b), c| (h + c.hunks.len(), b + bytes_of(c)));
         before - self.changes.len()
     }
 }
@@ -848,5 +870,38 @@ mod tests {
         }
         assert_eq!(l.changes().count(), 2);
         assert_eq!(l.dropped, 2);
+    }
+
+    #[test]
+    fn neighbouring_hunks_undo_one_after_the_other_and_a_nearby_edit_does_not_block() {
+        let mut l = Ledger::new(Limits::default());
+        let before = "1\n2\n3\n4\n5\n6\n";
+        let after = "1\nTWO\n3\n4\nFIVE\n6\n";
+        rec(&mut l, "s", "A", "n.txt", "Write", Some(before), after, 1).unwrap();
+        let one = |h| Selection {
+            change: Some(1),
+            hunk: Some(h),
+            ..Selection::default()
+        };
+        let (undo, declined) = l.plan_undo("n.txt", Some(after), &one(0));
+        assert!(declined.is_empty(), "{declined:?}");
+        let undo = undo.unwrap();
+        l.undone(&undo);
+        let now = undo.text.unwrap();
+        assert_eq!(now, "1\n2\n3\n4\nFIVE\n6\n");
+        let (undo, declined) = l.plan_undo("n.txt", Some(&now), &one(1));
+        assert!(declined.is_empty(), "{declined:?}");
+        assert_eq!(undo.unwrap().text.unwrap(), before);
+
+        // Another agent changes a line next to (not in) A's hunk: A's undo still works.
+        let mut l = Ledger::new(Limits::default());
+        let base = "1\n2\n3\n4\n5\n6\n7\n8\n";
+        let a = "1\n2\nthree\nfour\nmore\n5\n6\n7\n8\n";
+        rec(&mut l, "s-a", "A", "m.txt", "Edit", Some(base), a, 1).unwrap();
+        let b = a.replace("6\n", "SIX\n");
+        rec(&mut l, "s-b", "B", "m.txt", "Edit", Some(a), &b, 2).unwrap();
+        let (undo, declined) = l.plan_undo("m.txt", Some(&b), &one(0));
+        assert!(declined.is_empty(), "{declined:?}");
+        assert_eq!(undo.unwrap().text.unwrap(), base.replace("6\n", "SIX\n"));
     }
 }

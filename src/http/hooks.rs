@@ -386,6 +386,7 @@ async fn start(
             session: agent.id.clone(),
             path: path.clone(),
             call: Some(started.tool_use_id.clone()),
+            text: None,
         };
         let _ = services.changes.send(before).await;
     }

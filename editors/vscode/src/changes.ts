@@ -24,6 +24,8 @@ export class Changes implements vscode.Disposable {
     borderStyle: 'solid',
     borderColor: new vscode.ThemeColor('editorGutter.modifiedBackground'),
   });
+  /** The agent's name at the end of each run's first line. */
+  private readonly label = vscode.window.createTextEditorDecorationType({});
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(connection: Connection) {
@@ -42,7 +44,8 @@ export class Changes implements vscode.Disposable {
     const runs = Array.isArray(p.changes) ? (p.changes as AgentRun[]) : [];
     this.byFile.set(file, runs);
     const doc = vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'file' && d.uri.fsPath === file);
-    if (doc?.isDirty && runs.length) {
+    // Only a write changed the file (a keep only changes the marks).
+    if (doc?.isDirty && p.written !== false) {
       void vscode.window.showWarningMessage(`An agent changed ${vscode.workspace.asRelativePath(file)} on disk; your unsaved changes were kept and the file was not reloaded.`);
     }
     this.paintAll();
@@ -58,14 +61,25 @@ export class Changes implements vscode.Disposable {
         runs.map((r) => ({
           range: new vscode.Range(Math.min(r.startLine - 1, last), 0, Math.min(r.endLine - 1, last), 0),
           hoverMessage: `${r.agent} changed these lines (keep or undo in the ide-bridge page)`,
-          renderOptions: { after: { contentText: `  ${r.agent}`, color: new vscode.ThemeColor('editorCodeLens.foreground') } },
         })),
+      );
+      editor.setDecorations(
+        this.label,
+        runs.map((r) => {
+          const line = Math.min(r.startLine - 1, last);
+          const end = editor.document.lineAt(line).range.end;
+          return {
+            range: new vscode.Range(end, end),
+            renderOptions: { after: { contentText: `  ${r.agent}`, color: new vscode.ThemeColor('editorCodeLens.foreground') } },
+          };
+        }),
       );
     }
   }
 
   dispose(): void {
     this.mark.dispose();
+    this.label.dispose();
     for (const d of this.disposables) d.dispose();
   }
 }

@@ -18,6 +18,10 @@ pub struct BeforeWrite {
     pub path: PathBuf,
     /// The native call (`toolu_…`) that writes; `None` for a bridge write tool.
     pub call: Option<String>,
+    /// The text as the writer sees it, when that is not the file on disk (an editor's
+    /// buffer with unsaved changes, which its save will write too); `None`: read the
+    /// file.
+    pub text: Option<String>,
 }
 
 /// Agent `session` (seen as `agent`) changed `path` (`display`: workspace-relative)

@@ -46,12 +46,27 @@ impl Scope {
 }
 
 /// Before a write tool changes `path`: its text now, for the agent's change set (see
-/// [`crate::changes`]). Awaited, so that the text is read before the write.
+/// [`crate::changes`]). With an editor connected, the text is the editor's (a buffer's
+/// unsaved changes are the person's, and the editor's save writes them too); else the
+/// file's. Awaited, so that the text is taken before the write.
 pub(crate) async fn before_write(ctx: &ToolContext, path: &Path) {
+    let editor_text = crate::tools::editor::call_editor(
+        ctx,
+        crate::protocol::editor::Method::GetFileContent,
+        serde_json::json!({ "file": path.display().to_string() }),
+    )
+    .await
+    .ok()
+    .and_then(|v| {
+        v.get("content")
+            .and_then(|c| c.as_str())
+            .map(str::to_string)
+    });
     let before = crate::actors::changes::BeforeWrite {
         session: ctx.session_id.clone(),
         path: path.to_path_buf(),
         call: None,
+        text: editor_text,
     };
     let _ = ctx.services.changes.send(before).await;
 }

@@ -39,7 +39,8 @@ local function mark(buf, runs)
   end
 end
 
--- bridge/agentChanges {file, changes}: reload an unmodified buffer, then mark.
+-- bridge/agentChanges {file, changes, written}: reload an unmodified buffer when the
+-- file was written, then mark.
 function M.on_changes(p)
   if type(p) ~= "table" or type(p.file) ~= "string" then
     return
@@ -50,12 +51,15 @@ function M.on_changes(p)
     if not buf then
       return
     end
-    if not vim.bo[buf].modified then
-      vim.api.nvim_buf_call(buf, function()
-        vim.cmd("silent! checktime " .. buf)
-      end)
-    else
-      vim.notify("[ide-bridge] an agent changed " .. vim.fn.fnamemodify(p.file, ":~:.") .. " on disk; your buffer has unsaved changes and was not reloaded", vim.log.levels.WARN)
+    -- Only a write changed the file (a keep only changes the marks).
+    if p.written ~= false then
+      if not vim.bo[buf].modified then
+        vim.api.nvim_buf_call(buf, function()
+          vim.cmd("silent! checktime " .. buf)
+        end)
+      else
+        vim.notify("[ide-bridge] an agent changed " .. vim.fn.fnamemodify(p.file, ":~:.") .. " on disk; your buffer has unsaved changes and was not reloaded", vim.log.levels.WARN)
+      end
     end
     mark(buf, M.by_file[p.file])
   end)
