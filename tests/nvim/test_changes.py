@@ -161,3 +161,26 @@ def test_the_plugin_reloads_an_unmodified_buffer_keeps_a_modified_one_and_lists_
     w.editor.cmd("IdeBridgeChanges")
     assert w.editor.lua("return #vim.fn.getqflist()") == 0
 
+
+
+def test_the_persons_unsaved_lines_are_not_taken_for_the_agents(world):
+    """With an editor, a write tool edits the buffer and saves it whole: lines the person
+    typed and did not save are the person's, not the agent's, and an undo of the agent's
+    change leaves them alone."""
+    w = world
+    f = w.workspace / "s.txt"
+    f.write_text(TEXT)
+    w.editor.edit(f)
+    w.editor.lua("vim.api.nvim_buf_set_lines(vim.fn.bufnr(...), 0, 1, false, {'PERSON typed this'})", str(f))
+    assert w.editor.lua("return vim.bo[vim.fn.bufnr(...)].modified", str(f))
+    a = w.agent("writer")
+    r = a.call_json("replaceBlock", {"filePath": "s.txt", "oldContent": "eight\nnine", "newContent": "EIGHT\nNINE"})
+    assert r["source"] == "editor", r
+    written = TEXT.replace("one\n", "PERSON typed this\n").replace("eight\nnine", "EIGHT\nNINE")
+    assert f.read_text() == written
+    listed = wait_for(lambda: changes(a, file="s.txt"), what="the agent's change")
+    hunks = [(h["old"], h["new"]) for c in listed for h in c["hunks"]]
+    assert hunks == [(["eight\n", "nine\n"], ["EIGHT\n", "NINE\n"])], hunks
+    report = a.call_json("undoChanges", {"change": listed[0]["id"]})
+    assert len(report["undone"]) == 1, report
+    assert f.read_text() == TEXT.replace("one\n", "PERSON typed this\n")
