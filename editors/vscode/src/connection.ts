@@ -44,6 +44,8 @@ export class Connection implements vscode.Disposable {
   lock: Lock | undefined;
   /** File claims held now, from the bridge's last `bridge/claimsChanged` (or `/status`). */
   claims: Claim[] = [];
+  /** How many `bridge/claimsChanged` arrived: a `/status` read sent before the last one is older than it. */
+  claimsSeen = 0;
   /** Agents connected to the bridge, from its last `bridge/claudeConnectionChanged`. */
   agents = 0;
 
@@ -184,7 +186,10 @@ export class Connection implements vscode.Disposable {
     if (typeof msg.method !== 'string') return; // answers to nothing we asked
     if (msg.id === undefined || msg.id === null) {
       if (msg.method === 'bridge/claudeConnectionChanged') this.agents = Number(msg.params?.agents ?? 0);
-      if (msg.method === 'bridge/claimsChanged') this.claims = (msg.params?.claims as Claim[] | undefined) ?? [];
+      if (msg.method === 'bridge/claimsChanged') {
+        this.claims = (msg.params?.claims as Claim[] | undefined) ?? [];
+        this.claimsSeen++;
+      }
       const f = this.notificationHandlers.get(msg.method);
       if (f) f(msg.params ?? {});
       this.stateEmitter.fire(this.state);

@@ -38,9 +38,10 @@ export class Ui implements vscode.Disposable {
         if (fresh && connection.lock) {
           // Claims made before this connection: the notifications only say what changes.
           const lock = connection.lock;
+          const seen = connection.claimsSeen;
           claims(lock)
             .then((held) => {
-              if (connection.lock === lock) {
+              if (connection.lock === lock && connection.claimsSeen === seen) {
                 connection.claims = held;
                 this.render();
               }

@@ -91,6 +91,7 @@ function M.setup(opts)
       M.refresh_status()
     end)
     c.on_notification("bridge/claimsChanged", function(p)
+      M.claims_seen = (M.claims_seen or 0) + 1
       M.set_claims(p.claims)
     end)
     require("ide_bridge.changes").setup(c)
@@ -101,12 +102,14 @@ function M.setup(opts)
   end
 end
 
---- Re-reads /status (sessions) in the background.
+--- Re-reads /status (sessions) in the background. Its claims are used only when no
+--- bridge/claimsChanged arrived while the request was out: that notice is newer.
 function M.refresh_status(cb)
+  local seen = M.claims_seen or 0
   client().http_get("/status", function(status)
     if status then
       M.last_status = status
-      if status.claims and status.claims.held then
+      if status.claims and status.claims.held and (M.claims_seen or 0) == seen then
         M.set_claims(status.claims.held)
       end
     end
