@@ -327,6 +327,7 @@ impl Seed {
                 cache_for: d.cache_for,
                 live: d.live,
                 rerun_debounce: d.rerun_debounce,
+                live_after_code_change: d.live_after_code_change,
             };
             let to_automation = automation.clone().map(|a| a.recipient());
             let (a, m) = (activity.clone(), Arc::clone(&self.metrics));
@@ -532,12 +533,38 @@ async fn wait_for_services(cell: &OnceLock<Arc<Services>>) -> Result<Arc<Service
 /// Runs the bridge until SIGINT or SIGTERM. `rotate_token` replaces the workspace's
 /// stored auth token.
 pub fn run(settings: Settings, rotate_token: bool) -> Result<(), AppError> {
+    // Not dumpable: processes of the same user (the commands it runs among them)
+    // cannot read its memory or `/proc/<pid>/environ`, and it leaves no core file.
+    // SAFETY: a prctl on this process.
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+    }
     let system = actix_rt::System::new();
     let outcome = system.block_on(serve(settings, rotate_token));
     // Everything durable is written and the lock file is gone: tearing the runtime
     // down would only wait for client sockets to drain. The process exits next.
     std::mem::forget(system);
     outcome
+}
+
+/// One line at start-up on how commands are confined.
+fn log_command_sandbox(sandbox: &crate::exec::sandbox::SandboxStatus) {
+    match sandbox.missing() {
+        Some(missing) if sandbox.run_unsandboxed => tracing::warn!(
+            landlock_abi = sandbox.landlock_abi,
+            namespaces = sandbox.namespaces,
+            "{missing}: commands run {} (commands.run_unsandboxed = true)",
+            if sandbox.landlock_abi >= 1 { "PARTLY CONFINED" } else { "UNCONFINED" }
+        ),
+        Some(missing) => tracing::warn!(
+            "{missing}: runCommand and runInTerminal are refused (set commands.run_unsandboxed = true to run them with what the kernel has)"
+        ),
+        None => tracing::info!(
+            landlock_abi = sandbox.landlock_abi,
+            network_rules = sandbox.network_rules,
+            "commands run under Landlock in their own namespaces: writes and metadata changes only in the workspace and a temp dir of their own, no TCP, no process outliving its call"
+        ),
+    }
 }
 
 async fn serve(settings: Settings, rotate_token: bool) -> Result<(), AppError> {
@@ -547,19 +574,9 @@ async fn serve(settings: Settings, rotate_token: bool) -> Result<(), AppError> {
         tools,
         policy,
     } = preflight(&settings)?;
-    match crate::exec::sandbox::abi() {
-        0 if settings.commands.run_unsandboxed => tracing::warn!(
-            "no Landlock in this kernel: commands run UNCONFINED (commands.run_unsandboxed = true)"
-        ),
-        0 => tracing::warn!(
-            "no Landlock in this kernel: runCommand and runInTerminal are refused (set commands.run_unsandboxed = true to run them unconfined)"
-        ),
-        abi => tracing::info!(
-            landlock_abi = abi,
-            network_rules = abi >= 4,
-            "commands run under Landlock: writes only in the workspace and a temp dir of their own, no TCP"
-        ),
-    }
+    log_command_sandbox(&crate::exec::sandbox::status(
+        settings.commands.run_unsandboxed,
+    ));
     if settings.binds_beyond_loopback() {
         tracing::warn!(
             bind = %settings.server.bind,

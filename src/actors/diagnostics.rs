@@ -23,7 +23,7 @@ use super::messages::automation::WorkspaceDiagnostics;
 use super::messages::watch::{ChangeKind, WorkspaceChanged};
 use super::supervise::{guard, restarted, ActorFault};
 use crate::diagnostics::changes::{bounded, changed, ByFile, Changed};
-use crate::diagnostics::linters::{probe, Probe};
+use crate::diagnostics::linters::{probe, Linter, Probe};
 use crate::diagnostics::parse::parse;
 use crate::diagnostics::Diagnostic;
 use crate::exec::{self, RunSpec};
@@ -96,6 +96,8 @@ pub struct DiagnosticsConfig {
     pub live: bool,
     /// Quiet time after the last change before a re-run.
     pub rerun_debounce: Duration,
+    /// Live re-runs also after a change to a file that makes a linter execute code.
+    pub live_after_code_change: bool,
 }
 
 /// Runs the workspace's linters (at most one run at a time) and caches the report.
@@ -115,6 +117,9 @@ pub struct DiagnosticsActor {
     last: Option<ByFile>,
     /// Runs cancelled by a newer change.
     cancelled: u64,
+    /// Linters whose automatic runs wait for a `getDiagnostics` call: a file that
+    /// makes them execute code changed (with the change that did it).
+    paused: BTreeMap<Linter, String>,
     waiters: Vec<oneshot::Sender<Arc<Report>>>,
     watchers: Vec<oneshot::Sender<Changed>>,
     /// Told about every file whose diagnostics changed between two runs.
@@ -145,6 +150,7 @@ impl DiagnosticsActor {
             rerun_timer: None,
             last: None,
             cancelled: 0,
+            paused: BTreeMap::new(),
             waiters: Vec::new(),
             watchers: Vec::new(),
             automation,
@@ -160,15 +166,34 @@ impl DiagnosticsActor {
             .map(|(_, r)| Arc::clone(r))
     }
 
-    fn start_run(&mut self, ctx: &mut Context<Self>) {
+    /// Runs the linters; `asked`: for a caller (paused linters run too, and are
+    /// paused no more), not a live re-run.
+    fn start_run(&mut self, ctx: &mut Context<Self>, asked: bool) {
         self.running = true;
         let invalidations = self.invalidations;
         let root = self.config.root.clone();
         let timeout = self.config.timeout;
+        if asked {
+            self.paused.clear();
+        }
+        let paused: Vec<LinterRun> = self
+            .paused
+            .iter()
+            .map(|(linter, why)| LinterRun {
+                name: linter.name(),
+                ok: false,
+                error: Some(format!(
+                    "not re-run by itself since {why}, which makes it execute workspace code: \
+                     the next getDiagnostics call runs it (diagnostics.live_after_code_change)"
+                )),
+                count: 0,
+                duration_ms: 0,
+            })
+            .collect();
         let jobs: Vec<_> = self
             .probes
             .iter()
-            .filter(|p| p.runs())
+            .filter(|p| p.runs() && !self.paused.contains_key(&p.linter))
             .filter_map(|p| Some((p.linter, p.program.clone()?)))
             .map(|(linter, program)| {
                 let root = root.clone();
@@ -181,7 +206,12 @@ impl DiagnosticsActor {
                         timeout,
                         max_output: MAX_LINTER_OUTPUT,
                         env: Vec::new(),
-                        sandbox: None,
+                        // Linters may run workspace code (build scripts, configs):
+                        // the command sandbox, writes only in the workspace, no TCP.
+                        sandbox: Some(exec::sandbox::Sandbox {
+                            writable: vec![root.clone()],
+                            network: false,
+                        }),
                     };
                     let outcome = match exec::run(spec).await {
                         Ok(out) if out.timed_out => Err(format!(
@@ -199,7 +229,10 @@ impl DiagnosticsActor {
             .collect();
         let handle = ctx.spawn(futures_util::future::join_all(jobs).into_actor(self).map(
             move |results, act, _| {
-                let mut report = Report::default();
+                let mut report = Report {
+                    linters: paused,
+                    ..Report::default()
+                };
                 for (name, outcome, took) in results {
                     let duration_ms = took.as_millis() as u64;
                     match outcome {
@@ -228,6 +261,11 @@ impl DiagnosticsActor {
                         }
                     }
                 }
+                tracing::debug!(
+                    asked,
+                    linters = ?report.linters.iter().map(|l| (l.name, l.ok)).collect::<Vec<_>>(),
+                    "linters ran"
+                );
                 let report = Arc::new(report);
                 act.running = false;
                 act.run = None;
@@ -281,6 +319,26 @@ impl DiagnosticsActor {
         }
     }
 
+    /// Pauses the automatic runs of each linter that `msg` gives code to execute.
+    fn pause_for_code(&mut self, running: &[Linter], msg: &WorkspaceChanged) {
+        for change in msg.changes.iter() {
+            if matches!(change.kind, ChangeKind::Removed) {
+                continue;
+            }
+            for &linter in running.iter().filter(|l| l.executes(&change.path)) {
+                if self.paused.contains_key(&linter) {
+                    continue;
+                }
+                tracing::warn!(
+                    linter = linter.name(),
+                    file = %change.path,
+                    "a file that makes this linter execute workspace code changed: its automatic runs wait for a getDiagnostics call (diagnostics.live_after_code_change = true runs it by itself)"
+                );
+                self.paused.insert(linter, change.path.clone());
+            }
+        }
+    }
+
     /// A file a linter looks at changed: cancel a run under way and run again after
     /// the quiet time.
     fn schedule_rerun(&mut self, ctx: &mut Context<Self>) {
@@ -297,7 +355,7 @@ impl DiagnosticsActor {
         self.rerun_timer = Some(ctx.run_later(self.config.rerun_debounce, |act, ctx| {
             act.rerun_timer = None;
             if !act.running {
-                act.start_run(ctx);
+                act.start_run(ctx, false);
             }
         }));
     }
@@ -328,13 +386,13 @@ impl Handler<GetDiagnostics> for DiagnosticsActor {
     type Result = ResponseFuture<Result<Arc<Report>, ActorFault>>;
     fn handle(&mut self, _: GetDiagnostics, ctx: &mut Context<Self>) -> Self::Result {
         let waiting = guard(NAME, self, ctx, |act, ctx| {
-            if let Some(report) = act.fresh() {
+            if let Some(report) = act.fresh().filter(|_| act.paused.is_empty()) {
                 return Ok(report);
             }
             let (tx, rx) = oneshot::channel();
             act.waiters.push(tx);
             if !act.running {
-                act.start_run(ctx);
+                act.start_run(ctx, true);
             }
             Err(rx)
         });
@@ -380,6 +438,9 @@ impl Handler<WorkspaceChanged> for DiagnosticsActor {
                         .iter()
                         .any(|l| l.watches(&c.path) || from.is_some_and(|f| l.watches(f)))
                 });
+            if !act.config.live_after_code_change {
+                act.pause_for_code(&running, &msg);
+            }
             if !relevant {
                 return;
             }

@@ -80,7 +80,11 @@ async fn git(root: &Path, args: &[&str]) -> Option<String> {
         timeout: TIMEOUT,
         max_output: 64 * 1024,
         env,
-        sandbox: None,
+        // As every git tool: reads here, writes nowhere else.
+        sandbox: Some(exec::sandbox::Sandbox {
+            writable: vec![root.to_path_buf()],
+            network: false,
+        }),
     };
     match exec::run(spec).await {
         Ok(out) if out.exit_code == Some(0) => Some(out.stdout),

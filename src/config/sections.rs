@@ -310,9 +310,10 @@ section! {
         /// Bytes per argument.
         #[schemars(range(min = 16, max = MIB))]
         pub max_arg_bytes: usize = 4_096,
-        /// Where the kernel has no Landlock, run `runCommand`/`runInTerminal` anyway,
-        /// unconfined (they may run code the agent wrote: `npm run`, build scripts,
-        /// tests); off: refused. See architecture.md, "Commands".
+        /// Where the kernel lacks Landlock or unprivileged user namespaces, run
+        /// `runCommand`/`runInTerminal` anyway, with what it has (they may run code the
+        /// agent wrote: `npm run`, build scripts, tests); off: refused. See
+        /// architecture.md, "Command sandbox".
         pub run_unsandboxed: bool = false,
         /// Programs whose commands may open and accept TCP connections under the
         /// sandbox (`npm install`, `cargo fetch`); every other command is denied TCP.
@@ -355,6 +356,12 @@ section! {
         #[serde(rename = "rerun_debounce_ms", with = "millis")]
         #[schemars(with = "u64", range(min = 50, max = 60_000))]
         pub rerun_debounce: Duration = ms(500),
+        /// Live re-runs also follow a change to a file that makes a linter execute
+        /// code (`build.rs`, `Cargo.toml`, `.cargo/config.toml`, `eslint.config.js`…).
+        /// Off: such a change pauses that linter's automatic runs until a
+        /// `getDiagnostics` call asks for them. Linters run in the command sandbox
+        /// either way.
+        pub live_after_code_change: bool = false,
     }
 }
 

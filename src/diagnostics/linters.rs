@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::names::UnknownName;
 
 /// The linters the bridge knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase", try_from = "String")]
 pub enum Linter {
     /// `cargo check --message-format=json`.
@@ -100,6 +100,34 @@ impl Linter {
                     || matches!(name, "pyproject.toml" | "ruff.toml" | "pyrightconfig.json")
             }
             Linter::Go => ext == "go" || matches!(name, "go.mod" | "go.sum"),
+        }
+    }
+
+    /// Whether `path` (workspace-relative) holds code or settings this linter executes
+    /// or obeys to execute something (a build script, a JavaScript config, a toolchain
+    /// override). A change to one pauses the linter's automatic runs (see
+    /// `diagnostics.live_after_code_change`). Proc-macro sources also run under
+    /// `cargo check`; they are ordinary `.rs` files and not told apart here.
+    pub fn executes(self, path: &str) -> bool {
+        if path.starts_with("target/") || path.contains("node_modules/") {
+            return false;
+        }
+        let name = path.rsplit('/').next().unwrap_or(path);
+        match self {
+            Linter::Cargo => {
+                matches!(name, "build.rs" | "Cargo.toml")
+                    || name.starts_with("rust-toolchain")
+                    || path.starts_with(".cargo/")
+                    || path.contains("/.cargo/")
+            }
+            Linter::Eslint => {
+                let config = name.starts_with("eslint.config.") || name.starts_with(".eslintrc.");
+                config
+                    && !name.ends_with(".json")
+                    && !name.ends_with(".yml")
+                    && !name.ends_with(".yaml")
+            }
+            Linter::Tsc | Linter::Ruff | Linter::Pyright | Linter::Go | Linter::Biome => false,
         }
     }
 

@@ -1,6 +1,7 @@
 //! Running an allowlisted program the way `runCommand` does: the command policy
-//! first, then the Landlock sandbox (writes only in the workspace, TCP only for the
-//! programs in `commands.network`), git hardened like the git tools. Shared by the
+//! first, then the sandbox (namespaces and Landlock: writes and metadata changes only in
+//! the workspace, TCP only for the programs in `commands.network`, no process
+//! outliving the call), git hardened like the git tools. Shared by the
 //! command tools and automation's `command` hooks.
 
 use std::path::PathBuf;
@@ -17,13 +18,13 @@ pub enum ConfinedError {
     /// The command policy refused it.
     #[error(transparent)]
     Policy(#[from] PolicyError),
-    /// The kernel cannot confine it and unconfined runs are not allowed.
+    /// The kernel cannot confine it fully and unconfined runs are not allowed.
     #[error(
-        "Commands are refused: this kernel has no Landlock, so a command could not be \
-         confined to the workspace (set commands.run_unsandboxed = true to run them \
-         unconfined)"
+        "Commands are refused: {0}, so a command could not be confined to the \
+         workspace (set commands.run_unsandboxed = true to run them with what the \
+         kernel has)"
     )]
-    NoSandbox,
+    NoSandbox(&'static str),
     /// It could not be started.
     #[error(transparent)]
     Run(#[from] RunError),
@@ -55,8 +56,10 @@ impl Confined {
             &self.program,
             &self.args,
         )?;
-        if sandbox::abi() == 0 && !settings.commands.run_unsandboxed {
-            return Err(ConfinedError::NoSandbox);
+        if !settings.commands.run_unsandboxed {
+            if let Some(missing) = sandbox::status(false).missing() {
+                return Err(ConfinedError::NoSandbox(missing));
+            }
         }
         let limit = settings.commands.timeout;
         let (args, env) = if self.program == "git" {

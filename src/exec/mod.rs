@@ -4,6 +4,7 @@
 
 pub mod confined;
 pub mod git;
+pub mod isolate;
 pub mod policy;
 pub mod process;
 pub mod sandbox;

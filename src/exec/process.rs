@@ -60,8 +60,9 @@ pub struct RunSpec {
     pub max_output: usize,
     /// Extra environment (internal callers only).
     pub env: Vec<(String, String)>,
-    /// Run under this Landlock sandbox ([`super::sandbox`]); `TMPDIR` is then a
-    /// fresh directory of its own, writable, removed afterwards.
+    /// Run under this sandbox: namespaces ([`super::isolate`]) where the kernel
+    /// allows them, then Landlock ([`super::sandbox`]); `TMPDIR` is then a fresh
+    /// directory of its own, writable, removed afterwards.
     pub sandbox: Option<super::sandbox::Sandbox>,
 }
 
@@ -153,12 +154,26 @@ pub async fn run(spec: RunSpec) -> Result<RunOutput, RunError> {
             .map_err(|e| spawn_error(&spec.program, e))?;
         cmd.env("TMPDIR", tmp.path());
         sandbox.writable.push(tmp.path().to_path_buf());
+        let isolation = if super::isolate::available() {
+            Some(
+                super::isolate::Isolation::new(&sandbox.writable, &spec.cwd)
+                    .map_err(|e| spawn_error(&spec.program, e))?,
+            )
+        } else {
+            None
+        };
         let ruleset = super::sandbox::ruleset(&sandbox)
             .map_err(|e| spawn_error(&spec.program, std::io::Error::other(e)))?;
-        // SAFETY: the hook only takes the prepared ruleset out of its slot and makes
-        // the prctl and landlock_restrict_self calls.
+        let mut restrict = super::sandbox::restrict_in_child(ruleset);
+        // SAFETY: the hook only makes system calls (unshare, mount, fork, prctl,
+        // landlock_restrict_self) on data prepared before the fork.
         unsafe {
-            cmd.pre_exec(super::sandbox::restrict_in_child(ruleset));
+            cmd.pre_exec(move || {
+                if let Some(isolation) = &isolation {
+                    isolation.enter()?;
+                }
+                restrict()
+            });
         }
         _tmp = Some(tmp);
     }

@@ -11,11 +11,11 @@ use std::sync::Mutex;
 
 use landlock::{
     path_beneath_rules, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr,
-    RulesetCreated, RulesetCreatedAttr, ABI,
+    RulesetCreated, RulesetCreatedAttr, Scope, ABI,
 };
 
 /// The newest ABI this build asks for.
-const TARGET: ABI = ABI::V5;
+const TARGET: ABI = ABI::V6;
 
 /// What a sandboxed command may do besides reading.
 #[derive(Debug, Clone)]
@@ -39,20 +39,40 @@ pub fn abi() -> i32 {
 pub struct SandboxStatus {
     /// The kernel's Landlock ABI (0: none).
     pub landlock_abi: i32,
-    /// Commands run confined (Landlock present).
+    /// User, mount and PID namespaces can be created ([`super::isolate`]): metadata
+    /// outside the workspace is read-only and every process ends with its call.
+    pub namespaces: bool,
+    /// Commands run fully confined (Landlock and the namespaces).
     pub enforced: bool,
     /// TCP bind/connect can be refused (ABI ≥ 4).
     pub network_rules: bool,
-    /// `commands.run_unsandboxed`: without Landlock, commands run unconfined.
+    /// `commands.run_unsandboxed`: without the full sandbox, commands run anyway,
+    /// with what the kernel has.
     pub run_unsandboxed: bool,
 }
 
-/// The status for `/status`.
+impl SandboxStatus {
+    /// What this kernel lacks for the full sandbox, for messages; `None` when nothing.
+    pub fn missing(&self) -> Option<&'static str> {
+        match (self.landlock_abi >= 1, self.namespaces) {
+            (true, true) => None,
+            (false, true) => Some("no Landlock in this kernel"),
+            (true, false) => Some("no unprivileged user namespaces in this kernel"),
+            (false, false) => {
+                Some("no Landlock and no unprivileged user namespaces in this kernel")
+            }
+        }
+    }
+}
+
+/// The status for `/status` (the namespace probe runs once, on first use).
 pub fn status(run_unsandboxed: bool) -> SandboxStatus {
     let abi = abi();
+    let namespaces = super::isolate::available();
     SandboxStatus {
         landlock_abi: abi,
-        enforced: abi >= 1,
+        namespaces,
+        enforced: abi >= 1 && namespaces,
         network_rules: abi >= 4,
         run_unsandboxed,
     }
@@ -85,7 +105,10 @@ fn query_abi() -> i32 {
 pub fn ruleset(sandbox: &Sandbox) -> Result<RulesetCreated, landlock::RulesetError> {
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
-        .handle_access(AccessFs::from_all(TARGET))?;
+        .handle_access(AccessFs::from_all(TARGET))?
+        // No signals to processes outside the sandbox (the bridge, the person's
+        // programs) and no abstract Unix sockets outside it (ABI ≥ 6).
+        .scope(Scope::Signal | Scope::AbstractUnixSocket)?;
     if !sandbox.network {
         ruleset = ruleset.handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)?;
     }

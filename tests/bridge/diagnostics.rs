@@ -204,3 +204,57 @@ async fn watch_diagnostics_without_an_editor_follows_edits_on_disk() {
         "cleared"
     );
 }
+
+/// Issue 31, item 4: a `build.rs` an agent writes is not run by the live re-run that
+/// its creation sets off (cargo pauses, the log says why); a `getDiagnostics` call runs
+/// it, inside the command sandbox: it writes in the workspace, not outside.
+#[tokio::test]
+async fn an_agent_written_build_script_runs_only_when_asked_and_confined() {
+    let outside = tempfile::tempdir().unwrap();
+    let sentinel = outside.path().join("ran-outside");
+    let bridge = Bridge::launch(
+        Options::default()
+            .file("Cargo.toml", CARGO_TOML)
+            .file("src/main.rs", "fn main() {}\n"),
+    )
+    .await;
+    let mut agent = bridge.ready_agent().await;
+    // The first run (asked) has nothing to execute but the crate.
+    assert!(!is_error(&agent.call("getDiagnostics", json!({})).await));
+    let build = format!(
+        "fn main() {{\n    let _ = std::fs::write({:?}, \"x\");\n    std::fs::write(std::path::Path::new(env!(\"CARGO_MANIFEST_DIR\")).join(\"ran-inside\"), \"x\").unwrap();\n}}\n",
+        sentinel.display().to_string()
+    );
+    let r = agent
+        .call(
+            "createFile",
+            json!({"filePath": "build.rs", "content": build}),
+        )
+        .await;
+    assert!(!is_error(&r), "{r}");
+    wait_for("cargo paused in the log", Duration::from_secs(20), || {
+        bridge
+            .log()
+            .contains("makes this linter execute workspace code")
+            .then_some(())
+    });
+    // The live re-run that the change set off ran without cargo.
+    wait_for("the live re-run", Duration::from_secs(20), || {
+        bridge
+            .log()
+            .lines()
+            .any(|l| l.contains("linters ran") && l.contains("asked=false"))
+            .then_some(())
+    });
+    assert!(
+        !bridge.workspace.join("ran-inside").exists(),
+        "a live run ran build.rs"
+    );
+    let asked = agent.call("getDiagnostics", json!({})).await;
+    assert!(!is_error(&asked), "{asked}");
+    assert!(
+        bridge.workspace.join("ran-inside").exists(),
+        "asked, cargo ran build.rs"
+    );
+    assert!(!sentinel.exists(), "build.rs wrote outside the workspace");
+}

@@ -23,6 +23,7 @@ mod lifecycle;
 mod limits;
 mod persistence;
 mod restarts;
+mod sandbox;
 mod sessions;
 #[cfg(feature = "fault-injection")]
 mod supervision;

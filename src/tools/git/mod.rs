@@ -67,9 +67,11 @@ pub(crate) async fn git_in(
         timeout: settings.commands.timeout,
         max_output,
         env,
-        // Writes only in the workspace (and its .git); network for fetch.
-        sandbox: (!pushing).then(|| exec::sandbox::Sandbox {
-            writable: vec![root.to_path_buf()],
+        // Writes only in the workspace (and its .git); network for fetch. A push may
+        // write anywhere (a remote on a local path), yet ends with its call like
+        // every sandboxed command.
+        sandbox: Some(exec::sandbox::Sandbox {
+            writable: vec![if pushing { "/".into() } else { root.to_path_buf() }],
             network: true,
         }),
     };
