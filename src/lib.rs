@@ -24,6 +24,7 @@ pub mod metrics;
 pub mod names;
 pub mod orchestrator;
 pub mod persist;
+pub mod private_file;
 pub mod prompts;
 pub mod protocol;
 pub mod relay;

@@ -49,13 +49,26 @@ pub fn ide_dir() -> PathBuf {
     config_dir().join("ide")
 }
 
-/// Creates `dir` with mode 0700 (and tightens an existing one we own).
+/// Creates `dir` with mode 0700 (and tightens an existing one we own); one owned by
+/// another user is refused.
 pub fn ensure_private_dir(dir: &Path) -> io::Result<()> {
     fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
         .create(dir)?;
     let meta = fs::metadata(dir)?;
+    // SAFETY: a plain getter.
+    let me = unsafe { libc::geteuid() };
+    if std::os::unix::fs::MetadataExt::uid(&meta) != me {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "{} is owned by uid {}, not by this user (uid {me}); refusing to use it",
+                dir.display(),
+                std::os::unix::fs::MetadataExt::uid(&meta)
+            ),
+        ));
+    }
     if meta.permissions().mode() & 0o077 != 0 {
         fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
     }
@@ -72,11 +85,13 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     let result = (|| {
+        // A fresh file: never through a link or FIFO left at the temp name.
+        let _ = fs::remove_file(&tmp);
         let mut file = OpenOptions::new()
             .write(true)
-            .create(true)
-            .truncate(true)
+            .create_new(true)
             .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(&tmp)?;
         file.write_all(bytes)?;
         file.sync_all()?;
@@ -119,7 +134,13 @@ pub fn pid_alive(pid: u32) -> bool {
     rc == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
-/// Lock files in `dir` with their parsed bodies and ports. Unparseable files are skipped.
+/// Largest lock file read (a real one is a few hundred bytes).
+const MAX_LOCK_BYTES: u64 = 64 * 1024;
+
+/// Lock files in `dir` with their parsed bodies and ports. Unparseable files are
+/// skipped; so are files another user could have written (owned by someone else,
+/// writable by others, a link, a FIFO…), with a warning once per file: a lock file
+/// decides where an agent's requests go.
 pub fn list(dir: &Path) -> Vec<(u16, PathBuf, LockFile)> {
     let Ok(entries) = fs::read_dir(dir) else {
         return Vec::new();
@@ -135,8 +156,13 @@ pub fn list(dir: &Path) -> Vec<(u16, PathBuf, LockFile)> {
         else {
             continue;
         };
-        let Ok(text) = fs::read_to_string(&path) else {
-            continue;
+        let text = match crate::private_file::read(&path, MAX_LOCK_BYTES) {
+            Ok(text) => text,
+            Err(crate::private_file::ReadError::Untrusted(why)) => {
+                warn_once(&path, &why);
+                continue;
+            }
+            Err(_) => continue,
         };
         if let Ok(lock) = serde_json::from_str::<LockFile>(&text) {
             out.push((port, path, lock));
@@ -146,11 +172,66 @@ pub fn list(dir: &Path) -> Vec<(u16, PathBuf, LockFile)> {
     out
 }
 
+fn warn_once(path: &Path, why: &crate::private_file::Untrusted) {
+    static WARNED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    let Ok(mut warned) = WARNED.lock() else {
+        return;
+    };
+    if warned.iter().any(|p| p == path) || warned.len() >= 1024 {
+        return;
+    }
+    warned.push(path.to_path_buf());
+    tracing::warn!(
+        file = %path.display(),
+        "ignoring a lock file: {why} (only this user's own private lock files are used)"
+    );
+}
+
+/// When the process `pid` started, in Unix milliseconds (from `/proc`).
+fn process_started_ms(pid: u32) -> Option<u64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Field 22, counted after the command name's closing parenthesis.
+    let ticks: u64 = stat
+        .rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(19)?
+        .parse()
+        .ok()?;
+    let boot_s: u64 = fs::read_to_string("/proc/stat")
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("btime "))?
+        .trim()
+        .parse()
+        .ok()?;
+    // SAFETY: a plain getter.
+    let hz = u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) })
+        .ok()?
+        .max(1);
+    Some(boot_s * 1000 + ticks * 1000 / hz)
+}
+
+/// True when the lock's process is alive and is the one that wrote it: a process
+/// that started well after the lock (its pid reused) or long before it (pid 1, a
+/// login shell named by a planted lock) is not.
+pub fn is_live(lock: &LockFile) -> bool {
+    if !pid_alive(lock.pid) {
+        return false;
+    }
+    let (Some(written), Some(started)) = (lock.started_at, process_started_ms(lock.pid)) else {
+        return true;
+    };
+    const REUSED_AFTER_MS: u64 = 60_000;
+    const PREDATES_BY_MS: u64 = 10 * 60_000;
+    started <= written + REUSED_AFTER_MS && written <= started + PREDATES_BY_MS
+}
+
 /// Removes lock files whose pid is dead (cleanStale). Returns what was removed.
 pub fn clean_stale(dir: &Path) -> Vec<PathBuf> {
     let mut removed = Vec::new();
     for (_, path, lock) in list(dir) {
-        if !pid_alive(lock.pid) && fs::remove_file(&path).is_ok() {
+        if !is_live(&lock) && fs::remove_file(&path).is_ok() {
             removed.push(path);
         }
     }
@@ -161,7 +242,7 @@ pub fn clean_stale(dir: &Path) -> Vec<PathBuf> {
 pub fn find_bridge_for(ide_dir: &Path, dir: &Path) -> Option<(u16, LockFile)> {
     list(ide_dir)
         .into_iter()
-        .filter(|(_, _, lock)| lock.is_bridge && pid_alive(lock.pid))
+        .filter(|(_, _, lock)| lock.is_bridge && is_live(lock))
         .filter_map(|(port, _, lock)| {
             let depth = lock
                 .workspace_folders

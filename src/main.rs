@@ -116,6 +116,7 @@ fn main() -> ExitCode {
                 start: !no_start,
                 binary: init::binary_path(),
                 config,
+                max_message_bytes: settings.server.max_message_bytes,
             }))
         }
     }

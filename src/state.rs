@@ -35,6 +35,20 @@ pub mod files {
     pub const CLAIMS: &str = "claims.json";
     /// What each agent changed, hunk by hunk, for the person's review (0600).
     pub const CHANGES: &str = "changes.json";
+
+    /// Every file above: each must be a regular private file of this user's.
+    pub const ALL: &[&str] = &[
+        TOKEN,
+        ACTIVITY,
+        CHECKPOINT,
+        TASKS,
+        OWNER,
+        WORKSPACE,
+        LOG,
+        PAGE_SESSIONS,
+        CLAIMS,
+        CHANGES,
+    ];
 }
 
 /// Why the state directory cannot be used.
@@ -113,12 +127,18 @@ impl WorkspaceState {
             source,
         };
         ensure_private_dir(&dir).map_err(io_err)?;
+        // A link, FIFO or foreign file planted in place of a state file would be
+        // followed, hang start-up or hand over the token: removed, and said so.
+        for (name, why) in crate::private_file::sweep(&dir, files::ALL) {
+            tracing::warn!(file = %dir.join(&name).display(), "removed a state file that was not this user's own regular file: {why}");
+        }
         let mut owner = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
             .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
             .open(dir.join(files::OWNER))
             .map_err(io_err)?;
         // SAFETY: flock on a descriptor we own; LOCK_NB never blocks.
@@ -164,7 +184,7 @@ impl WorkspaceState {
     pub fn auth_token(&self, rotate: bool) -> io::Result<(String, TokenSource)> {
         let path = self.path(files::TOKEN);
         if !rotate {
-            if let Ok(text) = fs::read_to_string(&path) {
+            if let Ok(text) = crate::private_file::read(&path, 4096) {
                 let token = text.trim();
                 if token.len() >= 32 && token.bytes().all(|b| b.is_ascii_graphic()) {
                     return Ok((token.to_string(), TokenSource::Kept));
@@ -234,7 +254,7 @@ pub fn is_served(workspace: &Path) -> bool {
 
 /// True when a live bridge holds `dir`'s owner lock.
 fn held(dir: &Path) -> bool {
-    let Ok(file) = File::open(dir.join(files::OWNER)) else {
+    let Ok(file) = crate::private_file::open(&dir.join(files::OWNER)) else {
         return false;
     };
     // SAFETY: flock on a descriptor we own; LOCK_NB never blocks.
@@ -248,11 +268,15 @@ fn held(dir: &Path) -> bool {
 
 /// Writes `text` to a 0600 file (used for the bridge log a relay starts).
 pub fn open_log(path: &Path) -> io::Result<File> {
-    OpenOptions::new()
+    let file = OpenOptions::new()
         .create(true)
         .append(true)
         .mode(0o600)
-        .open(path)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    crate::private_file::check(&file.metadata()?)
+        .map_err(|why| io::Error::other(format!("{}: {why}", path.display())))?;
+    Ok(file)
 }
 
 #[cfg(test)]

@@ -31,8 +31,8 @@ const WAIT_FOR_BRIDGE: Duration = Duration::from_secs(10);
 const INITIALIZE_DEADLINE: Duration = Duration::from_millis(4_000);
 /// Client messages held while the bridge is away; more are answered at once.
 const MAX_QUEUED: usize = 256;
-/// Largest line accepted from the client.
-const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+/// The start of an over-long line kept to find its id.
+const HEAD_BYTES: usize = 4096;
 /// Id prefix of the `initialize` the relay replays after a reconnect.
 const REPLAY_ID: &str = "ide-bridge-relay-replay-";
 
@@ -47,6 +47,18 @@ pub struct RelayOptions {
     pub binary: PathBuf,
     /// `--config` to pass to a bridge it starts.
     pub config: Option<PathBuf>,
+    /// Largest message passed on (`server.max_message_bytes`, the bridge's own
+    /// limit): a longer one is answered with an error here and the connection kept.
+    pub max_message_bytes: usize,
+}
+
+/// A message from the client, or what is known of one that was too long.
+enum Incoming {
+    Line(String),
+    TooLong {
+        /// Its first [`HEAD_BYTES`].
+        head: Vec<u8>,
+    },
 }
 
 /// Runs the relay until the client closes stdin. Returns the process exit code.
@@ -116,12 +128,16 @@ struct Relay {
     queue: VecDeque<Queued>,
     replays: u64,
     local: LocalAnswers,
+    /// [`RelayOptions::max_message_bytes`].
+    max_message_bytes: usize,
 }
 
 impl Relay {
     fn new(options: RelayOptions) -> Self {
         let local = LocalAnswers::new(options.cwd.clone());
+        let max_message_bytes = options.max_message_bytes;
         Self {
+            max_message_bytes,
             upstream: Upstream::new(options),
             out: stdio_writer(),
             initialize: None,
@@ -136,8 +152,8 @@ impl Relay {
     }
 
     async fn run(mut self) -> u8 {
-        let (lines_tx, mut lines) = mpsc::channel::<Option<String>>(64);
-        tokio::spawn(read_lines(lines_tx));
+        let (lines_tx, mut lines) = mpsc::channel::<Option<Incoming>>(64);
+        tokio::spawn(read_lines(lines_tx, self.max_message_bytes));
         let (events_tx, mut events) = mpsc::unbounded_channel::<Event>();
         self.upstream
             .connect_soon(events_tx.clone(), Duration::ZERO);
@@ -145,7 +161,8 @@ impl Relay {
         loop {
             tokio::select! {
                 line = lines.recv() => match line.flatten() {
-                    Some(line) => self.on_client_line(line).await,
+                    Some(Incoming::Line(line)) => self.on_client_line(line).await,
+                    Some(Incoming::TooLong { head }) => self.refuse_too_long(&head).await,
                     None => return 0, // the client closed stdin: we are done
                 },
                 Some(event) = events.recv() => self.on_event(event, &events_tx).await,
@@ -154,7 +171,32 @@ impl Relay {
         }
     }
 
+    /// Answers a request over the limit (a notification is only logged): the bridge
+    /// would close the connection on it, failing every request in flight.
+    async fn refuse_too_long(&mut self, head: &[u8]) {
+        let limit = self.max_message_bytes;
+        tracing::warn!(
+            limit,
+            "a message longer than server.max_message_bytes was not passed on"
+        );
+        if let Some(id) = top_level_id(head) {
+            self.answer(local::error(
+                &id,
+                jsonrpc::INVALID_REQUEST,
+                &format!(
+                    "Request too large: the message is longer than {limit} bytes \
+                     (server.max_message_bytes); it was not sent to the bridge"
+                ),
+            ))
+            .await;
+        }
+    }
+
     async fn write(&mut self, text: &str) {
+        let Some(text) = one_line(text) else {
+            tracing::warn!("dropped a message from the bridge that is not JSON and spans lines");
+            return;
+        };
         let mut line = Vec::with_capacity(text.len() + 1);
         line.extend_from_slice(text.as_bytes());
         line.push(b'\n');
@@ -398,9 +440,19 @@ fn stdio_writer() -> Box<dyn AsyncWrite + Unpin> {
     }
 }
 
-/// Reads newline-delimited messages from stdin; `None` at the end. Lines longer than
-/// [`MAX_LINE_BYTES`] are skipped with a log line.
-async fn read_lines(tx: mpsc::Sender<Option<String>>) {
+/// `text` as one line: a message with line breaks (whitespace between JSON tokens;
+/// inside strings they are escaped) is written compact; one that is not JSON, `None`.
+fn one_line(text: &str) -> Option<std::borrow::Cow<'_, str>> {
+    if !text.contains(['\n', '\r']) {
+        return Some(text.into());
+    }
+    let v = serde_json::from_str::<Value>(text).ok()?;
+    Some(v.to_string().into())
+}
+
+/// Reads newline-delimited messages from stdin; `None` at the end. A line longer than
+/// `limit` is consumed to its end and passed on as [`Incoming::TooLong`].
+async fn read_lines(tx: mpsc::Sender<Option<Incoming>>, limit: usize) {
     use tokio::io::AsyncBufReadExt;
     let mut reader = BufReader::with_capacity(64 * 1024, stdio_reader());
     let mut line = Vec::new();
@@ -420,8 +472,13 @@ async fn read_lines(tx: mpsc::Sender<Option<String>>) {
                 Some(i) => (&buf[..i], Some(i + 1)),
                 None => (buf, None),
             };
-            if line.len() + chunk.len() > MAX_LINE_BYTES {
+            if !too_long && line.len() + chunk.len() > limit {
                 too_long = true;
+                line.truncate(HEAD_BYTES);
+            }
+            if too_long {
+                let room = HEAD_BYTES.saturating_sub(line.len());
+                line.extend_from_slice(&chunk[..chunk.len().min(room)]);
             } else {
                 line.extend_from_slice(chunk);
             }
@@ -431,16 +488,100 @@ async fn read_lines(tx: mpsc::Sender<Option<String>>) {
                 break;
             }
         }
-        if too_long {
-            tracing::warn!(
-                limit = MAX_LINE_BYTES,
-                "skipped a message longer than the relay accepts"
-            );
-            continue;
-        }
-        let text = String::from_utf8_lossy(&line).trim().to_string();
-        if !text.is_empty() && tx.send(Some(text)).await.is_err() {
+        let message = if too_long {
+            Incoming::TooLong {
+                head: std::mem::take(&mut line),
+            }
+        } else {
+            let text = String::from_utf8_lossy(&line).trim().to_string();
+            if text.is_empty() {
+                continue;
+            }
+            Incoming::Line(text)
+        };
+        if tx.send(Some(message)).await.is_err() {
             return;
         }
+    }
+}
+
+/// The `id` member of the object that `head` (the start of a JSON text) opens, when it
+/// comes complete within `head`; members of nested objects are not taken for it.
+fn top_level_id(head: &[u8]) -> Option<Value> {
+    let text = String::from_utf8_lossy(head);
+    let bytes = text.as_bytes();
+    let (mut depth, mut i) = (0usize, 0usize);
+    while i < bytes.len() {
+        match bytes[i] {
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b'"' => {
+                let end = string_end(bytes, i)?;
+                let key = &text[i..=end];
+                i = end + 1;
+                if depth == 1 && key == "\"id\"" {
+                    let rest = text[i..].trim_start();
+                    let value = rest.strip_prefix(':')?.trim_start();
+                    let len = if value.starts_with('"') {
+                        string_end(value.as_bytes(), 0)? + 1
+                    } else {
+                        value
+                            .find(|c: char| !(c.is_ascii_digit() || "-+.eE".contains(c)))
+                            .filter(|&n| n > 0)?
+                    };
+                    return serde_json::from_str(&value[..len]).ok();
+                }
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The index of the quote closing the string that opens at `start`.
+fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
+    let mut i = start + 1;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b'"' => return Some(i),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_message_is_written_on_one_line() {
+        assert_eq!(one_line(r#"{"a":1}"#).unwrap(), r#"{"a":1}"#);
+        let pretty = "{\n  \"a\": \"x\\ny\"\r\n}";
+        assert_eq!(one_line(pretty).unwrap(), r#"{"a":"x\ny"}"#);
+        assert!(one_line("not\njson").is_none());
+    }
+
+    #[test]
+    fn the_id_of_an_over_long_request_is_found_at_the_top_level_only() {
+        let id = |s: &str| top_level_id(s.as_bytes());
+        assert_eq!(
+            id(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"#),
+            Some(json!(7))
+        );
+        assert_eq!(
+            id(r#"{"method":"x","params":{"id":1},"id":"a\"b","#),
+            Some(json!("a\"b"))
+        );
+        assert_eq!(id(r#"{"method":"x","params":{"id":1,"text":"aaaa"#), None);
+        assert_eq!(
+            id(r#"{"jsonrpc":"2.0","method":"notifications/x","params":{"#),
+            None
+        );
+        assert_eq!(id(r#"{"id": -12.5e1 , "#), Some(json!(-125.0)));
+        assert_eq!(id(r#"{"id":12"#), None, "the number may go on");
     }
 }

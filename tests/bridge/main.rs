@@ -22,6 +22,7 @@ mod hostile;
 mod lifecycle;
 mod limits;
 mod persistence;
+mod relay;
 mod restarts;
 mod sandbox;
 mod sessions;

@@ -446,3 +446,63 @@ fn the_activity_stream_sends_new_entries_and_is_bounded() {
         "{seen}"
     );
 }
+
+/// Issue 31: links, FIFOs and files open to others planted in place of state files
+/// neither hang start-up nor are followed: each is removed with a warning, the token
+/// is a fresh one (not the planted file's), and the link's target is untouched.
+#[tokio::test]
+async fn planted_state_files_are_removed_not_followed() {
+    use std::os::unix::fs::PermissionsExt;
+    let place = Place::new();
+    let state = place.state_dir();
+    std::fs::create_dir_all(&state).unwrap();
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let known = outside.path().join("known-token");
+    std::fs::write(&known, "planted-token-that-everyone-can-read-0000").unwrap();
+    std::fs::set_permissions(&known, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::os::unix::fs::symlink(&known, state.join("token")).unwrap();
+    let target = outside.path().join("checkpoint-target");
+    std::fs::write(&target, "untouched").unwrap();
+    std::os::unix::fs::symlink(&target, state.join("checkpoint.json")).unwrap();
+    for fifo in ["activity.jsonl", "claims.json", "owner.lock"] {
+        let c = std::ffi::CString::new(state.join(fifo).to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    }
+    std::fs::write(state.join("tasks.json"), "[]").unwrap();
+    std::fs::set_permissions(
+        state.join("tasks.json"),
+        std::fs::Permissions::from_mode(0o666),
+    )
+    .unwrap();
+
+    let bridge = Bridge::launch(place.options()).await;
+    assert_ne!(bridge.token, "planted-token-that-everyone-can-read-0000");
+    let log = bridge.log();
+    for (name, why) in [
+        ("token", "symbolic link"),
+        ("checkpoint.json", "symbolic link"),
+        ("activity.jsonl", "FIFO"),
+        ("owner.lock", "FIFO"),
+        ("tasks.json", "others may write it"),
+    ] {
+        assert!(
+            log.lines()
+                .any(|l| l.contains("removed a state file") && l.contains(name) && l.contains(why)),
+            "{name}: {log}"
+        );
+    }
+    let mut agent = bridge.ready_agent().await;
+    assert!(!is_error(
+        &agent.call("getWorkspaceFolders", json!({})).await
+    ));
+    drop(agent);
+    bridge.stop_async().await;
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "untouched");
+    assert_eq!(
+        std::fs::read_to_string(&known).unwrap(),
+        "planted-token-that-everyone-can-read-0000"
+    );
+    let token = std::fs::symlink_metadata(state.join("token")).unwrap();
+    assert!(token.file_type().is_file() && token.permissions().mode() & 0o077 == 0);
+}

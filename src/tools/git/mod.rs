@@ -71,7 +71,11 @@ pub(crate) async fn git_in(
         // write anywhere (a remote on a local path), yet ends with its call like
         // every sandboxed command.
         sandbox: Some(exec::sandbox::Sandbox {
-            writable: vec![if pushing { "/".into() } else { root.to_path_buf() }],
+            writable: vec![if pushing {
+                "/".into()
+            } else {
+                root.to_path_buf()
+            }],
             network: true,
         }),
     };

@@ -1,0 +1,267 @@
+//! `ide-bridge mcp` (the relay) against planted lock files and over-long lines
+//! (issue 31, item 5 and the relay's smaller items).
+
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+use crate::harness::*;
+
+const LIMIT: usize = 2 * 1024 * 1024;
+
+/// A relay process speaking newline-delimited JSON-RPC on its stdio.
+struct Relay {
+    child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    stdout: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+    stderr_path: std::path::PathBuf,
+}
+
+impl Relay {
+    fn start(bridge: &Bridge, cwd: &Path) -> Relay {
+        let stderr_path = bridge.config_dir.join(format!(
+            "relay-{}.log",
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        ));
+        let mut child = async_command(&bridge.config_dir)
+            .args(["mcp", "--no-start"])
+            .current_dir(cwd)
+            .env("IDE_BRIDGE_SERVER__MAX_MESSAGE_BYTES", LIMIT.to_string())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::fs::File::create(&stderr_path).unwrap())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+        Relay {
+            child,
+            stdin,
+            stdout,
+            stderr_path,
+        }
+    }
+
+    async fn send_line(&mut self, line: &str) {
+        self.stdin.write_all(line.as_bytes()).await.unwrap();
+        self.stdin.write_all(b"\n").await.unwrap();
+        self.stdin.flush().await.unwrap();
+    }
+
+    /// The next message whose id is `id`.
+    async fn answer(&mut self, id: Value) -> Value {
+        tokio::time::timeout(Duration::from_secs(20), async {
+            loop {
+                let line = self
+                    .stdout
+                    .next_line()
+                    .await
+                    .unwrap()
+                    .expect("the relay closed stdout");
+                let msg: Value = serde_json::from_str(&line).expect("one JSON message per line");
+                if msg["id"] == id {
+                    return msg;
+                }
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("no answer to {id} in time; stderr: {}", self.stderr()))
+    }
+
+    async fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
+        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.send_line(&line.to_string()).await;
+        self.answer(json!(id)).await
+    }
+
+    async fn initialize(&mut self) -> Value {
+        let r = self
+            .request(
+                1,
+                "initialize",
+                json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "relay-test", "version": "1"}}),
+            )
+            .await;
+        self.send_line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+            .await;
+        r
+    }
+
+    fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.stderr_path).unwrap_or_default()
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+    }
+}
+
+/// Writes a lock file in the bridge's ide directory naming `workspace` and this test
+/// process (alive, started before the lock) and a port where `listener` waits.
+fn plant_lock(bridge: &Bridge, port: u16, workspace: &Path) -> std::path::PathBuf {
+    let path = bridge.config_dir.join("ide").join(format!("{port}.lock"));
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let body = json!({
+        "pid": std::process::id(), "workspaceFolders": [workspace], "ideName": "planted",
+        "transport": "ws", "authToken": "planted-token-0000000000000000000000", "isBridge": true,
+        "startedAt": now,
+    });
+    let mut f = std::fs::File::create(&path).unwrap();
+    f.write_all(body.to_string().as_bytes()).unwrap();
+    path
+}
+
+/// A lock file another user could have written — mode 0666, owned by another uid
+/// (when the test runs as root), a FIFO — is ignored with a warning: the relay serves
+/// the real bridge and the planted port sees no connection.
+#[tokio::test]
+async fn the_relay_ignores_lock_files_other_users_could_have_written() {
+    let bridge = Bridge::launch(Options::default().set("server.max_message_bytes", LIMIT)).await;
+    let sub = bridge.workspace.join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let root = unsafe { libc::geteuid() } == 0;
+    let mut cases = vec!["mode 0666", "FIFO"];
+    if root {
+        cases.push("another owner");
+    }
+    for case in cases {
+        let lock = bridge.config_dir.join("ide").join(format!("{port}.lock"));
+        let _ = std::fs::remove_file(&lock);
+        let expected = match case {
+            "mode 0666" => {
+                plant_lock(&bridge, port, &sub);
+                std::fs::set_permissions(&lock, std::fs::Permissions::from_mode(0o666)).unwrap();
+                "others may write it (mode 0666)"
+            }
+            "FIFO" => {
+                let c = std::ffi::CString::new(lock.to_str().unwrap()).unwrap();
+                assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+                "it is a FIFO, not a regular file"
+            }
+            _ => {
+                plant_lock(&bridge, port, &sub);
+                std::os::unix::fs::chown(&lock, Some(65534), Some(65534)).unwrap();
+                "it is owned by uid 65534"
+            }
+        };
+        let mut relay = Relay::start(&bridge, &sub);
+        let init = relay.initialize().await;
+        assert_eq!(
+            init["result"]["serverInfo"]["name"], "ide-bridge",
+            "{case}: {init}"
+        );
+        let tools = relay.request(2, "tools/list", json!({})).await;
+        assert!(
+            tools["result"]["tools"]
+                .as_array()
+                .is_some_and(|t| !t.is_empty()),
+            "{case}: {tools}"
+        );
+        assert!(
+            relay.stderr().contains(expected),
+            "{case}: no warning naming why: {}",
+            relay.stderr()
+        );
+        assert!(
+            listener.accept().is_err(),
+            "{case}: the relay connected to the planted port"
+        );
+    }
+    // The bridge's own lock file, and a planted one written privately, are used: the
+    // checks refuse only what another user could have written.
+    let lock = bridge.config_dir.join("ide").join(format!("{port}.lock"));
+    let _ = std::fs::remove_file(&lock);
+    plant_lock(&bridge, port, &sub);
+    std::fs::set_permissions(&lock, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let mut relay = Relay::start(&bridge, &sub);
+    let listener = std::sync::Arc::new(listener);
+    wait_for_blocking(
+        "the relay to try the private lock's port",
+        Duration::from_secs(20),
+        move || listener.accept().ok().map(|_| ()),
+    )
+    .await;
+    drop(relay.stdin.shutdown().await);
+}
+
+/// A lock naming a live process that started long before it (pid 1 here) is stale:
+/// the relay does not use it, and a starting bridge removes it.
+#[tokio::test]
+async fn a_lock_naming_a_process_older_than_itself_is_stale() {
+    let bridge = Bridge::launch(Options::default()).await;
+    let sub = bridge.workspace.join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let lock = plant_lock(&bridge, port, &sub);
+    let mut body: Value = serde_json::from_str(&std::fs::read_to_string(&lock).unwrap()).unwrap();
+    body["pid"] = json!(1);
+    std::fs::write(&lock, body.to_string()).unwrap();
+    std::fs::set_permissions(&lock, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let mut relay = Relay::start(&bridge, &sub);
+    let init = relay.initialize().await;
+    assert_eq!(init["result"]["serverInfo"]["name"], "ide-bridge", "{init}");
+    assert!(listener.accept().is_err(), "the relay used the stale lock");
+}
+
+/// A request longer than `server.max_message_bytes` is answered with an error naming
+/// the limit; the connection to the bridge stays, and the next request is served.
+#[tokio::test]
+async fn an_over_long_request_gets_an_error_and_the_connection_stays() {
+    let bridge = Bridge::launch(Options::default().set("server.max_message_bytes", LIMIT)).await;
+    let mut relay = Relay::start(&bridge, &bridge.workspace);
+    relay.initialize().await;
+    // Just within the limit: served (the bridge answers, here with a tool error).
+    let within = "x".repeat(LIMIT - 300);
+    let line = json!({"jsonrpc": "2.0", "id": 10, "method": "tools/call",
+                      "params": {"name": "getOpenEditors", "arguments": {"pad": within}}});
+    assert!(line.to_string().len() <= LIMIT);
+    relay.send_line(&line.to_string()).await;
+    let served = relay.answer(json!(10)).await;
+    assert!(
+        served.get("result").is_some() || served["error"]["code"] != -32600,
+        "{served}"
+    );
+    // Just past it, and far past it: refused by the relay with the request's id.
+    for (id, size) in [(11, LIMIT + 1), (12, 40 * 1024 * 1024)] {
+        let pad = "y".repeat(size);
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"getOpenEditors","arguments":{{"pad":"{pad}"}}}}}}"#
+        );
+        relay.send_line(&line).await;
+        let refused = relay.answer(json!(id)).await;
+        assert_eq!(refused["error"]["code"], -32600, "{refused}");
+        assert!(
+            refused["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("server.max_message_bytes"),
+            "{refused}"
+        );
+    }
+    let ping = relay.request(13, "ping", json!({})).await;
+    assert_eq!(ping["result"], json!({}), "{ping}");
+    assert!(
+        !relay.stderr().contains("lost the bridge"),
+        "the connection dropped: {}",
+        relay.stderr()
+    );
+}
