@@ -26,14 +26,10 @@ pub(crate) fn hook(status: &Value, name: &str) -> Value {
         .unwrap_or(Value::Null)
 }
 
-/// An agent that asked for `notice` logs, so automation notices reach it.
+/// An agent that never called `logging/setLevel`: automation notices reach it at the
+/// default level (issue 31, item 6).
 pub(crate) async fn listening_agent(bridge: &Bridge) -> Agent {
-    let mut agent = bridge.ready_agent().await;
-    let resp = agent
-        .request("logging/setLevel", json!({"level": "notice"}))
-        .await;
-    assert!(resp.get("result").is_some(), "{resp}");
-    agent
+    bridge.ready_agent().await
 }
 
 /// The `data` of the next automation notice (waits up to 30 s).
@@ -161,9 +157,12 @@ async fn agents_coming_and_going_for_good_notify_the_others() {
     )
     .await;
     let mut first = listening_agent(&bridge).await;
+    // At the default level an agent hears its own greeting too.
+    let own = notice(&mut first, "hello claude-code in ").await;
     let second = bridge.ready_agent().await;
     let hello = notice(&mut first, "hello claude-code in ").await;
     let session = hello["subject"].as_str().unwrap().to_string();
+    assert_ne!(own["subject"], hello["subject"]);
     second.close().await;
     notice(&mut first, &format!("bye {session}")).await;
     // A reconnect within the grace period is not a new agent: no second hello.

@@ -257,7 +257,7 @@ async fn logging_set_level_filters_notifications() {
         .expect("info log reaches the agent that asked for info");
     assert_eq!(msg["params"]["level"], "info");
     assert_eq!(msg["params"]["data"]["event"], "agent_connected");
-    // The default level is warning: the quiet agent hears nothing of it.
+    // The default level is notice: the quiet agent hears nothing of it (info).
     let ping = quiet.request("ping", json!({})).await;
     assert_eq!(ping["result"], json!({}));
     assert!(

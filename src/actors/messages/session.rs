@@ -60,7 +60,9 @@ impl ConnectionKind {
 pub struct McpState {
     /// `initialize` was answered.
     pub initialized: bool,
-    /// Minimum level of `notifications/message` the client wants.
+    /// Minimum level of `notifications/message` the client wants: `notice` until it
+    /// says otherwise with `logging/setLevel`, so that automation notices and undo
+    /// notes (notice) reach every agent, and the chatter (info) does not.
     pub log_level: LogLevel,
     /// The client's `clientInfo`.
     pub client: Option<Implementation>,
@@ -72,7 +74,7 @@ impl Default for McpState {
     fn default() -> Self {
         Self {
             initialized: false,
-            log_level: LogLevel::Warning,
+            log_level: LogLevel::Notice,
             client: None,
             protocol_version: None,
         }
