@@ -937,3 +937,76 @@ async fn a_sub_agents_calls_end_from_its_own_transcript() {
     assert_eq!(status, 200);
     bridge.stop_async().await;
 }
+
+/// Issue 31, item 7, through the binary: ten `init` runs at once keep all ten servers;
+/// a dangling `.claude.json` symlink stays a symlink and its target is written; a FIFO
+/// in its place is refused at once with the reason, not waited on.
+#[test]
+fn init_runs_at_once_keep_every_entry_and_links_and_fifos_are_handled() {
+    let t = tempfile::tempdir().unwrap();
+    let config = t.path().join("claude");
+    std::fs::create_dir_all(&config).unwrap();
+    let children: Vec<_> = (0..10)
+        .map(|i| {
+            command(&config)
+                .args(["init", "--no-hooks", "--name", &format!("s{i}")])
+                .env("HOME", t.path())
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut child in children {
+        assert!(child.wait().unwrap().success());
+    }
+    let file = config.join(".claude.json");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let servers = v["mcpServers"].as_object().unwrap();
+    assert_eq!(servers.len(), 10, "{v}");
+
+    // A dangling symlink (dotfiles kept elsewhere, not written yet).
+    std::fs::remove_file(&file).unwrap();
+    let dotfiles = t.path().join("dotfiles");
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    std::os::unix::fs::symlink(dotfiles.join("claude.json"), &file).unwrap();
+    let out = command(&config)
+        .args(["init", "--no-hooks"])
+        .env("HOME", t.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(std::fs::symlink_metadata(&file)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(dotfiles.join("claude.json")).unwrap())
+            .unwrap();
+    assert!(v["mcpServers"]["ide-bridge"].is_object(), "{v}");
+
+    // A FIFO.
+    std::fs::remove_file(&file).unwrap();
+    let c = std::ffi::CString::new(file.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let mut child = command(&config)
+        .args(["init", "--no-hooks"])
+        .env("HOME", t.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("init hung on a FIFO");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("FIFO"),
+        "{out:?}"
+    );
+}

@@ -45,7 +45,16 @@ pub enum LoginRefused {
     /// Issued, but its time ran out.
     #[error("This sign-in link has expired: run `ide-bridge open` in the workspace for a new one")]
     Expired,
+    /// Too many codes that did not work within [`FAILURE_WINDOW`]: none is checked
+    /// until the window has room again.
+    #[error("Too many sign-in attempts that did not work: try again in {0} s")]
+    TooMany(u64),
 }
+
+/// Failed sign-in attempts allowed within [`FAILURE_WINDOW`].
+pub const MAX_FAILURES: usize = 10;
+/// The sliding window for [`MAX_FAILURES`].
+pub const FAILURE_WINDOW: Duration = Duration::from_secs(60);
 
 struct Code {
     value: String,
@@ -78,6 +87,8 @@ pub struct Logins {
     /// A session was used since the last save.
     touched: bool,
     last_save: Instant,
+    /// When recent attempts failed (at most [`MAX_FAILURES`], within [`FAILURE_WINDOW`]).
+    failures: std::collections::VecDeque<Instant>,
 }
 
 impl Logins {
@@ -114,6 +125,7 @@ impl Logins {
             changed: false,
             touched: false,
             last_save: now,
+            failures: std::collections::VecDeque::new(),
         };
         me.expire(now);
         me.sessions.truncate(limits.max_sessions);
@@ -168,14 +180,46 @@ impl Logins {
 
     /// Exchanges a code for a session cookie; the code is spent either way.
     pub fn redeem(&mut self, code: &str, now: Instant) -> Result<String, LoginRefused> {
-        let at = self
+        while self
+            .failures
+            .front()
+            .is_some_and(|at| now.duration_since(*at) >= FAILURE_WINDOW)
+        {
+            self.failures.pop_front();
+        }
+        if let Some(first) = self
+            .failures
+            .front()
+            .filter(|_| self.failures.len() >= MAX_FAILURES)
+        {
+            let wait = FAILURE_WINDOW.saturating_sub(now.duration_since(*first));
+            tracing::debug!("a sign-in attempt refused unchecked: too many failed within a minute");
+            return Err(LoginRefused::TooMany(wait.as_secs().max(1)));
+        }
+        let outcome = self
             .codes
             .iter()
             .position(|c| ct_eq(c.value.as_bytes(), code.as_bytes()))
-            .ok_or(LoginRefused::Unknown)?;
-        let spent = self.codes.remove(at);
-        if spent.expires <= now {
-            return Err(LoginRefused::Expired);
+            .ok_or(LoginRefused::Unknown)
+            .and_then(|at| {
+                let spent = self.codes.remove(at);
+                if spent.expires <= now {
+                    Err(LoginRefused::Expired)
+                } else {
+                    Ok(())
+                }
+            });
+        if let Err(refused) = outcome {
+            self.failures.push_back(now);
+            // Said once per burst, not once per attempt: a flood does not fill the log.
+            match self.failures.len() {
+                1 => tracing::warn!(%refused, "a browser presented a sign-in code that does not work"),
+                MAX_FAILURES => tracing::warn!(
+                    "{MAX_FAILURES} sign-in codes that did not work within a minute: sign-ins are refused unchecked until the minute has passed"
+                ),
+                _ => tracing::debug!(%refused, "another sign-in code that does not work"),
+            }
+            return Err(refused);
         }
         self.expire(now);
         if self.sessions.len() >= self.limits.max_sessions {

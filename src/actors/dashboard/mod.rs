@@ -35,7 +35,8 @@ use crate::persist::snapshot_file::SnapshotFile;
 use crate::review::Draft;
 use approvals::{ApprovalView, PendingApprovals};
 use diffs::{DiffAnswer, DiffOffer, DiffView, PendingDiffs};
-use logins::{LoginLimits, LoginRefused, Logins, SavedSession};
+pub use logins::LoginRefused;
+use logins::{LoginLimits, Logins, SavedSession};
 use samples::{Sample, Sampler};
 
 /// Actor name used in logs, metrics and faults.

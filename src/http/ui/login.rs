@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{ask, cookie, cookie_name, login_url, page_on, signed_in, PageError};
-use crate::actors::dashboard::{IssueLoginCode, RedeemLoginCode, SignOut, NAME};
+use crate::actors::dashboard::{IssueLoginCode, LoginRefused, RedeemLoginCode, SignOut, NAME};
 use crate::http::guard::{check_bearer, check_host_and_origin, check_same_origin, Rejection};
 use crate::services::Services;
 
@@ -70,10 +70,12 @@ pub async fn redeem(
                 ))
                 .json(json!({ "signedIn": true })))
         }
-        Err(refused) => {
-            tracing::warn!(%refused, "a browser presented a sign-in code that does not work");
-            Err(Rejection::Unauthorized(refused.to_string()).into())
-        }
+        // Logged by the dashboard, once per burst.
+        Err(LoginRefused::TooMany(wait)) => Err(PageError::TooMany {
+            message: LoginRefused::TooMany(wait).to_string(),
+            retry_after_s: wait,
+        }),
+        Err(refused) => Err(Rejection::Unauthorized(refused.to_string()).into()),
     }
 }
 

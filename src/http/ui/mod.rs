@@ -16,7 +16,7 @@ mod events;
 mod login;
 mod review;
 
-use actix_web::body::MessageBody;
+use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::{Method, StatusCode};
 use actix_web::middleware::{from_fn, DefaultHeaders, Next};
@@ -116,6 +116,14 @@ pub enum PageError {
     /// An actor failed (503).
     #[error(transparent)]
     Fault(#[from] ActorFault),
+    /// 429, with `Retry-After`.
+    #[error("{message}")]
+    TooMany {
+        /// What the page shows.
+        message: String,
+        /// Seconds until an attempt is checked again.
+        retry_after_s: u64,
+    },
 }
 
 impl ResponseError for PageError {
@@ -126,11 +134,16 @@ impl ResponseError for PageError {
             PageError::BadRequest(_) => StatusCode::BAD_REQUEST,
             PageError::Gone(_) => StatusCode::CONFLICT,
             PageError::Unavailable(_) | PageError::Fault(_) => StatusCode::SERVICE_UNAVAILABLE,
+            PageError::TooMany { .. } => StatusCode::TOO_MANY_REQUESTS,
         }
     }
 
     fn error_response(&self) -> HttpResponse {
-        HttpResponse::build(self.status_code()).json(json!({ "error": self.to_string() }))
+        let mut response = HttpResponse::build(self.status_code());
+        if let PageError::TooMany { retry_after_s, .. } = self {
+            response.insert_header(("Retry-After", retry_after_s.to_string()));
+        }
+        response.json(json!({ "error": self.to_string() }))
     }
 }
 
@@ -215,14 +228,22 @@ async fn signed_in(
 async fn require_browser(
     req: ServiceRequest,
     next: Next<impl MessageBody>,
-) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
-    let services = req
-        .app_data::<web::Data<Services>>()
-        .cloned()
-        .ok_or_else(|| PageError::Unavailable("the bridge is starting".into()))?;
-    let changes_state = !matches!(*req.method(), Method::GET | Method::HEAD);
-    signed_in(req.request(), &services, changes_state).await?;
-    next.call(req).await
+) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
+    let checked = match req.app_data::<web::Data<Services>>().cloned() {
+        None => Err(PageError::Unavailable("the bridge is starting".into())),
+        Some(services) => {
+            let changes_state = !matches!(*req.method(), Method::GET | Method::HEAD);
+            signed_in(req.request(), &services, changes_state).await
+        }
+    };
+    match checked {
+        Ok(_) => Ok(next.call(req).await?.map_into_left_body()),
+        // A response, not an error: it passes back through the scope's headers
+        // (Content-Security-Policy, nosniff, no-store) like every other answer.
+        Err(refused) => Ok(req
+            .into_response(refused.error_response())
+            .map_into_right_body()),
+    }
 }
 
 /// A one-time sign-in link for `code`. The code travels in the fragment, which
