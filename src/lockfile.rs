@@ -268,8 +268,31 @@ mod tests {
             transport: "ws".into(),
             auth_token: "tok".into(),
             is_bridge: true,
-            started_at: Some(1),
+            started_at: Some(now_ms()),
         }
+    }
+
+    fn now_ms() -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64
+    }
+
+    #[test]
+    fn a_live_pid_is_the_locks_only_when_it_started_about_then() {
+        let me = std::process::id();
+        assert!(is_live(&sample(me, "/w")), "this process, just written");
+        let mut old = sample(1, "/w");
+        assert!(!is_live(&old), "pid 1 started long before the lock");
+        old.started_at = None;
+        assert!(is_live(&old), "without startedAt only the pid is checked");
+        let mut early = sample(me, "/w");
+        early.started_at = Some(1);
+        assert!(
+            !is_live(&early),
+            "a lock older than its process: the pid was reused"
+        );
     }
 
     #[test]

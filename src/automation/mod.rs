@@ -640,7 +640,7 @@ impl Engine {
         let nonce = template::nonce();
         let deed = match &hook.action {
             Action::Task { prompt } => {
-                let prompt = template::render(prompt, vars, &nonce);
+                let prompt = template::render(prompt, vars, &nonce, template::Target::Prompt);
                 if prompt.len() > crate::orchestrator::MAX_PROMPT_BYTES {
                     let reason = format!(
                         "the rendered prompt is {} bytes (max {})",
@@ -652,12 +652,12 @@ impl Engine {
                 Action::Task { prompt }
             }
             Action::Notify { message } => Action::Notify {
-                message: template::render(message, vars, &nonce),
+                message: template::render(message, vars, &nonce, template::Target::Plain),
             },
             Action::Command { program, args } => {
                 let mut rendered = Vec::with_capacity(args.len());
                 for arg in args {
-                    let out = template::render(arg, vars, &nonce);
+                    let out = template::render(arg, vars, &nonce, template::Target::Plain);
                     // A value from the event must not turn into an option.
                     if out.starts_with('-') && !arg.starts_with('-') {
                         let reason = format!(
@@ -782,7 +782,7 @@ mod tests {
         let out = e.handle(&diags("a.rs", &[err.clone(), warn.clone()]), 10, false);
         let f = fired(&out);
         assert_eq!(f.len(), 1);
-        assert!(prompt(f[0]).starts_with("Fix a.rs\n--- BEGIN DIAGNOSTIC DATA "));
+        assert!(prompt(f[0]).starts_with("Fix \"a.rs\"\n--- BEGIN DIAGNOSTIC DATA "));
         assert!(prompt(f[0]).contains("error line 1, column 1: bad"));
         assert!(!prompt(f[0]).contains("meh"), "severity-filtered");
         // Only the warning changed: the matching set is the same, no firing.
@@ -809,7 +809,7 @@ mod tests {
             .is_empty());
         // A hint does not count as the state at warning level.
         let out = e.handle(&diags("a.rs", &[diag("h", Severity::Hint)]), 2, false);
-        assert_eq!(prompt(fired(&out)[0]), "a.rs is clean");
+        assert_eq!(prompt(fired(&out)[0]), "\"a.rs\" is clean");
         assert!(e.handle(&diags("a.rs", &[]), 3, false).is_empty());
     }
 
@@ -899,7 +899,7 @@ mod tests {
         let mut e = engine(json!({"onFileChange": {"patterns": ["src/**"],
             "changes": ["created", "modified"], "prompt": "{{change}} {{file}}"}}));
         let out = e.handle(&changed("src/a.rs", "created"), 0, false);
-        assert_eq!(prompt(fired(&out)[0]), "created src/a.rs");
+        assert_eq!(prompt(fired(&out)[0]), r#""created" "src/a.rs""#);
         let out = e.handle(&changed("src/b.rs", "removed"), 0, false);
         assert_eq!(skip_kind(&out), Some(SkipKind::Filter));
         let out = e.handle(&changed("docs/x.md", "modified"), 0, false);
@@ -938,7 +938,7 @@ mod tests {
         let out = e.handle(&task_ended(TaskStatus::Done, None), 0, false);
         let f = fired(&out);
         assert_eq!(f.len(), 1);
-        assert!(prompt(f[0]).starts_with("t1 done\n--- BEGIN OUTPUT DATA "));
+        assert!(prompt(f[0]).starts_with("\"t1\" \"done\"\n--- BEGIN OUTPUT DATA "));
         assert!(prompt(f[0]).contains("\nall good\n--- END OUTPUT DATA "));
         // An automation task's end would start another task: the loop guard holds.
         let out = e.handle(
@@ -971,7 +971,7 @@ mod tests {
         };
         assert_eq!(
             prompt(fired(&e.handle(&commit("main"), 0, false))[0]),
-            "main abc Fix it"
+            r#""main" "abc" "Fix it""#
         );
         assert_eq!(
             skip_kind(&e.handle(&commit("topic"), 0, false)),
@@ -1013,7 +1013,7 @@ mod tests {
         };
         assert_eq!(
             prompt(fired(&e.handle(&failed("cargo"), 0, false))[0]),
-            "cargo test exited 101"
+            r#""cargo test" exited "101""#
         );
         assert_eq!(
             skip_kind(&e.handle(&failed("npm"), 0, false)),

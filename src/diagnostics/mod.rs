@@ -83,14 +83,14 @@ pub struct FileDiagnostics {
 
 /// Strips control characters (newlines and tabs become spaces) and caps the length.
 pub fn sanitize(message: &str) -> String {
-    let cleaned: String = message
-        .chars()
-        .filter_map(|c| match c {
-            '\n' | '\r' | '\t' => Some(' '),
-            c if c.is_control() => None,
-            c => Some(c),
-        })
-        .collect();
+    let mut cleaned = String::with_capacity(message.len());
+    for c in message.chars() {
+        match c {
+            '\n' | '\r' | '\t' => cleaned.push(' '),
+            c if c.is_control() => {}
+            c => push_visible(&mut cleaned, c),
+        }
+    }
     let trimmed = cleaned.trim();
     if trimmed.chars().count() > MAX_MESSAGE_CHARS {
         let mut cut: String = trimmed.chars().take(MAX_MESSAGE_CHARS - 1).collect();
@@ -101,9 +101,37 @@ pub fn sanitize(message: &str) -> String {
     }
 }
 
+/// Whether `c` is invisible yet changes how text reads: bidirectional controls
+/// (which can make `a.rs` display as something else, "Trojan Source"), zero-width
+/// characters, line and paragraph separators, the byte-order mark.
+pub fn is_invisible_format(c: char) -> bool {
+    matches!(c,
+        '\u{061C}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}'
+        | '\u{2060}'..='\u{2069}' | '\u{FEFF}' | '\u{FFF9}'..='\u{FFFB}')
+}
+
+/// Appends `c`, or `<U+XXXX>` for an [invisible format character](is_invisible_format),
+/// so that what a person or a model reads is what is there.
+pub fn push_visible(out: &mut String, c: char) {
+    if is_invisible_format(c) {
+        out.push_str(&format!("<U+{:04X}>", u32::from(c)));
+    } else {
+        out.push(c);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bidi_and_zero_width_characters_are_shown_not_kept() {
+        assert_eq!(
+            sanitize("a\u{202E}sr.exe\u{200B}b\u{2028}c"),
+            "a<U+202E>sr.exe<U+200B>b<U+2028>c"
+        );
+        assert_eq!(sanitize("é ü 日本"), "é ü 日本");
+    }
 
     #[test]
     fn sanitizes_control_characters_and_caps_length() {

@@ -101,7 +101,7 @@ async fn a_matching_save_starts_one_task_and_the_cooldown_holds_the_next() {
     assert_eq!(a["maxTasksPerHour"], 10);
     let editor = EditorSim::connect(&bridge, handler(|_, _| None)).await;
     save(&editor, &bridge, "src/deep/lib.rs").await;
-    wait_output(&editor, "Review src/deep/lib.rs please").await;
+    wait_output(&editor, r#"Review "src/deep/lib.rs" please"#).await;
     let a = wait_automation(&bridge, "the task ends", |a| a["fired"] == 1 && settled(a)).await;
     assert_eq!(a["skipped"], 0, "{a}");
     // No match, outside the workspace, no file at all: nothing happens.
@@ -168,7 +168,7 @@ async fn tasks_started_by_automation_never_trigger_automation() {
     // Once the task is over and settled, the editor's events count again.
     wait_automation(&bridge, "the slow task ends", settled).await;
     push_diagnostics(&editor, &bridge, "c.rs", error).await;
-    wait_output(&editor, "diagnostics of c.rs").await;
+    wait_output(&editor, r#"diagnostics of "c.rs""#).await;
     assert_eq!(automation(&bridge).await["fired"], 2);
 }
 
@@ -207,7 +207,7 @@ async fn diagnostics_are_severity_filtered_and_fenced_with_a_nonce() {
         lines.iter().position(|l| *l == begin).unwrap(),
         lines.iter().position(|l| *l == end).unwrap(),
     );
-    assert_eq!(lines[0], "mode:echo Fix src/evil.rs:");
+    assert_eq!(lines[0], r#"mode:echo Fix "src/evil.rs":"#);
     // Two diagnostics (the hint is below minSeverity), one line each.
     assert_eq!(e - b, 3, "{out}");
     assert!(lines[b + 1].starts_with("error line 3, column 1: xxx"));
@@ -236,7 +236,7 @@ async fn cleared_and_the_legacy_error_hook_each_fire_on_their_transition() {
     let warning = json!([{"message": "unused", "severity": "warning", "line": 1, "column": 1}]);
     push_diagnostics(&editor, &bridge, "m.rs", warning).await;
     push_diagnostics(&editor, &bridge, "m.rs", json!([])).await;
-    wait_output(&editor, "m.rs is clean").await;
+    wait_output(&editor, r#""m.rs" is clean"#).await;
     wait_automation(&bridge, "the first task settles", |a| {
         a["fired"] == 1 && settled(a)
     })
@@ -244,7 +244,7 @@ async fn cleared_and_the_legacy_error_hook_each_fire_on_their_transition() {
     assert!(!task_output(&editor).contains("legacy"));
     let error = json!([{"message": "boom", "severity": "error", "line": 1, "column": 1}]);
     push_diagnostics(&editor, &bridge, "n.rs", error).await;
-    wait_output(&editor, "legacy n.rs").await;
+    wait_output(&editor, r#"legacy "n.rs""#).await;
     assert_eq!(automation(&bridge).await["fired"], 2);
 }
 
@@ -269,7 +269,7 @@ async fn policy_edits_reload_when_valid_and_are_refused_when_not() {
     assert_eq!(hook_names(&a), ["onFileSave"]);
     assert!(bridge.log().contains("keeping the previous policy"));
     save(&editor, &bridge, "x.rs").await;
-    wait_output(&editor, "first x.rs").await;
+    wait_output(&editor, r#"first "x.rs""#).await;
     wait_automation(&bridge, "the task settles", settled).await;
     // Unparseable text is refused the same way.
     std::fs::write(&path, "onFileSave: [unclosed\n").unwrap();
@@ -297,7 +297,7 @@ async fn policy_edits_reload_when_valid_and_are_refused_when_not() {
         json!([{"message": "e", "severity": "error", "line": 1, "column": 1}]),
     )
     .await;
-    wait_output(&editor, "reloaded y.rs").await;
+    wait_output(&editor, r#"reloaded "y.rs""#).await;
 }
 
 #[test]
