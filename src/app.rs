@@ -717,6 +717,7 @@ async fn serve(settings: Settings, rotate_token: bool) -> Result<(), AppError> {
         auth_token: services.auth_token.clone(),
         is_bridge: true,
         started_at: Some(services.started_at_ms),
+        process: lockfile::process_identity(std::process::id()),
     };
     let lock_path =
         lockfile::write(&ide_dir, port, &lock).map_err(|source| AppError::LockFile {

@@ -27,6 +27,28 @@ pub struct LockFile {
     /// Unix milliseconds at start-up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_at: Option<u64>,
+    /// Which process wrote it, exactly: `<boot id>:<start time in clock ticks>` of
+    /// `pid` ([`process_identity`]); a live pid with another identity is a reused one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process: Option<String>,
+}
+
+/// `<boot id>:<start ticks>` of process `pid`, from `/proc`: the same for as long as
+/// that process lives, whatever the wall clock does.
+pub fn process_identity(pid: u32) -> Option<String> {
+    let boot = fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    Some(format!("{}:{}", boot.trim(), start_ticks(pid)?))
+}
+
+/// Field 22 of `/proc/<pid>/stat`: when the process started, in clock ticks since boot.
+fn start_ticks(pid: u32) -> Option<u64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(19)?
+        .parse()
+        .ok()
 }
 
 /// `$CLAUDE_CONFIG_DIR` when set, else `~/.claude`.
@@ -212,12 +234,16 @@ fn process_started_ms(pid: u32) -> Option<u64> {
     Some(boot_s * 1000 + ticks * 1000 / hz)
 }
 
-/// True when the lock's process is alive and is the one that wrote it: a process
-/// that started well after the lock (its pid reused) or long before it (pid 1, a
-/// login shell named by a planted lock) is not.
+/// True when the lock's process is alive and is the one that wrote it. With
+/// [`LockFile::process`] (every bridge writes it) that is exact; an older lock is
+/// judged by `startedAt`: a process that started well after the lock (its pid reused)
+/// or long before it (pid 1, a login shell named by a planted lock) is not its writer.
 pub fn is_live(lock: &LockFile) -> bool {
     if !pid_alive(lock.pid) {
         return false;
+    }
+    if let Some(process) = &lock.process {
+        return process_identity(lock.pid).as_ref() == Some(process);
     }
     let (Some(written), Some(started)) = (lock.started_at, process_started_ms(lock.pid)) else {
         return true;
@@ -269,6 +295,7 @@ mod tests {
             auth_token: "tok".into(),
             is_bridge: true,
             started_at: Some(now_ms()),
+            process: None,
         }
     }
 

@@ -13,6 +13,15 @@ use ide_bridge::{app, init, logging, service, status_command};
 const BAD_CONFIGURATION: u8 = 2;
 
 fn main() -> ExitCode {
+    let mut args = std::env::args_os();
+    // The command sandbox's helper: started by this binary for each sandboxed command.
+    if args
+        .nth(1)
+        .is_some_and(|a| a == ide_bridge::exec::isolate::SUBCOMMAND)
+    {
+        ide_bridge::exec::isolate::helper_main(args);
+    }
+    ide_bridge::exec::isolate::set_helper(PathBuf::from("/proc/self/exe"));
     // A hook runs on every tool call of every agent: it skips the configuration layers
     // and argument parsing the other subcommands need.
     if std::env::args_os().nth(1).is_some_and(|a| a == "hook") && std::env::args_os().len() == 2 {

@@ -114,15 +114,23 @@ pub fn read(path: &Path, max: u64) -> Result<String, ReadError> {
     Ok(text)
 }
 
-/// Removes the entries of `dir` named in `names` that are not trusted files (a link
-/// is removed, not what it points to), returning each with the reason.
+/// Makes the entries of `dir` named in `names` trusted files: one of ours that others
+/// may write (a umask of 002 made it 0664) is tightened to 0600; any other that is not
+/// trusted is removed (a link, not what it points to). Returns each removal with the
+/// reason.
 pub fn sweep(dir: &Path, names: &[&str]) -> Vec<(String, Untrusted)> {
+    use std::os::unix::fs::PermissionsExt;
     let mut removed = Vec::new();
     for name in names {
         let path = dir.join(name);
         let Ok(meta) = std::fs::symlink_metadata(&path) else {
             continue;
         };
+        if let Err(Untrusted::Writable(_)) = check(&meta) {
+            if std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).is_ok() {
+                continue;
+            }
+        }
         if let Err(why) = check(&meta) {
             let gone = if meta.is_dir() {
                 std::fs::remove_dir_all(&path)
@@ -181,7 +189,9 @@ mod tests {
 
         let swept = sweep(dir.path(), &["ok", "open", "link", "fifo", "missing"]);
         let names: Vec<_> = swept.iter().map(|(n, _)| n.as_str()).collect();
-        assert_eq!(names, ["open", "link", "fifo"]);
+        assert_eq!(names, ["link", "fifo"]);
         assert!(ok.exists(), "a link's target is not removed");
+        // Ours but open to others: kept, made private.
+        assert_eq!(read(&open_to_all, 10).unwrap(), "x");
     }
 }

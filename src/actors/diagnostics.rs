@@ -190,6 +190,7 @@ impl DiagnosticsActor {
                 duration_ms: 0,
             })
             .collect();
+        let had_paused = !paused.is_empty();
         let jobs: Vec<_> = self
             .probes
             .iter()
@@ -228,7 +229,7 @@ impl DiagnosticsActor {
             })
             .collect();
         let handle = ctx.spawn(futures_util::future::join_all(jobs).into_actor(self).map(
-            move |results, act, _| {
+            move |results, act, ctx| {
                 let mut report = Report {
                     linters: paused,
                     ..Report::default()
@@ -269,6 +270,13 @@ impl DiagnosticsActor {
                 let report = Arc::new(report);
                 act.running = false;
                 act.run = None;
+                if had_paused && !act.waiters.is_empty() {
+                    // A caller asked meanwhile: this live run left paused linters out,
+                    // so the caller gets a run of its own with them.
+                    act.compare(&report);
+                    act.start_run(ctx, true);
+                    return;
+                }
                 if act.invalidations == invalidations {
                     act.cache = Some((Instant::now(), Arc::clone(&report)));
                 }

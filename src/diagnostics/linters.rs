@@ -109,11 +109,16 @@ impl Linter {
     /// `diagnostics.live_after_code_change`). Proc-macro sources also run under
     /// `cargo check`; they are ordinary `.rs` files and not told apart here.
     pub fn executes(self, path: &str) -> bool {
-        if path.starts_with("target/") || path.contains("node_modules/") {
+        if path.starts_with("target/") {
             return false;
         }
         let name = path.rsplit('/').next().unwrap_or(path);
+        // A program in the workspace's node_modules/.bin is what runs for these.
+        let local_bin =
+            path.starts_with("node_modules/.bin/") || path.contains("/node_modules/.bin/");
         match self {
+            Linter::Tsc | Linter::Eslint | Linter::Biome | Linter::Pyright if local_bin => true,
+            Linter::Cargo if path.contains("node_modules/") => false,
             Linter::Cargo => {
                 matches!(name, "build.rs" | "Cargo.toml")
                     || name.starts_with("rust-toolchain")
@@ -121,7 +126,8 @@ impl Linter {
                     || path.contains("/.cargo/")
             }
             Linter::Eslint => {
-                let config = name.starts_with("eslint.config.") || name.starts_with(".eslintrc.");
+                let config = !path.contains("node_modules/")
+                    && (name.starts_with("eslint.config.") || name.starts_with(".eslintrc."));
                 config
                     && !name.ends_with(".json")
                     && !name.ends_with(".yml")
@@ -249,6 +255,32 @@ pub fn probe(root: &Path, enabled: &[Linter]) -> Vec<Probe> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn files_that_make_a_linter_execute_code_are_known() {
+        for (linter, path) in [
+            (Linter::Cargo, "build.rs"),
+            (Linter::Cargo, "crates/x/build.rs"),
+            (Linter::Cargo, ".cargo/config.toml"),
+            (Linter::Cargo, "rust-toolchain.toml"),
+            (Linter::Eslint, "eslint.config.mjs"),
+            (Linter::Eslint, "web/.eslintrc.cjs"),
+            (Linter::Eslint, "node_modules/.bin/eslint"),
+            (Linter::Tsc, "node_modules/.bin/tsc"),
+        ] {
+            assert!(linter.executes(path), "{linter:?} {path}");
+        }
+        for (linter, path) in [
+            (Linter::Cargo, "src/main.rs"),
+            (Linter::Cargo, "target/debug/build.rs"),
+            (Linter::Eslint, ".eslintrc.json"),
+            (Linter::Eslint, "node_modules/x/eslint.config.js"),
+            (Linter::Ruff, "conftest.py"),
+            (Linter::Tsc, "tsconfig.json"),
+        ] {
+            assert!(!linter.executes(path), "{linter:?} {path}");
+        }
+    }
 
     #[test]
     fn applicability_follows_project_files() {

@@ -60,9 +60,9 @@ pub struct RunSpec {
     pub max_output: usize,
     /// Extra environment (internal callers only).
     pub env: Vec<(String, String)>,
-    /// Run under this sandbox: namespaces ([`super::isolate`]) where the kernel
-    /// allows them, then Landlock ([`super::sandbox`]); `TMPDIR` is then a fresh
-    /// directory of its own, writable, removed afterwards.
+    /// Run under this sandbox: namespaces through the helper ([`super::isolate`])
+    /// where the kernel allows them, and Landlock ([`super::sandbox`]); `TMPDIR` is
+    /// then a fresh directory of its own, writable, removed afterwards.
     pub sandbox: Option<super::sandbox::Sandbox>,
 }
 
@@ -130,9 +130,51 @@ pub fn minimal_env() -> Vec<(String, String)> {
 /// Runs `spec` to completion or timeout.
 pub async fn run(spec: RunSpec) -> Result<RunOutput, RunError> {
     let started = Instant::now();
-    let mut cmd = Command::new(&spec.program);
-    cmd.args(&spec.args)
-        .current_dir(&spec.cwd)
+    let spawn_error = |program: &str, source| RunError::Spawn {
+        program: program.to_string(),
+        source,
+    };
+    // Kept until the run ends: the per-command temp dir.
+    let mut _tmp = None;
+    let mut sandbox = spec.sandbox.clone();
+    if let Some(sandbox) = &mut sandbox {
+        let tmp = tempfile::Builder::new()
+            .prefix("ide-bridge-cmd-")
+            .tempdir()
+            .map_err(|e| spawn_error(&spec.program, e))?;
+        sandbox.writable.push(tmp.path().to_path_buf());
+        _tmp = Some(tmp);
+    }
+    // In namespaces, through the helper ([`super::isolate`]), which also applies
+    // Landlock; without them, Landlock alone, enforced between fork and exec.
+    let isolated = match &sandbox {
+        Some(sandbox) if super::isolate::available() => {
+            let program = super::isolate::resolve(&spec.program)
+                .ok_or_else(|| RunError::NotFound(spec.program.clone()))?;
+            super::isolate::Request {
+                writable: sandbox.writable.clone(),
+                hidden: super::isolate::hidden_paths(),
+                network: sandbox.network,
+                program,
+                args: spec.args.clone(),
+            }
+            .command_line()
+        }
+        _ => None,
+    };
+    let mut cmd = match &isolated {
+        Some((helper, args)) => {
+            let mut cmd = Command::new(helper);
+            cmd.args(args);
+            cmd
+        }
+        None => {
+            let mut cmd = Command::new(&spec.program);
+            cmd.args(&spec.args);
+            cmd
+        }
+    };
+    cmd.current_dir(&spec.cwd)
         .env_clear()
         .envs(minimal_env())
         .envs(spec.env.iter().cloned())
@@ -141,41 +183,21 @@ pub async fn run(spec: RunSpec) -> Result<RunOutput, RunError> {
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    let spawn_error = |program: &str, source| RunError::Spawn {
-        program: program.to_string(),
-        source,
-    };
-    // Kept until the run ends: the per-command temp dir.
-    let mut _tmp = None;
-    if let Some(mut sandbox) = spec.sandbox.clone() {
-        let tmp = tempfile::Builder::new()
-            .prefix("ide-bridge-cmd-")
-            .tempdir()
-            .map_err(|e| spawn_error(&spec.program, e))?;
-        cmd.env("TMPDIR", tmp.path());
-        sandbox.writable.push(tmp.path().to_path_buf());
-        let isolation = if super::isolate::available() {
-            Some(
-                super::isolate::Isolation::new(&sandbox.writable, &spec.cwd)
-                    .map_err(|e| spawn_error(&spec.program, e))?,
-            )
-        } else {
-            None
-        };
-        let ruleset = super::sandbox::ruleset(&sandbox)
-            .map_err(|e| spawn_error(&spec.program, std::io::Error::other(e)))?;
-        let mut restrict = super::sandbox::restrict_in_child(ruleset);
-        // SAFETY: the hook only makes system calls (unshare, mount, fork, prctl,
-        // landlock_restrict_self) on data prepared before the fork.
-        unsafe {
-            cmd.pre_exec(move || {
-                if let Some(isolation) = &isolation {
-                    isolation.enter()?;
-                }
-                restrict()
-            });
+    if let (Some(sandbox), Some(tmp)) = (&sandbox, &_tmp) {
+        // Caches outside the workspace are read-only in the sandbox: tools that need
+        // one (go's build cache, XDG caches) get one in the temp dir instead.
+        cmd.env("TMPDIR", tmp.path())
+            .env("GOCACHE", tmp.path().join("go-build"))
+            .env("XDG_CACHE_HOME", tmp.path().join("cache"));
+        if isolated.is_none() {
+            let ruleset = super::sandbox::ruleset(sandbox)
+                .map_err(|e| spawn_error(&spec.program, std::io::Error::other(e)))?;
+            // SAFETY: the hook only takes the prepared ruleset out of its slot and
+            // makes the prctl and landlock_restrict_self calls.
+            unsafe {
+                cmd.pre_exec(super::sandbox::restrict_in_child(ruleset));
+            }
         }
-        _tmp = Some(tmp);
     }
     let mut child = cmd.spawn().map_err(|source| {
         if source.kind() == std::io::ErrorKind::NotFound {

@@ -31,8 +31,6 @@ const WAIT_FOR_BRIDGE: Duration = Duration::from_secs(10);
 const INITIALIZE_DEADLINE: Duration = Duration::from_millis(4_000);
 /// Client messages held while the bridge is away; more are answered at once.
 const MAX_QUEUED: usize = 256;
-/// The start of an over-long line kept to find its id.
-const HEAD_BYTES: usize = 4096;
 /// Id prefix of the `initialize` the relay replays after a reconnect.
 const REPLAY_ID: &str = "ide-bridge-relay-replay-";
 
@@ -56,8 +54,8 @@ pub struct RelayOptions {
 enum Incoming {
     Line(String),
     TooLong {
-        /// Its first [`HEAD_BYTES`].
-        head: Vec<u8>,
+        /// Its top-level `id`, wherever it stood in the line.
+        id: Option<Value>,
     },
 }
 
@@ -162,7 +160,7 @@ impl Relay {
             tokio::select! {
                 line = lines.recv() => match line.flatten() {
                     Some(Incoming::Line(line)) => self.on_client_line(line).await,
-                    Some(Incoming::TooLong { head }) => self.refuse_too_long(&head).await,
+                    Some(Incoming::TooLong { id }) => self.refuse_too_long(id).await,
                     None => return 0, // the client closed stdin: we are done
                 },
                 Some(event) = events.recv() => self.on_event(event, &events_tx).await,
@@ -173,13 +171,13 @@ impl Relay {
 
     /// Answers a request over the limit (a notification is only logged): the bridge
     /// would close the connection on it, failing every request in flight.
-    async fn refuse_too_long(&mut self, head: &[u8]) {
+    async fn refuse_too_long(&mut self, id: Option<Value>) {
         let limit = self.max_message_bytes;
         tracing::warn!(
             limit,
             "a message longer than server.max_message_bytes was not passed on"
         );
-        if let Some(id) = top_level_id(head) {
+        if let Some(id) = id {
             self.answer(local::error(
                 &id,
                 jsonrpc::INVALID_REQUEST,
@@ -451,14 +449,15 @@ fn one_line(text: &str) -> Option<std::borrow::Cow<'_, str>> {
 }
 
 /// Reads newline-delimited messages from stdin; `None` at the end. A line longer than
-/// `limit` is consumed to its end and passed on as [`Incoming::TooLong`].
+/// `limit` is consumed to its end, scanned for its `id` on the way, and passed on as
+/// [`Incoming::TooLong`].
 async fn read_lines(tx: mpsc::Sender<Option<Incoming>>, limit: usize) {
     use tokio::io::AsyncBufReadExt;
     let mut reader = BufReader::with_capacity(64 * 1024, stdio_reader());
     let mut line = Vec::new();
     loop {
         line.clear();
-        let mut too_long = false;
+        let mut too_long: Option<IdScanner> = None;
         loop {
             let buf = match reader.fill_buf().await {
                 Ok(b) => b,
@@ -472,15 +471,16 @@ async fn read_lines(tx: mpsc::Sender<Option<Incoming>>, limit: usize) {
                 Some(i) => (&buf[..i], Some(i + 1)),
                 None => (buf, None),
             };
-            if !too_long && line.len() + chunk.len() > limit {
-                too_long = true;
-                line.truncate(HEAD_BYTES);
-            }
-            if too_long {
-                let room = HEAD_BYTES.saturating_sub(line.len());
-                line.extend_from_slice(&chunk[..chunk.len().min(room)]);
-            } else {
-                line.extend_from_slice(chunk);
+            match &mut too_long {
+                Some(scanner) => scanner.feed(chunk),
+                None if line.len() + chunk.len() > limit => {
+                    let mut scanner = IdScanner::default();
+                    scanner.feed(&line);
+                    scanner.feed(chunk);
+                    line = Vec::new();
+                    too_long = Some(scanner);
+                }
+                None => line.extend_from_slice(chunk),
             }
             let used = done.unwrap_or(buf.len());
             reader.consume(used);
@@ -488,16 +488,15 @@ async fn read_lines(tx: mpsc::Sender<Option<Incoming>>, limit: usize) {
                 break;
             }
         }
-        let message = if too_long {
-            Incoming::TooLong {
-                head: std::mem::take(&mut line),
+        let message = match too_long {
+            Some(scanner) => Incoming::TooLong { id: scanner.id() },
+            None => {
+                let text = String::from_utf8_lossy(&line).trim().to_string();
+                if text.is_empty() {
+                    continue;
+                }
+                Incoming::Line(text)
             }
-        } else {
-            let text = String::from_utf8_lossy(&line).trim().to_string();
-            if text.is_empty() {
-                continue;
-            }
-            Incoming::Line(text)
         };
         if tx.send(Some(message)).await.is_err() {
             return;
@@ -505,52 +504,93 @@ async fn read_lines(tx: mpsc::Sender<Option<Incoming>>, limit: usize) {
     }
 }
 
-/// The `id` member of the object that `head` (the start of a JSON text) opens, when it
-/// comes complete within `head`; members of nested objects are not taken for it.
-fn top_level_id(head: &[u8]) -> Option<Value> {
-    let text = String::from_utf8_lossy(head);
-    let bytes = text.as_bytes();
-    let (mut depth, mut i) = (0usize, 0usize);
-    while i < bytes.len() {
-        match bytes[i] {
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            b'"' => {
-                let end = string_end(bytes, i)?;
-                let key = &text[i..=end];
-                i = end + 1;
-                if depth == 1 && key == "\"id\"" {
-                    let rest = text[i..].trim_start();
-                    let value = rest.strip_prefix(':')?.trim_start();
-                    let len = if value.starts_with('"') {
-                        string_end(value.as_bytes(), 0)? + 1
-                    } else {
-                        value
-                            .find(|c: char| !(c.is_ascii_digit() || "-+.eE".contains(c)))
-                            .filter(|&n| n > 0)?
-                    };
-                    return serde_json::from_str(&value[..len]).ok();
+/// Finds the `id` member of a JSON object fed to it in pieces, without keeping the
+/// text: members of nested objects and strings that look like keys are not taken for
+/// it, wherever it stands (SDKs put it first or last).
+#[derive(Default)]
+struct IdScanner {
+    depth: usize,
+    in_string: bool,
+    escaped: bool,
+    /// At depth 1, the next string is a key.
+    key_next: bool,
+    /// The key being read, or the last one read (a few bytes are enough).
+    key: Vec<u8>,
+    reading_key: bool,
+    /// The id's raw value being read.
+    value: Option<Vec<u8>>,
+    found: Option<Vec<u8>>,
+}
+
+impl IdScanner {
+    fn feed(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            if let Some(value) = &mut self.value {
+                // The id's value: up to the `,` or `}` that ends it at depth 1.
+                if !self.in_string && self.depth == 1 && (b == b',' || b == b'}') {
+                    self.found = self.value.take();
+                } else {
+                    if value.len() < 1024 {
+                        value.push(b);
+                    }
+                    if self.in_string {
+                        if self.escaped {
+                            self.escaped = false;
+                        } else if b == b'\\' {
+                            self.escaped = true;
+                        } else if b == b'"' {
+                            self.in_string = false;
+                        }
+                    } else if b == b'"' {
+                        self.in_string = true;
+                    }
+                    continue;
+                }
+            }
+            if self.in_string {
+                if self.escaped {
+                    self.escaped = false;
+                } else if b == b'\\' {
+                    self.escaped = true;
+                } else if b == b'"' {
+                    self.in_string = false;
+                    self.reading_key = false;
+                    continue;
+                }
+                if self.reading_key && self.key.len() < 8 {
+                    self.key.push(b);
                 }
                 continue;
             }
-            _ => {}
+            match b {
+                b'"' => {
+                    self.in_string = true;
+                    self.reading_key = self.depth == 1 && self.key_next;
+                    if self.reading_key {
+                        self.key.clear();
+                        self.key_next = false;
+                    }
+                }
+                b'{' | b'[' => {
+                    self.depth += 1;
+                    self.key_next = self.depth == 1 && b == b'{';
+                }
+                b'}' | b']' => self.depth = self.depth.saturating_sub(1),
+                b',' if self.depth == 1 => self.key_next = true,
+                b':' if self.depth == 1 && self.key == b"id" && self.found.is_none() => {
+                    self.value = Some(Vec::new());
+                }
+                _ => {}
+            }
         }
-        i += 1;
     }
-    None
-}
 
-/// The index of the quote closing the string that opens at `start`.
-fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
-    let mut i = start + 1;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\\' => i += 2,
-            b'"' => return Some(i),
-            _ => i += 1,
-        }
+    /// The id, when one was read whole and is a string or a number.
+    fn id(&self) -> Option<Value> {
+        let raw = self.found.as_deref()?;
+        let v: Value = serde_json::from_slice(raw).ok()?;
+        (v.is_string() || v.is_number()).then_some(v)
     }
-    None
 }
 
 #[cfg(test)]
@@ -567,21 +607,42 @@ mod tests {
 
     #[test]
     fn the_id_of_an_over_long_request_is_found_at_the_top_level_only() {
-        let id = |s: &str| top_level_id(s.as_bytes());
+        // Fed in pieces of every size, as the reader gets them.
+        let id = |s: &str| {
+            let whole = {
+                let mut sc = IdScanner::default();
+                sc.feed(s.as_bytes());
+                sc.id()
+            };
+            for size in 1..8 {
+                let mut sc = IdScanner::default();
+                s.as_bytes().chunks(size).for_each(|c| sc.feed(c));
+                assert_eq!(sc.id(), whole, "{s} in pieces of {size}");
+            }
+            whole
+        };
         assert_eq!(
-            id(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"#),
+            id(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{}}"#),
             Some(json!(7))
         );
+        // Last, after large params (the TypeScript SDK's order).
         assert_eq!(
-            id(r#"{"method":"x","params":{"id":1},"id":"a\"b","#),
+            id(
+                r#"{"method":"x","params":{"id":1,"t":"}\",\"id\":9"},"jsonrpc":"2.0","id":"a\"b"}"#
+            ),
             Some(json!("a\"b"))
         );
-        assert_eq!(id(r#"{"method":"x","params":{"id":1,"text":"aaaa"#), None);
         assert_eq!(
-            id(r#"{"jsonrpc":"2.0","method":"notifications/x","params":{"#),
+            id(r#"{"method":"x","params":{"id":1,"text":"aaaa"}}"#),
             None
         );
-        assert_eq!(id(r#"{"id": -12.5e1 , "#), Some(json!(-125.0)));
+        assert_eq!(
+            id(r#"{"method":"id","x":"id","params":{}}"#),
+            None,
+            "values are not keys"
+        );
+        assert_eq!(id(r#"{"id": -12.5e1 , "m":1}"#), Some(json!(-125.0)));
         assert_eq!(id(r#"{"id":12"#), None, "the number may go on");
+        assert_eq!(id(r#"{"id":{"x":1}}"#), None, "not a string or number");
     }
 }

@@ -83,6 +83,9 @@ pub struct Options {
     pub files: Vec<(String, String)>,
     /// Use this workspace (kept across restarts) instead of a fresh one.
     pub workspace: Option<PathBuf>,
+    /// Run the bridge as this uid (and gid), owning its workspace and config dir; the
+    /// tests run as root to use it.
+    pub run_as: Option<u32>,
 }
 
 impl Options {
@@ -225,6 +228,20 @@ impl Bridge {
         let log_path = tmp.path().join("bridge.log");
         let log = std::fs::File::create(&log_path).unwrap();
         let mut cmd = command(&config_dir);
+        if let Some(uid) = opts.run_as {
+            use std::os::unix::fs::PermissionsExt;
+            use std::os::unix::process::CommandExt;
+            std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+            std::fs::create_dir_all(&config_dir).unwrap();
+            let status = Command::new("chown")
+                .args(["-R", &format!("{uid}:{uid}")])
+                .arg(&workspace)
+                .arg(&config_dir)
+                .status()
+                .unwrap();
+            assert!(status.success());
+            cmd.uid(uid).gid(uid).env("HOME", &config_dir);
+        }
         cmd.arg("--workspace")
             .arg(&workspace)
             .arg("--log-level")

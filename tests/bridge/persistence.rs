@@ -484,7 +484,6 @@ async fn planted_state_files_are_removed_not_followed() {
         ("checkpoint.json", "symbolic link"),
         ("activity.jsonl", "FIFO"),
         ("owner.lock", "FIFO"),
-        ("tasks.json", "others may write it"),
     ] {
         assert!(
             log.lines()
@@ -503,6 +502,9 @@ async fn planted_state_files_are_removed_not_followed() {
         std::fs::read_to_string(&known).unwrap(),
         "planted-token-that-everyone-can-read-0000"
     );
+    // Ours but group-writable (a umask of 002): kept, made private.
+    let tasks = std::fs::symlink_metadata(state.join("tasks.json")).unwrap();
+    assert_eq!(tasks.permissions().mode() & 0o777, 0o600);
     let token = std::fs::symlink_metadata(state.join("token")).unwrap();
     assert!(token.file_type().is_file() && token.permissions().mode() & 0o077 == 0);
 }

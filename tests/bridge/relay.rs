@@ -241,11 +241,18 @@ async fn an_over_long_request_gets_an_error_and_the_connection_stays() {
         "{served}"
     );
     // Just past it, and far past it: refused by the relay with the request's id.
-    for (id, size) in [(11, LIMIT + 1), (12, 40 * 1024 * 1024)] {
+    // The id first, or last as the TypeScript SDK writes it.
+    for (id, size, id_last) in [(11, LIMIT + 1, false), (12, 40 * 1024 * 1024, true)] {
         let pad = "y".repeat(size);
-        let line = format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"getOpenEditors","arguments":{{"pad":"{pad}"}}}}}}"#
-        );
+        let line = if id_last {
+            format!(
+                r#"{{"method":"tools/call","params":{{"name":"getOpenEditors","arguments":{{"pad":"{pad}","id":1}}}},"jsonrpc":"2.0","id":{id}}}"#
+            )
+        } else {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"getOpenEditors","arguments":{{"pad":"{pad}"}}}}}}"#
+            )
+        };
         relay.send_line(&line).await;
         let refused = relay.answer(json!(id)).await;
         assert_eq!(refused["error"]["code"], -32600, "{refused}");

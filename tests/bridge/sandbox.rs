@@ -119,12 +119,17 @@ async fn commands_cannot_read_the_bridges_environment() {
     }
     let bridge = Bridge::launch(launch()).await;
     let pid = bridge.pid();
+    let lock = bridge.lock_path.display();
+    let state = bridge.config_dir.join("ide-bridge").display().to_string();
     let script = format!(
         "tr '\\0' '\\n' < /proc/{pid}/environ 2>/dev/null && echo environ:read || echo environ:denied\n\
-         head -c 1 /proc/{pid}/mem >/dev/null 2>&1 && echo mem:read || echo mem:denied\n"
+         head -c 1 /proc/{pid}/mem >/dev/null 2>&1 && echo mem:read || echo mem:denied\n\
+         cat {lock} 2>/dev/null; cat {state}/workspaces/*/token 2>/dev/null; echo\n"
     );
     let out = npm_run(&bridge, &script).await;
     assert!(!out.contains(SECRET), "the secret leaked: {out}");
+    // The Claude config dir (lock files, their tokens) and the bridge's state are hidden.
+    assert!(!out.contains(&bridge.token), "the token leaked: {out}");
     assert!(
         out.contains("environ:denied") && out.contains("mem:denied"),
         "{out}"
@@ -219,4 +224,135 @@ async fn without_namespaces_commands_are_refused_unless_opted_in() {
         .call("runCommand", json!({"command": "seq", "args": ["2"]}))
         .await;
     assert_eq!(json_text(&r)["stdout"], "1\n2\n", "{r}");
+}
+
+/// A command not allowed the network cannot send UDP either (DNS included): it runs in
+/// a network namespace of its own. One whose program is in `commands.network` can.
+#[tokio::test]
+async fn commands_without_the_network_send_no_udp() {
+    if !npm_installed() {
+        return;
+    }
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.set_nonblocking(true).unwrap();
+    let port = udp.local_addr().unwrap().port();
+    let script = format!(
+        "/usr/bin/python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b\"leak\", (\"127.0.0.1\", {port}))' 2>/dev/null && echo udp:sent || echo udp:refused\n"
+    );
+    let bridge = Bridge::launch(launch()).await;
+    let out = npm_run(&bridge, &script).await;
+    assert!(out.contains("udp:refused"), "{out}");
+    let mut buf = [0u8; 16];
+    assert!(udp.recv(&mut buf).is_err(), "a datagram left the sandbox");
+    drop(bridge);
+
+    let mut opts = launch();
+    opts.env
+        .push(("IDE_BRIDGE_COMMANDS__NETWORK".into(), "npm".into()));
+    let bridge = Bridge::launch(opts).await;
+    let out = npm_run(&bridge, &script).await;
+    assert!(out.contains("udp:sent"), "{out}");
+    assert_eq!(udp.recv(&mut buf).ok(), Some(4));
+}
+
+/// The same sandbox for a bridge run by an ordinary user (not root): namespaces are
+/// there, metadata outside stays as it was, the bridge's environment stays unreadable.
+#[tokio::test]
+async fn a_bridge_run_by_an_ordinary_user_sandboxes_its_commands_too() {
+    if !npm_installed() || unsafe { libc::geteuid() } != 0 {
+        eprintln!("needs root to start a bridge as another user: skipped");
+        return;
+    }
+    let mut opts = launch();
+    opts.run_as = Some(65534);
+    let bridge = Bridge::launch(opts).await;
+    let status = bridge.status().await;
+    assert_eq!(status["commandSandbox"]["namespaces"], true, "{status}");
+    assert_eq!(status["commandSandbox"]["enforced"], true, "{status}");
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("victim");
+    std::fs::write(&victim, "x").unwrap();
+    std::os::unix::fs::chown(&victim, Some(65534), Some(65534)).unwrap();
+    std::fs::set_permissions(
+        outside.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    std::fs::set_permissions(&victim, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let pid = bridge.pid();
+    let script = format!(
+        "chmod 666 {} 2>/dev/null && echo chmod:ok || echo chmod:denied\n\
+         tr '\\0' '\\n' < /proc/{pid}/environ 2>/dev/null || echo environ:denied\n\
+         id -u\n",
+        victim.display()
+    );
+    let out = npm_run(&bridge, &script).await;
+    assert!(out.contains("chmod:denied"), "{out}");
+    assert!(
+        out.contains("environ:denied") && !out.contains(SECRET),
+        "{out}"
+    );
+    assert!(out.contains("65534"), "{out}");
+    assert_eq!(mode_of(&victim), 0o600);
+}
+
+/// A command running when the bridge is killed (SIGKILL: no clean-up of its own) ends
+/// with it, escaped processes included.
+#[tokio::test]
+async fn nothing_outlives_a_killed_bridge() {
+    if !npm_installed() {
+        return;
+    }
+    let bridge = Bridge::launch(launch()).await;
+    let mark = format!("700.{}{}", std::process::id(), bridge.pid());
+    let script = format!(
+        "setsid sh -c 'exec sleep {mark}' </dev/null >/dev/null 2>&1 &\nexec sleep {mark}\n"
+    );
+    let mut agent = bridge.ready_agent().await;
+    for (path, content) in [
+        (
+            "package.json",
+            r#"{"name": "x", "version": "1.0.0", "scripts": {"x": "sh x.sh"}}"#.to_string(),
+        ),
+        ("x.sh", script),
+    ] {
+        let r = agent
+            .call("createFile", json!({"filePath": path, "content": content}))
+            .await;
+        assert!(!is_error(&r), "{r}");
+    }
+    let call = tokio::spawn(async move {
+        agent
+            .call_raw(
+                "runCommand",
+                json!({"command": "npm", "args": ["run", "-s", "x"], "timeoutMs": 60000}),
+            )
+            .await
+    });
+    let pattern = format!("sleep\0{mark}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while marked(&pattern).len() < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command did not start"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    bridge.kill9();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let mut left = marked(&pattern);
+    while !left.is_empty() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        left = marked(&pattern);
+    }
+    for pid in &left {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", pid])
+            .status();
+    }
+    call.abort();
+    assert!(
+        left.is_empty(),
+        "still running after the bridge was killed: {left:?}"
+    );
 }

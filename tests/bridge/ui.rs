@@ -264,7 +264,11 @@ fn a_signed_in_browser_stays_signed_in_across_a_restart_and_a_signed_out_one_doe
 #[test]
 fn signing_out_ends_the_pages_live_stream_and_the_log_holds_no_live_link() {
     let bridge = Bridge::start_with(Options::default());
-    let log = bridge.log();
+    // The start-up line comes right after the lock file.
+    let log = wait_for("the start-up line", DEADLINE, || {
+        let log = bridge.log();
+        log.contains("page=").then_some(log)
+    });
     assert!(
         log.contains("page=`ide-bridge open` prints a sign-in link") && !log.contains("/ui/login#"),
         "a log written to a file gets no live code: {log}"
