@@ -12,7 +12,7 @@ use actix::prelude::*;
 
 use super::messages::connection::Generation;
 use super::messages::session::{
-    Attach, ConnectionKind, Detach, FromClient, Rebind, ReplacePush, SessionHandle,
+    Attach, ConnectionIdle, ConnectionKind, Detach, FromClient, Rebind, ReplacePush, SessionHandle,
 };
 use super::outbound::Outbound;
 use super::rate_limit::{ConnectionLimits, Verdict};
@@ -23,8 +23,8 @@ use crate::protocol::jsonrpc::{Incoming, RpcError};
 /// Actor name used in logs, metrics and faults.
 pub const NAME: &str = "http_sessions";
 
-/// How often an HTTP session checks whether it has been idle too long.
-const IDLE_CHECK: Duration = Duration::from_secs(1);
+/// How often an HTTP session checks whether it is idle (and has been for too long).
+const IDLE_CHECK: Duration = Duration::from_millis(250);
 
 /// The HTTP side of one MCP session.
 pub struct HttpTransport {
@@ -38,6 +38,8 @@ pub struct HttpTransport {
     /// Response streams of POSTs still being answered: the session is not idle while
     /// any is open (a long tool call without a GET stream).
     open_replies: Vec<Outbound>,
+    /// Told to the session as idle: no request in flight and no open stream.
+    idle: bool,
     table: Addr<HttpSessions>,
 }
 
@@ -61,7 +63,20 @@ impl HttpTransport {
             idle_after,
             push: Outbound::nowhere(),
             open_replies: Vec::new(),
+            idle: false,
             table,
+        }
+    }
+
+    /// Tells the session when this connection becomes idle or busy again: a client
+    /// that went away without DELETE then no longer keeps a new agent out.
+    fn set_idle(&mut self, idle: bool) {
+        if idle != self.idle {
+            self.idle = idle;
+            self.session.idle.do_send(ConnectionIdle {
+                generation: self.generation,
+                idle,
+            });
         }
     }
 
@@ -92,6 +107,7 @@ impl Actor for HttpTransport {
             }
             act.open_replies.retain(|r| !r.is_closed());
             let busy = !act.push.is_closed() || !act.open_replies.is_empty();
+            act.set_idle(!busy);
             if !busy && act.last_seen.elapsed() >= act.idle_after {
                 act.end(ctx, "idle for longer than the grace period");
             }
@@ -133,6 +149,7 @@ impl Handler<Post> for HttpTransport {
         }
         self.open_replies.retain(|r| !r.is_closed());
         self.open_replies.push(msg.reply.clone());
+        self.set_idle(false);
         self.session.from_client.do_send(FromClient {
             generation: self.generation,
             message: msg.message,
@@ -152,6 +169,7 @@ impl Handler<OpenStream> for HttpTransport {
     fn handle(&mut self, msg: OpenStream, _: &mut Context<Self>) {
         self.last_seen = Instant::now();
         self.push = msg.0.clone();
+        self.set_idle(false);
         self.session.replace_push.do_send(ReplacePush {
             generation: self.generation,
             outbound: msg.0,

@@ -607,6 +607,17 @@ impl SessionRegistry {
                 }
                 self.connection_changed();
             }
+            // An idle HTTP session holds its slot only until someone needs it.
+            SessionChange::Idle => {
+                if let Some(slot) = self.slots.get_mut(id) {
+                    slot.grace_since.get_or_insert_with(Instant::now);
+                }
+            }
+            SessionChange::Active => {
+                if let Some(slot) = self.slots.get_mut(id) {
+                    slot.grace_since = None;
+                }
+            }
             SessionChange::Initialized(client) => {
                 let Some(slot) = self.slots.get_mut(id) else {
                     return;

@@ -10,8 +10,8 @@ use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 
 use super::*;
 use crate::actors::messages::session::{
-    Absorb, Adopt, Attach, ChangedBy, Detach, FromClient, NativeCursor, NativeEnd, NativeSettle,
-    NativeStart, NativeToRead, ReplacePush, Saw, TakeNotice,
+    Absorb, Adopt, Attach, ChangedBy, ConnectionIdle, Detach, FromClient, NativeCursor, NativeEnd,
+    NativeSettle, NativeStart, NativeToRead, ReplacePush, Saw, TakeNotice,
 };
 use crate::actors::test_support::{next_matching, Capture};
 
@@ -70,6 +70,7 @@ record!(Attach, |_m, _a| Got::Other, ());
 record!(Detach, |_m, _a| Got::Other, ());
 record!(FromClient, |_m, _a| Got::Other, ());
 record!(ReplacePush, |_m, _a| Got::Other, ());
+record!(ConnectionIdle, |_m, _a| Got::Other, ());
 record!(Adopt, |_m, _a| Got::Other, ());
 record!(Absorb, |_m, _a| Got::Other, ());
 record!(Saw, |_m, _a| Got::Other, ());

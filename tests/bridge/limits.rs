@@ -520,3 +520,54 @@ async fn regex_bombs_are_refused_and_a_timed_out_search_stops_using_cpu() {
     assert!(!is_error(&ok), "{ok}");
     assert_eq!(json_text(&ok)["matches"][0]["path"], "src/main.rs", "{ok}");
 }
+
+/// Issue 27, item 2: HTTP sessions whose clients went away without DELETE (no request
+/// in flight, no open stream) do not hold their slots: twenty such clients, then a new
+/// one, all get in with `max_sessions` at 5; a WebSocket agent that is connected keeps
+/// its slot throughout.
+#[tokio::test]
+async fn abandoned_http_sessions_never_lock_out_a_new_client() {
+    let bridge = Bridge::launch(Options::default().set("sessions.max_sessions", 5)).await;
+    let mut ws_agent = bridge.ready_agent().await;
+    let (port, token) = (bridge.port, bridge.token.clone());
+    let initialize = move || {
+        let token = token.clone();
+        off_runtime(move || {
+            let bearer = format!("Bearer {token}");
+            let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "vanishing", "version": "0"}}})
+            .to_string();
+            http_request(
+                port,
+                "POST",
+                "/mcp",
+                &[
+                    ("Authorization", &bearer),
+                    ("Content-Type", "application/json"),
+                    ("Accept", "application/json, text/event-stream"),
+                ],
+                body.as_bytes(),
+            )
+            .0
+        })
+    };
+    for i in 0..21 {
+        // A slot frees once the previous clients are seen idle (a quarter second).
+        wait_for_async(&format!("client {i} admitted"), DEADLINE, || {
+            let initialize = initialize.clone();
+            async move { (initialize().await == 200).then_some(()) }
+        })
+        .await;
+    }
+    let status = bridge.status().await;
+    assert!(
+        status["sessions"].as_array().unwrap().len() <= 5,
+        "{status}"
+    );
+    assert!(status["evicted"].as_u64().unwrap() >= 16, "{status}");
+    assert_eq!(
+        ws_agent.request("ping", json!({})).await["result"],
+        json!({})
+    );
+}

@@ -51,7 +51,7 @@ def test_diagnostics_hook_fires(auto_world):
     wait_for(
         lambda: w.editor.lua(
             "for _, t in pairs(require('ide_bridge.tasks').tasks) do"
-            "  for _, c in ipairs(t.chunks) do if c:find('please fix broken.py', 1, true) then return true end end "
+            "  for _, c in ipairs(t.chunks) do if c:find('please fix \"broken.py\"', 1, true) then return true end end "
             "end return false"
         ),
         timeout=30,
@@ -60,4 +60,4 @@ def test_diagnostics_hook_fires(auto_world):
     )
     w.editor.cmd("IdeBridgeTasks")
     text = "\n".join(w.editor.nv.current.buffer[:])
-    assert "please fix broken.py" in text  # {{file}} is workspace-relative
+    assert 'please fix "broken.py"' in text  # {{file}} is workspace-relative, quoted as data

@@ -151,8 +151,11 @@ def test_two_agents_claims_notices_and_the_done_gate(tmp_path, cli):
                     calls = [(e["tool"], e["summary"]) for e in entries if e.get("native") and e["sessionId"] == session]
                     return calls if call in calls else None
 
-                calls = wait_until(lambda: native_of(sb["id"], ("Edit", "src/a.py")), "B's native Edit in the timeline", 30, b)
-                assert ("Read", "src/a.py") in calls, calls
+                # Each entry is kept when the call ends (read from the CLI's transcript), so the
+                # Read may land after the Edit's refusal: wait for both.
+                calls = wait_until(
+                    lambda: (c := native_of(sb["id"], ("Edit", "src/a.py"))) and ("Read", "src/a.py") in c and c,
+                    "B's native Read and Edit in the timeline", 30, b)
 
                 # B reads b.py, A edits it: B's next request carries the notice, once.
                 submit(b, "read b")

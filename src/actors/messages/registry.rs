@@ -27,6 +27,11 @@ pub enum SessionChange {
     Attached,
     /// Its last connection closed; it waits in its grace period.
     Detached,
+    /// Its connections are all idle HTTP ones (no request in flight, no stream): the
+    /// registry treats it as in its grace period until it is [`Self::Active`] again.
+    Idle,
+    /// A request or stream arrived on a connection of an [`Self::Idle`] session.
+    Active,
     /// A connection completed the MCP handshake (`notifications/initialized`); the
     /// client's `clientInfo.name` when it sent one.
     Initialized(Option<String>),

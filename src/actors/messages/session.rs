@@ -93,6 +93,8 @@ pub struct SessionHandle {
     pub from_client: Recipient<FromClient>,
     /// From the HTTP transport.
     pub replace_push: Recipient<ReplacePush>,
+    /// From the HTTP transport.
+    pub idle: Recipient<ConnectionIdle>,
     /// From a session merging into this one.
     pub adopt: Recipient<Adopt>,
     /// From a session merging into this one.
@@ -137,6 +139,7 @@ impl SessionHandle {
             + Handler<Detach>
             + Handler<FromClient>
             + Handler<ReplacePush>
+            + Handler<ConnectionIdle>
             + Handler<Adopt>
             + Handler<Absorb>
             + Handler<MergeInto>
@@ -161,6 +164,7 @@ impl SessionHandle {
             detach: addr.clone().recipient(),
             from_client: addr.clone().recipient(),
             replace_push: addr.clone().recipient(),
+            idle: addr.clone().recipient(),
             adopt: addr.clone().recipient(),
             absorb: addr.clone().recipient(),
             merge_into: addr.clone().recipient(),
@@ -296,6 +300,18 @@ pub struct ReplacePush {
     pub generation: Generation,
     /// The new stream.
     pub outbound: Outbound,
+}
+
+/// An HTTP connection became idle (no request in flight, no open stream) or busy
+/// again. A session whose every connection is idle counts as in its grace period for
+/// the registry (a new agent may take its slot).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct ConnectionIdle {
+    /// Identifies the transport.
+    pub generation: Generation,
+    /// Idle now.
+    pub idle: bool,
 }
 
 /// Ask for [`SessionInfo`].

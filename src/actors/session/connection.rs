@@ -21,6 +21,8 @@ pub struct Connection {
     pub transport: Recipient<Rebind>,
     /// Its handshake state.
     pub mcp: McpState,
+    /// An HTTP connection with no request in flight and no open stream.
+    pub idle: bool,
 }
 
 impl Connection {

@@ -13,8 +13,8 @@ use crate::actors::activity_log::LifecycleEvent;
 use crate::actors::messages::connection::Generation;
 use crate::actors::messages::editor::CloseSessionDiffs;
 use crate::actors::messages::session::{
-    Absorb, Adopt, Attach, ConnectionKind, Detach, Evict, McpState, MergeInto, Rebind, ReplacePush,
-    Shutdown,
+    Absorb, Adopt, Attach, ConnectionIdle, ConnectionKind, Detach, Evict, McpState, MergeInto,
+    Rebind, ReplacePush, Shutdown,
 };
 
 /// How long a merged session keeps passing frames on to the session that took its
@@ -181,6 +181,7 @@ impl Handler<Attach> for Session {
             outbound: msg.outbound,
             transport: msg.transport,
             mcp: McpState::default(),
+            idle: false,
         };
         self.add_connection(conn, ctx);
     }
@@ -195,6 +196,7 @@ impl Handler<Adopt> for Session {
             outbound: msg.outbound,
             transport: msg.transport,
             mcp: msg.mcp,
+            idle: false,
         };
         self.add_connection(conn, ctx);
     }
@@ -230,6 +232,30 @@ impl Handler<ReplacePush> for Session {
                     target.replace_push.do_send(msg);
                 }
             }
+        }
+    }
+}
+
+impl Handler<ConnectionIdle> for Session {
+    type Result = ();
+    fn handle(&mut self, msg: ConnectionIdle, _: &mut Context<Self>) {
+        match self.conn_mut(msg.generation) {
+            Some(conn) => conn.idle = msg.idle,
+            None => {
+                if let Some(target) = &self.merged_into {
+                    target.idle.do_send(msg);
+                }
+                return;
+            }
+        }
+        let idle = !self.conns.is_empty() && self.conns.iter().all(|c| c.idle);
+        if idle != self.idle {
+            self.idle = idle;
+            self.report(if idle {
+                SessionChange::Idle
+            } else {
+                SessionChange::Active
+            });
         }
     }
 }
