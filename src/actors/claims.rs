@@ -189,20 +189,9 @@ fn holder_session(holder: &Holder) -> Option<&str> {
     }
 }
 
-/// The claims as the editor, `/status` and the page show them.
-pub fn views(claims: &[Claim], now_ms: u64) -> serde_json::Value {
-    json!(claims
-        .iter()
-        .map(|c| json!({
-            "id": c.id,
-            "holder": c.holder.describe(),
-            "session": holder_session(&c.holder),
-            "patterns": c.patterns,
-            "reason": c.reason,
-            "expiresInSeconds": c.expires_ms.saturating_sub(now_ms) / 1000,
-            "expiresAt": c.expires_ms,
-        }))
-        .collect::<Vec<_>>())
+/// The claims as the editor, `/status`, the page and the tools show them.
+pub fn views(claims: &[Claim], now_ms: u64) -> Vec<crate::coordination::claims::ClaimView> {
+    claims.iter().map(|c| c.view(now_ms)).collect()
 }
 
 fn load(path: &Path) -> ClaimTable {

@@ -59,7 +59,7 @@ pub enum Owner {
 }
 
 /// Where a hunk stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum HunkState {
     /// Waiting for the person.
@@ -112,6 +112,74 @@ fn bytes_of(c: &Change) -> usize {
         .flat_map(|h| h.old.iter().chain(&h.new).chain(&h.before).chain(&h.after))
         .map(String::len)
         .sum()
+}
+
+/// A change as the tools and the page show it: its hunks with their lines (the
+/// tools' `outputSchema` is derived from it).
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangeView {
+    /// The change's id (for keepChanges / undoChanges).
+    pub id: u64,
+    /// The agent's session.
+    pub session: String,
+    /// The agent, as people see it.
+    pub agent: String,
+    /// Workspace-relative.
+    pub file: String,
+    /// The tool that wrote.
+    pub tool: String,
+    /// When, Unix ms.
+    pub at: u64,
+    /// The file did not exist before.
+    pub created: bool,
+    /// Its hunks, in file order.
+    pub hunks: Vec<HunkView>,
+}
+
+/// One hunk of a [`ChangeView`].
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HunkView {
+    /// 0-based, for keepChanges / undoChanges.
+    pub index: usize,
+    pub state: HunkState,
+    /// 1-based line of `old` in the text before.
+    pub old_start: usize,
+    /// The lines it replaced.
+    pub old: Vec<String>,
+    /// 1-based line of `new` in the text after.
+    pub new_start: usize,
+    /// The lines it wrote.
+    pub new: Vec<String>,
+}
+
+impl Change {
+    /// How it is shown.
+    pub fn view(&self) -> ChangeView {
+        ChangeView {
+            id: self.id,
+            session: self.session.clone(),
+            agent: self.agent.clone(),
+            file: self.file.clone(),
+            tool: self.tool.clone(),
+            at: self.at_ms,
+            created: self.created,
+            hunks: self
+                .hunks
+                .iter()
+                .enumerate()
+                .map(|(index, h)| HunkView {
+                    index,
+                    state: h.state,
+                    old_start: h.old_start,
+                    old: h.old.clone(),
+                    new_start: h.new_start,
+                    new: h.new.clone(),
+                })
+                .collect(),
+        }
+    }
 }
 
 impl Change {

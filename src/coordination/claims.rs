@@ -78,7 +78,48 @@ pub struct Claim {
     matcher: Option<GlobSet>,
 }
 
+/// A claim as the tools, the editor, `/status` and the page show it (the tools'
+/// `outputSchema` is derived from it).
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClaimView {
+    /// The claim's id.
+    pub id: u64,
+    /// Who holds it: `agent claude-code 1a2b3c4d`, or `the person`.
+    pub holder: String,
+    /// The holding agent's session; none for the person.
+    pub session: Option<String>,
+    /// Workspace-relative paths and globs.
+    pub patterns: Vec<String>,
+    /// Why, in the holder's words.
+    pub reason: String,
+    /// Seconds until it ends.
+    pub expires_in_seconds: u64,
+    /// When it ends, Unix ms.
+    pub expires_at: u64,
+    /// Held by the agent asking (tools only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub yours: Option<bool>,
+}
+
 impl Claim {
+    /// How it is shown at `now_ms`.
+    pub fn view(&self, now_ms: u64) -> ClaimView {
+        ClaimView {
+            id: self.id,
+            holder: self.holder.describe(),
+            session: match &self.holder {
+                Holder::Agent { session, .. } => Some(session.clone()),
+                Holder::Person => None,
+            },
+            patterns: self.patterns.clone(),
+            reason: self.reason.clone(),
+            expires_in_seconds: self.expires_ms.saturating_sub(now_ms) / 1000,
+            expires_at: self.expires_ms,
+            yours: None,
+        }
+    }
+
     /// True when the claim covers `path` (workspace-relative).
     pub fn covers(&self, path: &str) -> bool {
         self.matcher.as_ref().is_some_and(|m| m.is_match(path))

@@ -92,6 +92,10 @@ pub struct ToolInfo {
     pub description: &'static str,
     /// Derived from the tool's argument type.
     pub input_schema: Value,
+    /// Derived from the type of the tool's `structuredContent`, for tools that answer
+    /// with one ([`CallToolResult::structured`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
 }
 
 /// Cursor-paginated list params (`tools/list`, `prompts/list`).
@@ -173,6 +177,10 @@ pub struct CallToolResult {
     /// editor, which tells the CLI to ask in the terminal): recorded as `declined`.
     #[serde(skip)]
     pub declined: bool,
+    /// The answer as a JSON object matching the tool's `outputSchema`; the text item
+    /// carries the same JSON for clients that read only content.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
 }
 
 impl CallToolResult {
@@ -181,6 +189,19 @@ impl CallToolResult {
             content: vec![Content::Text { text: text.into() }],
             is_error: false,
             declined: false,
+            structured_content: None,
+        }
+    }
+    /// `value` (which serialises to an object) as `structuredContent`, and as compact
+    /// JSON text beside it.
+    pub fn structured<T: Serialize>(value: &T) -> Self {
+        match serde_json::to_value(value) {
+            Ok(v @ Value::Object(_)) => Self {
+                structured_content: Some(v.clone()),
+                ..Self::text(v.to_string())
+            },
+            Ok(_) => Self::error("failed to encode result: not an object"),
+            Err(err) => Self::error(format!("failed to encode result: {err}")),
         }
     }
     /// One text item holding `value` as compact JSON.
@@ -198,6 +219,7 @@ impl CallToolResult {
                 .collect(),
             is_error: false,
             declined: false,
+            structured_content: None,
         }
     }
     /// A tool error a model can read and act on (handlers return a
@@ -209,6 +231,7 @@ impl CallToolResult {
             }],
             is_error: true,
             declined: false,
+            structured_content: None,
         }
     }
     /// An error result that is the expected answer rather than a failure.

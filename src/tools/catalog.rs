@@ -86,8 +86,11 @@ pub fn render_markdown(registry: &ToolRegistry) -> String {
     let mut out = String::from(
         "# Tools\n\nGenerated from the tool registry (`src/tools/catalog.rs`; each tool's \
          arguments come from its `Args` type); a test fails when this file is stale. \
-         Regenerate with `UPDATE_DOCS=1 cargo test --lib docs_tools_md`.\n\n\
-         | tool | group | needs an editor | arguments | what it does |\n|---|---|---|---|---|\n",
+         Regenerate with `UPDATE_DOCS=1 cargo test --lib docs_tools_md`. Tools whose \
+         answer is typed list an `outputSchema` (derived from the answer's Rust type) and \
+         answer with `structuredContent` beside the same JSON as text: their answer \
+         column names the fields.\n\n\
+         | tool | group | needs an editor | arguments | answer | what it does |\n|---|---|---|---|---|---|\n",
     );
     for tool in registry.tools() {
         let schema = &tool.info.input_schema;
@@ -110,8 +113,18 @@ pub fn render_markdown(registry: &ToolRegistry) -> String {
                     .collect()
             })
             .unwrap_or_default();
+        let answer = match &tool.info.output_schema {
+            Some(schema) => schema["properties"]
+                .as_object()
+                .map(|props| {
+                    let fields: Vec<String> = props.keys().map(|k| format!("`{k}`")).collect();
+                    format!("{{{}}}", fields.join(", "))
+                })
+                .unwrap_or_else(|| "typed".into()),
+            None => "text".into(),
+        };
         out.push_str(&format!(
-            "| `{}` | {} | {} | {} | {} |\n",
+            "| `{}` | {} | {} | {} | {} | {} |\n",
             tool.info.name,
             tool.group,
             tool.editor.describe(),
@@ -120,6 +133,7 @@ pub fn render_markdown(registry: &ToolRegistry) -> String {
             } else {
                 args.join(", ")
             },
+            answer,
             tool.info.description.replace('|', "\\|"),
         ));
     }

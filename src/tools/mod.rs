@@ -28,8 +28,8 @@ pub use context::{ProgressReporter, ToolContext};
 pub use error::{ToolError, ToolResult};
 pub use path::WorkspacePath;
 pub use registry::{
-    CatalogError, EditorUse, InvalidArguments, RegisteredTool, Tool, ToolRegistry, ToolTimeout,
-    PAGE_SIZE,
+    output, CatalogError, EditorUse, InvalidArguments, RegisteredTool, Tool, ToolRegistry,
+    ToolTimeout, PAGE_SIZE,
 };
 
 /// Asks the singleton actor `name` at `actor`: its refusal, or a closed or full mailbox

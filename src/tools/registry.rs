@@ -59,6 +59,9 @@ pub trait Tool: 'static {
     const DESCRIPTION: &'static str;
     const TIMEOUT: ToolTimeout = ToolTimeout::Default;
     const EDITOR: EditorUse = EditorUse::None;
+    /// The schema of the tool's `structuredContent` (its `outputSchema`), for tools
+    /// that answer with [`CallToolResult::structured`]: `Some(output::<Answer>)`.
+    const OUTPUT: Option<fn() -> Value> = None;
     /// Runs the tool; an error becomes a result with `isError: true`.
     fn call(ctx: ToolContext, args: Self::Args) -> impl Future<Output = ToolResult> + 'static;
 }
@@ -136,6 +139,11 @@ impl RegisteredTool {
     ) -> Result<LocalBoxFuture<'static, CallToolResult>, InvalidArguments> {
         (self.invoke)(ctx, args)
     }
+}
+
+/// The `outputSchema` of a tool answering with `T` (set as [`Tool::OUTPUT`]).
+pub fn output<T: JsonSchema>() -> Value {
+    schema::published(schema::derive::<T>())
 }
 
 /// The one place a handler's error becomes a tool result.
@@ -231,10 +239,18 @@ impl ToolRegistry {
                 name: T::NAME,
                 reason: e.to_string(),
             })?;
+        let output_schema = T::OUTPUT.map(|schema| schema());
+        if let Some(schema) = &output_schema {
+            jsonschema::validator_for(schema).map_err(|e| CatalogError::BadSchema {
+                name: T::NAME,
+                reason: format!("output: {e}"),
+            })?;
+        }
         let info = ToolInfo {
             name: T::NAME,
             description: T::DESCRIPTION,
             input_schema: schema,
+            output_schema,
         };
         self.index.insert(T::NAME, self.tools.len());
         self.infos.push(info.clone());

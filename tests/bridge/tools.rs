@@ -461,3 +461,66 @@ async fn a_forwarded_tool_confines_paths_under_any_key() {
         "a refused call reached the editor"
     );
 }
+
+/// Typed tool results (issue 26, item 4): every tool that lists an `outputSchema`
+/// answers with `structuredContent` that the schema accepts, and the same JSON as text
+/// for clients that read only content.
+#[tokio::test]
+async fn structured_results_match_their_output_schemas() {
+    let bridge = Bridge::launch(Options::default()).await;
+    let mut agent = bridge.ready_agent().await;
+    let listed = agent.request("tools/list", json!({})).await;
+    let mut schemas = std::collections::BTreeMap::new();
+    let mut cursor = listed["result"].clone();
+    loop {
+        for tool in cursor["tools"].as_array().unwrap() {
+            if let Some(schema) = tool.get("outputSchema") {
+                assert_eq!(schema["type"], "object", "{tool}");
+                schemas.insert(tool["name"].as_str().unwrap().to_string(), schema.clone());
+            }
+        }
+        match cursor.get("nextCursor").and_then(|c| c.as_str()) {
+            Some(next) => {
+                cursor =
+                    agent.request("tools/list", json!({ "cursor": next })).await["result"].clone()
+            }
+            None => break,
+        }
+    }
+    let calls = [
+        (
+            "claimFiles",
+            json!({"paths": ["README.md"], "reason": "typed"}),
+        ),
+        ("listClaims", json!({})),
+        ("releaseFiles", json!({})),
+        ("listChanges", json!({})),
+        ("keepChanges", json!({"session": "nobody"})),
+    ];
+    let called: std::collections::BTreeSet<_> = calls.iter().map(|(n, _)| n.to_string()).collect();
+    assert_eq!(
+        schemas
+            .keys()
+            .cloned()
+            .collect::<std::collections::BTreeSet<_>>(),
+        called,
+        "each tool with an outputSchema is exercised here"
+    );
+    for (name, args) in calls {
+        let r = agent.call(name, args).await;
+        assert!(!is_error(&r), "{name}: {r}");
+        let structured = r["structuredContent"].clone();
+        assert!(structured.is_object(), "{name}: {r}");
+        let validator = jsonschema::validator_for(&schemas[name]).unwrap();
+        let problems: Vec<String> = validator
+            .iter_errors(&structured)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(problems.is_empty(), "{name}: {problems:?} in {structured}");
+        assert_eq!(
+            json_text(&r),
+            structured,
+            "{name}: the text carries the same JSON"
+        );
+    }
+}

@@ -274,7 +274,7 @@ pub async fn changes(services: web::Data<Services>) -> Result<HttpResponse, Page
     .await??;
     Ok(HttpResponse::Ok().json(
         all.iter()
-            .map(crate::tools::changes::view)
+            .map(crate::changes::Change::view)
             .collect::<Vec<_>>(),
     ))
 }

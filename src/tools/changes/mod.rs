@@ -4,7 +4,7 @@
 //! undone is told at its next tool call, with the reason.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::actors::changes::{
@@ -12,11 +12,11 @@ use crate::actors::changes::{
     NAME,
 };
 use crate::actors::registry::TellAgent;
-use crate::changes::{Change, Selection};
+use crate::changes::{Change, ChangeView, Selection};
 use crate::protocol::mcp::CallToolResult;
 use crate::services::Services;
 use crate::tools::path::WorkspacePath;
-use crate::tools::{ask, Tool, ToolContext, ToolError, ToolResult};
+use crate::tools::{ask, output, Tool, ToolContext, ToolError, ToolResult};
 
 /// Which hunks: one change (and one of its hunks), a file, an agent session.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -41,27 +41,6 @@ impl Which {
             session: self.session,
         }
     }
-}
-
-/// A change as tools and the page show it: its open hunks with their lines.
-pub fn view(c: &Change) -> serde_json::Value {
-    json!({
-        "id": c.id,
-        "session": c.session,
-        "agent": c.agent,
-        "file": c.file,
-        "tool": c.tool,
-        "at": c.at_ms,
-        "created": c.created,
-        "hunks": c.hunks.iter().enumerate().map(|(i, h)| json!({
-            "index": i,
-            "state": h.state,
-            "oldStart": h.old_start,
-            "old": h.old,
-            "newStart": h.new_start,
-            "new": h.new,
-        })).collect::<Vec<_>>(),
-    })
 }
 
 /// Undoes `selection` and tells each agent whose hunks were undone, with `reason`.
@@ -98,16 +77,31 @@ pub async fn undo(
 
 pub struct ListChanges;
 
+/// `listChanges`' answer.
+#[derive(Serialize, JsonSchema)]
+pub struct Listed {
+    /// The selected changes.
+    changes: Vec<ChangeView>,
+}
+
+/// `keepChanges`' answer.
+#[derive(Serialize, JsonSchema)]
+pub struct Kept {
+    /// How many hunks were kept.
+    kept: usize,
+}
+
 impl Tool for ListChanges {
     type Args = Which;
     const NAME: &'static str = "listChanges";
     const DESCRIPTION: &'static str = "What agents changed since their baseline, hunk by hunk (each with its state: open, kept, undone), filtered by change, file or agent session.";
+    const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Listed>);
 
     async fn call(ctx: ToolContext, args: Which) -> ToolResult {
         let changes = ask(&ctx.services.changes, NAME, List(args.selection())).await?;
-        Ok(CallToolResult::json(&json!({
-            "changes": changes.iter().map(view).collect::<Vec<_>>()
-        })))
+        Ok(CallToolResult::structured(&Listed {
+            changes: changes.iter().map(Change::view).collect(),
+        }))
     }
 }
 
@@ -204,6 +198,7 @@ impl Tool for KeepChanges {
     type Args = Which;
     const NAME: &'static str = "keepChanges";
     const DESCRIPTION: &'static str = "Keep hunks agents wrote (one hunk, a change, a file, or everything of an agent session): they leave the open change sets.";
+    const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Kept>);
 
     async fn call(ctx: ToolContext, args: Which) -> ToolResult {
         let selection = args.selection();
@@ -213,6 +208,6 @@ impl Tool for KeepChanges {
             ));
         }
         let kept = ask(&ctx.services.changes, NAME, Keep(selection)).await?;
-        Ok(CallToolResult::json(&json!({ "kept": kept })))
+        Ok(CallToolResult::structured(&Kept { kept }))
     }
 }

@@ -1,12 +1,12 @@
 //! `claimFiles`: claim files for the calling agent.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
-use crate::actors::claims::{views, ClaimFiles as Claim, NAME};
+use crate::actors::claims::{ClaimFiles as Claim, NAME};
+use crate::coordination::claims::ClaimView;
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{ask, Tool, ToolContext, ToolError, ToolResult};
+use crate::tools::{ask, output, Tool, ToolContext, ToolError, ToolResult};
 
 pub struct ClaimFiles;
 
@@ -26,10 +26,20 @@ pub struct Args {
     ttl_minutes: Option<u64>,
 }
 
+/// `claimFiles`' answer.
+#[derive(Serialize, JsonSchema)]
+pub struct Answer {
+    /// The claim made (or renewed).
+    claimed: ClaimView,
+    /// How long it lasts.
+    minutes: u64,
+}
+
 impl Tool for ClaimFiles {
     type Args = Args;
     const NAME: &'static str = "claimFiles";
     const DESCRIPTION: &'static str = "Claim files you are about to change so that other agents sharing this bridge do not edit them meanwhile: their writes (through this bridge and through Claude Code's own Edit/Write) are refused with your reason until you release them (releaseFiles), the claim expires, or you disconnect for good. Claim only what you need, and release when done. Fails, naming the holder, when another agent already claims some of the files.";
+    const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Answer>);
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let ttl = ctx.services.settings.claims.ttl(args.ttl_minutes);
@@ -47,9 +57,9 @@ impl Tool for ClaimFiles {
         .await?
         .map_err(|e| ToolError::refused(e.to_string()))?;
         let now = crate::actors::activity_log::now_ms();
-        Ok(CallToolResult::json(&json!({
-            "claimed": views(std::slice::from_ref(&claim), now)[0],
-            "minutes": ttl.as_secs() / 60,
-        })))
+        Ok(CallToolResult::structured(&Answer {
+            claimed: claim.view(now),
+            minutes: ttl.as_secs() / 60,
+        }))
     }
 }

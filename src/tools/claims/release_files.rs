@@ -1,12 +1,12 @@
 //! `releaseFiles`: release the calling agent's claims.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use crate::actors::claims::{views, ReleaseFiles as Release, NAME};
+use crate::coordination::claims::ClaimView;
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{ask, Tool, ToolContext, ToolResult};
+use crate::tools::{ask, output, Tool, ToolContext, ToolResult};
 
 pub struct ReleaseFiles;
 
@@ -19,10 +19,18 @@ pub struct Args {
     paths: Option<Vec<String>>,
 }
 
+/// `releaseFiles`' answer.
+#[derive(Serialize, JsonSchema)]
+pub struct Answer {
+    /// The claims that ended.
+    released: Vec<ClaimView>,
+}
+
 impl Tool for ReleaseFiles {
     type Args = Args;
     const NAME: &'static str = "releaseFiles";
     const DESCRIPTION: &'static str = "Release your file claims (all of them, or those naming or covering the given paths) so that other agents may edit those files again.";
+    const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Answer>);
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let holder = super::me(&ctx).await;
@@ -36,8 +44,8 @@ impl Tool for ReleaseFiles {
         )
         .await?;
         let now = crate::actors::activity_log::now_ms();
-        Ok(CallToolResult::json(&json!({
-            "released": views(&gone, now),
-        })))
+        Ok(CallToolResult::structured(&Answer {
+            released: views(&gone, now),
+        }))
     }
 }

@@ -114,6 +114,7 @@ pub(crate) fn editor_result(method: Method, answer: Result<Value, ExtError>) -> 
         }],
         is_error: false,
         declined: false,
+        structured_content: None,
     })
 }
 
