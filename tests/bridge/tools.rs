@@ -487,6 +487,18 @@ async fn structured_results_match_their_output_schemas() {
             None => break,
         }
     }
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&bridge.workspace)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q", "-b", "main"]);
+    git(&["config", "user.name", "t"]);
+    git(&["config", "user.email", "t@t"]);
     let calls = [
         (
             "claimFiles",
@@ -496,6 +508,11 @@ async fn structured_results_match_their_output_schemas() {
         ("releaseFiles", json!({})),
         ("listChanges", json!({})),
         ("keepChanges", json!({"session": "nobody"})),
+        ("gitStatus", json!({})),
+        ("gitAdd", json!({"paths": ["README.md"]})),
+        ("gitCommit", json!({"message": "first"})),
+        ("gitLog", json!({})),
+        ("gitBranches", json!({})),
     ];
     let called: std::collections::BTreeSet<_> = calls.iter().map(|(n, _)| n.to_string()).collect();
     assert_eq!(

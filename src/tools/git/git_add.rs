@@ -1,12 +1,11 @@
 //! `gitAdd`: stage workspace paths.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use super::{git, pathspec};
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{Tool, ToolContext, ToolResult, WorkspacePath};
+use crate::tools::{output, Tool, ToolContext, ToolResult, WorkspacePath};
 
 pub struct GitAdd;
 
@@ -17,10 +16,20 @@ pub struct Args {
     paths: Vec<WorkspacePath>,
 }
 
+/// `gitAdd`' answer.
+#[derive(Serialize, JsonSchema)]
+pub struct Answer {
+    /// Always true (a failure is a tool error).
+    success: bool,
+    /// The paths staged, as given.
+    staged: Vec<String>,
+}
+
 impl Tool for GitAdd {
     type Args = Args;
     const NAME: &'static str = "gitAdd";
     const DESCRIPTION: &'static str = "Stage files (paths inside the workspace).";
+    const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Answer>);
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let mut argv = vec!["add".to_string(), "--".into()];
@@ -28,8 +37,9 @@ impl Tool for GitAdd {
             argv.push(pathspec(&ctx, p)?);
         }
         git(&ctx, argv).await?;
-        Ok(CallToolResult::json(
-            &json!({ "success": true, "staged": args.paths }),
-        ))
+        Ok(CallToolResult::structured(&Answer {
+            success: true,
+            staged: args.paths.iter().map(|p| p.as_str().to_string()).collect(),
+        }))
     }
 }

@@ -1,12 +1,11 @@
 //! `gitBranches`.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
 
 use super::git;
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{Tool, ToolContext, ToolResult};
+use crate::tools::{output, Tool, ToolContext, ToolResult};
 
 pub struct GitBranches;
 
@@ -14,10 +13,20 @@ pub struct GitBranches;
 #[serde(deny_unknown_fields)]
 pub struct Args {}
 
+/// `gitBranches`' answer.
+#[derive(Serialize, JsonSchema)]
+pub struct Answer {
+    /// The branch checked out (none when HEAD is detached or there is no commit).
+    current: Option<String>,
+    /// Every local and remote branch.
+    branches: Vec<String>,
+}
+
 impl Tool for GitBranches {
     type Args = Args;
     const NAME: &'static str = "gitBranches";
     const DESCRIPTION: &'static str = "Local and remote branches, with the current one marked.";
+    const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Answer>);
 
     async fn call(ctx: ToolContext, _args: Args) -> ToolResult {
         let argv = vec![
@@ -26,20 +35,18 @@ impl Tool for GitBranches {
             "--format=%(HEAD)%09%(refname:short)".into(),
         ];
         let out = git(&ctx, argv).await?;
-        let mut current = Value::Null;
-        let branches: Vec<&str> = out
+        let mut current = None;
+        let branches: Vec<String> = out
             .stdout
             .lines()
             .filter_map(|l| l.split_once('\t'))
             .map(|(head, name)| {
                 if head == "*" {
-                    current = json!(name);
+                    current = Some(name.to_string());
                 }
-                name
+                name.to_string()
             })
             .collect();
-        Ok(CallToolResult::json(
-            &json!({ "current": current, "branches": branches }),
-        ))
+        Ok(CallToolResult::structured(&Answer { current, branches }))
     }
 }

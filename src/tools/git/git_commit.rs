@@ -1,13 +1,12 @@
 //! `gitCommit`: commit what is staged (or everything tracked, with `all`).
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use super::git_in;
 use crate::protocol::mcp::CallToolResult;
 use crate::services::Services;
-use crate::tools::{Tool, ToolContext, ToolError, ToolResult};
+use crate::tools::{output, Tool, ToolContext, ToolError, ToolResult};
 
 /// Longest commit message, in bytes (the schema says the same in characters).
 const MAX_MESSAGE_BYTES: usize = 40_000;
@@ -23,17 +22,28 @@ pub struct Args {
     all: bool,
 }
 
+/// `gitCommit`' answer.
+#[derive(Serialize, JsonSchema)]
+pub struct Answer {
+    /// Always true (a failure is a tool error).
+    success: bool,
+    /// The new commit's hash.
+    commit: String,
+}
+
 impl Tool for GitCommit {
     type Args = Args;
     const NAME: &'static str = "gitCommit";
     const DESCRIPTION: &'static str =
         "Commit staged changes (all: true also stages tracked changes). A message is required.";
+    const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Answer>);
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let head = commit(&ctx.services, &args.message, args.all).await?;
-        Ok(CallToolResult::json(
-            &json!({ "success": true, "commit": head }),
-        ))
+        Ok(CallToolResult::structured(&Answer {
+            success: true,
+            commit: head,
+        }))
     }
 }
 

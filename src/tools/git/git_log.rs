@@ -1,14 +1,33 @@
 //! `gitLog`: recent commits as JSON.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
 
 use super::{check_ref_or_range, git, pathspec};
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{Tool, ToolContext, ToolResult, WorkspacePath};
+use crate::tools::{output, Tool, ToolContext, ToolResult, WorkspacePath};
 
 pub struct GitLog;
+
+/// `gitLog`' answer.
+#[derive(Serialize, JsonSchema)]
+pub struct Answer {
+    /// Newest first.
+    commits: Vec<Commit>,
+}
+
+/// One commit.
+#[derive(Serialize, JsonSchema)]
+pub struct Commit {
+    /// Full hash.
+    hash: String,
+    /// Author name.
+    author: String,
+    /// Author date, ISO 8601.
+    date: String,
+    /// First line of the message.
+    subject: String,
+}
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -31,6 +50,7 @@ impl Tool for GitLog {
     const NAME: &'static str = "gitLog";
     const DESCRIPTION: &'static str =
         "Recent commits (hash, author, date, subject), optionally of a ref or path.";
+    const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Answer>);
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let mut argv = vec![
@@ -46,15 +66,19 @@ impl Tool for GitLog {
             argv.push(pathspec(&ctx, p)?);
         }
         let out = git(&ctx, argv).await?;
-        let commits: Vec<Value> = out
+        let commits: Vec<Commit> = out
             .stdout
             .lines()
             .filter_map(|l| {
                 let f: Vec<&str> = l.split('\u{1f}').collect();
-                (f.len() == 4)
-                    .then(|| json!({"hash": f[0], "author": f[1], "date": f[2], "subject": f[3]}))
+                (f.len() == 4).then(|| Commit {
+                    hash: f[0].to_string(),
+                    author: f[1].to_string(),
+                    date: f[2].to_string(),
+                    subject: f[3].to_string(),
+                })
             })
             .collect();
-        Ok(CallToolResult::json(&json!({ "commits": commits })))
+        Ok(CallToolResult::structured(&Answer { commits }))
     }
 }

@@ -34,11 +34,18 @@ async function settled(p: Paused): Promise<void> {
   if (wait > 0) await new Promise((r) => setTimeout(r, wait));
 }
 
+/** How long stopDebugging waits for the sessions to end before stopping each again. */
+const STOP_RETRY_MS = 1500;
+
 export class Debug implements vscode.Disposable {
   private readonly paused = new Map<string, Paused>();
+  /** Sessions running now (a launch often has a parent and a child session). */
+  private readonly running = new Map<string, vscode.DebugSession>();
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(private readonly changed: () => void) {
+    const already = vscode.debug.activeDebugSession;
+    if (already) this.running.set(already.id, already);
     this.disposables.push(
       vscode.debug.registerDebugAdapterTrackerFactory('*', {
         createDebugAdapterTracker: (session) => ({
@@ -57,9 +64,13 @@ export class Debug implements vscode.Disposable {
           },
         }),
       }),
-      vscode.debug.onDidStartDebugSession(() => this.changed()),
+      vscode.debug.onDidStartDebugSession((s) => {
+        this.running.set(s.id, s);
+        this.changed();
+      }),
       vscode.debug.onDidTerminateDebugSession((s) => {
         this.paused.delete(s.id);
+        this.running.delete(s.id);
         this.changed();
       }),
       vscode.debug.onDidChangeBreakpoints(() => this.changed()),
@@ -79,18 +90,25 @@ export class Debug implements vscode.Disposable {
       }));
   }
 
+  /** The session the person sees as active, if it still runs; else any that runs.
+   * (`vscode.debug.activeDebugSession` can keep naming a session that has ended.) */
+  private active(): vscode.DebugSession | undefined {
+    const a = vscode.debug.activeDebugSession;
+    return a && this.running.has(a.id) ? a : [...this.running.values()][0];
+  }
+
   /** The paused session: the active one if it is paused, else any (a child of it). */
   private pausedSession(): Paused | undefined {
-    const active = vscode.debug.activeDebugSession;
+    const active = this.active();
     return (active && this.paused.get(active.id)) ?? [...this.paused.values()][0];
   }
 
   /** What `extension/debugSessionChanged` and `getDebugState` share. */
   summary(): { hasActiveSession: boolean; sessionId?: string; sessionName?: string; isPaused: boolean; breakpoints: object[] } {
     const paused = this.pausedSession();
-    const s = paused?.session ?? vscode.debug.activeDebugSession;
+    const s = paused?.session ?? this.active();
     return {
-      hasActiveSession: vscode.debug.activeDebugSession !== undefined,
+      hasActiveSession: s !== undefined,
       sessionId: s?.id,
       sessionName: s?.name,
       isPaused: paused !== undefined,
@@ -124,7 +142,7 @@ export class Debug implements vscode.Disposable {
 
     c.handle('evaluateInDebugger', async (p: Params) => {
       const paused = this.pausedSession();
-      const s = paused?.session ?? vscode.debug.activeDebugSession;
+      const s = paused?.session ?? this.active();
       if (!s) throw new Error('no debug session is active; start one with startDebugging');
       let frameId = p.frameId;
       if (paused) await settled(paused);
@@ -160,9 +178,30 @@ export class Debug implements vscode.Disposable {
     });
 
     c.handle('stopDebugging', async () => {
-      const had = vscode.debug.activeDebugSession !== undefined;
+      const had = this.running.size > 0;
       await vscode.debug.stopDebugging();
-      return { stopped: had };
+      // js-debug sometimes keeps the parent of a stopped child session alive: stop
+      // each session still running, by name, once more.
+      const deadline = Date.now() + STOP_RETRY_MS;
+      while (this.running.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      for (const session of [...this.running.values()]) {
+        await vscode.debug.stopDebugging(session);
+      }
+      // Still there: ask each adapter itself to disconnect and end its debuggee.
+      const again = Date.now() + STOP_RETRY_MS;
+      while (this.running.size > 0 && Date.now() < again) await new Promise((r) => setTimeout(r, 100));
+      for (const session of [...this.running.values()]) {
+        try {
+          await session.customRequest('disconnect', { terminateDebuggee: true });
+        } catch {
+          // Gone meanwhile.
+        }
+      }
+      return {
+        stopped: had,
+        // Sessions that did not end (an adapter that ignores being stopped).
+        stillRunning: [...this.running.values()].map((r) => ({ id: r.id, name: r.name, type: r.type })),
+      };
     });
   }
 
