@@ -767,6 +767,19 @@ impl Agent {
         resp
     }
 
+    /// Writes workspace files with `createFile` (overwriting), each must succeed.
+    pub async fn create_files(&mut self, files: &[(&str, &str)]) {
+        for (path, content) in files {
+            let r = self
+                .call(
+                    "createFile",
+                    json!({"filePath": path, "content": content, "overwrite": true}),
+                )
+                .await;
+            assert!(!is_error(&r), "createFile {path}: {r}");
+        }
+    }
+
     /// Calls a tool and returns the `result` (panics on a protocol error).
     pub async fn call(&mut self, name: &str, args: Value) -> Value {
         let resp = self.call_raw(name, args).await;

@@ -22,24 +22,15 @@ fn npm_installed() -> bool {
     found
 }
 
+/// A package whose `x` script runs `x.sh`.
+const PACKAGE_JSON: &str = r#"{"name": "x", "version": "1.0.0", "scripts": {"x": "sh x.sh"}}"#;
+
 /// Runs `script` (sh) as the agent-written `npm run -s x` and returns its stdout.
 async fn npm_run(bridge: &Bridge, script: &str) -> String {
     let mut agent = bridge.ready_agent().await;
-    for (path, content) in [
-        (
-            "package.json",
-            r#"{"name": "x", "version": "1.0.0", "scripts": {"x": "sh x.sh"}}"#,
-        ),
-        ("x.sh", script),
-    ] {
-        let r = agent
-            .call(
-                "createFile",
-                json!({"filePath": path, "content": content, "overwrite": true}),
-            )
-            .await;
-        assert!(!is_error(&r), "{r}");
-    }
+    agent
+        .create_files(&[("package.json", PACKAGE_JSON), ("x.sh", script)])
+        .await;
     let r = agent
         .call(
             "runCommand",
@@ -150,6 +141,23 @@ fn marked(mark: &str) -> Vec<String> {
         .collect()
 }
 
+/// The processes marked `pattern` still running after up to 10 s; each is then killed,
+/// so that a failing run leaves nothing behind either.
+async fn left_after_waiting(pattern: &str) -> Vec<String> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let mut left = marked(pattern);
+    while !left.is_empty() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        left = marked(pattern);
+    }
+    for pid in &left {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", pid])
+            .status();
+    }
+    left
+}
+
 /// A process that leaves the call's process group (`setsid`, a double fork) ends with
 /// the call.
 #[tokio::test]
@@ -168,19 +176,7 @@ async fn processes_that_leave_the_process_group_end_with_the_call() {
     );
     let out = npm_run(&bridge, &script).await;
     assert!(out.contains("started"), "{out}");
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    let pattern = format!("sleep\0{mark}");
-    let mut left = marked(&pattern);
-    while !left.is_empty() && std::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        left = marked(&pattern);
-    }
-    for pid in &left {
-        // Not left behind by a failing run either.
-        let _ = std::process::Command::new("kill")
-            .args(["-9", pid])
-            .status();
-    }
+    let left = left_after_waiting(&format!("sleep\0{mark}")).await;
     assert!(left.is_empty(), "still running after the call: {left:?}");
 }
 
@@ -309,18 +305,9 @@ async fn nothing_outlives_a_killed_bridge() {
         "setsid sh -c 'exec sleep {mark}' </dev/null >/dev/null 2>&1 &\nexec sleep {mark}\n"
     );
     let mut agent = bridge.ready_agent().await;
-    for (path, content) in [
-        (
-            "package.json",
-            r#"{"name": "x", "version": "1.0.0", "scripts": {"x": "sh x.sh"}}"#.to_string(),
-        ),
-        ("x.sh", script),
-    ] {
-        let r = agent
-            .call("createFile", json!({"filePath": path, "content": content}))
-            .await;
-        assert!(!is_error(&r), "{r}");
-    }
+    agent
+        .create_files(&[("package.json", PACKAGE_JSON), ("x.sh", &script)])
+        .await;
     let call = tokio::spawn(async move {
         agent
             .call_raw(
@@ -339,17 +326,7 @@ async fn nothing_outlives_a_killed_bridge() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     bridge.kill9();
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    let mut left = marked(&pattern);
-    while !left.is_empty() && std::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        left = marked(&pattern);
-    }
-    for pid in &left {
-        let _ = std::process::Command::new("kill")
-            .args(["-9", pid])
-            .status();
-    }
+    let left = left_after_waiting(&pattern).await;
     call.abort();
     assert!(
         left.is_empty(),

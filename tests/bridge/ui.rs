@@ -10,9 +10,8 @@ use serde_json::{json, Value};
 
 use crate::harness::*;
 
-/// Signs in as the page does: a link from the token, its code posted from the page's
-/// origin. Answers the `Cookie` header value.
-fn sign_in(port: u16, token: &str) -> String {
+/// A one-time sign-in code, asked for with the token (as `ide-bridge open` does).
+fn login_code(port: u16, token: &str) -> String {
     let bearer = format!("Bearer {token}");
     let (status, _, body) = http_request(
         port,
@@ -23,13 +22,19 @@ fn sign_in(port: u16, token: &str) -> String {
     );
     assert_eq!(status, 200, "{body}");
     let link: Value = serde_json::from_str(&body).unwrap();
-    let code = link["url"]
+    link["url"]
         .as_str()
         .unwrap()
         .split_once('#')
         .unwrap()
         .1
-        .to_string();
+        .to_string()
+}
+
+/// Signs in as the page does: a link from the token, its code posted from the page's
+/// origin. Answers the `Cookie` header value.
+fn sign_in(port: u16, token: &str) -> String {
+    let code = login_code(port, token);
     let origin = format!("http://127.0.0.1:{port}");
     let (status, head, body) = http_request(
         port,
@@ -319,22 +324,7 @@ fn failed_sign_ins_are_throttled_and_refusals_carry_the_page_headers() {
     assert!(head.to_ascii_lowercase().contains("retry-after:"), "{head}");
     assert!(body.contains("Too many sign-in attempts"), "{body}");
     // A good code waits for the window too.
-    let bearer = format!("Bearer {}", bridge.token);
-    let (_, _, link) = http_request(
-        port,
-        "POST",
-        "/ui/login-code",
-        &[("Authorization", &bearer)],
-        b"",
-    );
-    let link: Value = serde_json::from_str(&link).unwrap();
-    let code = link["url"]
-        .as_str()
-        .unwrap()
-        .split_once('#')
-        .unwrap()
-        .1
-        .to_string();
+    let code = login_code(port, &bridge.token);
     assert_eq!(attempt(&code).0, 429);
     let log = bridge.log();
     assert_eq!(
