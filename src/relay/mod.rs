@@ -523,6 +523,19 @@ struct IdScanner {
 }
 
 impl IdScanner {
+    /// One byte inside a string: true when it is the closing quote.
+    fn string_ends_at(&mut self, b: u8) -> bool {
+        if self.escaped {
+            self.escaped = false;
+        } else if b == b'\\' {
+            self.escaped = true;
+        } else if b == b'"' {
+            self.in_string = false;
+            return true;
+        }
+        false
+    }
+
     fn feed(&mut self, bytes: &[u8]) {
         for &b in bytes {
             if let Some(value) = &mut self.value {
@@ -534,13 +547,7 @@ impl IdScanner {
                         value.push(b);
                     }
                     if self.in_string {
-                        if self.escaped {
-                            self.escaped = false;
-                        } else if b == b'\\' {
-                            self.escaped = true;
-                        } else if b == b'"' {
-                            self.in_string = false;
-                        }
+                        self.string_ends_at(b);
                     } else if b == b'"' {
                         self.in_string = true;
                     }
@@ -548,16 +555,9 @@ impl IdScanner {
                 }
             }
             if self.in_string {
-                if self.escaped {
-                    self.escaped = false;
-                } else if b == b'\\' {
-                    self.escaped = true;
-                } else if b == b'"' {
-                    self.in_string = false;
+                if self.string_ends_at(b) {
                     self.reading_key = false;
-                    continue;
-                }
-                if self.reading_key && self.key.len() < 8 {
+                } else if self.reading_key && self.key.len() < 8 {
                     self.key.push(b);
                 }
                 continue;

@@ -324,17 +324,6 @@ s.on("error", (e) => {{ out.push("connect:" + e.code); done(); }});
     (stdout, sentinel.exists(), connected)
 }
 
-fn npm_installed() -> bool {
-    let found = std::process::Command::new("npm")
-        .arg("--version")
-        .output()
-        .is_ok();
-    if !found {
-        eprintln!("npm not installed: skipped");
-    }
-    found
-}
-
 /// Issue 17, item 5: `npm run` of a script the agent wrote runs under Landlock. The
 /// script tries to write outside the workspace and to connect to a local TCP
 /// listener: both fail, the sentinel outside does not exist, nothing connects; a

@@ -166,6 +166,18 @@ pub struct Bridge {
     _tmp: TempDir,
 }
 
+/// Whether npm is installed (tests that need it skip, saying so, when it is not).
+pub fn npm_installed() -> bool {
+    let found = std::process::Command::new("npm")
+        .arg("--version")
+        .output()
+        .is_ok();
+    if !found {
+        eprintln!("npm not installed: skipped");
+    }
+    found
+}
+
 /// Path of the binary under test.
 pub fn binary() -> &'static str {
     env!("CARGO_BIN_EXE_ide-bridge")

@@ -11,17 +11,6 @@ use crate::harness::*;
 /// A secret in the bridge's environment that no command may read.
 const SECRET: &str = "sk-ide-bridge-test-secret-31";
 
-fn npm_installed() -> bool {
-    let found = std::process::Command::new("npm")
-        .arg("--version")
-        .output()
-        .is_ok();
-    if !found {
-        eprintln!("npm not installed: skipped");
-    }
-    found
-}
-
 /// A package whose `x` script runs `x.sh`.
 const PACKAGE_JSON: &str = r#"{"name": "x", "version": "1.0.0", "scripts": {"x": "sh x.sh"}}"#;
 
