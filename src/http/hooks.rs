@@ -488,12 +488,14 @@ async fn settle(services: &Services, agent: &AgentRef) -> usize {
 }
 
 /// The CLI writes its transcripts a little after the fact: once a turn ends, the calls
-/// still waiting are looked for again a few times in the background (never delaying
-/// the CLI), about 4 s in all.
+/// still waiting are looked for again in the background (never delaying the CLI), less
+/// often as time passes, for about 35 s in all: a busy machine can hold the CLI's write
+/// back for seconds, and the turn's last call would otherwise wait for the agent's next
+/// hook to be seen.
 fn settle_later(services: web::Data<Services>, agent: &AgentRef) {
     let agent = agent.clone();
     actix_rt::spawn(async move {
-        for wait_ms in [100, 300, 1_000, 2_500] {
+        for wait_ms in [100, 300, 1_000, 2_500, 5_000, 10_000, 15_000] {
             tokio::time::sleep(std::time::Duration::from_millis(wait_ms)).await;
             if settle(&services, &agent).await == 0 {
                 return;

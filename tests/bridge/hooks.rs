@@ -891,6 +891,52 @@ async fn without_hooks_after_tools_the_transcript_says_how_each_call_ended() {
     bridge.stop_async().await;
 }
 
+/// The CLI may write the turn's last result well after its stop hook (a busy machine):
+/// the bridge keeps looking for it in the background, past the first few seconds.
+#[tokio::test]
+async fn the_last_call_of_a_turn_is_recorded_when_its_result_is_written_seconds_after_the_stop() {
+    let bridge = Bridge::launch(Options::default().file("a.py", "a\n")).await;
+    let _a = relay_agent(&bridge, 99111, 786).await;
+    let projects = bridge.config_dir.join("projects").join("-w");
+    std::fs::create_dir_all(&projects).unwrap();
+    let transcript = projects.join("late.jsonl");
+    std::fs::write(&transcript, "").unwrap();
+    let mut read = before_read(&bridge, "a.py");
+    read["transcript_path"] = json!(transcript);
+    read["tool_use_id"] = json!("toolu_late");
+    hook(&bridge, 99111, read).await;
+    let mut stopped = stop(&bridge, false);
+    stopped["transcript_path"] = json!(transcript);
+    hook(&bridge, 99111, stopped).await;
+    let reads = || async {
+        bridge.status().await["recentActivity"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["native"] == true && e["summary"] == "a.py")
+            .count()
+    };
+    // Past the first 4 s of looking again, then the result appears.
+    tokio::time::sleep(Duration::from_millis(4_500)).await;
+    assert_eq!(reads().await, 0, "no result written yet");
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&transcript)
+        .unwrap();
+    writeln!(f, "{}", result_line("toolu_late", false, "1\ta")).unwrap();
+    drop(f);
+    bridge
+        .wait_status("the late result in the timeline", |s| {
+            s["recentActivity"]
+                .as_array()?
+                .iter()
+                .find(|e| e["native"] == true && e["summary"] == "a.py")
+                .cloned()
+        })
+        .await;
+    bridge.stop_async().await;
+}
+
 #[tokio::test]
 async fn a_sub_agents_calls_end_from_its_own_transcript() {
     let bridge = Bridge::launch(Options::default().file("a.py", "a\n")).await;

@@ -150,8 +150,9 @@ class Claude:
 
 
 def wait_until(pred, what, timeout=60, claude=None):
-    """Polls `pred` until it is truthy (its value is returned); fails naming `what`
-    and showing the end of the CLI's screen."""
+    """Polls `pred` until it is truthy (its value is returned); fails naming `what` (a
+    string, or a function giving one when it fails) and showing the end of the CLI's
+    screen."""
     import time
 
     end = time.monotonic() + timeout
@@ -161,7 +162,7 @@ def wait_until(pred, what, timeout=60, claude=None):
             return value
         time.sleep(0.05)
     shown = f"; the CLI showed:\n{claude.text()[-3000:]}" if claude else ""
-    raise AssertionError(f"timed out waiting for {what}{shown}")
+    raise AssertionError(f"timed out waiting for {what() if callable(what) else what}{shown}")
 
 
 def submit(claude, prompt, timeout=60):

@@ -155,7 +155,9 @@ def test_two_agents_claims_notices_and_the_done_gate(tmp_path, cli):
                 # Read may land after the Edit's refusal: wait for both.
                 calls = wait_until(
                     lambda: (c := native_of(sb["id"], ("Edit", "src/a.py"))) and ("Read", "src/a.py") in c and c,
-                    "B's native Read and Edit in the timeline", 30, b)
+                    lambda: "B's native Read and Edit in the timeline; native calls seen: "
+                    + repr([(e["sessionId"], e["tool"], e["summary"]) for e in status(bridge)["recentActivity"] if e.get("native")]),
+                    30, b)
 
                 # B reads b.py, A edits it: B's next request carries the notice, once.
                 submit(b, "read b")
