@@ -3,7 +3,8 @@
 # binary over real sockets, with fault injection), and the interop tests that drive the
 # bridge with clients nobody here wrote: the official MCP Python SDK 1.x over WebSocket
 # (.venv-test) and 2.x over streamable HTTP (.venv-mcp2), the TypeScript SDK and the MCP
-# Inspector (tests/node/node_modules), the real Claude Code CLI (.npm-test) with a
+# Inspector (tests/node/node_modules), the official MCP conformance suite on Node 24
+# (tests/conformance/node_modules), the real Claude Code CLI (.npm-test) with a
 # scripted model API, the Neovim plugin inside real Neovim with real language servers
 # (.venv-nvim), the bridge's browser page in headless Chromium (Debian's chromium,
 # driven by Playwright from .venv-test), and the VS Code extension inside code-server
@@ -92,6 +93,7 @@ stage "interop: MCP Python SDK 2.x (streamable HTTP)" \
   "$venv2/bin/pytest" -q -p no:cacheprovider tests/python_mcp2
 stage "interop: the MCP TypeScript SDK and the MCP Inspector" \
   node --test "$node_tests"/*.test.mjs
+stage "the official MCP conformance suite (server scenarios, twice)" tests/conformance/run.sh
 stage "the Neovim plugin in real Neovim" tests/nvim/run.sh
 stage "the VS Code extension in the real VS Code workbench (code-server)" tests/vscode/run.sh
 

@@ -338,6 +338,7 @@ impl Seed {
                 vec![diagnostics.clone().recipient()];
             subscribers.extend(automation.clone().map(|a| a.recipient()));
             subscribers.push(dashboard.clone().recipient());
+            subscribers.push(registry.clone().recipient());
             let (settings, ws) = (self.settings.watch.clone(), self.workspace.clone());
             let (a, m) = (activity.clone(), Arc::clone(&self.metrics));
             // A flood of kernel events costs the watcher's own thread, never a worker's.

@@ -28,6 +28,7 @@ pub mod private_file;
 pub mod prompts;
 pub mod protocol;
 pub mod relay;
+pub mod resources;
 pub mod review;
 pub mod secret;
 pub mod service;

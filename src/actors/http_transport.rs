@@ -12,7 +12,8 @@ use actix::prelude::*;
 
 use super::messages::connection::Generation;
 use super::messages::session::{
-    Attach, ConnectionIdle, ConnectionKind, Detach, FromClient, Rebind, ReplacePush, SessionHandle,
+    Activity, Attach, ConnectionIdle, ConnectionKind, Detach, FromClient, Rebind, ReplacePush,
+    SessionHandle,
 };
 use super::outbound::Outbound;
 use super::rate_limit::{ConnectionLimits, Verdict};
@@ -23,7 +24,8 @@ use crate::protocol::jsonrpc::{Incoming, RpcError};
 /// Actor name used in logs, metrics and faults.
 pub const NAME: &str = "http_sessions";
 
-/// How often an HTTP session checks whether it is idle (and has been for too long).
+/// How often an HTTP session checks whether it has been idle for too long (it learns
+/// that it became idle at once, when its last stream closes).
 const IDLE_CHECK: Duration = Duration::from_millis(250);
 
 /// The HTTP side of one MCP session.
@@ -38,8 +40,8 @@ pub struct HttpTransport {
     /// Response streams of POSTs still being answered: the session is not idle while
     /// any is open (a long tool call without a GET stream).
     open_replies: Vec<Outbound>,
-    /// Told to the session as idle: no request in flight and no open stream.
-    idle: bool,
+    /// What it was last told to do to its session.
+    activity: Activity,
     table: Addr<HttpSessions>,
 }
 
@@ -63,21 +65,44 @@ impl HttpTransport {
             idle_after,
             push: Outbound::nowhere(),
             open_replies: Vec::new(),
-            idle: false,
+            activity: Activity::Busy,
             table,
         }
     }
 
-    /// Tells the session when this connection becomes idle or busy again: a client
-    /// that went away without DELETE then no longer keeps a new agent out.
-    fn set_idle(&mut self, idle: bool) {
-        if idle != self.idle {
-            self.idle = idle;
+    /// Tells the session when this connection becomes idle, listening or busy again:
+    /// a client that went away without DELETE then no longer keeps a new agent out.
+    fn set_activity(&mut self, activity: Activity) {
+        if activity != self.activity {
+            self.activity = activity;
             self.session.idle.do_send(ConnectionIdle {
                 generation: self.generation,
-                idle,
+                activity,
             });
         }
+    }
+
+    /// Busy while a POST is being answered, else listening while its GET stream is
+    /// open, else idle. Answers whether it is idle.
+    fn check_idle(&mut self) -> bool {
+        self.open_replies.retain(|r| !r.is_closed());
+        let activity = if !self.open_replies.is_empty() {
+            Activity::Busy
+        } else if !self.push.is_closed() {
+            Activity::Listening
+        } else {
+            Activity::Idle
+        };
+        self.set_activity(activity);
+        activity == Activity::Idle
+    }
+
+    /// Checks again the moment `stream` closes, so that a client that answered its
+    /// last request or dropped its stream frees its slot without waiting for a tick.
+    fn recheck_when_closed(&self, stream: &Outbound, ctx: &mut Context<Self>) {
+        ctx.spawn(stream.closed().into_actor(self).map(|(), act, _| {
+            act.check_idle();
+        }));
     }
 
     fn end(&mut self, ctx: &mut Context<Self>, why: &str) {
@@ -105,10 +130,7 @@ impl Actor for HttpTransport {
             if !act.session.connected() {
                 return act.end(ctx, "its session ended");
             }
-            act.open_replies.retain(|r| !r.is_closed());
-            let busy = !act.push.is_closed() || !act.open_replies.is_empty();
-            act.set_idle(!busy);
-            if !busy && act.last_seen.elapsed() >= act.idle_after {
+            if act.check_idle() && act.last_seen.elapsed() >= act.idle_after {
                 act.end(ctx, "idle for longer than the grace period");
             }
         });
@@ -149,7 +171,8 @@ impl Handler<Post> for HttpTransport {
         }
         self.open_replies.retain(|r| !r.is_closed());
         self.open_replies.push(msg.reply.clone());
-        self.set_idle(false);
+        self.recheck_when_closed(&msg.reply, ctx);
+        self.set_activity(Activity::Busy);
         self.session.from_client.do_send(FromClient {
             generation: self.generation,
             message: msg.message,
@@ -166,10 +189,11 @@ pub struct OpenStream(pub Outbound);
 
 impl Handler<OpenStream> for HttpTransport {
     type Result = ();
-    fn handle(&mut self, msg: OpenStream, _: &mut Context<Self>) {
+    fn handle(&mut self, msg: OpenStream, ctx: &mut Context<Self>) {
         self.last_seen = Instant::now();
         self.push = msg.0.clone();
-        self.set_idle(false);
+        self.recheck_when_closed(&msg.0, ctx);
+        self.check_idle();
         self.session.replace_push.do_send(ReplacePush {
             generation: self.generation,
             outbound: msg.0,

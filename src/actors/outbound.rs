@@ -188,6 +188,13 @@ impl Outbound {
     pub fn is_closed(&self) -> bool {
         self.tx.is_closed()
     }
+
+    /// Resolves when the writer stops (the response or stream reading this handle was
+    /// dropped: answered, or its client went away).
+    pub fn closed(&self) -> impl std::future::Future<Output = ()> + 'static {
+        let tx = self.tx.clone();
+        async move { tx.closed().await }
+    }
 }
 
 impl Outbound {

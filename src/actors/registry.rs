@@ -38,6 +38,9 @@ struct Slot {
     session: SessionHandle,
     anchor: Option<String>,
     grace_since: Option<Instant>,
+    /// Since when it only listens (HTTP, nothing in flight, a GET stream open): its
+    /// slot is the last resort of a full bridge.
+    listening_since: Option<Instant>,
     initialized: bool,
     /// The agent's process as the CLI announced it (`ide_connected`).
     ide_pid: Option<u32>,
@@ -55,6 +58,7 @@ impl Slot {
             session,
             anchor,
             grace_since: None,
+            listening_since: None,
             initialized: false,
             ide_pid: None,
             relay_pids: Vec::new(),
@@ -105,6 +109,9 @@ pub struct Admit {
     pub kind: ConnectionKind,
     /// For a relay: its parent process and that one's ancestors, nearest first.
     pub client_pids: Vec<u32>,
+    /// A refusal for a full bridge is final (counted and logged); otherwise the
+    /// connection will ask again in a moment and only the final refusal is recorded.
+    pub last_try: bool,
 }
 
 /// Where an admitted connection goes.
@@ -402,7 +409,7 @@ impl SessionRegistry {
             self.slots.remove(&id);
         }
         if self.slots.len() >= self.max_sessions {
-            self.evict_oldest_in_grace()?;
+            self.evict_oldest_in_grace(msg.last_try)?;
         }
         self.connections += 1;
         for slot in self.slots.values() {
@@ -469,13 +476,37 @@ impl SessionRegistry {
         self.connection_changed();
     }
 
-    fn evict_oldest_in_grace(&mut self) -> Result<(), AdmitError> {
-        let oldest = self
-            .slots
-            .iter()
-            .filter_map(|(id, slot)| slot.grace_since.map(|since| (since, id.clone())))
-            .min();
-        let Some((_, id)) = oldest else {
+    /// Makes room for a new agent: the session longest in its grace period (or idle),
+    /// else the one that has only listened the longest.
+    fn evict_oldest_in_grace(&mut self, last_try: bool) -> Result<(), AdmitError> {
+        let oldest = |since: fn(&Slot) -> Option<Instant>| {
+            self.slots
+                .iter()
+                .filter_map(|(id, slot)| since(slot).map(|at| (at, id.clone())))
+                .min()
+                .map(|(_, id)| id)
+        };
+        let chosen = oldest(|s| s.grace_since)
+            .map(|id| {
+                (
+                    id,
+                    "oldest session in its grace period, evicted for a new agent",
+                )
+            })
+            .or_else(|| {
+                oldest(|s| s.listening_since).map(|id| {
+                    (
+                        id,
+                        "HTTP session that had only listened the longest, evicted for a new agent",
+                    )
+                })
+            });
+        let Some((id, why)) = chosen else {
+            if !last_try {
+                return Err(AdmitError::TooManySessions {
+                    max: self.max_sessions,
+                });
+            }
             self.refused += 1;
             self.lifecycle(
                 LifecycleEvent::ConnectionRefused,
@@ -493,11 +524,7 @@ impl SessionRegistry {
             });
         }
         self.evicted += 1;
-        self.lifecycle(
-            LifecycleEvent::SessionEvicted,
-            Some(&id),
-            "oldest session in its grace period, evicted for a new agent".into(),
-        );
+        self.lifecycle(LifecycleEvent::SessionEvicted, Some(&id), why.into());
         Ok(())
     }
 
@@ -604,6 +631,7 @@ impl SessionRegistry {
             SessionChange::Attached => {
                 if let Some(slot) = self.slots.get_mut(id) {
                     slot.grace_since = None;
+                    slot.listening_since = None;
                 }
                 self.connection_changed();
             }
@@ -613,9 +641,16 @@ impl SessionRegistry {
                     slot.grace_since.get_or_insert_with(Instant::now);
                 }
             }
+            SessionChange::Listening => {
+                if let Some(slot) = self.slots.get_mut(id) {
+                    slot.grace_since = None;
+                    slot.listening_since.get_or_insert_with(Instant::now);
+                }
+            }
             SessionChange::Active => {
                 if let Some(slot) = self.slots.get_mut(id) {
                     slot.grace_since = None;
+                    slot.listening_since = None;
                 }
             }
             SessionChange::Initialized(client) => {
@@ -985,3 +1020,17 @@ impl Handler<crate::actors::fault::CutConnections> for SessionRegistry {
 #[cfg(test)]
 #[path = "registry_tests.rs"]
 mod tests;
+
+impl Handler<crate::actors::messages::watch::WorkspaceChanged> for SessionRegistry {
+    type Result = ();
+    /// Passes the watcher's changes on to every session (for their subscriptions).
+    fn handle(
+        &mut self,
+        msg: crate::actors::messages::watch::WorkspaceChanged,
+        _: &mut Context<Self>,
+    ) {
+        for slot in self.slots.values() {
+            slot.session.files_changed.do_send(msg.clone());
+        }
+    }
+}

@@ -81,6 +81,11 @@ record!(NativeCursor, |_m, _a| Got::Other, None);
 record!(NativeToRead, |_m, _a| Got::Other, Vec::new());
 record!(NativeSettle, |_m, _a| Got::Other, (Vec::new(), 0));
 record!(NativeEnd, |_m, _a| Got::Other, None);
+record!(
+    crate::actors::messages::watch::WorkspaceChanged,
+    |_m, _a| Got::Other,
+    ()
+);
 
 fn fake(id: &str) -> (SessionHandle, SessionId, UnboundedReceiver<Got>) {
     let (got, rx) = mpsc::unbounded_channel();
@@ -116,6 +121,7 @@ fn admit(candidate: &SessionHandle, id: &SessionId, anchor: Option<&str>) -> Adm
         anchor: anchor.map(str::to_string),
         kind: ConnectionKind::Ide,
         client_pids: Vec::new(),
+        last_try: true,
     }
 }
 

@@ -166,7 +166,7 @@ section! {
         pub pong_timeout: Duration = ms(90_000),
         /// `Origin` values accepted, exactly as browsers send them
         /// (`http://localhost:6274`); browsers always send one, the CLI and editor
-        /// extensions none, and any other `Origin` is 403. A browser-based MCP client
+        /// extensions none, and any other `Origin` but the bridge's own address is 403. A browser-based MCP client
         /// (the MCP Inspector's page) served from a listed origin may use `/mcp`: its
         /// CORS preflight (`OPTIONS`) is answered and the answers carry
         /// `Access-Control-Allow-Origin` and expose `Mcp-Session-Id`.

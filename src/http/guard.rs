@@ -170,13 +170,17 @@ pub fn check_host<'r>(req: &'r HttpRequest, settings: &Settings) -> Result<&'r s
     Ok(host)
 }
 
-/// [`check_host`], and refuses any `Origin` not explicitly allowed: agents, editors and
-/// scripts send none, and no web page may drive them.
+/// [`check_host`], and refuses any `Origin` but the bridge's own (`http://` + the
+/// accepted `Host`: only its own page has it) and those explicitly allowed: agents,
+/// editors and scripts send none, and no other web page may drive them.
 pub fn check_host_and_origin(req: &HttpRequest, settings: &Settings) -> Result<(), Rejection> {
-    check_host(req, settings)?;
+    let host = check_host(req, settings)?;
     if let Some(origin) = req.headers().get("origin") {
         let origin = origin.to_str().unwrap_or("<non-ascii>");
-        if !settings.server.allowed_origins.iter().any(|o| o == origin) {
+        let own = origin
+            .strip_prefix("http://")
+            .is_some_and(|o| o.eq_ignore_ascii_case(host));
+        if !own && !settings.server.allowed_origins.iter().any(|o| o == origin) {
             return Err(Rejection::Forbidden(format!(
                 "Origin {origin:?} is not allowed: browser pages may not connect to the bridge"
             )));

@@ -111,6 +111,11 @@ pub async fn upgrade(
     Ok(response)
 }
 
+/// How long a connection to a full bridge waits for a slot to free before it is refused.
+const WAIT_FOR_SLOT: std::time::Duration = std::time::Duration::from_millis(500);
+/// How often it asks again meanwhile.
+const SLOT_POLL: std::time::Duration = std::time::Duration::from_millis(25);
+
 /// Asks the registry to admit an agent connection: a fresh session, or the existing
 /// one this client belongs to. Refusals are counted and logged here.
 pub(crate) async fn admit(
@@ -128,18 +133,31 @@ pub(crate) async fn admit(
         )
         .start(),
     );
-    let admitted = services
-        .registry
-        .send(Admit {
-            candidate,
-            candidate_id,
-            anchor,
-            kind,
-            client_pids,
-        })
-        .await
-        .map_err(|e| AdmitError::Fault(ActorFault::mailbox(registry::NAME, e)))
-        .and_then(|r| r);
+    let asked_at = tokio::time::Instant::now();
+    let admitted = loop {
+        let last_try = asked_at.elapsed() >= WAIT_FOR_SLOT;
+        let admitted = services
+            .registry
+            .send(Admit {
+                candidate: candidate.clone(),
+                candidate_id: candidate_id.clone(),
+                anchor: anchor.clone(),
+                kind,
+                client_pids: client_pids.clone(),
+                last_try,
+            })
+            .await
+            .map_err(|e| AdmitError::Fault(ActorFault::mailbox(registry::NAME, e)))
+            .and_then(|r| r);
+        // A full bridge waits a moment for a slot: a client that just went away (an
+        // HTTP client that answered its last request and left) frees one within ms.
+        match admitted {
+            Err(AdmitError::TooManySessions { .. }) if !last_try => {
+                tokio::time::sleep(SLOT_POLL).await;
+            }
+            admitted => break admitted,
+        }
+    };
     match admitted {
         Ok(admission) => {
             tracing::info!(

@@ -89,7 +89,13 @@ impl PromptRegistry {
         paginate(&self.infos, cursor, PAGE_SIZE)
     }
 
-    /// Renders a prompt: -32601 for an unknown name, -32602 for a missing argument.
+    /// The argument names of prompt `name`; `None` when there is no such prompt.
+    pub fn arguments(&self, name: &str) -> Option<Vec<&'static str>> {
+        let def = self.prompts.iter().find(|p| p.info.name == name)?;
+        Some(def.info.arguments.iter().map(|a| a.name).collect())
+    }
+
+    /// Renders a prompt: -32602 for an unknown name or a missing argument.
     pub fn render(
         &self,
         name: &str,
@@ -100,7 +106,9 @@ impl PromptRegistry {
             .iter()
             .find(|p| p.info.name == name)
             .ok_or_else(|| {
-                RpcError::method_not_found(&format!("prompts/get {name:?} (unknown prompt)"))
+                RpcError::invalid_params(format!(
+                    "Unknown prompt {name:?} (prompts/list names them)"
+                ))
             })?;
         let value = |key: &str| match args.get(key) {
             Some(Value::String(s)) => Some(s.clone()),
@@ -150,7 +158,7 @@ mod tests {
             panic!()
         };
         assert!(text.contains("src/a.rs"));
-        assert_eq!(r.render("nope", &args).unwrap_err().code, -32601);
+        assert_eq!(r.render("nope", &args).unwrap_err().code, -32602);
         let out = r.render("fix_diagnostics", &Map::new()).unwrap();
         let Content::Text { text } = &out.messages[0].content else {
             panic!()

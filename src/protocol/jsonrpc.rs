@@ -10,7 +10,7 @@ use std::fmt;
 pub const PARSE_ERROR: i64 = -32700;
 /// Batch, not initialized, duplicate in-flight id, or not a JSON-RPC object.
 pub const INVALID_REQUEST: i64 = -32600;
-/// Unknown method (or unknown prompt name).
+/// Unknown method.
 pub const METHOD_NOT_FOUND: i64 = -32601;
 /// Arguments not an object, too large, or failing the tool's JSON Schema.
 pub const INVALID_PARAMS: i64 = -32602;

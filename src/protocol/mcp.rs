@@ -73,6 +73,8 @@ impl InitializeResult {
             capabilities: serde_json::json!({
                 "tools": { "listChanged": true },
                 "prompts": { "listChanged": false },
+                "resources": { "subscribe": true, "listChanged": false },
+                "completions": {},
                 "logging": {}
             }),
             server_info: Implementation {

@@ -51,6 +51,8 @@ impl LocalAnswers {
             ),
             "prompts/list" => result(id, json!({ "prompts": [] })),
             "resources/list" => result(id, json!({ "resources": [] })),
+            "resources/templates/list" => result(id, json!({ "resourceTemplates": [] })),
+            "completion/complete" => result(id, json!({ "completion": { "values": [] } })),
             "tools/call" => result(
                 id,
                 json!({

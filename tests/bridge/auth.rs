@@ -113,6 +113,21 @@ async fn foreign_host_and_web_origins_are_403() {
             .0,
         403
     );
+    // Another port of this host is another site; the bridge's own address is its page.
+    let other_port = format!("http://127.0.0.1:{}", bridge.port.wrapping_add(1));
+    assert_eq!(
+        http_get_async(bridge.port, "/health", &[("Origin", &other_port)])
+            .await
+            .0,
+        403
+    );
+    let own = format!("http://127.0.0.1:{}", bridge.port);
+    assert_eq!(
+        http_get_async(bridge.port, "/health", &[("Origin", &own)])
+            .await
+            .0,
+        200
+    );
 }
 
 /// Sends `GET <path>` with these raw header bytes and returns (status, body).

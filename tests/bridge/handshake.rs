@@ -201,7 +201,11 @@ async fn prompts_list_and_get() {
     let resp = agent
         .request("prompts/get", json!({"name": "no_such_prompt"}))
         .await;
-    assert_eq!(error_code(&resp), -32601, "unknown prompt");
+    assert_eq!(
+        error_code(&resp),
+        -32602,
+        "unknown prompt (MCP: invalid params)"
+    );
 }
 
 #[tokio::test]

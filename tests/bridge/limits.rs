@@ -1,6 +1,8 @@
 //! Limits at and just past their edges: rate limit, max sessions, message size,
 //! notification flood, concurrency cap, timeout, cancellation and progress.
 
+use std::io::{Read, Write};
+use std::net::TcpStream as StdTcpStream;
 #[cfg(feature = "fault-injection")]
 use std::time::Duration;
 
@@ -530,7 +532,9 @@ async fn abandoned_http_sessions_never_lock_out_a_new_client() {
     let bridge = Bridge::launch(Options::default().set("sessions.max_sessions", 5)).await;
     let mut ws_agent = bridge.ready_agent().await;
     let (port, token) = (bridge.port, bridge.token.clone());
-    let initialize = move || {
+    // Each client initializes and leaves without DELETE; every other one keeps its GET
+    // stream open (it only listens). Each is admitted at its first try.
+    let client = move |listen: bool| {
         let token = token.clone();
         off_runtime(move || {
             let bearer = format!("Bearer {token}");
@@ -538,7 +542,7 @@ async fn abandoned_http_sessions_never_lock_out_a_new_client() {
                 "protocolVersion": "2025-06-18", "capabilities": {},
                 "clientInfo": {"name": "vanishing", "version": "0"}}})
             .to_string();
-            http_request(
+            let (status, head, _) = http_request(
                 port,
                 "POST",
                 "/mcp",
@@ -548,17 +552,34 @@ async fn abandoned_http_sessions_never_lock_out_a_new_client() {
                     ("Accept", "application/json, text/event-stream"),
                 ],
                 body.as_bytes(),
-            )
-            .0
+            );
+            let stream = (status == 200 && listen).then(|| {
+                let id = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("mcp-session-id: "))
+                    .expect("a session id")
+                    .trim()
+                    .to_string();
+                let mut s = StdTcpStream::connect(("127.0.0.1", port)).unwrap();
+                write!(
+                    s,
+                    "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: {bearer}\r\n\
+                     Accept: text/event-stream\r\nMcp-Session-Id: {id}\r\n\r\n"
+                )
+                .unwrap();
+                let mut first = [0u8; 12];
+                s.read_exact(&mut first).unwrap();
+                assert_eq!(&first, b"HTTP/1.1 200", "the GET stream opens");
+                s
+            });
+            (status, stream)
         })
     };
+    let mut listening = Vec::new();
     for i in 0..21 {
-        // A slot frees once the previous clients are seen idle (a quarter second).
-        wait_for_async(&format!("client {i} admitted"), DEADLINE, || {
-            let initialize = initialize.clone();
-            async move { (initialize().await == 200).then_some(()) }
-        })
-        .await;
+        let (status, stream) = client(i % 2 == 0).await;
+        assert_eq!(status, 200, "client {i} admitted at its first try");
+        listening.extend(stream);
     }
     let status = bridge.status().await;
     assert!(
@@ -568,6 +589,8 @@ async fn abandoned_http_sessions_never_lock_out_a_new_client() {
     assert!(status["evicted"].as_u64().unwrap() >= 16, "{status}");
     assert_eq!(
         ws_agent.request("ping", json!({})).await["result"],
-        json!({})
+        json!({}),
+        "a WebSocket agent keeps its slot"
     );
+    drop(listening);
 }

@@ -23,6 +23,7 @@ mod lifecycle;
 mod limits;
 mod persistence;
 mod relay;
+mod resources;
 mod restarts;
 mod sandbox;
 mod sessions;

@@ -30,7 +30,12 @@ pub enum SessionChange {
     /// Its connections are all idle HTTP ones (no request in flight, no stream): the
     /// registry treats it as in its grace period until it is [`Self::Active`] again.
     Idle,
-    /// A request or stream arrived on a connection of an [`Self::Idle`] session.
+    /// Its connections are HTTP ones with nothing in flight, some listening on their
+    /// GET stream: it keeps its notifications, and its slot goes to a new agent when
+    /// the bridge is full and no session is in grace (the least recently busy first).
+    Listening,
+    /// A request arrived on a connection of an [`Self::Idle`] or [`Self::Listening`]
+    /// session.
     Active,
     /// A connection completed the MCP handshake (`notifications/initialized`); the
     /// client's `clientInfo.name` when it sent one.

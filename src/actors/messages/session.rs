@@ -127,6 +127,8 @@ pub struct SessionHandle {
     pub native_to_read: Recipient<NativeToRead>,
     pub native_settle: Recipient<NativeSettle>,
     pub native_end: Recipient<NativeEnd>,
+    /// From the registry: the watcher's changes (for `resources/subscribe`).
+    pub files_changed: Recipient<crate::actors::messages::watch::WorkspaceChanged>,
 }
 
 impl SessionHandle {
@@ -157,7 +159,8 @@ impl SessionHandle {
             + Handler<NativeCursor>
             + Handler<NativeToRead>
             + Handler<NativeSettle>
-            + Handler<NativeEnd>,
+            + Handler<NativeEnd>
+            + Handler<crate::actors::messages::watch::WorkspaceChanged>,
     {
         Self {
             attach: addr.clone().recipient(),
@@ -177,6 +180,7 @@ impl SessionHandle {
             shutdown: addr.clone().recipient(),
             saw: addr.clone().recipient(),
             changed_by: addr.clone().recipient(),
+            files_changed: addr.clone().recipient(),
             take_notice: addr.clone().recipient(),
             native_start: addr.clone().recipient(),
             native_cursor: addr.clone().recipient(),
@@ -302,16 +306,29 @@ pub struct ReplacePush {
     pub outbound: Outbound,
 }
 
-/// An HTTP connection became idle (no request in flight, no open stream) or busy
-/// again. A session whose every connection is idle counts as in its grace period for
-/// the registry (a new agent may take its slot).
+/// How much an HTTP connection is doing, from a full bridge's point of view: the
+/// registry may give the slot of a session that does little to a new agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum Activity {
+    /// Nothing in flight and no stream open: its client may well be gone.
+    Idle,
+    /// Nothing in flight, but its GET stream is open (it listens for notifications).
+    Listening,
+    /// A request is being answered (every WebSocket connection counts as busy).
+    #[default]
+    Busy,
+}
+
+/// An HTTP connection's [`Activity`] changed. A session takes the busiest of its
+/// connections': an idle one counts as in its grace period for the registry, a
+/// listening one is given up for a new agent only when none is in grace.
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct ConnectionIdle {
     /// Identifies the transport.
     pub generation: Generation,
-    /// Idle now.
-    pub idle: bool,
+    /// What it does now.
+    pub activity: Activity,
 }
 
 /// Ask for [`SessionInfo`].

@@ -5,7 +5,9 @@
 use actix::Recipient;
 
 use crate::actors::messages::connection::Generation;
-use crate::actors::messages::session::{ConnectionInfo, ConnectionKind, McpState, Rebind};
+use crate::actors::messages::session::{
+    Activity, ConnectionInfo, ConnectionKind, McpState, Rebind,
+};
 use crate::actors::outbound::Outbound;
 use crate::protocol::mcp::Implementation;
 
@@ -21,8 +23,10 @@ pub struct Connection {
     pub transport: Recipient<Rebind>,
     /// Its handshake state.
     pub mcp: McpState,
-    /// An HTTP connection with no request in flight and no open stream.
-    pub idle: bool,
+    /// What it is doing (HTTP connections report it; others are always busy).
+    pub activity: Activity,
+    /// Files it subscribed to (`resources/subscribe`), each with the URI it gave.
+    pub subscriptions: std::collections::HashMap<std::path::PathBuf, String>,
 }
 
 impl Connection {

@@ -2,6 +2,8 @@
 //! [`Method`] (or [`Notification`]) and answered here; `tools/call` goes on to
 //! [`calls`](super::calls).
 
+use std::sync::Arc;
+
 use actix::prelude::*;
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -19,6 +21,7 @@ use crate::protocol::mcp::{
     negotiate_version, CancelledParams, GetPromptParams, Implementation, InitializeParams,
     InitializeResult, ListParams, SetLevelParams,
 };
+use crate::resources::{self, UriParams};
 
 /// The MCP methods a session answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,10 +33,16 @@ pub(super) enum Method {
     PromptsList,
     PromptsGet,
     SetLogLevel,
+    ResourcesList,
+    ResourceTemplatesList,
+    ResourcesRead,
+    ResourcesSubscribe,
+    ResourcesUnsubscribe,
+    Complete,
 }
 
 impl Method {
-    const ALL: [Method; 7] = [
+    const ALL: [Method; 13] = [
         Method::Initialize,
         Method::Ping,
         Method::ToolsList,
@@ -41,6 +50,12 @@ impl Method {
         Method::PromptsList,
         Method::PromptsGet,
         Method::SetLogLevel,
+        Method::ResourcesList,
+        Method::ResourceTemplatesList,
+        Method::ResourcesRead,
+        Method::ResourcesSubscribe,
+        Method::ResourcesUnsubscribe,
+        Method::Complete,
     ];
 
     pub(super) fn parse(name: &str) -> Option<Self> {
@@ -57,6 +72,12 @@ impl Method {
             Method::PromptsList => "prompts/list",
             Method::PromptsGet => "prompts/get",
             Method::SetLogLevel => "logging/setLevel",
+            Method::ResourcesList => "resources/list",
+            Method::ResourceTemplatesList => "resources/templates/list",
+            Method::ResourcesRead => "resources/read",
+            Method::ResourcesSubscribe => "resources/subscribe",
+            Method::ResourcesUnsubscribe => "resources/unsubscribe",
+            Method::Complete => "completion/complete",
         }
     }
 
@@ -230,8 +251,78 @@ impl Session {
                 }
                 respond(&Empty {});
             }
+            Method::ResourcesList => {
+                let _: ListParams = parse_params(params)?;
+                let services = Arc::clone(&self.services);
+                self.answer_later(req.id.clone(), reply, async move {
+                    Ok(json!({ "resources": resources::list(&services).await }))
+                });
+            }
+            Method::ResourceTemplatesList => {
+                let _: ListParams = parse_params(params)?;
+                respond(&json!({
+                    "resourceTemplates": resources::templates(&self.services.workspace)
+                }));
+            }
+            Method::ResourcesRead => {
+                let UriParams { uri } = parse_params(params)?;
+                let services = Arc::clone(&self.services);
+                self.answer_later(req.id.clone(), reply, async move {
+                    resources::read(&services, &uri).await
+                });
+            }
+            Method::ResourcesSubscribe | Method::ResourcesUnsubscribe => {
+                let UriParams { uri } = parse_params(params)?;
+                let resources::Target::File(path) =
+                    resources::parse(&self.services.workspace, &uri)?
+                else {
+                    return Err(RpcError::invalid_params(format!(
+                        "Resource {uri:?}: only workspace files (file://) can be subscribed to"
+                    )));
+                };
+                let Some(conn) = self.conn_mut(generation) else {
+                    return Ok(());
+                };
+                if method == Method::ResourcesUnsubscribe {
+                    conn.subscriptions.remove(&path);
+                } else if conn.subscriptions.len() >= resources::MAX_SUBSCRIPTIONS
+                    && !conn.subscriptions.contains_key(&path)
+                {
+                    return Err(RpcError::invalid_params(format!(
+                        "A connection may watch at most {} resources; unsubscribe from some first",
+                        resources::MAX_SUBSCRIPTIONS
+                    )));
+                } else {
+                    conn.subscriptions.insert(path, uri);
+                }
+                respond(&Empty {});
+            }
+            Method::Complete => {
+                let complete: resources::CompleteParams = parse_params(params)?;
+                let services = Arc::clone(&self.services);
+                self.answer_later(req.id.clone(), reply, async move {
+                    resources::complete(&services, complete).await
+                });
+            }
         }
         Ok(())
+    }
+
+    /// Answers request `id` on `reply` when `answer` is ready (reads that wait for a
+    /// file or another actor), without holding up this session's other messages.
+    fn answer_later(
+        &self,
+        id: jsonrpc::RequestId,
+        reply: &Outbound,
+        answer: impl std::future::Future<Output = Result<Value, RpcError>> + 'static,
+    ) {
+        let reply = reply.clone();
+        actix::spawn(async move {
+            reply.send_text(match answer.await {
+                Ok(result) => jsonrpc::response(&id, &result),
+                Err(err) => jsonrpc::error_response(Some(&id), &err),
+            });
+        });
     }
 
     /// Records the handshake of one connection; the IDE connection's client names the
@@ -350,6 +441,6 @@ mod tests {
         for m in Method::ALL {
             assert_eq!(Method::parse(m.name()), Some(m));
         }
-        assert_eq!(Method::parse("resources/list"), None);
+        assert_eq!(Method::parse("resources/watch"), None);
     }
 }

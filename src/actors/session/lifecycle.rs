@@ -13,8 +13,8 @@ use crate::actors::activity_log::LifecycleEvent;
 use crate::actors::messages::connection::Generation;
 use crate::actors::messages::editor::CloseSessionDiffs;
 use crate::actors::messages::session::{
-    Absorb, Adopt, Attach, ConnectionIdle, ConnectionKind, Detach, Evict, McpState, MergeInto,
-    Rebind, ReplacePush, Shutdown,
+    Absorb, Activity, Adopt, Attach, ConnectionIdle, ConnectionKind, Detach, Evict, McpState,
+    MergeInto, Rebind, ReplacePush, Shutdown,
 };
 
 /// How long a merged session keeps passing frames on to the session that took its
@@ -75,6 +75,8 @@ impl Session {
             }
         }
         self.cancel_grace(ctx);
+        // A new connection is busy (the registry hears `Attached`).
+        self.activity = Activity::Busy;
         let initialized = conn
             .mcp
             .initialized
@@ -181,7 +183,8 @@ impl Handler<Attach> for Session {
             outbound: msg.outbound,
             transport: msg.transport,
             mcp: McpState::default(),
-            idle: false,
+            activity: Activity::Busy,
+            subscriptions: Default::default(),
         };
         self.add_connection(conn, ctx);
     }
@@ -196,7 +199,8 @@ impl Handler<Adopt> for Session {
             outbound: msg.outbound,
             transport: msg.transport,
             mcp: msg.mcp,
-            idle: false,
+            activity: Activity::Busy,
+            subscriptions: Default::default(),
         };
         self.add_connection(conn, ctx);
     }
@@ -240,7 +244,7 @@ impl Handler<ConnectionIdle> for Session {
     type Result = ();
     fn handle(&mut self, msg: ConnectionIdle, _: &mut Context<Self>) {
         match self.conn_mut(msg.generation) {
-            Some(conn) => conn.idle = msg.idle,
+            Some(conn) => conn.activity = msg.activity,
             None => {
                 if let Some(target) = &self.merged_into {
                     target.idle.do_send(msg);
@@ -248,13 +252,19 @@ impl Handler<ConnectionIdle> for Session {
                 return;
             }
         }
-        let idle = !self.conns.is_empty() && self.conns.iter().all(|c| c.idle);
-        if idle != self.idle {
-            self.idle = idle;
-            self.report(if idle {
-                SessionChange::Idle
-            } else {
-                SessionChange::Active
+        // The busiest connection says what the session does.
+        let activity = self
+            .conns
+            .iter()
+            .map(|c| c.activity)
+            .max()
+            .unwrap_or(Activity::Busy);
+        if activity != self.activity {
+            self.activity = activity;
+            self.report(match activity {
+                Activity::Idle => SessionChange::Idle,
+                Activity::Listening => SessionChange::Listening,
+                Activity::Busy => SessionChange::Active,
             });
         }
     }

@@ -94,8 +94,8 @@ pub struct Session {
     grace_timer: Option<SpawnHandle>,
     created_at: String,
     ever_attached: bool,
-    /// Every connection is an idle HTTP one (reported to the registry as `Idle`).
-    idle: bool,
+    /// What its busiest connection does (reported to the registry when it changes).
+    activity: crate::actors::messages::session::Activity,
     restored: bool,
     /// After a merge: the session that took this one's connections. Frames still
     /// addressed here are passed on; the actor stops once its own calls finished and
@@ -126,7 +126,7 @@ impl Session {
             grace_timer: None,
             created_at: iso_now(),
             ever_attached: false,
-            idle: false,
+            activity: crate::actors::messages::session::Activity::Busy,
             restored: false,
             merged_into: None,
             lingered: false,

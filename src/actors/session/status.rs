@@ -122,3 +122,33 @@ impl Handler<SendNotification> for Session {
         self.notify(msg.method, &msg.params);
     }
 }
+
+impl Handler<crate::actors::messages::watch::WorkspaceChanged> for Session {
+    type Result = ();
+    /// Tells each connection that subscribed to a changed file
+    /// (`notifications/resources/updated`, with the URI it subscribed with).
+    fn handle(
+        &mut self,
+        msg: crate::actors::messages::watch::WorkspaceChanged,
+        _: &mut Context<Self>,
+    ) {
+        use crate::actors::messages::watch::ChangeKind;
+        let root = self.services.workspace.root();
+        for conn in self.conns.iter().filter(|c| !c.subscriptions.is_empty()) {
+            for change in msg.changes.iter() {
+                let from = match &change.kind {
+                    ChangeKind::Renamed { from } => Some(from.as_str()),
+                    _ => None,
+                };
+                for path in std::iter::once(change.path.as_str()).chain(from) {
+                    if let Some(uri) = conn.subscriptions.get(&root.join(path)) {
+                        conn.outbound.send_text(jsonrpc::notification(
+                            "notifications/resources/updated",
+                            &json!({ "uri": uri }),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+}

@@ -181,7 +181,7 @@ async fn requests_wait_for_initialize_then_tool_calls_are_answered_and_recorded(
     send(
         &f.session,
         &conn,
-        r#"{"jsonrpc":"2.0","id":3,"method":"resources/list"}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"resources/watch"}"#,
     );
     assert_eq!(next_json(&mut conn.frames).await["error"]["code"], -32601);
 
