@@ -40,6 +40,9 @@ pub struct HttpTransport {
     /// Response streams of POSTs still being answered: the session is not idle while
     /// any is open (a long tool call without a GET stream).
     open_replies: Vec<Outbound>,
+    /// Open `subscriptions/listen` streams (MCP 2026-07-28): like the GET stream,
+    /// they only listen.
+    listens: Vec<Outbound>,
     /// What it was last told to do to its session.
     activity: Activity,
     table: Addr<HttpSessions>,
@@ -65,6 +68,7 @@ impl HttpTransport {
             idle_after,
             push: Outbound::nowhere(),
             open_replies: Vec::new(),
+            listens: Vec::new(),
             activity: Activity::Busy,
             table,
         }
@@ -86,9 +90,10 @@ impl HttpTransport {
     /// open, else idle. Answers whether it is idle.
     fn check_idle(&mut self) -> bool {
         self.open_replies.retain(|r| !r.is_closed());
+        self.listens.retain(|r| !r.is_closed());
         let activity = if !self.open_replies.is_empty() {
             Activity::Busy
-        } else if !self.push.is_closed() {
+        } else if !self.push.is_closed() || !self.listens.is_empty() {
             Activity::Listening
         } else {
             Activity::Idle
@@ -169,10 +174,17 @@ impl Handler<Post> for HttpTransport {
             Verdict::Refuse(err) => return Err(PostRefused::Limited(err)),
             Verdict::Drop => return Ok(()),
         }
-        self.open_replies.retain(|r| !r.is_closed());
-        self.open_replies.push(msg.reply.clone());
+        let listen =
+            matches!(&msg.message, Incoming::Request(r) if r.method == "subscriptions/listen");
         self.recheck_when_closed(&msg.reply, ctx);
-        self.set_activity(Activity::Busy);
+        if listen {
+            self.listens.push(msg.reply.clone());
+            self.check_idle();
+        } else {
+            self.open_replies.retain(|r| !r.is_closed());
+            self.open_replies.push(msg.reply.clone());
+            self.set_activity(Activity::Busy);
+        }
         self.session.from_client.do_send(FromClient {
             generation: self.generation,
             message: msg.message,

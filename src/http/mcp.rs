@@ -1,8 +1,12 @@
-//! Streamable HTTP at `/mcp` (MCP transport of protocol versions 2025-03-26,
-//! 2025-06-18 and 2025-11-25): POST carries one client message and answers with JSON or,
+//! Streamable HTTP at `/mcp`, in both eras of MCP. Handshake revisions (2025-03-26,
+//! 2025-06-18, 2025-11-25): POST carries one client message and answers with JSON or,
 //! for `tools/call`, with an SSE stream that carries the call's progress and then its
 //! result; GET opens the stream of server-initiated messages; DELETE ends the session.
-//! Every request checks `Host`, `Origin` and `Authorization: Bearer <token>`.
+//! The stateless revision (2026-07-28, [`modern`]): no session id, GET or DELETE; the
+//! `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers must agree with the
+//! body; `subscriptions/listen` answers with an SSE stream that stays open; requests
+//! are served by one session per client (its `X-Claude-Code-Session-Id`, else its
+//! `clientInfo`). Every request checks `Host`, `Origin` and `Authorization: Bearer <token>`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,12 +27,17 @@ use crate::actors::outbound::{Frame, FrameReceiver, Outbound};
 use crate::actors::session::ConnectionKind;
 use crate::protocol::jsonrpc::{self, classify, Incoming, RpcError};
 use crate::protocol::mcp::SUPPORTED_PROTOCOL_VERSIONS;
+use crate::protocol::modern;
 use crate::services::Services;
 
 /// The session header, as MCP spells it.
 pub const SESSION_HEADER: &str = "mcp-session-id";
 /// The protocol version header.
 pub const VERSION_HEADER: &str = "mcp-protocol-version";
+/// The method header (MCP 2026-07-28).
+pub const METHOD_HEADER: &str = "mcp-method";
+/// The header naming a request's tool, prompt or resource (MCP 2026-07-28).
+pub const NAME_HEADER: &str = "mcp-name";
 /// Keep-alive comment interval on SSE streams.
 const KEEPALIVE: Duration = Duration::from_secs(15);
 
@@ -74,13 +83,17 @@ fn header_str<'a>(req: &'a HttpRequest, name: &str) -> Option<&'a str> {
 /// 400 when the client names a protocol version the bridge does not speak.
 fn check_version(req: &HttpRequest) -> Result<(), Refused> {
     match header_str(req, VERSION_HEADER) {
-        Some(v) if !SUPPORTED_PROTOCOL_VERSIONS.contains(&v.trim()) => Err(refuse(
-            actix_web::http::StatusCode::BAD_REQUEST,
-            format!(
-                "Unsupported MCP-Protocol-Version {v:?}: this server speaks {}",
-                SUPPORTED_PROTOCOL_VERSIONS.join(", ")
-            ),
-        )),
+        Some(v)
+            if !SUPPORTED_PROTOCOL_VERSIONS.contains(&v.trim()) && v.trim() != modern::VERSION =>
+        {
+            Err(refuse(
+                actix_web::http::StatusCode::BAD_REQUEST,
+                format!(
+                    "Unsupported MCP-Protocol-Version {v:?}: this server speaks {}",
+                    SUPPORTED_PROTOCOL_VERSIONS.join(", ")
+                ),
+            ))
+        }
         _ => Ok(()),
     }
 }
@@ -133,7 +146,7 @@ pub async fn post(
     payload: web::Payload,
     services: web::Data<Services>,
 ) -> HttpResponse {
-    if let Err(refused) = check(&req, &services).and_then(|_| check_version(&req)) {
+    if let Err(refused) = check(&req, &services) {
         return *refused;
     }
     let body = match read_body(&req, payload, services.settings.server.max_message_bytes).await {
@@ -155,7 +168,50 @@ pub async fn post(
             .content_type("application/json")
             .body(jsonrpc::error_response(id.as_ref(), error));
     }
+    let request_id = match &message {
+        Incoming::Request(r) => Some(r.id.clone()),
+        _ => None,
+    };
+    let bad_request = |err: &RpcError| {
+        HttpResponse::BadRequest()
+            .content_type("application/json")
+            .body(jsonrpc::error_response(request_id.as_ref(), err))
+    };
+    // The era: the body's `_meta` says, or the version header.
+    let header_version = header_str(&req, VERSION_HEADER).map(str::trim);
+    if let Some(v) = header_version {
+        if !SUPPORTED_PROTOCOL_VERSIONS.contains(&v) && v != modern::VERSION {
+            return bad_request(&modern::unsupported_version(Some(v)));
+        }
+    }
+    let stateless = match &message {
+        Incoming::Request(r) => match modern::classify(r.params.as_deref()) {
+            Ok(meta) => meta.is_some(),
+            Err(err) => return bad_request(&err),
+        },
+        _ => false,
+    };
     let services = services.into_inner();
+    if stateless || header_version == Some(modern::VERSION) {
+        return match message {
+            Incoming::Request(r) if stateless => match check_headers(&req, &r) {
+                Ok(()) => stateless_post(&req, &services, r).await,
+                Err(err) => bad_request(&err),
+            },
+            Incoming::Request(_) => bad_request(&modern::missing_envelope(&format!(
+                "params._meta[\"{}\"] and [\"{}\"] in a request whose {VERSION_HEADER} is {}",
+                modern::VERSION_KEY,
+                modern::CAPABILITIES_KEY,
+                modern::VERSION,
+            ))),
+            // Notifications of the stateless revision: accepted, nothing to do (a
+            // request ends when its stream closes).
+            _ => {
+                tracing::debug!("a notification POSTed in MCP 2026-07-28 was accepted and ignored");
+                HttpResponse::Accepted().finish()
+            }
+        };
+    }
     let is_initialize = matches!(&message, Incoming::Request(r) if r.method == "initialize");
     let (transport, new_id) = if is_initialize && header_str(&req, SESSION_HEADER).is_none() {
         match start_session(&req, &services).await {
@@ -168,55 +224,203 @@ pub async fn post(
             Err(refused) => return *refused,
         }
     };
+    match deliver(
+        &req,
+        &services,
+        &transport,
+        message,
+        new_id.as_deref(),
+        false,
+    )
+    .await
+    {
+        Ok(response) => response,
+        Err(Gone) => *refuse(
+            actix_web::http::StatusCode::NOT_FOUND,
+            "This MCP session has ended: initialize a new one",
+        ),
+    }
+}
+
+/// The transport behind a session id ended before the message reached it.
+struct Gone;
+
+/// Hands `message` to `transport` and answers the POST: 202 for a notification, JSON,
+/// or an SSE stream (a `tools/call` whose client accepts one, and every
+/// `subscriptions/listen`). `new_id` is a session id just minted (its header is set);
+/// `stateless` requests answered with -32601 get 404, as their revision says.
+async fn deliver(
+    req: &HttpRequest,
+    services: &Services,
+    transport: &actix::Addr<HttpTransport>,
+    message: Incoming,
+    new_id: Option<&str>,
+    stateless: bool,
+) -> Result<HttpResponse, Gone> {
     let request_id = match &message {
         Incoming::Request(r) => Some(r.id.clone()),
         _ => None,
     };
-    let streams = matches!(&message, Incoming::Request(r) if r.method == "tools/call")
-        && header_str(&req, "accept").is_some_and(|a| a.contains("text/event-stream"));
+    let listen = matches!(&message, Incoming::Request(r) if r.method == "subscriptions/listen");
+    let streams = listen
+        || matches!(&message, Incoming::Request(r) if r.method == "tools/call")
+            && header_str(req, "accept").is_some_and(|a| a.contains("text/event-stream"));
     let (reply, rx) = Outbound::counted_channel(
         services.settings.server.max_outbound_bytes,
         services.metrics.outbound_overflow_drops.clone(),
     );
-    let posted = transport.send(Post { message, reply }).await;
-    let refused = match posted {
+    let refused = match transport.send(Post { message, reply }).await {
         Ok(Ok(())) => None,
         Ok(Err(PostRefused::Limited(err))) => Some(err),
-        Ok(Err(PostRefused::Gone)) | Err(_) => {
-            return *refuse(
-                actix_web::http::StatusCode::NOT_FOUND,
-                "This MCP session has ended: initialize a new one",
-            )
-        }
+        Ok(Err(PostRefused::Gone)) | Err(_) => return Err(Gone),
     };
     let Some(id) = request_id else {
         // Notifications and responses: accepted, nothing to answer.
-        return HttpResponse::Accepted().finish();
+        return Ok(HttpResponse::Accepted().finish());
     };
     let mut response = HttpResponse::Ok();
-    if let Some(new_id) = &new_id {
-        response.insert_header((SESSION_HEADER, new_id.as_str()));
+    if let Some(new_id) = new_id {
+        response.insert_header((SESSION_HEADER, new_id));
     }
     if let Some(err) = refused {
-        return response
+        return Ok(response
             .content_type("application/json")
-            .body(jsonrpc::error_response(Some(&id), &err));
+            .body(jsonrpc::error_response(Some(&id), &err)));
     }
     if streams {
-        return response
+        return Ok(response
             .insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-cache")))
+            .insert_header(("x-accel-buffering", "no"))
             .content_type("text/event-stream")
-            .streaming(sse_until_answered(rx));
+            .streaming(sse_until_answered(rx)));
     }
-    match answer_of(rx).await {
-        Some(text) => response.content_type("application/json").body(text),
+    Ok(match answer_of(rx).await {
+        Some(text) => {
+            if stateless && answered_method_not_found(&text) {
+                response.status(actix_web::http::StatusCode::NOT_FOUND);
+            }
+            response.content_type("application/json").body(text)
+        }
         None => response
             .content_type("application/json")
             .body(jsonrpc::error_response(
                 Some(&id),
                 &RpcError::internal("the session ended before answering"),
             )),
+    })
+}
+
+/// The answer is a -32601 error.
+fn answered_method_not_found(text: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(text)
+        .ok()
+        .and_then(|v| v.pointer("/error/code").and_then(serde_json::Value::as_i64))
+        == Some(jsonrpc::METHOD_NOT_FOUND)
+}
+
+/// The headers a request of the stateless revision repeats from its body
+/// (`MCP-Protocol-Version`, `Mcp-Method`, and `Mcp-Name` for the methods that name
+/// something): each must be there and agree, else -32020.
+fn check_headers(req: &HttpRequest, request: &jsonrpc::Request) -> Result<(), RpcError> {
+    let expect = |header: &str, body: &str| match header_str(req, header).map(decode_header) {
+        Some(Some(value)) if value == body => Ok(()),
+        Some(_) => Err(modern::header_mismatch(format!(
+            "Header mismatch: {header} does not match the body's {body:?}"
+        ))),
+        None => Err(modern::header_mismatch(format!(
+            "Missing {header} header: an MCP {} request repeats {body:?} there",
+            modern::VERSION
+        ))),
+    };
+    expect(VERSION_HEADER, modern::VERSION)?;
+    expect(METHOD_HEADER, &request.method)?;
+    let named = match request.method.as_str() {
+        "tools/call" | "prompts/get" => "name",
+        "resources/read" => "uri",
+        _ => return Ok(()),
+    };
+    #[derive(serde::Deserialize)]
+    struct Named {
+        name: Option<String>,
+        uri: Option<String>,
     }
+    let params: Named = jsonrpc::parse_params(request.params.as_deref())?;
+    match if named == "name" {
+        params.name
+    } else {
+        params.uri
+    } {
+        Some(value) => expect(NAME_HEADER, &value),
+        None => Ok(()),
+    }
+}
+
+/// A header's value as sent: `=?base64?<text>?=` carries what a header cannot hold
+/// (MCP 2026-07-28); `None` when that is not valid base64 UTF-8.
+fn decode_header(value: &str) -> Option<String> {
+    use base64::Engine as _;
+    match value
+        .strip_prefix("=?base64?")
+        .and_then(|v| v.strip_suffix("?="))
+    {
+        Some(encoded) => base64::engine::general_purpose::STANDARD
+            .decode(encoded)
+            .ok()
+            .and_then(|b| String::from_utf8(b).ok()),
+        None => Some(value.to_string()),
+    }
+}
+
+/// Who sends a request of the stateless revision (it has no session id): its
+/// `X-Claude-Code-Session-Id` when it sends one, else its `clientInfo`. One session
+/// serves each, so attribution, limits and claims work as for the other transports.
+fn stateless_identity(req: &HttpRequest, request: &jsonrpc::Request) -> String {
+    if let Some(anchor) = header_str(req, SESSION_ANCHOR_HEADER)
+        .map(str::trim)
+        .filter(|v| !v.is_empty() && v.len() <= 200)
+    {
+        return anchor.to_string();
+    }
+    let client = modern::classify(request.params.as_deref())
+        .ok()
+        .flatten()
+        .and_then(|m| m.client)
+        .map_or_else(|| "an unnamed client".to_string(), |c| c.label());
+    let client: String = client
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(200)
+        .collect();
+    format!("http client {client}")
+}
+
+/// A request of the stateless revision: passed to its client's session (started on
+/// its first request, or again after it ended).
+async fn stateless_post(
+    req: &HttpRequest,
+    services: &Arc<Services>,
+    request: jsonrpc::Request,
+) -> HttpResponse {
+    let identity = stateless_identity(req, &request);
+    let key = format!("stateless {identity}");
+    // Once more when the transport ended between finding it and passing the request.
+    for _ in 0..2 {
+        let transport = match services.http_sessions.send(Lookup(key.clone())).await {
+            Ok(Some(addr)) => addr,
+            _ => match open_transport(services, Some(identity.clone()), key.clone()).await {
+                Ok(addr) => addr,
+                Err(refused) => return *refused,
+            },
+        };
+        let message = Incoming::Request(request.clone());
+        if let Ok(response) = deliver(req, services, &transport, message, None, true).await {
+            return response;
+        }
+    }
+    *refuse(
+        actix_web::http::StatusCode::SERVICE_UNAVAILABLE,
+        "The session serving this client ended while the request was passed on: retry it",
+    )
 }
 
 /// Admits a new agent session for an `initialize` without `Mcp-Session-Id`.
@@ -224,15 +428,27 @@ async fn start_session(
     req: &HttpRequest,
     services: &Arc<Services>,
 ) -> Result<(actix::Addr<HttpTransport>, String), Refused> {
+    let anchor = header_str(req, SESSION_ANCHOR_HEADER)
+        .map(str::trim)
+        .filter(|v| !v.is_empty() && v.len() <= 200)
+        .map(str::to_string);
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    let transport = open_transport(services, anchor, id.clone()).await?;
+    Ok((transport, id))
+}
+
+/// Admits an agent (a fresh session, or the one `anchor` names) and starts the HTTP
+/// transport that `id` names in the table of HTTP sessions.
+async fn open_transport(
+    services: &Arc<Services>,
+    anchor: Option<String>,
+    id: String,
+) -> Result<actix::Addr<HttpTransport>, Refused> {
     if let Err(e) = pace(services).await {
         return Err(Box::new(actix_web::ResponseError::error_response(
             e.as_response_error(),
         )));
     }
-    let anchor = header_str(req, SESSION_ANCHOR_HEADER)
-        .map(str::trim)
-        .filter(|v| !v.is_empty() && v.len() <= 200)
-        .map(str::to_string);
     let session = admit(services, anchor, ConnectionKind::Http, Vec::new())
         .await
         .map_err(|err| {
@@ -241,7 +457,6 @@ async fn start_session(
                 err.to_string(),
             )
         })?;
-    let id = uuid::Uuid::new_v4().simple().to_string();
     let transport = HttpTransport::new(
         id.clone(),
         session,
@@ -253,8 +468,8 @@ async fn start_session(
     .start();
     services
         .http_sessions
-        .do_send(Register(id.clone(), transport.clone()));
-    Ok((transport, id))
+        .do_send(Register(id, transport.clone()));
+    Ok(transport)
 }
 
 /// The response among the frames (notifications are skipped: a JSON answer carries
@@ -301,6 +516,9 @@ pub async fn get(req: HttpRequest, services: web::Data<Services>) -> HttpRespons
     if let Err(refused) = check(&req, &services).and_then(|_| check_version(&req)) {
         return *refused;
     }
+    if let Some(refused) = not_in_stateless(&req) {
+        return refused;
+    }
     let wants_sse = header_str(&req, "accept").is_some_and(|a| a.contains("text/event-stream"));
     if !wants_sse {
         return HttpResponse::MethodNotAllowed()
@@ -332,10 +550,25 @@ pub async fn get(req: HttpRequest, services: web::Data<Services>) -> HttpRespons
         .streaming::<_, actix_web::Error>(events)
 }
 
+/// 405 for GET and DELETE in the stateless revision, which has neither.
+fn not_in_stateless(req: &HttpRequest) -> Option<HttpResponse> {
+    (header_str(req, VERSION_HEADER).map(str::trim) == Some(modern::VERSION)).then(|| {
+        HttpResponse::MethodNotAllowed()
+            .insert_header((header::ALLOW, "POST"))
+            .json(json!({ "error": format!(
+                "MCP {} has no GET stream and no DELETE: POST subscriptions/listen for notifications",
+                modern::VERSION
+            ) }))
+    })
+}
+
 /// `DELETE /mcp`: ends the session.
 pub async fn delete(req: HttpRequest, services: web::Data<Services>) -> HttpResponse {
     if let Err(refused) = check(&req, &services) {
         return *refused;
+    }
+    if let Some(refused) = not_in_stateless(&req) {
+        return refused;
     }
     match session_of(&req, &services).await {
         Ok(transport) => {

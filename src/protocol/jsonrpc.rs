@@ -210,7 +210,7 @@ pub enum Incoming {
 }
 
 /// A JSON-RPC request.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Request {
     /// The id to echo.
     pub id: RequestId,

@@ -5,3 +5,4 @@ pub mod editor;
 pub mod ide;
 pub mod jsonrpc;
 pub mod mcp;
+pub mod modern;

@@ -114,15 +114,21 @@ def test_every_bridge_tool_reaches_the_model_through_init(tmp_path, cli):
             home.mkdir()
             claude = Claude(cli, ws, environment(home=home, config_dir=config_dir, port=bridge["port"], api_key=API_KEY, model_url=model.url))
             try:
-                # One agent, two connections: the IDE WebSocket and the relay, each
-                # through the handshake the CLI falls back to.
+                # One agent, two connections: the IDE WebSocket (the handshake
+                # revision) and the relay (the newest CLI asks server/discover and
+                # speaks MCP 2026-07-28 there; the pinned one knows only the handshake).
                 agent = wait_until(lambda: agent_with(bridge, {"ide", "relay"}), "the CLI's IDE connection and its relay to be one agent", 90, claude)
                 assert agent["clientPid"] == claude.pid, agent
+                relay_version = "2025-11-25" if cli.which == "pinned" else "2026-07-28"
                 for conn in agent["connections"]:
                     assert conn["client"].startswith("claude-code "), agent
-                    assert conn["protocolVersion"] == "2025-11-25", agent
+                    expected_version = relay_version if conn["kind"] == "relay" else "2025-11-25"
+                    assert conn["protocolVersion"] == expected_version, agent
                 metrics = http(bridge, "/metrics")
-                assert requests_total(metrics, "initialize") == initialized_before + 2, metrics
+                handshakes = 2 if cli.which == "pinned" else 1
+                assert requests_total(metrics, "initialize") == initialized_before + handshakes, metrics
+                if cli.which != "pinned":
+                    assert requests_total(metrics, "server/discover") >= 1, metrics
 
                 submit(claude, PROMPT)
                 first = model.wait_for(model.conversation, timeout=90)[0]

@@ -68,6 +68,9 @@ pub struct McpState {
     pub client: Option<Implementation>,
     /// Negotiated protocol version.
     pub protocol_version: Option<&'static str>,
+    /// It sent a request of the stateless revision (MCP 2026-07-28): it gets
+    /// notifications only on its `subscriptions/listen` streams.
+    pub stateless: bool,
 }
 
 impl Default for McpState {
@@ -77,6 +80,7 @@ impl Default for McpState {
             log_level: LogLevel::Notice,
             client: None,
             protocol_version: None,
+            stateless: false,
         }
     }
 }

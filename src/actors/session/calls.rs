@@ -32,6 +32,29 @@ pub(super) struct InFlight {
     summary: String,
     /// Where the answer goes (the connection, or the HTTP POST that asked).
     reply: Outbound,
+    /// Asked in the stateless revision: the answer says its `resultType`.
+    stateless: bool,
+}
+
+/// Who asks for a tool call and how it is answered.
+pub(super) struct Caller {
+    /// Where the answer goes (the connection, or the HTTP POST that asked).
+    pub reply: Outbound,
+    /// The model reads the answer (not the IDE connection, whose answers the CLI
+    /// parses): only exposed tools are callable.
+    pub model_facing: bool,
+    /// Asked in the stateless revision (MCP 2026-07-28).
+    pub stateless: bool,
+}
+
+/// The response to `tools/call` `id` carrying `result`, in the request's era.
+fn call_response(id: &RequestId, result: &CallToolResult, stateless: bool) -> String {
+    if stateless {
+        let value = serde_json::to_value(result).unwrap_or_default();
+        jsonrpc::response(id, &crate::protocol::modern::complete("tools/call", value))
+    } else {
+        jsonrpc::response(id, result)
+    }
 }
 
 enum Outcome {
@@ -95,10 +118,14 @@ impl Session {
         generation: Generation,
         id: RequestId,
         params: Option<&RawValue>,
-        reply: Outbound,
-        model_facing: bool,
+        caller: Caller,
         ctx: &mut Context<Self>,
     ) -> Result<(), RpcError> {
+        let Caller {
+            reply,
+            model_facing,
+            stateless,
+        } = caller;
         let call: CallToolParams = parse_params(params)?;
         let services = Arc::clone(&self.services);
         let Some(tool) = services
@@ -135,9 +162,10 @@ impl Session {
         let max = services.settings.tools.max_concurrent_per_session;
         if self.in_flight.len() >= max {
             self.record_call(name, Instant::now(), summary, CallStatus::Rejected);
-            reply.send_text(jsonrpc::response(
+            reply.send_text(call_response(
                 &id,
                 &CallToolResult::error(format!("Too many concurrent tool calls (max {max})")),
+                stateless,
             ));
             return Ok(());
         }
@@ -187,6 +215,7 @@ impl Session {
                 started: Instant::now(),
                 summary,
                 reply,
+                stateless,
             },
         );
         Ok(())
@@ -241,7 +270,9 @@ impl Session {
                     .push(crate::protocol::mcp::Content::Text { text: notice });
             }
         }
-        flight.reply.send_text(jsonrpc::response(&key.1, &result));
+        flight
+            .reply
+            .send_text(call_response(&key.1, &result, flight.stateless));
         self.record_call(flight.tool, flight.started, flight.summary, status);
         self.stop_if_merged_and_idle(ctx);
     }

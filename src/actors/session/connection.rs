@@ -27,6 +27,40 @@ pub struct Connection {
     pub activity: Activity,
     /// Files it subscribed to (`resources/subscribe`), each with the URI it gave.
     pub subscriptions: std::collections::HashMap<std::path::PathBuf, String>,
+    /// Its open `subscriptions/listen` streams (MCP 2026-07-28).
+    pub listeners: Vec<Listener>,
+}
+
+/// `subscriptions/listen` streams one connection may keep open.
+pub const MAX_LISTENERS: usize = 16;
+
+/// One open `subscriptions/listen` stream.
+pub struct Listener {
+    /// The listen request's id (the client cancels it by this id).
+    pub id: crate::protocol::jsonrpc::RequestId,
+    /// The same id as JSON, which tags every notification on the stream.
+    pub subscription: serde_json::Value,
+    /// The stream: the request's own reply (an HTTP response, or the connection).
+    pub outbound: Outbound,
+    /// It wants `notifications/tools/list_changed`.
+    pub tools: bool,
+    /// Files it wants `notifications/resources/updated` for, each with its URI.
+    pub files: std::collections::HashMap<std::path::PathBuf, String>,
+}
+
+impl Listener {
+    /// Sends notification `method` tagged with this stream's subscription; false when
+    /// the stream is gone.
+    pub fn send(&self, method: &str, mut params: serde_json::Value) -> bool {
+        if let Some(map) = params.as_object_mut() {
+            map.insert(
+                "_meta".into(),
+                serde_json::json!({ crate::protocol::modern::SUBSCRIPTION_KEY: self.subscription }),
+            );
+        }
+        self.outbound
+            .send_text(crate::protocol::jsonrpc::notification(method, &params))
+    }
 }
 
 impl Connection {
@@ -34,7 +68,7 @@ impl Connection {
     pub fn info(&self) -> ConnectionInfo {
         ConnectionInfo {
             kind: self.kind,
-            initialized: self.mcp.initialized,
+            initialized: self.mcp.initialized || self.mcp.stateless,
             client: self.mcp.client.as_ref().map(Implementation::label),
             protocol_version: self.mcp.protocol_version,
         }

@@ -9,6 +9,8 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
+use super::calls::Caller;
+use super::connection::{Listener, MAX_LISTENERS};
 use super::{Session, SessionChange};
 use crate::actors::messages::connection::Generation;
 use crate::actors::messages::session::{ConnectionKind, FromClient, McpState};
@@ -21,6 +23,7 @@ use crate::protocol::mcp::{
     negotiate_version, CancelledParams, GetPromptParams, Implementation, InitializeParams,
     InitializeResult, ListParams, SetLevelParams,
 };
+use crate::protocol::modern;
 use crate::resources::{self, UriParams};
 
 /// The MCP methods a session answers.
@@ -39,10 +42,12 @@ pub(super) enum Method {
     ResourcesSubscribe,
     ResourcesUnsubscribe,
     Complete,
+    Discover,
+    Listen,
 }
 
 impl Method {
-    const ALL: [Method; 13] = [
+    const ALL: [Method; 15] = [
         Method::Initialize,
         Method::Ping,
         Method::ToolsList,
@@ -56,6 +61,8 @@ impl Method {
         Method::ResourcesSubscribe,
         Method::ResourcesUnsubscribe,
         Method::Complete,
+        Method::Discover,
+        Method::Listen,
     ];
 
     pub(super) fn parse(name: &str) -> Option<Self> {
@@ -78,7 +85,26 @@ impl Method {
             Method::ResourcesSubscribe => "resources/subscribe",
             Method::ResourcesUnsubscribe => "resources/unsubscribe",
             Method::Complete => "completion/complete",
+            Method::Discover => "server/discover",
+            Method::Listen => "subscriptions/listen",
         }
+    }
+
+    /// Methods of the handshake revisions only (MCP 2026-07-28 dropped them).
+    fn handshake_only(self) -> bool {
+        matches!(
+            self,
+            Method::Initialize
+                | Method::Ping
+                | Method::SetLogLevel
+                | Method::ResourcesSubscribe
+                | Method::ResourcesUnsubscribe
+        )
+    }
+
+    /// Methods of the stateless revision only.
+    fn stateless_only(self) -> bool {
+        matches!(self, Method::Discover | Method::Listen)
     }
 
     /// Methods a client may send before `initialize` was answered.
@@ -122,11 +148,16 @@ mod erased {
     pub trait Json {
         /// The response to `id` carrying `self`.
         fn response(&self, id: &RequestId) -> String;
+        /// `self` as a JSON value.
+        fn value(&self) -> serde_json::Value;
     }
 
     impl<T: Serialize> Json for T {
         fn response(&self, id: &RequestId) -> String {
             jsonrpc::response(id, self)
+        }
+        fn value(&self) -> serde_json::Value {
+            serde_json::to_value(self).unwrap_or_default()
         }
     }
 }
@@ -181,6 +212,8 @@ impl Session {
                 req.id
             )));
         }
+        // The era of this request: its `_meta` names the stateless revision, or not.
+        let stateless = modern::classify(req.params.as_deref())?;
         let Some(method) = Method::parse(&req.method) else {
             return Err(RpcError::method_not_found(&req.method));
         };
@@ -195,14 +228,45 @@ impl Session {
         let Some(conn) = self.conn(generation) else {
             return Ok(());
         };
-        if !conn.mcp.initialized && !method.before_initialize() {
-            return Err(RpcError::invalid_request(format!(
-                "Server not initialized: send \"initialize\" before \"{}\"",
-                req.method
-            )));
+        match &stateless {
+            Some(_) if method.handshake_only() => {
+                return Err(RpcError::method_not_found(&format!(
+                    "{} (not part of MCP {}: no handshake, no ping, subscriptions/listen \
+                     instead of resources/subscribe)",
+                    req.method,
+                    modern::VERSION
+                )));
+            }
+            Some(meta) => self.stateless_request(generation, meta),
+            None if method.stateless_only() => {
+                return Err(modern::missing_envelope(&format!(
+                    "params._meta[\"{}\"] and [\"{}\"] ({} is of MCP {})",
+                    modern::VERSION_KEY,
+                    modern::CAPABILITIES_KEY,
+                    req.method,
+                    modern::VERSION
+                )));
+            }
+            None if !conn.mcp.initialized && !method.before_initialize() => {
+                return Err(RpcError::invalid_request(format!(
+                    "Server not initialized: send \"initialize\" before \"{}\"",
+                    req.method
+                )));
+            }
+            None => {}
         }
+        let Some(conn) = self.conn(generation) else {
+            return Ok(());
+        };
         let model_facing = conn.kind.model_facing();
-        let respond = |result: &dyn erased::Json| reply.send_text(result.response(&req.id));
+        // A stateless request's result names its type and the server.
+        let era = stateless.as_ref().map(|_| method.name());
+        let respond = |result: &dyn erased::Json| {
+            reply.send_text(match era {
+                Some(name) => jsonrpc::response(&req.id, &modern::complete(name, result.value())),
+                None => result.response(&req.id),
+            })
+        };
         match method {
             Method::Initialize => {
                 let params: InitializeParams = parse_params(params)?;
@@ -226,7 +290,19 @@ impl Session {
             }
             Method::ToolsCall => {
                 let id = req.id.clone();
-                self.call_tool(generation, id, params, reply.clone(), model_facing, ctx)?;
+                let stateless = era.is_some();
+                let caller = Caller {
+                    reply: reply.clone(),
+                    model_facing,
+                    stateless,
+                };
+                self.call_tool(generation, id, params, caller, ctx)?;
+            }
+            Method::Discover => {
+                respond(&modern::discover(self.instructions()));
+            }
+            Method::Listen => {
+                self.listen(generation, &req.id, params, reply)?;
             }
             Method::PromptsList => {
                 let list: ListParams = parse_params(params)?;
@@ -254,7 +330,7 @@ impl Session {
             Method::ResourcesList => {
                 let _: ListParams = parse_params(params)?;
                 let services = Arc::clone(&self.services);
-                self.answer_later(req.id.clone(), reply, async move {
+                self.answer_later(req.id.clone(), era, reply, async move {
                     Ok(json!({ "resources": resources::list(&services).await }))
                 });
             }
@@ -267,7 +343,7 @@ impl Session {
             Method::ResourcesRead => {
                 let UriParams { uri } = parse_params(params)?;
                 let services = Arc::clone(&self.services);
-                self.answer_later(req.id.clone(), reply, async move {
+                self.answer_later(req.id.clone(), era, reply, async move {
                     resources::read(&services, &uri).await
                 });
             }
@@ -300,7 +376,7 @@ impl Session {
             Method::Complete => {
                 let complete: resources::CompleteParams = parse_params(params)?;
                 let services = Arc::clone(&self.services);
-                self.answer_later(req.id.clone(), reply, async move {
+                self.answer_later(req.id.clone(), era, reply, async move {
                     resources::complete(&services, complete).await
                 });
             }
@@ -310,19 +386,95 @@ impl Session {
 
     /// Answers request `id` on `reply` when `answer` is ready (reads that wait for a
     /// file or another actor), without holding up this session's other messages.
+    /// `era` is the method's name when the request is of the stateless revision.
     fn answer_later(
         &self,
         id: jsonrpc::RequestId,
+        era: Option<&'static str>,
         reply: &Outbound,
         answer: impl std::future::Future<Output = Result<Value, RpcError>> + 'static,
     ) {
         let reply = reply.clone();
         actix::spawn(async move {
-            reply.send_text(match answer.await {
-                Ok(result) => jsonrpc::response(&id, &result),
-                Err(err) => jsonrpc::error_response(Some(&id), &err),
+            reply.send_text(match (answer.await, era) {
+                (Ok(result), Some(name)) => jsonrpc::response(&id, &modern::complete(name, result)),
+                (Ok(result), None) => jsonrpc::response(&id, &result),
+                (Err(err), _) => jsonrpc::error_response(Some(&id), &err),
             });
         });
+    }
+
+    /// A connection's first request of the stateless revision names its client: for
+    /// `/status`, and the registry hears the agent is ready (as after `initialize`).
+    fn stateless_request(&mut self, generation: Generation, meta: &modern::RequestMeta) {
+        let Some(conn) = self.conn_mut(generation) else {
+            return;
+        };
+        if conn.mcp.stateless {
+            return;
+        }
+        conn.mcp.stateless = true;
+        conn.mcp.protocol_version = Some(meta.version);
+        if conn.mcp.client.is_none() {
+            conn.mcp.client = meta.client.clone();
+        }
+        let (kind, client) = (conn.kind, conn.mcp.client.clone());
+        let replaces = self
+            .last_client
+            .as_ref()
+            .is_none_or(|(k, ..)| *k != ConnectionKind::Ide || kind == ConnectionKind::Ide);
+        if let (Some(client), true) = (&client, replaces) {
+            self.last_client = Some((kind, client.label(), meta.version));
+        }
+        self.report(SessionChange::Initialized(client.map(|c| c.name)));
+    }
+
+    /// `subscriptions/listen`: this stream (the request's own) gets the notifications
+    /// asked for, tagged with the request's id, from the acknowledgement on; it stays
+    /// open until the client cancels it or closes it.
+    fn listen(
+        &mut self,
+        generation: Generation,
+        id: &jsonrpc::RequestId,
+        params: Option<&RawValue>,
+        reply: &Outbound,
+    ) -> Result<(), RpcError> {
+        let modern::ListenParams { notifications } = parse_params(params)?;
+        let workspace = &self.services.workspace;
+        let mut files = std::collections::HashMap::new();
+        for uri in notifications
+            .resource_subscriptions
+            .iter()
+            .take(resources::MAX_SUBSCRIPTIONS)
+        {
+            if let Ok(resources::Target::File(path)) = resources::parse(workspace, uri) {
+                files.insert(path, uri.clone());
+            }
+        }
+        let Some(conn) = self.conn_mut(generation) else {
+            return Ok(());
+        };
+        conn.listeners.retain(|l| !l.outbound.is_closed());
+        if conn.listeners.len() >= MAX_LISTENERS {
+            return Err(RpcError::invalid_request(format!(
+                "A connection may keep at most {MAX_LISTENERS} subscriptions/listen streams open; \
+                 cancel one first"
+            )));
+        }
+        let subscription = serde_json::to_value(id).unwrap_or(Value::Null);
+        let honoured: Vec<String> = files.values().cloned().collect();
+        reply.send_text(jsonrpc::notification(
+            "notifications/subscriptions/acknowledged",
+            &modern::acknowledged(&subscription, &notifications, &honoured),
+        ));
+        conn.listeners.push(Listener {
+            id: id.clone(),
+            subscription,
+            outbound: reply.clone(),
+            tools: notifications.tools_list_changed,
+            files,
+        });
+        Ok(())
     }
 
     /// Records the handshake of one connection; the IDE connection's client names the
@@ -354,14 +506,16 @@ impl Session {
     }
 
     fn initialize_result(&self, version: &'static str) -> InitializeResult {
-        InitializeResult::of_bridge(
-            version,
-            format!(
-                "ide-bridge serves the workspace {} to this agent (session {}). \
-                 Tools that need an editor say so when none is connected.",
-                self.services.workspace.root().display(),
-                self.id
-            ),
+        InitializeResult::of_bridge(version, self.instructions())
+    }
+
+    /// What the model is told about this server (`initialize`, `server/discover`).
+    fn instructions(&self) -> String {
+        format!(
+            "ide-bridge serves the workspace {} to this agent (session {}). \
+             Tools that need an editor say so when none is connected.",
+            self.services.workspace.root().display(),
+            self.id
         )
     }
 
@@ -391,6 +545,10 @@ impl Session {
             }
             Notification::Cancelled => match parse_params::<CancelledParams>(params) {
                 Ok(p) => {
+                    if let Some(conn) = self.conn_mut(generation) {
+                        // The client ends a subscriptions/listen stream by cancelling it.
+                        conn.listeners.retain(|l| l.id != p.request_id);
+                    }
                     if self.cancel_call(&(generation, p.request_id.clone()), ctx) {
                         tracing::debug!(session = %self.id, id = %p.request_id, reason = ?p.reason, "tool call cancelled by the client");
                     }

@@ -185,6 +185,7 @@ impl Handler<Attach> for Session {
             mcp: McpState::default(),
             activity: Activity::Busy,
             subscriptions: Default::default(),
+            listeners: Vec::new(),
         };
         self.add_connection(conn, ctx);
     }
@@ -201,6 +202,7 @@ impl Handler<Adopt> for Session {
             mcp: msg.mcp,
             activity: Activity::Busy,
             subscriptions: Default::default(),
+            listeners: Vec::new(),
         };
         self.add_connection(conn, ctx);
     }

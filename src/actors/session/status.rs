@@ -91,8 +91,14 @@ impl Handler<NotifyListChanged> for Session {
     fn handle(&mut self, _: NotifyListChanged, _: &mut Context<Self>) -> bool {
         let text = jsonrpc::notification("notifications/tools/list_changed", &json!({}));
         let mut delivered = false;
-        for conn in self.conns.iter().filter(|c| c.mcp.initialized) {
-            delivered |= conn.outbound.send_text(text.clone());
+        for conn in self.conns.iter_mut() {
+            if conn.mcp.initialized {
+                delivered |= conn.outbound.send_text(text.clone());
+            }
+            conn.listeners.retain(|l| !l.outbound.is_closed());
+            for listener in conn.listeners.iter().filter(|l| l.tools) {
+                delivered |= listener.send("notifications/tools/list_changed", json!({}));
+            }
         }
         delivered
     }
@@ -134,18 +140,27 @@ impl Handler<crate::actors::messages::watch::WorkspaceChanged> for Session {
     ) {
         use crate::actors::messages::watch::ChangeKind;
         let root = self.services.workspace.root();
-        for conn in self.conns.iter().filter(|c| !c.subscriptions.is_empty()) {
+        let watching = |c: &&Connection| {
+            !c.subscriptions.is_empty() || c.listeners.iter().any(|l| !l.files.is_empty())
+        };
+        for conn in self.conns.iter().filter(watching) {
             for change in msg.changes.iter() {
                 let from = match &change.kind {
                     ChangeKind::Renamed { from } => Some(from.as_str()),
                     _ => None,
                 };
                 for path in std::iter::once(change.path.as_str()).chain(from) {
-                    if let Some(uri) = conn.subscriptions.get(&root.join(path)) {
+                    let path = root.join(path);
+                    if let Some(uri) = conn.subscriptions.get(&path) {
                         conn.outbound.send_text(jsonrpc::notification(
                             "notifications/resources/updated",
                             &json!({ "uri": uri }),
                         ));
+                    }
+                    for listener in &conn.listeners {
+                        if let Some(uri) = listener.files.get(&path) {
+                            listener.send("notifications/resources/updated", json!({ "uri": uri }));
+                        }
                     }
                 }
             }
