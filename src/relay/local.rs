@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use serde_json::{json, Value};
 
 use crate::protocol::mcp::{negotiate_version, InitializeResult};
+use crate::protocol::modern;
 
 /// Answers in the relay's own name.
 pub struct LocalAnswers {
@@ -38,6 +39,14 @@ impl LocalAnswers {
                 );
                 result(id, serde_json::to_value(answer).unwrap_or_default())
             }
+            "server/discover" => result(
+                id,
+                modern::discover(format!(
+                    "ide-bridge is not serving {} yet: {reason} Its tools appear \
+                     (tools/list_changed on a subscriptions/listen stream) as soon as it is.",
+                    self.cwd.display()
+                )),
+            ),
             "ping" | "logging/setLevel" => result(id, json!({})),
             // One tool, so that a model asking for it learns why there is nothing else;
             // the bridge's real list replaces it (tools/list_changed) once it is there.

@@ -19,7 +19,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
 pub use crate::ancestry::client_pids;
-use crate::protocol::jsonrpc;
+use crate::protocol::{jsonrpc, modern};
 pub use discover::{find_bridge, project_root};
 use local::LocalAnswers;
 use upstream::{Event, Upstream};
@@ -29,6 +29,11 @@ use upstream::{Event, Upstream};
 const WAIT_FOR_BRIDGE: Duration = Duration::from_secs(10);
 /// `initialize` is answered by the relay itself if no bridge answers within this.
 const INITIALIZE_DEADLINE: Duration = Duration::from_millis(4_000);
+/// `server/discover` likewise: within the 3 s the newest Claude Code waits before it
+/// falls back to `initialize` (and remembers the server as one of the old revisions).
+const DISCOVER_DEADLINE: Duration = Duration::from_millis(1_500);
+/// Open `subscriptions/listen` streams the relay keeps across reconnects.
+const MAX_LISTENS: usize = 16;
 /// Client messages held while the bridge is away; more are answered at once.
 const MAX_QUEUED: usize = 256;
 /// Id prefix of the `initialize` the relay replays after a reconnect.
@@ -122,6 +127,15 @@ struct Relay {
     answered_locally: bool,
     /// Client requests the bridge has not answered yet.
     pending: HashSet<String>,
+    /// The client's open `subscriptions/listen` requests (MCP 2026-07-28): never
+    /// answered, sent again to every new bridge connection.
+    listens: Vec<Value>,
+    /// Listen streams the bridge acknowledged: a new connection's acknowledgement of
+    /// them is not passed on (the client has its stream already).
+    acknowledged: HashSet<String>,
+    /// The relay answered `server/discover` or `tools/list` itself: once the bridge
+    /// acknowledges a listen stream, the client is told the tools changed.
+    tell_listens_tools_changed: bool,
     /// Client messages waiting for the bridge.
     queue: VecDeque<Queued>,
     replays: u64,
@@ -143,6 +157,9 @@ impl Relay {
             initialize_answered: false,
             answered_locally: false,
             pending: HashSet::new(),
+            listens: Vec::new(),
+            acknowledged: HashSet::new(),
+            tell_listens_tools_changed: false,
             queue: VecDeque::new(),
             replays: 0,
             local,
@@ -223,6 +240,9 @@ impl Relay {
             return;
         };
         match kind_of(&msg) {
+            Kind::Request { id, method } if method == "subscriptions/listen" => {
+                self.listen(id, msg, line).await;
+            }
             Kind::Request { id, method } => {
                 if method == "initialize" {
                     self.initialize = Some(msg.clone());
@@ -248,9 +268,13 @@ impl Relay {
                 }
                 if method == "notifications/cancelled" {
                     // No answer will come for it: forget it, or a later reconnect would
-                    // answer it with an error.
+                    // answer it with an error (or open its listen stream again).
                     if let Some(id) = msg.pointer("/params/requestId") {
-                        self.pending.remove(&id_key(id));
+                        let key = id_key(id);
+                        self.pending.remove(&key);
+                        self.listens
+                            .retain(|l| l.get("id").map(id_key).as_deref() != Some(&key));
+                        self.acknowledged.remove(&key);
                     }
                 }
                 if self.upstream.is_connected() {
@@ -281,12 +305,57 @@ impl Relay {
 
     async fn answer_locally(&mut self, id: &Value, method: &str, msg: &Value) {
         let reason = self.upstream.why_absent();
-        let answer = self.local.answer(id, method, msg, &reason);
-        if method == "initialize" {
-            self.initialize_answered = true;
-            self.answered_locally = true;
+        let mut answer = self.local.answer(id, method, msg, &reason);
+        match method {
+            "initialize" => {
+                self.initialize_answered = true;
+                self.answered_locally = true;
+            }
+            "server/discover" | "tools/list" => {
+                self.answered_locally = true;
+                self.tell_listens_tools_changed = true;
+            }
+            _ => {}
+        }
+        // A request of MCP 2026-07-28 gets a result of that revision.
+        let stateless = msg
+            .pointer(&format!(
+                "/params/_meta/{}",
+                modern::VERSION_KEY.replace('/', "~1")
+            ))
+            .is_some();
+        if let (true, Some(result)) = (stateless, answer.get_mut("result")) {
+            *result = modern::complete(method, result.take());
         }
         self.answer(answer).await;
+    }
+
+    /// `subscriptions/listen`: passed on now or once a bridge is there, and again to
+    /// every later bridge connection; it is never answered, so it is not pending.
+    async fn listen(&mut self, id: Value, msg: Value, line: String) {
+        if !self.upstream.is_connected() && !self.upstream.worth_waiting() {
+            let reason = self.upstream.why_absent();
+            let refused = local::error(
+                &id,
+                jsonrpc::METHOD_NOT_FOUND,
+                &format!(
+                    "subscriptions/listen is served by the bridge, and none is connected: {reason}"
+                ),
+            );
+            return self.answer(refused).await;
+        }
+        if self.listens.len() >= MAX_LISTENS {
+            let refused = local::error(
+                &id,
+                jsonrpc::INVALID_REQUEST,
+                &format!("At most {MAX_LISTENS} subscriptions/listen streams may be open; cancel one first"),
+            );
+            return self.answer(refused).await;
+        }
+        self.listens.push(msg);
+        if self.upstream.is_connected() {
+            self.upstream.send(line);
+        }
     }
 
     async fn on_event(&mut self, event: Event, events: &mpsc::UnboundedSender<Event>) {
@@ -327,6 +396,9 @@ impl Relay {
                 }
             }
         }
+        for listen in &self.listens {
+            self.upstream.send(listen.to_string());
+        }
         while let Some(q) = self.queue.pop_front() {
             if let Ok(msg) = serde_json::from_str::<Value>(&q.line) {
                 if let Kind::Request { id, .. } = kind_of(&msg) {
@@ -335,7 +407,9 @@ impl Relay {
             }
             self.upstream.send(q.line);
         }
-        if std::mem::take(&mut self.answered_locally) {
+        // A client of the handshake revisions hears the tools changed now; one of
+        // MCP 2026-07-28 on its listen stream, once the bridge acknowledged it.
+        if std::mem::take(&mut self.answered_locally) && self.initialize.is_some() {
             let note = jsonrpc::notification("notifications/tools/list_changed", &json!({}));
             self.write(&note).await;
         }
@@ -345,6 +419,11 @@ impl Relay {
         let Ok(msg) = serde_json::from_str::<Value>(&text) else {
             return self.write(&text).await;
         };
+        if msg.get("method").and_then(Value::as_str)
+            == Some("notifications/subscriptions/acknowledged")
+        {
+            return self.acknowledged(&msg, text).await;
+        }
         if let Kind::Response { id } = kind_of(&msg) {
             if id.as_str().is_some_and(|s| s.starts_with(REPLAY_ID)) {
                 return; // the answer to a replayed initialize: the client has its own
@@ -361,6 +440,31 @@ impl Relay {
             }
         }
         self.write(&text).await;
+    }
+
+    /// A listen stream's acknowledgement: passed on the first time only; then, when
+    /// the relay had answered for a missing bridge, the client learns the tools changed.
+    async fn acknowledged(&mut self, msg: &Value, text: String) {
+        let Some(subscription) = msg.pointer(&format!(
+            "/params/_meta/{}",
+            modern::SUBSCRIPTION_KEY.replace('/', "~1")
+        )) else {
+            return self.write(&text).await;
+        };
+        if self.acknowledged.insert(id_key(subscription)) {
+            self.write(&text).await;
+        }
+        let tools = msg
+            .pointer("/params/notifications/toolsListChanged")
+            .and_then(Value::as_bool)
+            == Some(true);
+        if tools && std::mem::take(&mut self.tell_listens_tools_changed) {
+            let note = jsonrpc::notification(
+                "notifications/tools/list_changed",
+                &json!({ "_meta": { modern::SUBSCRIPTION_KEY: subscription } }),
+            );
+            self.write(&note).await;
+        }
     }
 
     /// Requests in flight on a connection that just closed get an error.
@@ -393,10 +497,10 @@ impl Relay {
                 keep.push_back(q);
                 continue;
             };
-            let limit = if method == "initialize" {
-                INITIALIZE_DEADLINE
-            } else {
-                WAIT_FOR_BRIDGE
+            let limit = match method.as_str() {
+                "initialize" => INITIALIZE_DEADLINE,
+                "server/discover" => DISCOVER_DEADLINE,
+                _ => WAIT_FOR_BRIDGE,
             };
             if worth_waiting && q.since.elapsed() < limit {
                 keep.push_back(q);

@@ -27,6 +27,7 @@ mod resources;
 mod restarts;
 mod sandbox;
 mod sessions;
+mod stateless;
 #[cfg(feature = "fault-injection")]
 mod supervision;
 mod tasks;

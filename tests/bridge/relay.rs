@@ -272,3 +272,112 @@ async fn an_over_long_request_gets_an_error_and_the_connection_stays() {
         relay.stderr()
     );
 }
+
+/// The `_meta` every request of MCP 2026-07-28 carries.
+fn stateless_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "stateless-relay-test", "version": "1"},
+    })
+}
+
+impl Relay {
+    /// The next message; `None` when none comes within `wait`.
+    async fn next(&mut self, wait: Duration) -> Option<Value> {
+        let line = tokio::time::timeout(wait, self.stdout.next_line())
+            .await
+            .ok()?
+            .unwrap()?;
+        Some(serde_json::from_str(&line).expect("one JSON message per line"))
+    }
+}
+
+#[tokio::test]
+async fn a_stateless_client_through_the_relay_keeps_its_listen_stream_across_a_bridge_restart() {
+    let place = Place::new();
+    let bridge = Bridge::launch(place.options()).await;
+    let mut relay = Relay::start(&bridge, &place.workspace);
+    // The newest Claude Code's probe: a string id, echoed as sent.
+    let probe = json!({"jsonrpc": "2.0", "id": "server-discover-probe-1", "method": "server/discover",
+        "params": {"_meta": stateless_meta()}});
+    relay.send_line(&probe.to_string()).await;
+    let discovered = relay.answer(json!("server-discover-probe-1")).await;
+    let result = &discovered["result"];
+    assert_eq!(result["supportedVersions"][0], "2026-07-28", "{discovered}");
+    assert_eq!(result["resultType"], "complete");
+    assert_eq!(
+        result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "ide-bridge"
+    );
+    assert_eq!(result["capabilities"]["tools"]["listChanged"], true);
+
+    let listen = json!({"jsonrpc": "2.0", "id": "listen:0", "method": "subscriptions/listen",
+        "params": {"_meta": stateless_meta(), "notifications": {"toolsListChanged": true, "promptsListChanged": true}}});
+    relay.send_line(&listen.to_string()).await;
+    let ack = relay.next(DEADLINE).await.expect("the acknowledgement");
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    assert_eq!(
+        ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        "listen:0"
+    );
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({"toolsListChanged": true}),
+        "prompts never change here: only the tools list is honoured"
+    );
+    let listed = relay
+        .request(2, "tools/list", json!({"_meta": stateless_meta()}))
+        .await;
+    assert_eq!(listed["result"]["resultType"], "complete", "{listed}");
+    assert_eq!(listed["result"]["ttlMs"], 0);
+    assert_eq!(listed["result"]["cacheScope"], "private");
+    // A method the revision dropped is unknown in it.
+    let ping = relay
+        .request(3, "ping", json!({"_meta": stateless_meta()}))
+        .await;
+    assert_eq!(error_code(&ping), -32601, "{ping}");
+
+    // The bridge restarts: the listen stream is not failed, and not acknowledged twice.
+    bridge.stop_async().await;
+    let bridge = Bridge::launch(place.options()).await;
+    let listed = relay
+        .request(4, "tools/list", json!({"_meta": stateless_meta()}))
+        .await;
+    assert!(
+        listed["result"]["tools"]
+            .as_array()
+            .is_some_and(|t| !t.is_empty()),
+        "{listed}"
+    );
+    while let Some(other) = relay.next(Duration::from_millis(500)).await {
+        assert_ne!(
+            other["id"], "listen:0",
+            "the listen stream was not answered: {other}"
+        );
+        assert_ne!(
+            other["method"], "notifications/subscriptions/acknowledged",
+            "the client already has its stream: {other}"
+        );
+    }
+    // The new bridge has the stream: an editor connecting changes the tools list.
+    let _editor =
+        crate::editor_sim::EditorSim::connect(&bridge, crate::editor_sim::handler(|_, _| None))
+            .await;
+    let changed = relay
+        .next(DEADLINE)
+        .await
+        .expect("tools/list_changed on the stream");
+    assert_eq!(
+        changed["method"], "notifications/tools/list_changed",
+        "{changed}"
+    );
+    assert_eq!(
+        changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        "listen:0"
+    );
+    bridge.stop_async().await;
+}
