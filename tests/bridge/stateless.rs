@@ -178,8 +178,8 @@ fn post(bridge: &Http, headers: &[(&str, &str)], body: &Value) -> (u16, String, 
     // A tools/call answers with an SSE stream: its last event is the response.
     let json = text
         .lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .last()
+        .rev()
+        .find_map(|l| l.strip_prefix("data: "))
         .unwrap_or(&text);
     (
         status,
