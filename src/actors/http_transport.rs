@@ -116,7 +116,7 @@ impl HttpTransport {
             generation: self.generation,
             ended: true,
         });
-        self.table.do_send(Forget(self.id.clone()));
+        self.table.do_send(Forget(self.id.clone(), ctx.address()));
         ctx.stop();
     }
 }
@@ -258,10 +258,11 @@ pub struct Register(pub String, pub Addr<HttpTransport>);
 #[rtype(result = "Option<Addr<HttpTransport>>")]
 pub struct Lookup(pub String);
 
-/// Forget an ended session.
+/// Forget an ended session: its id, if it still names this transport (two first
+/// requests of one stateless client may have raced to register one each).
 #[derive(Message)]
 #[rtype(result = "()")]
-pub struct Forget(pub String);
+pub struct Forget(pub String, pub Addr<HttpTransport>);
 
 impl Handler<Register> for HttpSessions {
     type Result = ();
@@ -288,6 +289,10 @@ impl Handler<Lookup> for HttpSessions {
 impl Handler<Forget> for HttpSessions {
     type Result = ();
     fn handle(&mut self, msg: Forget, ctx: &mut Context<Self>) {
-        let _ = guard(NAME, self, ctx, |act, _| act.sessions.remove(&msg.0));
+        let _ = guard(NAME, self, ctx, |act, _| {
+            if act.sessions.get(&msg.0) == Some(&msg.1) {
+                act.sessions.remove(&msg.0);
+            }
+        });
     }
 }

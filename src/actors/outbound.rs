@@ -189,6 +189,11 @@ impl Outbound {
         self.tx.is_closed()
     }
 
+    /// True when both handles feed the same writer.
+    pub fn same_channel(&self, other: &Outbound) -> bool {
+        self.tx.same_channel(&other.tx)
+    }
+
     /// Resolves when the writer stops (the response or stream reading this handle was
     /// dropped: answered, or its client went away).
     pub fn closed(&self) -> impl std::future::Future<Output = ()> + 'static {

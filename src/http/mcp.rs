@@ -27,6 +27,7 @@ use crate::actors::outbound::{Frame, FrameReceiver, Outbound};
 use crate::actors::session::ConnectionKind;
 use crate::protocol::jsonrpc::{self, classify, Incoming, RpcError};
 use crate::protocol::mcp::SUPPORTED_PROTOCOL_VERSIONS;
+use crate::protocol::methods::Method;
 use crate::protocol::modern;
 use crate::services::Services;
 
@@ -177,8 +178,20 @@ pub async fn post(
             .content_type("application/json")
             .body(jsonrpc::error_response(request_id.as_ref(), err))
     };
-    // The era: the body's `_meta` says, or the version header.
+    // The era: the body's `_meta` says, or the version header. A header that names
+    // another version than the body is a mismatch before either is judged.
     let header_version = header_str(&req, VERSION_HEADER).map(str::trim);
+    let body_version = match &message {
+        Incoming::Request(r) => modern::requested_version(r.params.as_deref()),
+        _ => None,
+    };
+    if let (Some(h), Some(b)) = (header_version, &body_version) {
+        if h != b {
+            return bad_request(&modern::header_mismatch(format!(
+                "Header mismatch: {VERSION_HEADER} {h:?} is not the body's protocol version {b:?}"
+            )));
+        }
+    }
     if let Some(v) = header_version {
         if !SUPPORTED_PROTOCOL_VERSIONS.contains(&v) && v != modern::VERSION {
             return bad_request(&modern::unsupported_version(Some(v)));
@@ -195,8 +208,26 @@ pub async fn post(
     if stateless || header_version == Some(modern::VERSION) {
         return match message {
             Incoming::Request(r) if stateless => match check_headers(&req, &r) {
-                Ok(()) => stateless_post(&req, &services, r).await,
                 Err(err) => bad_request(&err),
+                // What needs no session is answered without one.
+                Ok(()) => match Method::parse(&r.method) {
+                    None => not_found(&r.id, &RpcError::method_not_found(&r.method)),
+                    Some(m) if m.handshake_only() => {
+                        not_found(&r.id, &modern::not_in_revision(&r.method))
+                    }
+                    Some(Method::Discover) => {
+                        let instructions =
+                            crate::protocol::mcp::instructions(services.workspace.root(), None);
+                        let result = modern::complete(
+                            Method::Discover.name(),
+                            modern::discover(instructions),
+                        );
+                        HttpResponse::Ok()
+                            .content_type("application/json")
+                            .body(jsonrpc::response(&r.id, &result))
+                    }
+                    Some(_) => stateless_post(&req, &services, r).await,
+                },
             },
             Incoming::Request(_) => bad_request(&modern::missing_envelope(&format!(
                 "params._meta[\"{}\"] and [\"{}\"] in a request whose {VERSION_HEADER} is {}",
@@ -240,6 +271,13 @@ pub async fn post(
             "This MCP session has ended: initialize a new one",
         ),
     }
+}
+
+/// 404 with a JSON-RPC error: an unknown method, in the stateless revision.
+fn not_found(id: &jsonrpc::RequestId, err: &RpcError) -> HttpResponse {
+    HttpResponse::NotFound()
+        .content_type("application/json")
+        .body(jsonrpc::error_response(Some(id), err))
 }
 
 /// The transport behind a session id ended before the message reached it.

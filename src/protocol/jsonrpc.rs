@@ -17,6 +17,8 @@ pub const INVALID_PARAMS: i64 = -32602;
 /// A failure inside the bridge that is not the caller's fault.
 pub const INTERNAL_ERROR: i64 = -32603;
 /// `tools/call` named a tool that is not registered.
+/// A resource that does not exist (MCP 2025-11-25; the stateless revision says -32602).
+pub const RESOURCE_NOT_FOUND: i64 = -32002;
 pub const TOOL_NOT_FOUND: i64 = -32003;
 /// The per-connection request rate limit was exceeded.
 pub const RATE_LIMITED: i64 = -32004;

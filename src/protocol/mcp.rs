@@ -86,6 +86,17 @@ impl InitializeResult {
     }
 }
 
+/// What the model is told about the bridge (`initialize`, `server/discover`): the
+/// workspace it serves, and the agent's session when there is one.
+pub fn instructions(workspace: &std::path::Path, session: Option<&str>) -> String {
+    let whose = session.map_or_else(String::new, |s| format!(" (session {s})"));
+    format!(
+        "ide-bridge serves the workspace {} to this agent{whose}. \
+         Tools that need an editor say so when none is connected.",
+        workspace.display()
+    )
+}
+
 /// A tool as listed by `tools/list`.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]

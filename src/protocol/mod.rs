@@ -5,4 +5,5 @@ pub mod editor;
 pub mod ide;
 pub mod jsonrpc;
 pub mod mcp;
+pub mod methods;
 pub mod modern;

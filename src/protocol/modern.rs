@@ -93,6 +93,45 @@ pub fn classify(params: Option<&RawValue>) -> Result<Option<RequestMeta>, RpcErr
     }))
 }
 
+/// The request's params name a protocol version in `_meta` (whether or not the rest
+/// of its envelope is right).
+pub fn is_stateless(params: Option<&RawValue>) -> bool {
+    requested_version(params).is_some()
+}
+
+/// The protocol version a request's `_meta` names, as sent.
+pub fn requested_version(params: Option<&RawValue>) -> Option<String> {
+    let raw = params.filter(|p| p.get().contains(VERSION_KEY))?;
+    let Params { meta } = serde_json::from_str::<Params>(raw.get()).ok()?;
+    let Value::Object(meta) = serde_json::from_str::<Value>(meta?.get()).ok()? else {
+        return None;
+    };
+    match meta.get(VERSION_KEY)? {
+        Value::String(v) => Some(v.clone()),
+        other => Some(other.to_string()),
+    }
+}
+
+/// -32601 for a method of the handshake revisions asked in this one.
+pub fn not_in_revision(method: &str) -> RpcError {
+    RpcError::method_not_found(&format!(
+        "{method} (not part of MCP {VERSION}: no handshake, no ping, subscriptions/listen \
+         instead of resources/subscribe)"
+    ))
+}
+
+/// An error as this revision words it: the handshake revisions' codes for an unknown
+/// tool (-32003) and a missing resource (-32002) are -32602 here.
+pub fn error_of(mut err: RpcError) -> RpcError {
+    if matches!(
+        err.code,
+        super::jsonrpc::TOOL_NOT_FOUND | super::jsonrpc::RESOURCE_NOT_FOUND
+    ) {
+        err.code = super::jsonrpc::INVALID_PARAMS;
+    }
+    err
+}
+
 /// -32602 for a request of the stateless revision that lacks part of its `_meta`.
 pub fn missing_envelope(what: &str) -> RpcError {
     RpcError::invalid_params(format!(

@@ -14,6 +14,11 @@ pub struct LocalAnswers {
 }
 
 pub use crate::protocol::jsonrpc::error_value as error;
+
+/// An error response to `id` carrying `err` whole (its `data` too).
+pub fn rpc_error(id: &Value, err: &crate::protocol::jsonrpc::RpcError) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "error": err })
+}
 use crate::protocol::jsonrpc::{response_value as result, METHOD_NOT_FOUND};
 
 impl LocalAnswers {

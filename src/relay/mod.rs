@@ -19,6 +19,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
 pub use crate::ancestry::client_pids;
+use crate::protocol::methods::Method;
 use crate::protocol::{jsonrpc, modern};
 pub use discover::{find_bridge, project_root};
 use local::LocalAnswers;
@@ -304,6 +305,18 @@ impl Relay {
     }
 
     async fn answer_locally(&mut self, id: &Value, method: &str, msg: &Value) {
+        let params = msg
+            .get("params")
+            .and_then(|p| serde_json::value::to_raw_value(p).ok());
+        // A request of MCP 2026-07-28 gets an answer of that revision, errors included.
+        let stateless = match modern::classify(params.as_deref()) {
+            Ok(meta) => meta.is_some(),
+            Err(err) => return self.answer(local::rpc_error(id, &err)).await,
+        };
+        if stateless && Method::parse(method).is_some_and(Method::handshake_only) {
+            let err = modern::not_in_revision(method);
+            return self.answer(local::rpc_error(id, &err)).await;
+        }
         let reason = self.upstream.why_absent();
         let mut answer = self.local.answer(id, method, msg, &reason);
         match method {
@@ -311,19 +324,12 @@ impl Relay {
                 self.initialize_answered = true;
                 self.answered_locally = true;
             }
-            "server/discover" | "tools/list" => {
+            "server/discover" | "tools/list" if stateless => {
                 self.answered_locally = true;
                 self.tell_listens_tools_changed = true;
             }
             _ => {}
         }
-        // A request of MCP 2026-07-28 gets a result of that revision.
-        let stateless = msg
-            .pointer(&format!(
-                "/params/_meta/{}",
-                modern::VERSION_KEY.replace('/', "~1")
-            ))
-            .is_some();
         if let (true, Some(result)) = (stateless, answer.get_mut("result")) {
             *result = modern::complete(method, result.take());
         }
@@ -430,6 +436,10 @@ impl Relay {
             }
             let key = id_key(&id);
             self.pending.remove(&key);
+            // A listen stream the bridge ended (or refused) is not opened again.
+            self.listens
+                .retain(|l| l.get("id").map(id_key).as_deref() != Some(&key));
+            self.acknowledged.remove(&key);
             if self
                 .initialize
                 .as_ref()
@@ -451,14 +461,17 @@ impl Relay {
         )) else {
             return self.write(&text).await;
         };
-        if self.acknowledged.insert(id_key(subscription)) {
+        let again = !self.acknowledged.insert(id_key(subscription));
+        if !again {
             self.write(&text).await;
         }
         let tools = msg
             .pointer("/params/notifications/toolsListChanged")
             .and_then(Value::as_bool)
             == Some(true);
-        if tools && std::mem::take(&mut self.tell_listens_tools_changed) {
+        // After answering for a missing bridge, or after the bridge came back (its
+        // tools may have changed meanwhile), the client fetches the list again.
+        if tools && (std::mem::take(&mut self.tell_listens_tools_changed) || again) {
             let note = jsonrpc::notification(
                 "notifications/tools/list_changed",
                 &json!({ "_meta": { modern::SUBSCRIPTION_KEY: subscription } }),

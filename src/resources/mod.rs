@@ -28,7 +28,7 @@ const MAX_COMPLETIONS: usize = 100;
 /// Directory entries a path completion looks at, at most.
 const MAX_COMPLETION_WALK: usize = 20_000;
 /// `resources/read` of a file no longer there, or of a review never presented.
-pub const RESOURCE_NOT_FOUND: i64 = -32002;
+pub use crate::protocol::jsonrpc::RESOURCE_NOT_FOUND;
 
 /// What a resource URI names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -210,12 +210,14 @@ async fn read_file(services: &Services, uri: &str, path: PathBuf) -> Result<Valu
         Err(e) => return Err(RpcError::invalid_params(format!("Resource {shown}: {e}"))),
     };
     let mime = mime_of(Path::new(&shown));
-    let text = (!bytes.iter().take(8192).any(|b| *b == 0))
-        .then(|| String::from_utf8(bytes.clone()).ok())
-        .flatten();
+    let text = if bytes.iter().take(8192).any(|b| *b == 0) {
+        Err(bytes)
+    } else {
+        String::from_utf8(bytes).map_err(|e| e.into_bytes())
+    };
     Ok(match text {
-        Some(text) => json!({ "uri": uri, "mimeType": mime.unwrap_or("text/plain"), "text": text }),
-        None => json!({
+        Ok(text) => json!({ "uri": uri, "mimeType": mime.unwrap_or("text/plain"), "text": text }),
+        Err(bytes) => json!({
             "uri": uri,
             "mimeType": mime.unwrap_or("application/octet-stream"),
             "blob": base64::engine::general_purpose::STANDARD.encode(&bytes),
@@ -317,11 +319,25 @@ pub async fn complete(services: &Services, params: CompleteParams) -> Result<Val
 }
 
 /// Workspace files (relative, `/`-separated, not ignored) that start with `prefix`: the
-/// first [`MAX_COMPLETIONS`] in path order and how many matched in the part walked.
+/// first [`MAX_COMPLETIONS`] in path order and how many matched in the part walked
+/// (from the prefix's directory; a prefix that climbs out of the workspace matches
+/// nothing).
 fn paths_starting_with(root: &Path, prefix: &str) -> (Vec<String>, usize) {
     let mut values = Vec::new();
     let mut total = 0;
-    for entry in walker(root, None).flatten().take(MAX_COMPLETION_WALK) {
+    let dir = prefix.rsplit_once('/').map_or("", |(dir, _)| dir);
+    if prefix.starts_with('/') || dir.split('/').any(|part| part == "..") {
+        return (values, total);
+    }
+    // Through a symlinked directory a walk could leave the workspace: not there.
+    let start = root.join(dir);
+    if !start
+        .canonicalize()
+        .is_ok_and(|real| real.starts_with(root) && real.is_dir())
+    {
+        return (values, total);
+    }
+    for entry in walker(&start, None).flatten().take(MAX_COMPLETION_WALK) {
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }

@@ -594,3 +594,50 @@ async fn abandoned_http_sessions_never_lock_out_a_new_client() {
     );
     drop(listening);
 }
+
+/// An HTTP client that drops the response of its tool call gives the call up, in
+/// either revision (JSON answer or SSE stream): the call stops and is recorded
+/// cancelled, and the session's slot is not held by it.
+#[cfg(feature = "fault-injection")]
+#[tokio::test]
+async fn a_dropped_http_response_cancels_its_tool_call() {
+    let bridge = Bridge::launch(Options::default()).await;
+    let (port, token) = (bridge.port, bridge.token.clone());
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "dropper", "version": "1"},
+    });
+    let body = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
+        "name": "debug_sleep", "arguments": {"ms": 30000}, "_meta": meta}})
+    .to_string();
+    for accept in ["application/json", "application/json, text/event-stream"] {
+        let (body, token) = (body.clone(), token.clone());
+        let client = off_runtime(move || {
+            let mut s = StdTcpStream::connect(("127.0.0.1", port)).unwrap();
+            write!(
+                s,
+                "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n\
+                 Content-Type: application/json\r\nAccept: {accept}\r\n\
+                 MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: debug_sleep\r\n\
+                 Content-Length: {}\r\n\r\n{body}",
+                body.len()
+            )
+            .unwrap();
+            s
+        })
+        .await;
+        bridge.wait_active_calls(1).await;
+        drop(client); // gone before the answer
+        bridge.wait_active_calls(0).await;
+    }
+    let status = bridge.status().await;
+    let cancelled = status["recentActivity"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["tool"] == "debug_sleep" && e["status"] == "cancelled")
+        .count();
+    assert_eq!(cancelled, 2, "{status}");
+    bridge.stop_async().await;
+}

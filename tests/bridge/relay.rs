@@ -341,9 +341,22 @@ async fn a_stateless_client_through_the_relay_keeps_its_listen_stream_across_a_b
         .await;
     assert_eq!(error_code(&ping), -32601, "{ping}");
 
-    // The bridge restarts: the listen stream is not failed, and not acknowledged twice.
+    // The bridge restarts: the listen stream is not failed and not acknowledged twice;
+    // the client hears the tools may have changed, and lists them again.
     bridge.stop_async().await;
     let bridge = Bridge::launch(place.options()).await;
+    let changed = relay
+        .next(DEADLINE)
+        .await
+        .expect("tools/list_changed after the restart");
+    assert_eq!(
+        changed["method"], "notifications/tools/list_changed",
+        "{changed}"
+    );
+    assert_eq!(
+        changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        "listen:0"
+    );
     let listed = relay
         .request(4, "tools/list", json!({"_meta": stateless_meta()}))
         .await;

@@ -250,10 +250,31 @@ async fn over_http_headers_must_agree_with_the_body_and_each_client_is_one_sessi
                 -32020,
             ),
             (
-                "a version nobody speaks",
+                "a header naming another version than the body",
                 post(&b, &[("MCP-Protocol-Version", "1900-01-01"), m], &read),
                 400,
+                -32020,
+            ),
+            (
+                "a version nobody speaks",
+                post(&b, &[("MCP-Protocol-Version", "1900-01-01"), m], &{
+                    let mut old = read.clone();
+                    old["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] =
+                        json!("1900-01-01");
+                    old
+                }),
+                400,
                 -32022,
+            ),
+            (
+                "a handshake method",
+                post(
+                    &b,
+                    &[v, ("Mcp-Method", "ping")],
+                    &request(8, "ping", json!({}), "alpha"),
+                ),
+                404,
+                -32601,
             ),
             (
                 "a 2026 header without the envelope",
@@ -329,9 +350,10 @@ async fn over_http_headers_must_agree_with_the_body_and_each_client_is_one_sessi
     .await;
     assert_eq!((get, delete, notified), (405, 405, 202));
 
-    // One session per client: alpha's requests share one, beta gets its own.
+    // One session per client: alpha's requests share one, beta gets its own; delta
+    // only discovers, which needs no session.
     let b = http(&bridge);
-    off_runtime(move || {
+    let discovered = off_runtime(move || {
         post(
             &b,
             &[
@@ -339,9 +361,21 @@ async fn over_http_headers_must_agree_with_the_body_and_each_client_is_one_sessi
                 ("Mcp-Method", "tools/list"),
             ],
             &request(6, "tools/list", json!({}), "beta"),
+        );
+        post(
+            &b,
+            &[
+                ("MCP-Protocol-Version", "2026-07-28"),
+                ("Mcp-Method", "server/discover"),
+            ],
+            &request(7, "server/discover", json!({}), "delta"),
         )
     })
     .await;
+    assert_eq!(
+        discovered.2["result"]["supportedVersions"][0], "2026-07-28",
+        "{discovered:?}"
+    );
     let status = bridge.status().await;
     let clients: Vec<&str> = status["sessions"]
         .as_array()
@@ -359,6 +393,7 @@ async fn over_http_headers_must_agree_with_the_body_and_each_client_is_one_sessi
         1,
         "{status}"
     );
+    assert!(!clients.iter().any(|c| c.starts_with("delta")), "{status}");
     bridge.stop_async().await;
 }
 

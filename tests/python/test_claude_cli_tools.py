@@ -104,6 +104,7 @@ def test_every_bridge_tool_reaches_the_model_through_init(tmp_path, cli):
         assert len(expected) > 70 and "searchWorkspace" in expected
         # The relay of that listing was one initialize; the CLI's two connections add theirs.
         initialized_before = requests_total(http(bridge, "/metrics"), "initialize")
+        listed_before = requests_total(http(bridge, "/metrics"), "tools/list")
 
         script = [
             {"on": "prompt", "contains": PROMPT, "reply": mcp("searchWorkspace", {"query": NEEDLE}, id="toolu_search_1")},
@@ -130,6 +131,10 @@ def test_every_bridge_tool_reaches_the_model_through_init(tmp_path, cli):
                 if cli.which != "pinned":
                     assert requests_total(metrics, "server/discover") >= 1, metrics
 
+                # The CLI lists the tools of both connections after connecting (the
+                # relay's, in the new revision, after discover and listen): a prompt
+                # typed before that goes without them.
+                wait_until(lambda: requests_total(http(bridge, "/metrics"), "tools/list") >= listed_before + 2, "the CLI's tools/list on both connections", 60, claude)
                 submit(claude, PROMPT)
                 first = model.wait_for(model.conversation, timeout=90)[0]
                 offered, deferred = of_the_bridge(offered_tools(first)), of_the_bridge(deferred_tools(first))

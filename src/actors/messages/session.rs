@@ -407,6 +407,39 @@ pub struct Adopt {
     pub transport: Recipient<Rebind>,
     /// Handshake state of that connection.
     pub mcp: McpState,
+    /// Its `resources/subscribe` subscriptions.
+    pub subscriptions: HashMap<PathBuf, String>,
+    /// Its open `subscriptions/listen` streams.
+    pub listeners: Vec<Listener>,
+}
+
+/// One open `subscriptions/listen` stream.
+pub struct Listener {
+    /// The listen request's id (the client cancels it by this id).
+    pub id: crate::protocol::jsonrpc::RequestId,
+    /// The same id as JSON, which tags every notification on the stream.
+    pub subscription: serde_json::Value,
+    /// The stream: the request's own reply (an HTTP response, or the connection).
+    pub outbound: Outbound,
+    /// It wants `notifications/tools/list_changed`.
+    pub tools: bool,
+    /// Files it wants `notifications/resources/updated` for, each with its URI.
+    pub files: std::collections::HashMap<std::path::PathBuf, String>,
+}
+
+impl Listener {
+    /// Sends notification `method` tagged with this stream's subscription; false when
+    /// the stream is gone.
+    pub fn send(&self, method: &str, mut params: serde_json::Value) -> bool {
+        if let Some(map) = params.as_object_mut() {
+            map.insert(
+                "_meta".into(),
+                serde_json::json!({ crate::protocol::modern::SUBSCRIPTION_KEY: self.subscription }),
+            );
+        }
+        self.outbound
+            .send_text(crate::protocol::jsonrpc::notification(method, &params))
+    }
 }
 
 /// Per-agent memory of a merged session.

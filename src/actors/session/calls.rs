@@ -34,6 +34,9 @@ pub(super) struct InFlight {
     reply: Outbound,
     /// Asked in the stateless revision: the answer says its `resultType`.
     stateless: bool,
+    /// Cancels the call when its own response stream closes (an HTTP POST whose
+    /// client went away); `None` when the answer goes to the connection itself.
+    gone_watch: Option<SpawnHandle>,
 }
 
 /// Who asks for a tool call and how it is answered.
@@ -91,6 +94,9 @@ impl Session {
             return false;
         };
         ctx.cancel_future(flight.handle);
+        if let Some(watch) = flight.gone_watch {
+            ctx.cancel_future(watch);
+        }
         self.record_call(
             flight.tool,
             flight.started,
@@ -207,6 +213,19 @@ impl Session {
             let key = key.clone();
             move |outcome, act, ctx| act.finish_call(key, outcome, ctx)
         }));
+        // An HTTP client that drops its request's response gives the call up (MCP
+        // 2026-07-28 says so; a client of the older revisions cannot read the answer).
+        let own_stream = self
+            .conn(generation)
+            .is_some_and(|c| c.outbound.same_channel(&reply));
+        let gone_watch = (!own_stream).then(|| {
+            let key = key.clone();
+            ctx.spawn(reply.closed().into_actor(self).map(move |(), act, ctx| {
+                if act.cancel_call(&key, ctx) {
+                    tracing::debug!(session = %act.id, id = %key.1, "tool call given up: its response stream closed");
+                }
+            }))
+        });
         self.in_flight.insert(
             key,
             InFlight {
@@ -216,6 +235,7 @@ impl Session {
                 summary,
                 reply,
                 stateless,
+                gone_watch,
             },
         );
         Ok(())
@@ -225,6 +245,9 @@ impl Session {
         let Some(flight) = self.in_flight.remove(&key) else {
             return;
         };
+        if let Some(watch) = flight.gone_watch {
+            ctx.cancel_future(watch);
+        }
         let (result, status) = match outcome {
             Outcome::Done(result) => {
                 let status = if !result.is_error {

@@ -6,7 +6,7 @@ use actix::Recipient;
 
 use crate::actors::messages::connection::Generation;
 use crate::actors::messages::session::{
-    Activity, ConnectionInfo, ConnectionKind, McpState, Rebind,
+    Activity, ConnectionInfo, ConnectionKind, Listener, McpState, Rebind,
 };
 use crate::actors::outbound::Outbound;
 use crate::protocol::mcp::Implementation;
@@ -33,35 +33,6 @@ pub struct Connection {
 
 /// `subscriptions/listen` streams one connection may keep open.
 pub const MAX_LISTENERS: usize = 16;
-
-/// One open `subscriptions/listen` stream.
-pub struct Listener {
-    /// The listen request's id (the client cancels it by this id).
-    pub id: crate::protocol::jsonrpc::RequestId,
-    /// The same id as JSON, which tags every notification on the stream.
-    pub subscription: serde_json::Value,
-    /// The stream: the request's own reply (an HTTP response, or the connection).
-    pub outbound: Outbound,
-    /// It wants `notifications/tools/list_changed`.
-    pub tools: bool,
-    /// Files it wants `notifications/resources/updated` for, each with its URI.
-    pub files: std::collections::HashMap<std::path::PathBuf, String>,
-}
-
-impl Listener {
-    /// Sends notification `method` tagged with this stream's subscription; false when
-    /// the stream is gone.
-    pub fn send(&self, method: &str, mut params: serde_json::Value) -> bool {
-        if let Some(map) = params.as_object_mut() {
-            map.insert(
-                "_meta".into(),
-                serde_json::json!({ crate::protocol::modern::SUBSCRIPTION_KEY: self.subscription }),
-            );
-        }
-        self.outbound
-            .send_text(crate::protocol::jsonrpc::notification(method, &params))
-    }
-}
 
 impl Connection {
     /// What `/status` shows about it.

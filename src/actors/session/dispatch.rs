@@ -10,10 +10,10 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use super::calls::Caller;
-use super::connection::{Listener, MAX_LISTENERS};
+use super::connection::MAX_LISTENERS;
 use super::{Session, SessionChange};
 use crate::actors::messages::connection::Generation;
-use crate::actors::messages::session::{ConnectionKind, FromClient, McpState};
+use crate::actors::messages::session::{ConnectionKind, FromClient, Listener, McpState};
 use crate::actors::outbound::Outbound;
 use crate::actors::supervise::catch;
 use crate::metrics::MethodLabel;
@@ -23,95 +23,9 @@ use crate::protocol::mcp::{
     negotiate_version, CancelledParams, GetPromptParams, Implementation, InitializeParams,
     InitializeResult, ListParams, SetLevelParams,
 };
+use crate::protocol::methods::Method;
 use crate::protocol::modern;
 use crate::resources::{self, UriParams};
-
-/// The MCP methods a session answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Method {
-    Initialize,
-    Ping,
-    ToolsList,
-    ToolsCall,
-    PromptsList,
-    PromptsGet,
-    SetLogLevel,
-    ResourcesList,
-    ResourceTemplatesList,
-    ResourcesRead,
-    ResourcesSubscribe,
-    ResourcesUnsubscribe,
-    Complete,
-    Discover,
-    Listen,
-}
-
-impl Method {
-    const ALL: [Method; 15] = [
-        Method::Initialize,
-        Method::Ping,
-        Method::ToolsList,
-        Method::ToolsCall,
-        Method::PromptsList,
-        Method::PromptsGet,
-        Method::SetLogLevel,
-        Method::ResourcesList,
-        Method::ResourceTemplatesList,
-        Method::ResourcesRead,
-        Method::ResourcesSubscribe,
-        Method::ResourcesUnsubscribe,
-        Method::Complete,
-        Method::Discover,
-        Method::Listen,
-    ];
-
-    pub(super) fn parse(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|m| m.name() == name)
-    }
-
-    /// The wire name (a `'static` label for metrics).
-    pub(super) fn name(self) -> &'static str {
-        match self {
-            Method::Initialize => "initialize",
-            Method::Ping => "ping",
-            Method::ToolsList => "tools/list",
-            Method::ToolsCall => "tools/call",
-            Method::PromptsList => "prompts/list",
-            Method::PromptsGet => "prompts/get",
-            Method::SetLogLevel => "logging/setLevel",
-            Method::ResourcesList => "resources/list",
-            Method::ResourceTemplatesList => "resources/templates/list",
-            Method::ResourcesRead => "resources/read",
-            Method::ResourcesSubscribe => "resources/subscribe",
-            Method::ResourcesUnsubscribe => "resources/unsubscribe",
-            Method::Complete => "completion/complete",
-            Method::Discover => "server/discover",
-            Method::Listen => "subscriptions/listen",
-        }
-    }
-
-    /// Methods of the handshake revisions only (MCP 2026-07-28 dropped them).
-    fn handshake_only(self) -> bool {
-        matches!(
-            self,
-            Method::Initialize
-                | Method::Ping
-                | Method::SetLogLevel
-                | Method::ResourcesSubscribe
-                | Method::ResourcesUnsubscribe
-        )
-    }
-
-    /// Methods of the stateless revision only.
-    fn stateless_only(self) -> bool {
-        matches!(self, Method::Discover | Method::Listen)
-    }
-
-    /// Methods a client may send before `initialize` was answered.
-    fn before_initialize(self) -> bool {
-        matches!(self, Method::Initialize | Method::Ping)
-    }
-}
 
 /// The client notifications a session acts on; others are logged and ignored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -183,7 +97,13 @@ impl Session {
         match message {
             Incoming::Request(req) => {
                 let id = req.id.clone();
+                let stateless = modern::is_stateless(req.params.as_deref());
                 if let Err(err) = self.dispatch(generation, req, &reply, ctx) {
+                    let err = if stateless {
+                        modern::error_of(err)
+                    } else {
+                        err
+                    };
                     reply.send_text(jsonrpc::error_response(Some(&id), &err));
                 }
             }
@@ -230,12 +150,7 @@ impl Session {
         };
         match &stateless {
             Some(_) if method.handshake_only() => {
-                return Err(RpcError::method_not_found(&format!(
-                    "{} (not part of MCP {}: no handshake, no ping, subscriptions/listen \
-                     instead of resources/subscribe)",
-                    req.method,
-                    modern::VERSION
-                )));
+                return Err(modern::not_in_revision(&req.method));
             }
             Some(meta) => self.stateless_request(generation, meta),
             None if method.stateless_only() => {
@@ -399,7 +314,8 @@ impl Session {
             reply.send_text(match (answer.await, era) {
                 (Ok(result), Some(name)) => jsonrpc::response(&id, &modern::complete(name, result)),
                 (Ok(result), None) => jsonrpc::response(&id, &result),
-                (Err(err), _) => jsonrpc::error_response(Some(&id), &err),
+                (Err(err), Some(_)) => jsonrpc::error_response(Some(&id), &modern::error_of(err)),
+                (Err(err), None) => jsonrpc::error_response(Some(&id), &err),
             });
         });
     }
@@ -511,12 +427,7 @@ impl Session {
 
     /// What the model is told about this server (`initialize`, `server/discover`).
     fn instructions(&self) -> String {
-        format!(
-            "ide-bridge serves the workspace {} to this agent (session {}). \
-             Tools that need an editor say so when none is connected.",
-            self.services.workspace.root().display(),
-            self.id
-        )
+        crate::protocol::mcp::instructions(self.services.workspace.root(), Some(self.id.as_str()))
     }
 
     fn on_notification(
@@ -587,18 +498,5 @@ impl Handler<FromClient> for Session {
                 ));
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Method;
-
-    #[test]
-    fn every_method_parses_from_its_own_wire_name() {
-        for m in Method::ALL {
-            assert_eq!(Method::parse(m.name()), Some(m));
-        }
-        assert_eq!(Method::parse("resources/watch"), None);
     }
 }

@@ -139,6 +139,8 @@ impl Session {
                 outbound: conn.outbound,
                 transport: conn.transport.clone(),
                 mcp: conn.mcp,
+                subscriptions: conn.subscriptions,
+                listeners: conn.listeners,
             });
             conn.transport.do_send(Rebind(msg.target.clone()));
         }
@@ -201,8 +203,8 @@ impl Handler<Adopt> for Session {
             transport: msg.transport,
             mcp: msg.mcp,
             activity: Activity::Busy,
-            subscriptions: Default::default(),
-            listeners: Vec::new(),
+            subscriptions: msg.subscriptions,
+            listeners: msg.listeners,
         };
         self.add_connection(conn, ctx);
     }
