@@ -112,6 +112,16 @@ pub fn read_outcomes(path: &Path, from: u64, max_bytes: u64) -> std::io::Result<
     })
 }
 
+/// Bytes before a transcript's end that its first read looks back over: the CLI may
+/// have written a call's result before the hook that announced the call arrived (a
+/// busy machine, read-only tools), and results of calls not waited for are ignored.
+pub const LOOKBACK: u64 = 256 * 1024;
+
+/// Where a transcript not read before is first read from: [`LOOKBACK`] before its end.
+pub fn start_of_unread(path: &Path) -> std::io::Result<u64> {
+    length(path).map(|len| len.saturating_sub(LOOKBACK))
+}
+
 /// The length of the transcript at `path` now (0 while it does not exist).
 pub fn length(path: &Path) -> std::io::Result<u64> {
     match open_regular(path) {

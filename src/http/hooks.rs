@@ -368,7 +368,7 @@ async fn start(
         .flatten();
     if known.is_none() {
         let path = transcript.clone();
-        let length = tokio::task::spawn_blocking(move || transcript::length(&path)).await;
+        let length = tokio::task::spawn_blocking(move || transcript::start_of_unread(&path)).await;
         if let Ok(Ok(offset)) = length {
             let from_now = NativeSettle {
                 transcript: transcript.clone(),
@@ -443,8 +443,8 @@ async fn settle(services: &Services, agent: &AgentRef) -> usize {
             .filter_map(|(path, from)| {
                 let scan = match from {
                     Some(from) => transcript::read_outcomes(&path, from, MAX_TRANSCRIPT_READ),
-                    // Not read yet: only what comes from now on is ours.
-                    None => transcript::length(&path).map(|offset| transcript::Scan {
+                    // Not read yet: only what comes from about now on is ours.
+                    None => transcript::start_of_unread(&path).map(|offset| transcript::Scan {
                         offset,
                         ..transcript::Scan::default()
                     }),

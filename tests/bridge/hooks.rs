@@ -891,6 +891,40 @@ async fn without_hooks_after_tools_the_transcript_says_how_each_call_ended() {
     bridge.stop_async().await;
 }
 
+/// The CLI may have written a call's result before the bridge hears the hook that
+/// announced the call (the first call of a conversation on a busy machine): the first
+/// read of a transcript looks back over its recent past.
+#[tokio::test]
+async fn a_result_written_before_its_hook_arrived_still_ends_the_call() {
+    let bridge = Bridge::launch(Options::default().file("a.py", "a\n")).await;
+    let _a = relay_agent(&bridge, 99121, 786).await;
+    let projects = bridge.config_dir.join("projects").join("-w");
+    std::fs::create_dir_all(&projects).unwrap();
+    let transcript = projects.join("early.jsonl");
+    // Earlier lines of the conversation, then the call's result, already on disk.
+    let mut text = "{\"type\":\"user\",\"message\":{\"content\":\"hi\"}}\n".repeat(50);
+    text.push_str(&result_line("toolu_early", false, "1\ta"));
+    text.push('\n');
+    std::fs::write(&transcript, text).unwrap();
+    let mut read = before_read(&bridge, "a.py");
+    read["transcript_path"] = json!(transcript);
+    read["tool_use_id"] = json!("toolu_early");
+    hook(&bridge, 99121, read).await;
+    let mut stopped = stop(&bridge, false);
+    stopped["transcript_path"] = json!(transcript);
+    hook(&bridge, 99121, stopped).await;
+    bridge
+        .wait_status("the early result in the timeline", |s| {
+            s["recentActivity"]
+                .as_array()?
+                .iter()
+                .find(|e| e["native"] == true && e["summary"] == "a.py" && e["status"] == "success")
+                .cloned()
+        })
+        .await;
+    bridge.stop_async().await;
+}
+
 /// The CLI may write the turn's last result well after its stop hook (a busy machine):
 /// the bridge keeps looking for it in the background, past the first few seconds.
 #[tokio::test]

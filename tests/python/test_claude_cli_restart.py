@@ -49,6 +49,22 @@ class Place:
         with urllib.request.urlopen(req, timeout=5) as resp:
             return json.loads(resp.read())
 
+    def diagnose(self):
+        """What the bridge knows of its agents, and the end of its log and of the CLI's
+        log of the relay, for a failure message."""
+        try:
+            sessions = [
+                (s["id"], s.get("clientPid"), s["connected"], s["inGrace"], [(c["kind"], c.get("protocolVersion")) for c in s["connections"]])
+                for s in self.status()["sessions"]
+            ]
+        except OSError as e:
+            sessions = f"no /status: {e}"
+        self.log.flush()
+        log = (self.tmp / "bridge.log").read_text(errors="replace").splitlines()[-40:]
+        relay = sorted((self.tmp / "home").glob(".cache/claude-cli-nodejs/*/mcp-logs-ide-bridge/*.jsonl"))
+        relay_log = relay[-1].read_text(errors="replace").splitlines()[-15:] if relay else []
+        return f"sessions {sessions}\nbridge log:\n" + "\n".join(log) + "\nrelay (the CLI's log):\n" + "\n".join(relay_log)
+
     def close(self):
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
@@ -120,7 +136,7 @@ def test_the_cli_gets_its_session_back_after_a_restart_and_a_crash(cli):
                         assert (place.port, place.token) == (port, token), "same port and token"
                         began = time.monotonic()
                         back = wait_until(lambda: with_relay(place, claude.pid),
-                                          f"the CLI reconnects by itself after {how.name}", 30, claude)
+                                          lambda how=how: f"the CLI reconnects by itself after {how.name}; {place.diagnose()}", 30, claude)
                         assert time.monotonic() - began < 15, "back within 15 s"
                         assert back["id"] == first["id"], (how, back, first)
                         assert back["openedFiles"] == 1, back
