@@ -93,7 +93,7 @@ stage "interop: MCP Python SDK 2.x (streamable HTTP)" \
   "$venv2/bin/pytest" -q -p no:cacheprovider tests/python_mcp2
 stage "interop: the MCP TypeScript SDK and the MCP Inspector" \
   node --test "$node_tests"/*.test.mjs
-stage "the official MCP conformance suite (server scenarios, twice)" tests/conformance/run.sh
+stage "the official MCP conformance suite (server scenarios: the handshake revisions twice, then 2026-07-28)" tests/conformance/run.sh
 stage "the Neovim plugin in real Neovim" tests/nvim/run.sh
 stage "the VS Code extension in the real VS Code workbench (code-server)" tests/vscode/run.sh
 

@@ -5,7 +5,9 @@
 # second run's. The suite cannot send a bearer token, so bearer_proxy.py adds it. Every
 # scenario must pass except those listed in expected-failures.yml (each needs a fixture
 # of the suite's own server), and a listed one that passes fails the run too.
-# Installs Node 24 (npm's `node` package) and the suite into tests/conformance/node_modules.
+# Then the newer suite's MCP 2026-07-28 scenarios (check_modern.py judges them: only
+# checks that need the suite's fixtures may fail). Installs Node 24 (npm's `node`
+# package) and both suites into tests/conformance/node_modules.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bridge=${BRIDGE_BIN:-$here/../../target/debug/ide-bridge}
@@ -57,4 +59,17 @@ for round in 1 2; do
     tail -50 "$tmp/bridge.log"
   fi
 done
+# MCP 2026-07-28: the newer suite's scenarios of that revision, the stateless ones
+# included; checks it cannot run without its own fixture tools say "Not testable".
+echo "== MCP 2026-07-28: conformance 0.2.0-alpha.12 --spec-version 2026-07-28"
+modern="$here/node_modules/conformance-2026/dist/index.js"
+for scenario in "" server-stateless caching http-header-validation sep-2164-resource-not-found; do
+  args=(server --url "$url" -o "$tmp/modern")
+  if [ -n "$scenario" ]; then args+=(--scenario "$scenario"); else args+=(--spec-version 2026-07-28); fi
+  node "$modern" "${args[@]}" > "$tmp/modern-${scenario:-active}.txt" 2>&1 || true
+done
+if ! python3 "$here/check_modern.py" "$tmp/modern"; then
+  status=1
+  tail -50 "$tmp/bridge.log"
+fi
 exit $status
