@@ -372,22 +372,21 @@ fn check_headers(req: &HttpRequest, request: &jsonrpc::Request) -> Result<(), Rp
     };
     expect(VERSION_HEADER, modern::VERSION)?;
     expect(METHOD_HEADER, &request.method)?;
-    let named = match request.method.as_str() {
-        "tools/call" | "prompts/get" => "name",
-        "resources/read" => "uri",
-        _ => return Ok(()),
-    };
     #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
     struct Named {
         name: Option<String>,
         uri: Option<String>,
+        task_id: Option<String>,
     }
+    let field: fn(Named) -> Option<String> = match request.method.as_str() {
+        "tools/call" | "prompts/get" => |p| p.name,
+        "resources/read" => |p| p.uri,
+        "tasks/get" | "tasks/update" | "tasks/cancel" => |p| p.task_id,
+        _ => return Ok(()),
+    };
     let params: Named = jsonrpc::parse_params(request.params.as_deref())?;
-    match if named == "name" {
-        params.name
-    } else {
-        params.uri
-    } {
+    match field(params) {
         Some(value) => expect(NAME_HEADER, &value),
         None => Ok(()),
     }

@@ -20,10 +20,13 @@ pub enum Method {
     Complete,
     Discover,
     Listen,
+    TasksGet,
+    TasksUpdate,
+    TasksCancel,
 }
 
 impl Method {
-    const ALL: [Method; 15] = [
+    const ALL: [Method; 18] = [
         Method::Initialize,
         Method::Ping,
         Method::ToolsList,
@@ -39,6 +42,9 @@ impl Method {
         Method::Complete,
         Method::Discover,
         Method::Listen,
+        Method::TasksGet,
+        Method::TasksUpdate,
+        Method::TasksCancel,
     ];
 
     pub fn parse(name: &str) -> Option<Self> {
@@ -63,6 +69,9 @@ impl Method {
             Method::Complete => "completion/complete",
             Method::Discover => "server/discover",
             Method::Listen => "subscriptions/listen",
+            Method::TasksGet => "tasks/get",
+            Method::TasksUpdate => "tasks/update",
+            Method::TasksCancel => "tasks/cancel",
         }
     }
 
@@ -80,7 +89,14 @@ impl Method {
 
     /// Methods of the stateless revision only.
     pub fn stateless_only(self) -> bool {
-        matches!(self, Method::Discover | Method::Listen)
+        matches!(
+            self,
+            Method::Discover
+                | Method::Listen
+                | Method::TasksGet
+                | Method::TasksUpdate
+                | Method::TasksCancel
+        )
     }
 
     /// Methods a client may send before `initialize` was answered.

@@ -29,9 +29,14 @@ pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
 /// request's id.
 pub const SUBSCRIPTION_KEY: &str = "io.modelcontextprotocol/subscriptionId";
 
+/// The tasks extension: a tool that waits may be answered with a task to poll.
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
 /// An HTTP header disagrees with the body (`MCP-Protocol-Version`, `Mcp-Method`,
 /// `Mcp-Name`).
 pub const HEADER_MISMATCH: i64 = -32020;
+/// The request needs a client capability (an extension) it did not declare.
+pub const MISSING_CLIENT_CAPABILITY: i64 = -32021;
 /// The request names a protocol version the bridge does not speak.
 pub const UNSUPPORTED_VERSION: i64 = -32022;
 
@@ -44,6 +49,16 @@ pub struct RequestMeta {
     pub capabilities: Value,
     /// `clientInfo`, when sent.
     pub client: Option<Implementation>,
+}
+
+impl RequestMeta {
+    /// The client declares `extension` in `clientCapabilities.extensions`.
+    pub fn declares(&self, extension: &str) -> bool {
+        self.capabilities
+            .get("extensions")
+            .and_then(|e| e.get(extension))
+            .is_some()
+    }
 }
 
 #[derive(Deserialize)]
@@ -132,6 +147,16 @@ pub fn error_of(mut err: RpcError) -> RpcError {
     err
 }
 
+/// -32021: the request needs `extension`, which its client capabilities do not name.
+pub fn missing_extension(extension: &str) -> RpcError {
+    let mut err = RpcError::new(
+        MISSING_CLIENT_CAPABILITY,
+        format!("This request needs the {extension} extension: declare it in clientCapabilities.extensions"),
+    );
+    err.data = Some(json!({ "requiredCapabilities": { "extensions": { extension: {} } } }));
+    err
+}
+
 /// -32602 for a request of the stateless revision that lacks part of its `_meta`.
 pub fn missing_envelope(what: &str) -> RpcError {
     RpcError::invalid_params(format!(
@@ -217,9 +242,11 @@ pub fn server_info() -> Implementation {
 /// capabilities `initialize` advertises, and the model's `instructions`.
 pub fn discover(instructions: String) -> Value {
     let legacy = InitializeResult::of_bridge(VERSION, instructions);
+    let mut capabilities = legacy.capabilities;
+    capabilities["extensions"] = json!({ TASKS_EXTENSION: {} });
     json!({
         "supportedVersions": supported_versions(),
-        "capabilities": legacy.capabilities,
+        "capabilities": capabilities,
         "instructions": legacy.instructions,
     })
 }

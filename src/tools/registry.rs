@@ -26,6 +26,14 @@ pub enum ToolTimeout {
     Fixed(Duration),
 }
 
+impl ToolTimeout {
+    /// A tool with its own timeout waits for something (a person, a change, a task):
+    /// a client of MCP 2026-07-28 that declares the tasks extension gets a task to poll.
+    pub fn waits(&self) -> bool {
+        !matches!(self, ToolTimeout::Default)
+    }
+}
+
 /// How a tool relates to the editor extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EditorUse {

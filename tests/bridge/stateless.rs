@@ -446,3 +446,98 @@ async fn an_http_listen_stream_opens_with_its_acknowledgement_and_stays_open() {
     );
     bridge.stop_async().await;
 }
+
+#[tokio::test]
+async fn a_tool_that_waits_becomes_a_task_to_poll_and_cancel() {
+    let bridge = Bridge::launch(Options::default()).await;
+    let mut agent = bridge.agent().await;
+    let mut tasks = meta("tasker");
+    tasks["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let discovered = agent
+        .request("server/discover", json!({"_meta": meta("tasker")}))
+        .await;
+    assert!(
+        discovered["result"]["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"]
+            .is_object(),
+        "{discovered}"
+    );
+    let watch = |ms: u64, meta: &Value| json!({"name": "watchActivityLog", "arguments": {"timeoutMs": ms, "afterId": 999_999_999u64}, "_meta": meta});
+
+    // A long wait: a task at once, working, then cancelled.
+    let created = agent.request("tools/call", watch(50_000, &tasks)).await;
+    let task = &created["result"];
+    assert_eq!(task["resultType"], "task", "{created}");
+    assert_eq!(task["status"], "working");
+    assert!(task["ttlMs"].as_u64().is_some() && task["pollIntervalMs"].as_u64().is_some());
+    let id = task["taskId"].as_str().unwrap().to_string();
+    let got = agent
+        .request("tasks/get", json!({"taskId": id, "_meta": tasks}))
+        .await;
+    assert_eq!(
+        (
+            got["result"]["status"].as_str(),
+            got["result"]["resultType"].as_str()
+        ),
+        (Some("working"), Some("complete")),
+        "{got}"
+    );
+    bridge.wait_active_calls(1).await;
+    let cancelled = agent
+        .request("tasks/cancel", json!({"taskId": id, "_meta": tasks}))
+        .await;
+    assert_eq!(cancelled["result"]["resultType"], "complete", "{cancelled}");
+    bridge.wait_active_calls(0).await;
+    let got = agent
+        .request("tasks/get", json!({"taskId": id, "_meta": tasks}))
+        .await;
+    assert_eq!(got["result"]["status"], "cancelled", "{got}");
+
+    // A short wait: polled until it completed, with the call's result.
+    let created = agent.request("tools/call", watch(100, &tasks)).await;
+    let id = created["result"]["taskId"].as_str().unwrap().to_string();
+    let deadline = std::time::Instant::now() + DEADLINE;
+    let done = loop {
+        let got = agent
+            .request("tasks/get", json!({"taskId": id, "_meta": tasks}))
+            .await;
+        if got["result"]["status"] == "completed" {
+            break got;
+        }
+        assert_eq!(got["result"]["status"], "working", "{got}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the task did not complete: {got}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(done["result"]["result"]["content"].is_array(), "{done}");
+
+    // Without the extension, or for a tool that does not wait: a plain answer.
+    let plain = agent
+        .request("tools/call", watch(50, &meta("tasker")))
+        .await;
+    assert!(plain["result"]["content"].is_array(), "{plain}");
+    let quick = agent
+        .request(
+            "tools/call",
+            json!({"name": "getWorkspaceFolders", "arguments": {}, "_meta": tasks}),
+        )
+        .await;
+    assert_eq!(quick["result"]["resultType"], "complete", "{quick}");
+    // Tasks need the extension declared; an unknown task is -32602.
+    let undeclared = agent
+        .request("tasks/get", json!({"taskId": id, "_meta": meta("tasker")}))
+        .await;
+    assert_eq!(error_code(&undeclared), -32021, "{undeclared}");
+    assert!(
+        undeclared["error"]["data"]["requiredCapabilities"]["extensions"]
+            ["io.modelcontextprotocol/tasks"]
+            .is_object()
+    );
+    let unknown = agent
+        .request("tasks/get", json!({"taskId": "nope", "_meta": tasks}))
+        .await;
+    assert_eq!(error_code(&unknown), -32602, "{unknown}");
+    bridge.stop_async().await;
+}

@@ -203,6 +203,20 @@ impl Session {
                     json!({ "tools": tools, "nextCursor": next_cursor }),
                 ));
             }
+            Method::ToolsCall
+                if stateless
+                    .as_ref()
+                    .is_some_and(|meta| self.as_task(meta, params)) =>
+            {
+                self.start_task(generation, &req.id, params, model_facing, reply, ctx)?;
+            }
+            Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
+                let Some(meta) = &stateless else {
+                    return Ok(()); // refused above: only the stateless revision has tasks
+                };
+                let answer = self.task_request(method.name(), meta, params, ctx)?;
+                respond(&answer);
+            }
             Method::ToolsCall => {
                 let id = req.id.clone();
                 let stateless = era.is_some();

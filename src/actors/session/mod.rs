@@ -14,6 +14,7 @@ mod dispatch;
 mod lifecycle;
 pub mod memory;
 mod status;
+mod tasks;
 
 pub use crate::actors::messages::connection::Generation;
 pub use crate::actors::messages::session::*;
@@ -91,6 +92,8 @@ pub struct Session {
     /// The agent's own tool calls between their hook and their end.
     native: crate::coordination::native::NativeCalls,
     in_flight: HashMap<CallKey, InFlight>,
+    /// Calls answered with a task (MCP 2026-07-28's tasks extension), by task id.
+    tasks: tasks::Tasks,
     grace_timer: Option<SpawnHandle>,
     created_at: String,
     ever_attached: bool,
@@ -123,6 +126,7 @@ impl Session {
             awareness: crate::coordination::awareness::Awareness::default(),
             native: crate::coordination::native::NativeCalls::default(),
             in_flight: HashMap::new(),
+            tasks: HashMap::new(),
             grace_timer: None,
             created_at: iso_now(),
             ever_attached: false,
