@@ -59,18 +59,27 @@ pub struct Ended {
     pub error: String,
 }
 
+/// Ids of ended calls an agent remembers, so that a late hook or a transcript read
+/// again does not start them anew.
+pub const MAX_FINISHED: usize = 256;
+
 /// One agent's calls in flight and where each of its transcripts was last read.
 #[derive(Debug, Default)]
 pub struct NativeCalls {
     /// Most recently used last.
     cursors: VecDeque<(PathBuf, u64)>,
     started: VecDeque<Started>,
+    /// Calls that ended lately, oldest first.
+    finished: VecDeque<String>,
 }
 
 impl NativeCalls {
     /// A call started (a second hook for the same call replaces the first). Calls given
     /// up on ([`STALE_MS`]) are dropped.
     pub fn start(&mut self, call: Started) {
+        if self.finished.contains(&call.tool_use_id) {
+            return; // it ended already (known from its transcript before its hook came)
+        }
         let horizon = call.at_ms.saturating_sub(STALE_MS);
         self.started
             .retain(|c| c.tool_use_id != call.tool_use_id && c.at_ms >= horizon);
@@ -78,6 +87,22 @@ impl NativeCalls {
             self.started.pop_front();
         }
         self.started.push_back(call);
+    }
+
+    /// Calls the transcript shows that no hook announced (a hook the CLI gave up on, or
+    /// one that reached the bridge after the call was read): started now, so that their
+    /// outcomes end them.
+    pub fn discover(&mut self, calls: Vec<Started>) {
+        for call in calls {
+            let known = self.finished.contains(&call.tool_use_id)
+                || self
+                    .started
+                    .iter()
+                    .any(|c| c.tool_use_id == call.tool_use_id);
+            if !known {
+                self.start(call);
+            }
+        }
     }
 
     /// Where to read the transcript at `path` from; `None` when the agent has not read
@@ -147,6 +172,10 @@ impl NativeCalls {
             .iter()
             .position(|c| c.tool_use_id == tool_use_id)?;
         let call = self.started.remove(i)?;
+        if self.finished.len() >= MAX_FINISHED {
+            self.finished.pop_front();
+        }
+        self.finished.push_back(call.tool_use_id.clone());
         Some(Ended {
             duration_ms: at_ms.saturating_sub(call.at_ms),
             failed: failed || call.denied,
@@ -168,6 +197,12 @@ impl NativeCalls {
         }
         for (path, offset) in other.cursors {
             self.read_up_to(&path, offset);
+        }
+        for id in other.finished {
+            if self.finished.len() >= MAX_FINISHED {
+                self.finished.pop_front();
+            }
+            self.finished.push_back(id);
         }
     }
 }

@@ -30,13 +30,29 @@ pub struct Outcome {
     pub text: String,
 }
 
+/// A tool call the model made, as the transcript records it (the assistant's
+/// `tool_use` block): how the bridge learns of a call whose hook it never heard.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Used {
+    pub tool_use_id: String,
+    pub name: String,
+    pub input: Value,
+    /// Unix ms of the line, when it says.
+    pub at_ms: Option<u64>,
+}
+
+/// Calls one read reports at most.
+const MAX_USED: usize = 256;
+
 /// What one read found.
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default, PartialEq)]
 pub struct Scan {
     /// Where the next read starts (after the last complete line).
     pub offset: u64,
     /// Tool results in the lines read, in order.
     pub outcomes: Vec<Outcome>,
+    /// Tool calls in the lines read, in order.
+    pub used: Vec<Used>,
     /// Bytes skipped because more than the bound was new (their results are lost).
     pub skipped: u64,
 }
@@ -99,15 +115,18 @@ pub fn read_outcomes(path: &Path, from: u64, max_bytes: u64) -> std::io::Result<
         None => 0,
     };
     let mut outcomes = Vec::new();
+    let mut used = Vec::new();
     for line in body[..complete].split(|b| *b == b'\n') {
-        if !contains(line, b"\"tool_result\"") {
-            continue;
+        if contains(line, b"\"tool_result\"") {
+            outcomes.extend(outcomes_of(line));
+        } else if contains(line, b"\"tool_use\"") && used.len() < MAX_USED {
+            used.extend(uses_of(line));
         }
-        outcomes.extend(outcomes_of(line));
     }
     Ok(Scan {
         offset: start + consumed + complete as u64,
         outcomes,
+        used,
         skipped,
     })
 }
@@ -153,18 +172,43 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
 
-/// The tool results of one transcript line.
-fn outcomes_of(line: &[u8]) -> Vec<Outcome> {
-    let Ok(parsed) = serde_json::from_slice::<Line>(line) else {
-        return Vec::new();
-    };
+/// The content blocks of one transcript line and its time.
+fn blocks_of(line: &[u8]) -> Option<(Vec<Value>, Option<u64>)> {
+    let parsed = serde_json::from_slice::<Line>(line).ok()?;
     let at_ms = parsed
         .timestamp
         .as_deref()
         .and_then(|t| humantime::parse_rfc3339(t).ok())
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map(|d| d.as_millis() as u64);
-    let Some(Value::Array(blocks)) = parsed.message.map(|m| m.content) else {
+    match parsed.message.map(|m| m.content) {
+        Some(Value::Array(blocks)) => Some((blocks, at_ms)),
+        _ => None,
+    }
+}
+
+/// The tool calls of one transcript line.
+fn uses_of(line: &[u8]) -> Vec<Used> {
+    let Some((blocks, at_ms)) = blocks_of(line) else {
+        return Vec::new();
+    };
+    blocks
+        .into_iter()
+        .filter(|b| b["type"] == "tool_use")
+        .filter_map(|mut b| {
+            Some(Used {
+                tool_use_id: b["id"].as_str()?.to_string(),
+                name: b["name"].as_str()?.to_string(),
+                input: b.get_mut("input").map(Value::take).unwrap_or_default(),
+                at_ms,
+            })
+        })
+        .collect()
+}
+
+/// The tool results of one transcript line.
+fn outcomes_of(line: &[u8]) -> Vec<Outcome> {
+    let Some((blocks, at_ms)) = blocks_of(line) else {
         return Vec::new();
     };
     blocks

@@ -373,6 +373,7 @@ async fn start(
             let from_now = NativeSettle {
                 transcript: transcript.clone(),
                 offset,
+                discovered: Vec::new(),
                 outcomes: Vec::new(),
                 now_ms: now_ms(),
             };
@@ -470,9 +471,11 @@ async fn settle(services: &Services, agent: &AgentRef) -> usize {
                 "an agent's transcript grew by more than {MAX_TRANSCRIPT_READ} bytes between two hooks; the tool calls in the part skipped are not recorded"
             );
         }
+        let discovered = discovered(services, &path, scan.used);
         let settle = NativeSettle {
             transcript: path,
             offset: scan.offset,
+            discovered,
             outcomes: scan.outcomes,
             now_ms: now_ms(),
         };
@@ -486,6 +489,37 @@ async fn settle(services: &Services, agent: &AgentRef) -> usize {
     }
     waiting
 }
+
+/// Calls of the agent's own tools the transcript shows, made within the last minute
+/// (older ones were seen, or belong to a conversation from before): the Session starts
+/// those no hook announced, so a hook the CLI gave up on still leaves its call in the
+/// timeline. The bridge's own tools (`mcp__…`) are recorded when the bridge answers them.
+fn discovered(services: &Services, transcript: &Path, used: Vec<transcript::Used>) -> Vec<Started> {
+    let horizon = now_ms().saturating_sub(DISCOVERY_WINDOW_MS);
+    used.into_iter()
+        .filter(|u| !u.name.starts_with("mcp__") && u.at_ms.is_some_and(|at| at >= horizon))
+        .filter_map(|u| {
+            let input = serde_json::from_value::<HookInput>(json!({
+                "hook_event_name": "PreToolUse",
+                "tool_name": u.name,
+                "tool_input": u.input,
+                "tool_use_id": u.tool_use_id,
+            }))
+            .ok()?;
+            let at = u.at_ms.unwrap_or_else(now_ms);
+            Some(started_of(
+                services,
+                &input,
+                at,
+                false,
+                transcript.to_path_buf(),
+            ))
+        })
+        .collect()
+}
+
+/// How far back a call found only in a transcript may lie.
+const DISCOVERY_WINDOW_MS: u64 = 60_000;
 
 /// The CLI writes its transcripts a little after the fact: once a turn ends, the calls
 /// still waiting are looked for again in the background (never delaying the CLI), less

@@ -26,7 +26,6 @@ use crate::actors::http_transport::{
 use crate::actors::outbound::{Frame, FrameReceiver, Outbound};
 use crate::actors::session::ConnectionKind;
 use crate::protocol::jsonrpc::{self, classify, Incoming, RpcError};
-use crate::protocol::mcp::SUPPORTED_PROTOCOL_VERSIONS;
 use crate::protocol::methods::Method;
 use crate::protocol::modern;
 use crate::services::Services;
@@ -81,20 +80,17 @@ fn header_str<'a>(req: &'a HttpRequest, name: &str) -> Option<&'a str> {
     req.headers().get(name).and_then(|v| v.to_str().ok())
 }
 
-/// 400 when the client names a protocol version the bridge does not speak.
+/// 400 (-32022) when the client names a protocol version the bridge does not speak.
 fn check_version(req: &HttpRequest) -> Result<(), Refused> {
-    match header_str(req, VERSION_HEADER) {
-        Some(v)
-            if !SUPPORTED_PROTOCOL_VERSIONS.contains(&v.trim()) && v.trim() != modern::VERSION =>
-        {
-            Err(refuse(
-                actix_web::http::StatusCode::BAD_REQUEST,
-                format!(
-                    "Unsupported MCP-Protocol-Version {v:?}: this server speaks {}",
-                    SUPPORTED_PROTOCOL_VERSIONS.join(", ")
-                ),
-            ))
-        }
+    match header_str(req, VERSION_HEADER).map(str::trim) {
+        Some(v) if !modern::speaks(v) => Err(Box::new(
+            HttpResponse::BadRequest()
+                .content_type("application/json")
+                .body(jsonrpc::error_response(
+                    None,
+                    &modern::unsupported_version(Some(v)),
+                )),
+        )),
         _ => Ok(()),
     }
 }
@@ -192,10 +188,8 @@ pub async fn post(
             )));
         }
     }
-    if let Some(v) = header_version {
-        if !SUPPORTED_PROTOCOL_VERSIONS.contains(&v) && v != modern::VERSION {
-            return bad_request(&modern::unsupported_version(Some(v)));
-        }
+    if let Some(v) = header_version.filter(|v| !modern::speaks(v)) {
+        return bad_request(&modern::unsupported_version(Some(v)));
     }
     let stateless = match &message {
         Incoming::Request(r) => match modern::classify(r.params.as_deref()) {
@@ -412,11 +406,8 @@ fn decode_header(value: &str) -> Option<String> {
 /// `X-Claude-Code-Session-Id` when it sends one, else its `clientInfo`. One session
 /// serves each, so attribution, limits and claims work as for the other transports.
 fn stateless_identity(req: &HttpRequest, request: &jsonrpc::Request) -> String {
-    if let Some(anchor) = header_str(req, SESSION_ANCHOR_HEADER)
-        .map(str::trim)
-        .filter(|v| !v.is_empty() && v.len() <= 200)
-    {
-        return anchor.to_string();
+    if let Some(anchor) = anchor_of(req) {
+        return anchor;
     }
     let client = modern::classify(request.params.as_deref())
         .ok()
@@ -460,15 +451,20 @@ async fn stateless_post(
     )
 }
 
+/// The client's `X-Claude-Code-Session-Id`, when it sends a usable one.
+fn anchor_of(req: &HttpRequest) -> Option<String> {
+    header_str(req, SESSION_ANCHOR_HEADER)
+        .map(str::trim)
+        .filter(|v| !v.is_empty() && v.len() <= 200)
+        .map(str::to_string)
+}
+
 /// Admits a new agent session for an `initialize` without `Mcp-Session-Id`.
 async fn start_session(
     req: &HttpRequest,
     services: &Arc<Services>,
 ) -> Result<(actix::Addr<HttpTransport>, String), Refused> {
-    let anchor = header_str(req, SESSION_ANCHOR_HEADER)
-        .map(str::trim)
-        .filter(|v| !v.is_empty() && v.len() <= 200)
-        .map(str::to_string);
+    let anchor = anchor_of(req);
     let id = uuid::Uuid::new_v4().simple().to_string();
     let transport = open_transport(services, anchor, id.clone()).await?;
     Ok((transport, id))

@@ -172,6 +172,11 @@ pub fn supported_versions() -> Vec<&'static str> {
         .collect()
 }
 
+/// The bridge speaks `version` (either revision).
+pub fn speaks(version: &str) -> bool {
+    version == VERSION || SUPPORTED_PROTOCOL_VERSIONS.contains(&version)
+}
+
 /// -32022: `requested` is not spoken here; `data` lists what is.
 pub fn unsupported_version(requested: Option<&str>) -> RpcError {
     let mut err = RpcError::new(

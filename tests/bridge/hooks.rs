@@ -891,6 +891,72 @@ async fn without_hooks_after_tools_the_transcript_says_how_each_call_ended() {
     bridge.stop_async().await;
 }
 
+/// A call whose hook never reached the bridge (the CLI gave up on it, or it was lost)
+/// is found in the transcript when the agent's next hooks read it, and recorded once.
+#[tokio::test]
+async fn a_call_without_its_hook_is_found_in_the_transcript() {
+    let bridge = Bridge::launch(Options::default().file("a.py", "a\n").file("b.py", "b\n")).await;
+    let _a = relay_agent(&bridge, 99131, 786).await;
+    let projects = bridge.config_dir.join("projects").join("-w");
+    std::fs::create_dir_all(&projects).unwrap();
+    let transcript = projects.join("unheard.jsonl");
+    let a_py = bridge.workspace.join("a.py").display().to_string();
+    let used = json!({
+        "type": "assistant",
+        "timestamp": humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
+        "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_unheard", "name": "Read", "input": {"file_path": a_py}},
+            {"type": "tool_use", "id": "toolu_own", "name": "mcp__ide-bridge__readFile", "input": {}}
+        ]},
+    });
+    std::fs::write(
+        &transcript,
+        format!("{used}\n{}\n", result_line("toolu_unheard", false, "1\ta")),
+    )
+    .unwrap();
+    // The next call's hook is the first the bridge hears; then the turn ends.
+    let mut read = before_read(&bridge, "b.py");
+    read["transcript_path"] = json!(transcript);
+    read["tool_use_id"] = json!("toolu_heard");
+    hook(&bridge, 99131, read).await;
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&transcript)
+        .unwrap();
+    writeln!(f, "{}", result_line("toolu_heard", false, "1\tb")).unwrap();
+    drop(f);
+    for _ in 0..2 {
+        let mut stopped = stop(&bridge, false);
+        stopped["transcript_path"] = json!(transcript);
+        hook(&bridge, 99131, stopped).await;
+    }
+    let reads = bridge
+        .wait_status("both reads in the timeline", |s| {
+            let reads: Vec<String> = s["recentActivity"]
+                .as_array()?
+                .iter()
+                .filter(|e| e["native"] == true)
+                .map(|e| {
+                    format!(
+                        "{} {}",
+                        e["tool"].as_str().unwrap_or(""),
+                        e["summary"].as_str().unwrap_or("")
+                    )
+                })
+                .collect();
+            (reads.len() >= 2).then_some(reads)
+        })
+        .await;
+    let mut sorted = reads.clone();
+    sorted.sort();
+    assert_eq!(
+        sorted,
+        ["Read a.py", "Read b.py"],
+        "once each, none of the bridge's own: {reads:?}"
+    );
+    bridge.stop_async().await;
+}
+
 /// The CLI may have written a call's result before the bridge hears the hook that
 /// announced the call (the first call of a conversation on a busy machine): the first
 /// read of a transcript looks back over its recent past.

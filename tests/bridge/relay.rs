@@ -283,6 +283,22 @@ fn stateless_meta() -> Value {
 }
 
 impl Relay {
+    /// Waits for `tools/list_changed` on the listen stream `subscription`.
+    async fn tools_changed_on(&mut self, subscription: &str, when: &str) {
+        let changed = self
+            .next(DEADLINE)
+            .await
+            .unwrap_or_else(|| panic!("no tools/list_changed {when}"));
+        assert_eq!(
+            changed["method"], "notifications/tools/list_changed",
+            "{when}: {changed}"
+        );
+        assert_eq!(
+            changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], subscription,
+            "{when}"
+        );
+    }
+
     /// The next message; `None` when none comes within `wait`.
     async fn next(&mut self, wait: Duration) -> Option<Value> {
         let line = tokio::time::timeout(wait, self.stdout.next_line())
@@ -345,18 +361,9 @@ async fn a_stateless_client_through_the_relay_keeps_its_listen_stream_across_a_b
     // the client hears the tools may have changed, and lists them again.
     bridge.stop_async().await;
     let bridge = Bridge::launch(place.options()).await;
-    let changed = relay
-        .next(DEADLINE)
-        .await
-        .expect("tools/list_changed after the restart");
-    assert_eq!(
-        changed["method"], "notifications/tools/list_changed",
-        "{changed}"
-    );
-    assert_eq!(
-        changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
-        "listen:0"
-    );
+    relay
+        .tools_changed_on("listen:0", "after the restart")
+        .await;
     let listed = relay
         .request(4, "tools/list", json!({"_meta": stateless_meta()}))
         .await;
@@ -380,17 +387,8 @@ async fn a_stateless_client_through_the_relay_keeps_its_listen_stream_across_a_b
     let _editor =
         crate::editor_sim::EditorSim::connect(&bridge, crate::editor_sim::handler(|_, _| None))
             .await;
-    let changed = relay
-        .next(DEADLINE)
-        .await
-        .expect("tools/list_changed on the stream");
-    assert_eq!(
-        changed["method"], "notifications/tools/list_changed",
-        "{changed}"
-    );
-    assert_eq!(
-        changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
-        "listen:0"
-    );
+    relay
+        .tools_changed_on("listen:0", "when an editor connects")
+        .await;
     bridge.stop_async().await;
 }

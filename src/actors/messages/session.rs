@@ -505,6 +505,9 @@ pub struct NativeToRead;
 pub struct NativeSettle {
     pub transcript: PathBuf,
     pub offset: u64,
+    /// Calls the transcript shows, started first unless known (see
+    /// [`NativeCalls::discover`](crate::coordination::native::NativeCalls::discover)).
+    pub discovered: Vec<crate::coordination::native::Started>,
     pub outcomes: Vec<crate::hooks::transcript::Outcome>,
     /// For outcomes without a time.
     pub now_ms: u64,

@@ -124,6 +124,7 @@ impl Handler<NativeToRead> for Session {
 impl Handler<NativeSettle> for Session {
     type Result = MessageResult<NativeSettle>;
     fn handle(&mut self, msg: NativeSettle, _: &mut Context<Self>) -> Self::Result {
+        self.native.discover(msg.discovered);
         let ended = self
             .native
             .settle(&msg.transcript, msg.offset, msg.outcomes, msg.now_ms);

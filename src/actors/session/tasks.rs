@@ -127,9 +127,9 @@ impl Session {
         ctx.spawn(collect.into_actor(self).map(move |answer, act, _| {
             act.task_ended(&finished, answer);
         }));
-        let mut created = self.task_view(&task_id).unwrap_or_default();
-        created["resultType"] = json!("task");
-        let mut created = modern::complete("tools/call", created);
+        // A `CreateTaskResult`: the task, flat, with the extension's result type.
+        let mut created =
+            modern::complete("tools/call", self.task_view(&task_id).unwrap_or_default());
         created["resultType"] = json!("task");
         reply.send_text(jsonrpc::response(id, &created));
         Ok(())
