@@ -65,7 +65,7 @@ pub enum SearchError {
 }
 
 /// One matching line.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Hit {
     /// Workspace-relative path.
@@ -77,7 +77,7 @@ pub struct Hit {
 }
 
 /// Search results.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Hits {
     /// Matches in path order.
@@ -87,7 +87,7 @@ pub struct Hits {
     pub truncated: bool,
     /// Files not searched (to their end) because a line is longer than
     /// [`MAX_LINE_BYTES`].
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "is_zero", default)]
     pub long_line_files_skipped: usize,
 }
 

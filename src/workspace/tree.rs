@@ -9,7 +9,7 @@ use ignore::WalkBuilder;
 use serde::Serialize;
 
 /// One entry of a file tree.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TreeEntry {
     /// Path relative to the workspace root, `/`-separated.
@@ -19,7 +19,7 @@ pub struct TreeEntry {
 }
 
 /// A bounded listing.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Listing {
     /// The entries, sorted by path.

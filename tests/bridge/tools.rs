@@ -513,6 +513,9 @@ async fn structured_results_match_their_output_schemas() {
         ("gitCommit", json!({"message": "first"})),
         ("gitLog", json!({})),
         ("gitBranches", json!({})),
+        ("findFiles", json!({"pattern": "*.md"})),
+        ("getFileTree", json!({})),
+        ("searchWorkspace", json!({"query": "first"})),
     ];
     let called: std::collections::BTreeSet<_> = calls.iter().map(|(n, _)| n.to_string()).collect();
     assert_eq!(

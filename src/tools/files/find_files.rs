@@ -5,8 +5,8 @@ use serde::Deserialize;
 
 use super::Scope;
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{blocking, Tool, ToolContext, ToolError, ToolResult, WorkspacePath};
-use crate::workspace::tree::find_files;
+use crate::tools::{blocking, output, Tool, ToolContext, ToolError, ToolResult, WorkspacePath};
+use crate::workspace::tree::{find_files, Listing};
 
 pub struct FindFiles;
 
@@ -25,12 +25,13 @@ impl Tool for FindFiles {
     const NAME: &'static str = "findFiles";
     const DESCRIPTION: &'static str =
         "Find files by glob (e.g. \"*.rs\" anywhere, or \"src/**/mod.rs\"), honouring .gitignore.";
+    const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Listing>);
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let Scope { root, start, max } = Scope::of(&ctx, args.path.as_ref(), args.max_results)?;
         let listing = blocking(move || find_files(&root, &start, &args.pattern, max))
             .await?
             .map_err(|e| ToolError::Refused(e.to_string()))?;
-        Ok(CallToolResult::json(&listing))
+        Ok(CallToolResult::structured(&listing))
     }
 }

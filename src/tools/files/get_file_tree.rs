@@ -4,8 +4,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{blocking, Tool, ToolContext, ToolError, ToolResult, WorkspacePath};
-use crate::workspace::tree::file_tree;
+use crate::tools::{blocking, output, Tool, ToolContext, ToolError, ToolResult, WorkspacePath};
+use crate::workspace::tree::{file_tree, Listing};
 
 pub struct GetFileTree;
 
@@ -24,6 +24,7 @@ impl Tool for GetFileTree {
     const NAME: &'static str = "getFileTree";
     const DESCRIPTION: &'static str =
         "List files and directories below a workspace path (default: the root), honouring .gitignore.";
+    const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Listing>);
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let start = args
@@ -41,6 +42,6 @@ impl Tool for GetFileTree {
                 Err(ToolError::NotADirectory(start))
             }
         };
-        Ok(CallToolResult::json(&blocking(walk).await??))
+        Ok(CallToolResult::structured(&blocking(walk).await??))
     }
 }

@@ -8,8 +8,8 @@ use serde::Deserialize;
 
 use super::Scope;
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{blocking, Tool, ToolContext, ToolResult, WorkspacePath};
-use crate::workspace::search::{search, Query};
+use crate::tools::{blocking, output, Tool, ToolContext, ToolResult, WorkspacePath};
+use crate::workspace::search::{search, Hits, Query};
 
 pub struct SearchWorkspace;
 
@@ -51,6 +51,7 @@ impl Tool for SearchWorkspace {
          honouring .gitignore and skipping binary files. Regex limits: nested counted \
          repetitions multiply to at most 1000 (a{1000}, (a{10}){100}), compiled size 1 MiB; \
          files with a line over 2 MiB are skipped and counted (longLineFilesSkipped).";
+    const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Hits>);
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let Scope { root, start, max } = Scope::of(&ctx, args.path.as_ref(), args.max_results)?;
@@ -74,6 +75,6 @@ impl Tool for SearchWorkspace {
                 },
             )
         };
-        Ok(CallToolResult::json(&blocking(run).await??))
+        Ok(CallToolResult::structured(&blocking(run).await??))
     }
 }
