@@ -101,9 +101,13 @@ def cli_session(place, pid):
 
 
 def with_relay(place, pid):
-    """The CLI's session once both its IDE connection and its relay are there."""
+    """The CLI's session once both its IDE connection and its relay are there and have
+    completed their handshake (a bridge killed in the middle of the IDE connection's
+    handshake leaves the CLI waiting much longer before it tries again)."""
     s = cli_session(place, pid)
-    return s if s and {"ide", "relay"} <= {c["kind"] for c in s["connections"]} else None
+    if not s or not {"ide", "relay"} <= {c["kind"] for c in s["connections"]}:
+        return None
+    return s if all(c.get("initialized") for c in s["connections"]) else None
 
 
 def test_the_cli_gets_its_session_back_after_a_restart_and_a_crash(cli):
