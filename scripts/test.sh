@@ -80,9 +80,9 @@ stage() { # <name> <command...>
 }
 
 stage "cargo fmt --check" cargo fmt --all -- --check
-stage "cargo clippy" cargo clippy --locked --all-targets --features fault-injection -- -D warnings
+stage "cargo clippy" cargo clippy --locked --workspace --all-targets --features fault-injection -- -D warnings
 stage "cargo test (unit, and the real binary over real sockets)" \
-  env REQUIRE_RUFF=1 cargo test --locked --features fault-injection
+  env REQUIRE_RUFF=1 cargo test --locked --workspace --features fault-injection
 export BRIDGE_BIN="$PWD/target/debug/ide-bridge" CLAUDE_CLI="$PWD/$claude_cli" \
   CLAUDE_CLI_LATEST="$PWD/$claude_cli_latest"
 stage "interop: MCP Python SDK 1.x (WebSocket) and the Claude Code CLI" \

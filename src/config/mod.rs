@@ -243,6 +243,18 @@ impl Settings {
         }
     }
 
+    /// What `[commands]` says about running a command (`runCommand`, automation's and
+    /// the hooks' commands).
+    pub fn command_rules(&self) -> crate::exec::CommandRules {
+        crate::exec::CommandRules {
+            policy: self.command_policy(),
+            run_unsandboxed: self.commands.run_unsandboxed,
+            timeout: self.commands.timeout,
+            network: self.commands.network.clone(),
+            max_output: self.commands.max_output_bytes,
+        }
+    }
+
     /// How long a disconnected agent's session waits (`sessions.grace_period_ms`).
     pub fn grace_period(&self) -> Duration {
         self.sessions.grace_period

@@ -850,7 +850,10 @@ async fn run_check(services: &Services, check: &GateCheck) -> Option<String> {
                 cwd: services.workspace.root().to_path_buf(),
                 timeout: Some(std::time::Duration::from_millis(check.timeout_ms)),
             };
-            match command.run(&services.settings, &services.workspace).await {
+            match command
+                .run(&services.settings.command_rules(), &services.workspace)
+                .await
+            {
                 Ok(out) if out.exit_code == Some(0) && !out.timed_out => None,
                 Ok(out) => {
                     let how = match (out.timed_out, out.exit_code) {

@@ -180,7 +180,7 @@ pub async fn run(
         program: config.program.clone(),
         source,
     })?;
-    let _group = GroupGuard(child.id().and_then(|id| i32::try_from(id).ok()));
+    let _group = GroupGuard::new(child.id().and_then(|id| i32::try_from(id).ok()));
     let mut stdin = child.stdin.take();
     let stdout = child.stdout.take().ok_or(RunError::NoPipe("stdout"))?;
     let mut stderr = child.stderr.take().ok_or(RunError::NoPipe("stderr"))?;

@@ -4,12 +4,10 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use actix::Addr;
-
-use crate::actors::outbound::Outbound;
-use crate::actors::session::{
-    KnownVersion, OpenedFiles, RecordOpened, RecordVersion, Session, SessionId,
+use crate::actors::messages::session::{
+    KnownVersion, MemoryHandle, OpenedFiles, RecordOpened, RecordVersion, SessionId,
 };
+use crate::actors::outbound::Outbound;
 use crate::protocol::jsonrpc;
 use crate::protocol::mcp::{ProgressParams, ProgressToken};
 use crate::services::Services;
@@ -54,8 +52,8 @@ pub struct ToolContext {
     pub session_id: SessionId,
     /// Prefix for terminals this session creates.
     pub terminal_prefix: Arc<str>,
-    /// The calling session.
-    pub session: Addr<Session>,
+    /// The calling session's memory.
+    pub session: MemoryHandle,
     /// Shared services.
     pub services: Arc<Services>,
     /// Present when the request carried a progress token.
@@ -72,17 +70,22 @@ impl ToolContext {
 
     /// Files this session has opened, oldest first.
     pub async fn opened_files(&self) -> Vec<PathBuf> {
-        self.session.send(OpenedFiles).await.unwrap_or_default()
+        self.session
+            .opened_files
+            .send(OpenedFiles)
+            .await
+            .unwrap_or_default()
     }
 
     /// Records `path` as opened by this session.
     pub fn record_opened(&self, path: PathBuf) {
-        self.session.do_send(RecordOpened(path));
+        self.session.record_opened.do_send(RecordOpened(path));
     }
 
     /// The version of `path` this session last read or wrote.
     pub async fn known_version(&self, path: &std::path::Path) -> Option<Fingerprint> {
         self.session
+            .known_version
             .send(KnownVersion(path.to_path_buf()))
             .await
             .ok()
@@ -91,6 +94,8 @@ impl ToolContext {
 
     /// Remembers (or with `None` forgets) the version of `path` this session has seen.
     pub fn record_version(&self, path: PathBuf, fingerprint: Option<Fingerprint>) {
-        self.session.do_send(RecordVersion { path, fingerprint });
+        self.session
+            .record_version
+            .do_send(RecordVersion { path, fingerprint });
     }
 }

@@ -134,7 +134,7 @@ impl Automation {
                 let (settings, workspace) = (self.settings.clone(), self.workspace.clone());
                 let me = ctx.address();
                 actix_rt::spawn(async move {
-                    let result = command.run(&settings, &workspace).await;
+                    let result = command.run(&settings.command_rules(), &workspace).await;
                     me.do_send(CommandEnded {
                         hook,
                         subject,

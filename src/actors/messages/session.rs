@@ -15,23 +15,7 @@ use crate::protocol::jsonrpc::Incoming;
 use crate::protocol::mcp::{Implementation, LogLevel};
 use crate::workspace::files::Fingerprint;
 
-crate::id::string_id! {
-    /// An agent session's id: 8 hex digits, shown in `/status`, logs and terminal names.
-    SessionId
-}
-
-impl SessionId {
-    /// A new random id.
-    pub fn new_random() -> Self {
-        Self::from(&uuid::Uuid::new_v4().simple().to_string()[..8])
-    }
-
-    /// True for the shape [`SessionId::new_random`] makes (a checkpoint may hold
-    /// anything).
-    pub fn is_well_formed(&self) -> bool {
-        self.0.len() == 8 && self.0.bytes().all(|b| b.is_ascii_hexdigit())
-    }
-}
+pub use crate::id::SessionId;
 
 /// How an agent reached the bridge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -527,6 +511,78 @@ pub struct NativeEnd {
 #[derive(Message)]
 #[rtype(result = "Vec<PathBuf>")]
 pub struct OpenedFiles;
+
+/// Remember a file as opened by this session.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct RecordOpened(pub PathBuf);
+
+/// Remember the version of a file this session last read or wrote (`None` forgets it).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct RecordVersion {
+    /// Resolved path.
+    pub path: PathBuf,
+    /// Its content fingerprint.
+    pub fingerprint: Option<Fingerprint>,
+}
+
+/// The version of a file this session last read or wrote.
+#[derive(Message)]
+#[rtype(result = "Option<Fingerprint>")]
+pub struct KnownVersion(pub PathBuf);
+
+/// Keep the last run of a session-prefixed terminal.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct RecordTerminal {
+    /// Full (prefixed) terminal name.
+    pub name: String,
+    /// Its latest run.
+    pub run: TerminalRun,
+}
+
+/// This session's terminals and their last runs, by full name.
+#[derive(Message)]
+#[rtype(result = "Vec<(String, TerminalRun)>")]
+pub struct Terminals;
+
+/// What a running tool can ask of its session: the memory it keeps for its agent
+/// (opened files, file versions, bridge-side terminals). Tools hold this, never the
+/// Session's address.
+#[derive(Clone)]
+pub struct MemoryHandle {
+    pub opened_files: Recipient<OpenedFiles>,
+    pub record_opened: Recipient<RecordOpened>,
+    pub known_version: Recipient<KnownVersion>,
+    pub record_version: Recipient<RecordVersion>,
+    pub terminals: Recipient<Terminals>,
+    pub record_terminal: Recipient<RecordTerminal>,
+}
+
+impl MemoryHandle {
+    /// The recipients of `addr`: the Session, or a stand-in that handles the same
+    /// messages (tests).
+    pub fn of<A>(addr: &Addr<A>) -> Self
+    where
+        A: Actor<Context = Context<A>>
+            + Handler<OpenedFiles>
+            + Handler<RecordOpened>
+            + Handler<KnownVersion>
+            + Handler<RecordVersion>
+            + Handler<Terminals>
+            + Handler<RecordTerminal>,
+    {
+        Self {
+            opened_files: addr.clone().recipient(),
+            record_opened: addr.clone().recipient(),
+            known_version: addr.clone().recipient(),
+            record_version: addr.clone().recipient(),
+            terminals: addr.clone().recipient(),
+            record_terminal: addr.clone().recipient(),
+        }
+    }
+}
 
 /// The last run in a bridge-side terminal.
 #[derive(Debug, Clone, Serialize)]

@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 use super::Session;
 use crate::actors::activity_log::{CallStatus, RecordToolCall};
 use crate::actors::messages::connection::Generation;
+use crate::actors::messages::session::MemoryHandle;
 use crate::actors::outbound::Outbound;
 use crate::actors::supervise::panic_message;
 use crate::protocol::jsonrpc::{self, parse_params, RequestId, RpcError};
@@ -182,7 +183,7 @@ impl Session {
         let tool_ctx = ToolContext {
             session_id: self.id.clone(),
             terminal_prefix: Arc::clone(&self.terminal_prefix),
-            session: ctx.address(),
+            session: MemoryHandle::of(&ctx.address()),
             services: Arc::clone(&services),
             progress,
         };

@@ -1,7 +1,7 @@
 //! What a session remembers for its agent across connections (and hands over when it
 //! merges): the files it opened, the file versions it last read or wrote (for
 //! concurrent-modification checks) and its bridge-side terminals. Tools read and write
-//! it through these messages.
+//! it through the messages of `MemoryHandle` (in `actors::messages::session`).
 
 use std::path::PathBuf;
 
@@ -9,46 +9,12 @@ use actix::prelude::*;
 
 use super::{Session, MAX_OPENED_FILES, MAX_READ_VERSIONS, MAX_TERMINALS};
 use crate::actors::messages::session::{
-    Absorb, ChangedBy, NativeCursor, NativeEnd, NativeSettle, NativeStart, NativeToRead,
-    OpenedFiles, Saw, TakeNotice, TerminalRun,
+    Absorb, ChangedBy, KnownVersion, NativeCursor, NativeEnd, NativeSettle, NativeStart,
+    NativeToRead, OpenedFiles, RecordOpened, RecordTerminal, RecordVersion, Saw, TakeNotice,
+    TerminalRun, Terminals,
 };
 use crate::coordination::native::Ended;
 use crate::workspace::files::Fingerprint;
-
-/// Remember a file as opened by this session.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct RecordOpened(pub PathBuf);
-
-/// Remember the version of a file this session last read or wrote (`None` forgets it).
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct RecordVersion {
-    /// Resolved path.
-    pub path: PathBuf,
-    /// Its content fingerprint.
-    pub fingerprint: Option<Fingerprint>,
-}
-
-/// The version of a file this session last read or wrote.
-#[derive(Message)]
-#[rtype(result = "Option<Fingerprint>")]
-pub struct KnownVersion(pub PathBuf);
-
-/// Keep the last run of a session-prefixed terminal.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct RecordTerminal {
-    /// Full (prefixed) terminal name.
-    pub name: String,
-    /// Its latest run.
-    pub run: TerminalRun,
-}
-
-/// This session's terminals and their last runs, by full name.
-#[derive(Message)]
-#[rtype(result = "Vec<(String, TerminalRun)>")]
-pub struct Terminals;
 
 /// Moves `item` to the back of a recency list (dropping an older `same` entry) and
 /// keeps the last `cap` entries.

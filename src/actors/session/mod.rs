@@ -18,7 +18,6 @@ mod tasks;
 
 pub use crate::actors::messages::connection::Generation;
 pub use crate::actors::messages::session::*;
-pub use memory::{KnownVersion, RecordOpened, RecordTerminal, RecordVersion, Terminals};
 
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::actors::session::Terminals;
+use crate::actors::messages::session::Terminals;
 use crate::protocol::editor::Method;
 use crate::protocol::mcp::CallToolResult;
 use crate::tools::editor::{request, try_editor};
@@ -42,7 +42,12 @@ impl Tool for GetTerminalOutput {
         if let Some(done) = try_editor(&ctx, Method::GetTerminalOutput, params).await {
             return done;
         }
-        let terminals = ctx.session.send(Terminals).await.unwrap_or_default();
+        let terminals = ctx
+            .session
+            .terminals
+            .send(Terminals)
+            .await
+            .unwrap_or_default();
         let wanted = args.name.map(|n| {
             if n.starts_with(ctx.terminal_prefix.as_ref()) {
                 n

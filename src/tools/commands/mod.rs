@@ -53,7 +53,10 @@ impl CommandArgs {
             timeout: self.timeout_ms.map(Duration::from_millis),
         };
         Ok(command
-            .run(&ctx.services.settings, &ctx.services.workspace)
+            .run(
+                &ctx.services.settings.command_rules(),
+                &ctx.services.workspace,
+            )
             .await?)
     }
 }

@@ -6,8 +6,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::CommandArgs;
+use crate::actors::messages::session::{RecordTerminal, TerminalRun};
 use crate::actors::registry::iso_now;
-use crate::actors::session::{RecordTerminal, TerminalRun};
 use crate::protocol::mcp::CallToolResult;
 use crate::tools::{EditorUse, Tool, ToolContext, ToolResult};
 
@@ -47,7 +47,7 @@ impl Tool for RunInTerminal {
             }
             output.push_str(&out.stderr);
         }
-        ctx.session.do_send(RecordTerminal {
+        ctx.session.record_terminal.do_send(RecordTerminal {
             name: name.clone(),
             run: TerminalRun {
                 command: line.clone(),

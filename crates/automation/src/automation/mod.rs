@@ -1,0 +1,1048 @@
+//! Automation: a policy file whose hooks turn events (diagnostics appearing or
+//! clearing, files saved or changed on disk, Claude tasks ending, git commits and
+//! branch switches, agents coming and going, commands failing) into Claude tasks,
+//! notifications or allowlisted commands. This module decides; the Automation actor
+//! feeds it events and carries out what it decides.
+
+pub mod events;
+pub mod gate;
+pub mod git;
+pub mod policy;
+pub mod template;
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use globset::GlobSet;
+use serde::Serialize;
+
+use crate::tasks::TaskStatus;
+use gate::{Gate, Skip};
+use ide_bridge_workspace::diagnostics::Diagnostic;
+use policy::{Action, DiagnosticsState, Hook, Policy, Trigger};
+use template::{Value, Vars};
+
+/// Files whose diagnostics state is remembered per hook, at most.
+pub const MAX_TRACKED_FILES: usize = 2_000;
+
+/// A hook that fired.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Firing {
+    /// The hook.
+    pub hook: &'static str,
+    /// What it fired for: a workspace-relative file, a branch, a session, a program…
+    pub subject: String,
+    /// What to do, its templates rendered.
+    pub deed: Action,
+    /// Timeout of the task or command.
+    pub timeout_ms: u64,
+}
+
+/// Why a hook that saw an event did not fire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SkipKind {
+    /// The hook fired for the same subject too recently.
+    Cooldown,
+    /// The hourly cap over all hooks is reached.
+    HourlyCap,
+    /// The event is automation's own doing (its task or command in flight or just
+    /// ended, or its own task ending).
+    LoopGuard,
+    /// The event did not pass the hook's filter (patterns, change kinds, branches…).
+    Filter,
+    /// The editor reports this file's diagnostics; the bridge's linters do not count.
+    EditorWins,
+    /// The firing could not be carried out (prompt too long, an argument that would be
+    /// an option, the orchestrator refused the task, the command was refused).
+    Refused,
+    /// A done-gate already kept the agent working `maxHolds` times for this prompt.
+    HoldsSpent,
+}
+
+impl SkipKind {
+    /// Routine skips are logged at debug level and not recorded in the timeline.
+    pub fn routine(self) -> bool {
+        !matches!(
+            self,
+            SkipKind::HourlyCap | SkipKind::Refused | SkipKind::HoldsSpent
+        )
+    }
+}
+
+/// What a hook made of an event.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Carry this out.
+    Fire(Firing),
+    /// The hook saw the event but did not fire.
+    Skipped {
+        /// The hook.
+        hook: &'static str,
+        /// The event's subject.
+        subject: String,
+        /// Why, for people.
+        reason: String,
+        /// Why, for machines.
+        kind: SkipKind,
+    },
+}
+
+/// An event, with files already made workspace-relative.
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// The file's diagnostics are now these (empty: none).
+    Diagnostics {
+        /// Workspace-relative path.
+        file: String,
+        /// All of its diagnostics.
+        diagnostics: Vec<Diagnostic>,
+    },
+    /// The editor saved the file.
+    FileSaved {
+        /// Workspace-relative path.
+        file: String,
+    },
+    /// A file changed on disk.
+    FileChanged {
+        /// Workspace-relative path.
+        file: String,
+        /// `created`, `modified`, `removed` or `renamed`.
+        change: &'static str,
+        /// The old path of a rename.
+        from: Option<String>,
+    },
+    /// A Claude task ended.
+    TaskEnded {
+        /// Its id.
+        task: String,
+        /// How.
+        status: TaskStatus,
+        /// The hook that started it, when automation did.
+        hook: Option<String>,
+        /// The agent session that started it, when one did.
+        session: Option<String>,
+        /// Its output (tail) or error.
+        output: String,
+    },
+    /// A commit was made.
+    GitCommit {
+        /// The branch (or `HEAD` when detached).
+        branch: String,
+        /// The new commit.
+        commit: String,
+        /// Its subject line.
+        subject: String,
+    },
+    /// Another branch was checked out.
+    BranchSwitched {
+        /// The new branch.
+        branch: String,
+        /// The previous one.
+        previous: String,
+        /// The commit now checked out.
+        commit: String,
+    },
+    /// An agent connected or went for good.
+    Agent {
+        /// Connected (true) or gone.
+        connected: bool,
+        /// Its session id.
+        session: String,
+        /// Its client name.
+        client: String,
+    },
+    /// A `runCommand` failed.
+    CommandFailed {
+        /// The program.
+        program: String,
+        /// The whole command line.
+        command: String,
+        /// Exit code, if it exited.
+        exit_code: Option<i32>,
+        /// It ran past its timeout.
+        timed_out: bool,
+        /// Output tail.
+        output: String,
+        /// The agent session that ran it.
+        session: Option<String>,
+    },
+    /// An agent changed a file (its own tools, or the bridge's write tools).
+    AgentEdited {
+        /// Its session.
+        session: String,
+        /// How people see it (`claude-code 1a2b3c4d`).
+        agent: String,
+        /// Workspace-relative path.
+        file: String,
+        /// The tool (`Edit`, `Write`, `replaceBlock`, …).
+        tool: String,
+    },
+    /// An agent's own shell command failed.
+    AgentCommandFailed {
+        session: String,
+        agent: String,
+        /// The whole command line.
+        command: String,
+        /// Its first word.
+        program: String,
+        /// What the CLI reported (`Exit code 1`).
+        error: String,
+    },
+    /// An agent is ending its turn.
+    AgentStopped {
+        session: String,
+        agent: String,
+        /// Its last message (bounded by the sender).
+        message: String,
+    },
+    /// The person submitted a prompt to an agent.
+    PromptSubmitted {
+        session: String,
+        agent: String,
+        /// The prompt (bounded by the sender).
+        prompt: String,
+    },
+    /// A write to a claimed file was refused.
+    ClaimRefused {
+        /// The refused agent's session (empty when the bridge could not name it).
+        session: String,
+        agent: String,
+        /// Who holds the claim.
+        holder: String,
+        /// Workspace-relative path.
+        file: String,
+        tool: String,
+    },
+}
+
+impl Event {
+    /// Made by the workspace (files, diagnostics, git) or by an agent's work: while
+    /// automation's own task or command runs, such events are taken as its doing (an
+    /// automation task is an agent too). An agent stopping is not: the done-gate checks
+    /// every stop, and the stops of automation's own tasks never reach it.
+    pub fn from_workspace(&self) -> bool {
+        matches!(
+            self,
+            Event::Diagnostics { .. }
+                | Event::FileSaved { .. }
+                | Event::FileChanged { .. }
+                | Event::GitCommit { .. }
+                | Event::BranchSwitched { .. }
+                | Event::AgentEdited { .. }
+                | Event::AgentCommandFailed { .. }
+                | Event::PromptSubmitted { .. }
+                | Event::ClaimRefused { .. }
+        )
+    }
+
+    /// The file it is about, if any.
+    pub fn file(&self) -> Option<&str> {
+        match self {
+            Event::Diagnostics { file, .. }
+            | Event::FileSaved { file }
+            | Event::FileChanged { file, .. }
+            | Event::AgentEdited { file, .. }
+            | Event::ClaimRefused { file, .. } => Some(file),
+            _ => None,
+        }
+    }
+}
+
+/// What the hook saw: the subject (cooldown key), its template variables, or why the
+/// hook's filter let it pass.
+enum Seen {
+    /// The hook is not about this kind of event (or no state transition happened).
+    Unrelated,
+    /// The event's kind is the hook's, but its filter refused it.
+    Filtered { subject: String, reason: String },
+    /// An automation task's own end, for a hook that could loop on it.
+    OwnDoing { subject: String },
+    /// The hook fires (if the gate admits it).
+    Matched { subject: String, vars: Vars },
+}
+
+/// The policy with its cooldowns, hourly cap and per-file diagnostics state.
+#[derive(Debug)]
+pub struct Engine {
+    policy: Policy,
+    /// The policy's hooks, shared so that handling an event does not copy them.
+    hooks: Arc<[Hook]>,
+    gate: Gate,
+    /// Hash of the matching diagnostics per (hook, file) while there are some.
+    in_error: HashMap<(&'static str, String), u64>,
+}
+
+impl Engine {
+    /// An engine for `policy`.
+    pub fn new(policy: Policy) -> Self {
+        Self {
+            hooks: policy.hooks.clone().into(),
+            policy,
+            gate: Gate::default(),
+            in_error: HashMap::new(),
+        }
+    }
+
+    /// The current policy.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// Swaps the policy, keeping cooldowns, the hourly count and the diagnostics state.
+    pub fn replace(&mut self, policy: Policy) {
+        self.hooks = policy.hooks.clone().into();
+        self.policy = policy;
+    }
+
+    /// Firings in the hour before `now_ms`.
+    pub fn fired_last_hour(&self, now_ms: u64) -> usize {
+        self.gate.fired_last_hour(now_ms)
+    }
+
+    /// Restarts every hook's cooldown for `subject`.
+    pub fn touch(&mut self, subject: &str, now_ms: u64) {
+        let names: Vec<&'static str> = self.policy.hooks.iter().map(|h| h.name).collect();
+        self.gate.touch(subject, &names, now_ms);
+    }
+
+    /// Runs `event` through every hook. With `quiet` (an automation task or command is
+    /// in flight or just ended) hooks that act on the workspace do not fire for
+    /// workspace events, though the diagnostics state is still tracked.
+    pub fn handle(&mut self, event: &Event, now_ms: u64, quiet: bool) -> Vec<Outcome> {
+        let mut outcomes = Vec::new();
+        let hooks = Arc::clone(&self.hooks);
+        for hook in hooks.iter() {
+            let skipped = |subject: String, reason: String, kind: SkipKind| Outcome::Skipped {
+                hook: hook.name,
+                subject,
+                reason,
+                kind,
+            };
+            let outcome = match self.sees(hook, event) {
+                Seen::Unrelated => continue,
+                Seen::Filtered { subject, reason } => skipped(subject, reason, SkipKind::Filter),
+                Seen::OwnDoing { subject } => skipped(
+                    subject,
+                    "loop guard: the task was started by automation".into(),
+                    SkipKind::LoopGuard,
+                ),
+                Seen::Matched { subject, .. }
+                    if quiet && event.from_workspace() && hook.action.acts_on_workspace() =>
+                {
+                    skipped(
+                        subject,
+                        "loop guard: an automation task or command is in flight or just ended \
+                         (its own edits never trigger automation)"
+                            .into(),
+                        SkipKind::LoopGuard,
+                    )
+                }
+                Seen::Matched { subject, vars } => self.try_fire(hook, subject, &vars, now_ms),
+            };
+            outcomes.push(outcome);
+        }
+        outcomes
+    }
+
+    /// What `hook` makes of `event`.
+    fn sees(&mut self, hook: &Hook, event: &Event) -> Seen {
+        let text = |s: &str| Value::Text(s.to_string());
+        let filtered = |set: &Option<GlobSet>, value: &str, what: &str| {
+            set.as_ref()
+                .filter(|set| !set.is_match(value))
+                .map(|_| format!("filter: {what} {value:?} matches none of the hook's patterns"))
+        };
+        match (&hook.trigger, event) {
+            (Trigger::FileSave { patterns }, Event::FileSaved { file }) => {
+                if patterns.is_match(file.as_str()) {
+                    Seen::Matched {
+                        subject: file.clone(),
+                        vars: vec![("file", text(file))],
+                    }
+                } else {
+                    Seen::Filtered {
+                        subject: file.clone(),
+                        reason: format!("filter: {file} matches none of the patterns"),
+                    }
+                }
+            }
+            (
+                Trigger::FileChange { patterns, changes },
+                Event::FileChanged { file, change, from },
+            ) => {
+                if !patterns.is_match(file.as_str()) {
+                    Seen::Filtered {
+                        subject: file.clone(),
+                        reason: format!("filter: {file} matches none of the patterns"),
+                    }
+                } else if !changes.iter().any(|c| c == change) {
+                    Seen::Filtered {
+                        subject: file.clone(),
+                        reason: format!(
+                            "filter: the change is {change}, not one of {}",
+                            changes.join(", ")
+                        ),
+                    }
+                } else {
+                    Seen::Matched {
+                        subject: file.clone(),
+                        vars: vec![
+                            ("file", text(file)),
+                            ("change", text(change)),
+                            ("from", text(from.as_deref().unwrap_or(""))),
+                        ],
+                    }
+                }
+            }
+            (
+                Trigger::Diagnostics {
+                    state,
+                    min_severity,
+                },
+                Event::Diagnostics { file, diagnostics },
+            ) => {
+                let matching: Vec<Diagnostic> = diagnostics
+                    .iter()
+                    .filter(|d| d.severity <= *min_severity)
+                    .cloned()
+                    .collect();
+                let key = (hook.name, file.clone());
+                let before = self.in_error.get(&key).copied();
+                let now = (!matching.is_empty()).then(|| fingerprint(&matching));
+                match now {
+                    Some(h) => {
+                        if self.in_error.len() >= MAX_TRACKED_FILES && before.is_none() {
+                            self.in_error.clear();
+                        }
+                        self.in_error.insert(key, h);
+                    }
+                    None => {
+                        self.in_error.remove(&key);
+                    }
+                }
+                let fires = match state {
+                    DiagnosticsState::Error => now.is_some() && now != before,
+                    DiagnosticsState::Cleared => before.is_some() && now.is_none(),
+                };
+                if fires {
+                    Seen::Matched {
+                        subject: file.clone(),
+                        vars: vec![
+                            ("file", text(file)),
+                            ("diagnostics", Value::Diagnostics(matching)),
+                        ],
+                    }
+                } else {
+                    Seen::Unrelated
+                }
+            }
+            (
+                Trigger::TaskEnded { succeeded, origins },
+                Event::TaskEnded {
+                    task,
+                    status,
+                    hook: by_hook,
+                    session,
+                    output,
+                },
+            ) => {
+                let done = *status == TaskStatus::Done;
+                let failed = matches!(status, TaskStatus::Error | TaskStatus::Interrupted);
+                if (*succeeded && !done) || (!*succeeded && !failed) {
+                    return Seen::Unrelated;
+                }
+                let subject = match (by_hook, session) {
+                    (Some(h), _) => format!("automation:{h}"),
+                    (None, Some(s)) => format!("agent:{s}"),
+                    (None, None) => "task".to_string(),
+                };
+                let by_automation = by_hook.is_some();
+                if (by_automation && !origins.automation) || (!by_automation && !origins.agent) {
+                    return Seen::Filtered {
+                        subject,
+                        reason: "filter: the task's origin is not one of the hook's origins".into(),
+                    };
+                }
+                if by_automation && hook.action.acts_on_workspace() {
+                    return Seen::OwnDoing { subject };
+                }
+                let status = serde_json::to_value(status)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default();
+                Seen::Matched {
+                    subject,
+                    vars: vec![
+                        ("taskId", text(task)),
+                        ("status", text(&status)),
+                        ("hook", text(by_hook.as_deref().unwrap_or(""))),
+                        ("session", text(session.as_deref().unwrap_or(""))),
+                        ("output", Value::Output(output.clone())),
+                    ],
+                }
+            }
+            (
+                Trigger::GitCommit { branches },
+                Event::GitCommit {
+                    branch,
+                    commit,
+                    subject,
+                },
+            ) => gate(filtered(branches, branch, "branch"), branch, || {
+                vec![
+                    ("branch", text(branch)),
+                    ("commit", text(commit)),
+                    ("subject", text(subject)),
+                ]
+            }),
+            (
+                Trigger::BranchSwitch { branches },
+                Event::BranchSwitched {
+                    branch,
+                    previous,
+                    commit,
+                },
+            ) => gate(filtered(branches, branch, "branch"), branch, || {
+                vec![
+                    ("branch", text(branch)),
+                    ("previousBranch", text(previous)),
+                    ("commit", text(commit)),
+                ]
+            }),
+            (
+                Trigger::Agent { connected, clients },
+                Event::Agent {
+                    connected: c,
+                    session,
+                    client,
+                },
+            ) if connected == c => gate(filtered(clients, client, "client"), session, || {
+                vec![("session", text(session)), ("agent", text(client))]
+            }),
+            (
+                Trigger::CommandFailed { commands },
+                Event::CommandFailed {
+                    program,
+                    command,
+                    exit_code,
+                    timed_out,
+                    output,
+                    session,
+                },
+            ) => gate(filtered(commands, program, "program"), program, || {
+                let exit = match (exit_code, timed_out) {
+                    (_, true) => "timed out".to_string(),
+                    (Some(c), _) => c.to_string(),
+                    (None, _) => "killed".to_string(),
+                };
+                vec![
+                    ("command", text(command)),
+                    ("program", text(program)),
+                    ("exitCode", text(&exit)),
+                    ("session", text(session.as_deref().unwrap_or(""))),
+                    ("output", Value::Output(output.clone())),
+                ]
+            }),
+            (
+                Trigger::AgentEdited { patterns },
+                Event::AgentEdited {
+                    session,
+                    agent,
+                    file,
+                    tool,
+                },
+            ) => gate(filtered(patterns, file, "file"), file, || {
+                vec![
+                    ("agent", text(agent)),
+                    ("session", text(session)),
+                    ("file", text(file)),
+                    ("tool", text(tool)),
+                ]
+            }),
+            (
+                Trigger::AgentCommandFailed { commands },
+                Event::AgentCommandFailed {
+                    session,
+                    agent,
+                    command,
+                    program,
+                    error,
+                },
+            ) => gate(filtered(commands, program, "program"), program, || {
+                vec![
+                    ("agent", text(agent)),
+                    ("session", text(session)),
+                    ("command", text(command)),
+                    ("program", text(program)),
+                    ("error", text(error)),
+                ]
+            }),
+            (
+                Trigger::AgentStop,
+                Event::AgentStopped {
+                    session,
+                    agent,
+                    message,
+                },
+            ) => gate(None, session, || {
+                vec![
+                    ("agent", text(agent)),
+                    ("session", text(session)),
+                    ("message", Value::Output(message.clone())),
+                ]
+            }),
+            (
+                Trigger::PromptSubmitted,
+                Event::PromptSubmitted {
+                    session,
+                    agent,
+                    prompt,
+                },
+            ) => gate(None, session, || {
+                vec![
+                    ("agent", text(agent)),
+                    ("session", text(session)),
+                    ("prompt", Value::Output(prompt.clone())),
+                ]
+            }),
+            (
+                Trigger::ClaimRefused { patterns },
+                Event::ClaimRefused {
+                    session,
+                    agent,
+                    holder,
+                    file,
+                    tool,
+                },
+            ) => gate(filtered(patterns, file, "file"), file, || {
+                vec![
+                    ("agent", text(agent)),
+                    ("session", text(session)),
+                    ("holder", text(holder)),
+                    ("file", text(file)),
+                    ("tool", text(tool)),
+                ]
+            }),
+            _ => Seen::Unrelated,
+        }
+    }
+
+    fn try_fire(&mut self, hook: &Hook, subject: String, vars: &Vars, now_ms: u64) -> Outcome {
+        let skipped = |subject: String, reason: String, kind: SkipKind| Outcome::Skipped {
+            hook: hook.name,
+            subject,
+            reason,
+            kind,
+        };
+        let nonce = template::nonce();
+        let deed = match &hook.action {
+            Action::Task { prompt } => {
+                let prompt = template::render(prompt, vars, &nonce, template::Target::Prompt);
+                if prompt.len() > crate::tasks::MAX_PROMPT_BYTES {
+                    let reason = format!(
+                        "the rendered prompt is {} bytes (max {})",
+                        prompt.len(),
+                        crate::tasks::MAX_PROMPT_BYTES
+                    );
+                    return skipped(subject, reason, SkipKind::Refused);
+                }
+                Action::Task { prompt }
+            }
+            Action::Notify { message } => Action::Notify {
+                message: template::render(message, vars, &nonce, template::Target::Plain),
+            },
+            Action::Command { program, args } => {
+                let mut rendered = Vec::with_capacity(args.len());
+                for arg in args {
+                    let out = template::render(arg, vars, &nonce, template::Target::Plain);
+                    // A value from the event must not turn into an option.
+                    if out.starts_with('-') && !arg.starts_with('-') {
+                        let reason = format!(
+                            "argument {arg:?} became {out:?}, which would be read as an option"
+                        );
+                        return skipped(subject, reason, SkipKind::Refused);
+                    }
+                    rendered.push(out);
+                }
+                Action::Command {
+                    program: program.clone(),
+                    args: rendered,
+                }
+            }
+            Action::Diagnostics { min_severity } => Action::Diagnostics {
+                min_severity: *min_severity,
+            },
+        };
+        match self.gate.admit(
+            hook.name,
+            &subject,
+            hook.cooldown_ms,
+            self.policy.max_tasks_per_hour,
+            now_ms,
+        ) {
+            Ok(()) => Outcome::Fire(Firing {
+                hook: hook.name,
+                subject,
+                deed,
+                timeout_ms: hook.timeout_ms,
+            }),
+            Err(skip) => {
+                let kind = match skip {
+                    Skip::Cooldown { .. } => SkipKind::Cooldown,
+                    Skip::HourlyCap(_) => SkipKind::HourlyCap,
+                };
+                skipped(subject, skip.to_string(), kind)
+            }
+        }
+    }
+}
+
+/// What a hook whose filter said `filter` sees of an event about `subject`: filtered,
+/// or matched with the event's variables.
+fn gate(filter: Option<String>, subject: &str, vars: impl FnOnce() -> Vars) -> Seen {
+    match filter {
+        Some(reason) => Seen::Filtered {
+            subject: subject.to_string(),
+            reason,
+        },
+        None => Seen::Matched {
+            subject: subject.to_string(),
+            vars: vars(),
+        },
+    }
+}
+
+fn fingerprint(diagnostics: &[Diagnostic]) -> u64 {
+    let mut h = DefaultHasher::new();
+    for d in diagnostics {
+        d.message.hash(&mut h);
+        (d.severity as u8).hash(&mut h);
+        (d.range.start.line, d.range.start.character).hash(&mut h);
+    }
+    h.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ide_bridge_workspace::diagnostics::{Range, Severity};
+    use serde_json::json;
+
+    fn engine(policy: serde_json::Value) -> Engine {
+        Engine::new(Policy::from_value(&policy).unwrap())
+    }
+
+    fn diag(message: &str, severity: Severity) -> Diagnostic {
+        Diagnostic {
+            message: message.into(),
+            severity,
+            range: Range::from_one_based(1, 1, 1, 2),
+            source: None,
+            code: None,
+        }
+    }
+
+    fn diags(file: &str, list: &[Diagnostic]) -> Event {
+        Event::Diagnostics {
+            file: file.into(),
+            diagnostics: list.to_vec(),
+        }
+    }
+
+    fn prompt(f: &Firing) -> &str {
+        match &f.deed {
+            Action::Task { prompt } => prompt,
+            other => panic!("not a task: {other:?}"),
+        }
+    }
+
+    fn fired(outcomes: &[Outcome]) -> Vec<&Firing> {
+        outcomes
+            .iter()
+            .filter_map(|o| match o {
+                Outcome::Fire(f) => Some(f),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn error_state_fires_on_new_or_changed_errors_only() {
+        let mut e = engine(json!({"onDiagnosticsStateChange": {
+            "state": "error", "prompt": "Fix {{file}}\n{{diagnostics}}", "cooldownMs": 5000}}));
+        let err = diag("bad", Severity::Error);
+        let warn = diag("meh", Severity::Warning);
+        // Below minSeverity: nothing.
+        assert!(e
+            .handle(&diags("a.rs", std::slice::from_ref(&warn)), 0, false)
+            .is_empty());
+        let out = e.handle(&diags("a.rs", &[err.clone(), warn.clone()]), 10, false);
+        let f = fired(&out);
+        assert_eq!(f.len(), 1);
+        assert!(prompt(f[0]).starts_with("Fix \"a.rs\"\n--- BEGIN DIAGNOSTIC DATA "));
+        assert!(prompt(f[0]).contains("error line 1, column 1: bad"));
+        assert!(!prompt(f[0]).contains("meh"), "severity-filtered");
+        // Only the warning changed: the matching set is the same, no firing.
+        assert!(e
+            .handle(&diags("a.rs", std::slice::from_ref(&err)), 6_000, false)
+            .is_empty());
+        // A different error after the cooldown fires again.
+        let out = e.handle(
+            &diags("a.rs", &[diag("worse", Severity::Error)]),
+            6_000,
+            false,
+        );
+        assert_eq!(fired(&out).len(), 1);
+    }
+
+    #[test]
+    fn cleared_state_fires_when_matching_diagnostics_go_away() {
+        let mut e = engine(json!({"onDiagnosticsStateChange": {
+            "state": "cleared", "minSeverity": "warning", "prompt": "{{file}} is clean"}}));
+        // Nothing to clear yet.
+        assert!(e.handle(&diags("a.rs", &[]), 0, false).is_empty());
+        assert!(e
+            .handle(&diags("a.rs", &[diag("w", Severity::Warning)]), 1, false)
+            .is_empty());
+        // A hint does not count as the state at warning level.
+        let out = e.handle(&diags("a.rs", &[diag("h", Severity::Hint)]), 2, false);
+        assert_eq!(prompt(fired(&out)[0]), "\"a.rs\" is clean");
+        assert!(e.handle(&diags("a.rs", &[]), 3, false).is_empty());
+    }
+
+    #[test]
+    fn file_save_matches_patterns_against_the_relative_path() {
+        let mut e = engine(json!({"onFileSave": {
+            "patterns": ["src/**/*.rs", "*.py"], "prompt": "Review {{file}}"}}));
+        let saved = |f: &str| Event::FileSaved { file: f.into() };
+        assert_eq!(fired(&e.handle(&saved("src/a/b.rs"), 0, false)).len(), 1);
+        assert_eq!(fired(&e.handle(&saved("tools/x.py"), 0, false)).len(), 1);
+        assert!(fired(&e.handle(&saved("README.md"), 0, false)).is_empty());
+        let out = e.handle(&saved("lib/a.rs"), 0, false);
+        assert!(matches!(
+            &out[0],
+            Outcome::Skipped {
+                kind: SkipKind::Filter,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn cooldown_and_cap_are_reported_as_skips() {
+        let mut e = engine(json!({"maxTasksPerHour": 2, "onFileSave": {
+            "patterns": ["*"], "prompt": "p", "cooldownMs": 5000}}));
+        let saved = |f: &str| Event::FileSaved { file: f.into() };
+        assert_eq!(fired(&e.handle(&saved("a"), 0, false)).len(), 1);
+        let out = e.handle(&saved("a"), 4_900, false);
+        assert!(
+            matches!(&out[0], Outcome::Skipped { kind: SkipKind::Cooldown, reason, .. } if reason.starts_with("cooldown"))
+        );
+        assert_eq!(fired(&e.handle(&saved("a"), 5_100, false)).len(), 1);
+        let out = e.handle(&saved("b"), 5_200, false);
+        assert!(
+            matches!(&out[0], Outcome::Skipped { kind: SkipKind::HourlyCap, reason, .. } if reason.starts_with("hourly cap"))
+        );
+    }
+
+    #[test]
+    fn suppressed_events_track_state_but_never_fire() {
+        let mut e =
+            engine(json!({"onDiagnosticsStateChange": {"state": "cleared", "prompt": "p"}}));
+        assert!(e
+            .handle(&diags("a.rs", &[diag("x", Severity::Error)]), 0, true)
+            .is_empty());
+        let out = e.handle(&diags("a.rs", &[]), 1, true);
+        assert!(matches!(
+            &out[0],
+            Outcome::Skipped {
+                kind: SkipKind::LoopGuard,
+                ..
+            }
+        ));
+        assert_eq!(e.fired_last_hour(2), 0);
+    }
+
+    #[test]
+    fn a_long_template_with_many_diagnostics_stays_within_the_prompt_limit() {
+        let mut e = engine(json!({"onDiagnosticsStateChange": {"state": "error",
+            "prompt": format!("{}{{{{diagnostics}}}}", "x".repeat(16_000))}}));
+        let many: Vec<Diagnostic> = (0..40)
+            .map(|i| diag(&format!("{i}{}", "m".repeat(600)), Severity::Error))
+            .collect();
+        let out = e.handle(&diags("a.rs", &many), 0, false);
+        // 25 listed × ~520 bytes + 16 000 stays under 32 KiB: it fires.
+        assert_eq!(fired(&out).len(), 1);
+        assert!(prompt(fired(&out)[0]).len() <= crate::tasks::MAX_PROMPT_BYTES);
+    }
+
+    fn skip_kind(out: &[Outcome]) -> Option<SkipKind> {
+        out.iter().find_map(|o| match o {
+            Outcome::Skipped { kind, .. } => Some(*kind),
+            _ => None,
+        })
+    }
+
+    fn changed(file: &str, change: &'static str) -> Event {
+        Event::FileChanged {
+            file: file.into(),
+            change,
+            from: None,
+        }
+    }
+
+    #[test]
+    fn file_changes_filter_on_patterns_and_kinds() {
+        let mut e = engine(json!({"onFileChange": {"patterns": ["src/**"],
+            "changes": ["created", "modified"], "prompt": "{{change}} {{file}}"}}));
+        let out = e.handle(&changed("src/a.rs", "created"), 0, false);
+        assert_eq!(prompt(fired(&out)[0]), r#""created" "src/a.rs""#);
+        let out = e.handle(&changed("src/b.rs", "removed"), 0, false);
+        assert_eq!(skip_kind(&out), Some(SkipKind::Filter));
+        let out = e.handle(&changed("docs/x.md", "modified"), 0, false);
+        assert_eq!(skip_kind(&out), Some(SkipKind::Filter));
+        // Quiet: a task hook holds back, a notify hook does not.
+        let out = e.handle(&changed("src/c.rs", "modified"), 0, true);
+        assert_eq!(skip_kind(&out), Some(SkipKind::LoopGuard));
+        let mut n = engine(
+            json!({"onFileChange": {"patterns": ["*"], "action": "notify",
+            "message": "{{file}} {{change}}"}}),
+        );
+        let out = n.handle(&changed("a", "modified"), 0, true);
+        assert_eq!(
+            fired(&out)[0].deed,
+            Action::Notify {
+                message: "a modified".into()
+            }
+        );
+    }
+
+    fn task_ended(status: TaskStatus, hook: Option<&str>) -> Event {
+        Event::TaskEnded {
+            task: "t1".into(),
+            status,
+            hook: hook.map(str::to_string),
+            session: hook.is_none().then(|| "s1".to_string()),
+            output: "all good\n".into(),
+        }
+    }
+
+    #[test]
+    fn task_hooks_tell_success_from_failure_and_never_loop() {
+        let mut e = engine(json!({
+            "onTaskFinished": {"prompt": "{{taskId}} {{status}}\n{{output}}"},
+            "onTaskFailed": {"action": "notify", "message": "{{taskId}} failed"}}));
+        let out = e.handle(&task_ended(TaskStatus::Done, None), 0, false);
+        let f = fired(&out);
+        assert_eq!(f.len(), 1);
+        assert!(prompt(f[0]).starts_with("\"t1\" \"done\"\n--- BEGIN OUTPUT DATA "));
+        assert!(prompt(f[0]).contains("\nall good\n--- END OUTPUT DATA "));
+        // An automation task's end would start another task: the loop guard holds.
+        let out = e.handle(
+            &task_ended(TaskStatus::Done, Some("onFileSave")),
+            10_000,
+            false,
+        );
+        assert_eq!(skip_kind(&out), Some(SkipKind::LoopGuard));
+        // A notification about it cannot loop.
+        let out = e.handle(&task_ended(TaskStatus::Error, Some("onFileSave")), 0, false);
+        assert_eq!(fired(&out)[0].hook, "onTaskFailed");
+        // Cancelled is neither.
+        assert!(e
+            .handle(&task_ended(TaskStatus::Cancelled, None), 0, false)
+            .is_empty());
+    }
+
+    #[test]
+    fn git_agent_and_command_hooks_filter_and_render() {
+        let mut e = engine(json!({
+            "onGitCommit": {"branches": ["main"], "prompt": "{{branch}} {{commit}} {{subject}}"},
+            "onBranchSwitch": {"action": "notify", "message": "{{previousBranch}} -> {{branch}}"},
+            "onAgentConnected": {"clients": ["claude*"], "action": "notify", "message": "{{agent}} {{session}}"},
+            "onAgentDisconnected": {"action": "notify", "message": "bye {{agent}}"},
+            "onCommandFailed": {"commands": ["cargo"], "prompt": "{{command}} exited {{exitCode}}"}}));
+        let commit = |branch: &str| Event::GitCommit {
+            branch: branch.into(),
+            commit: "abc".into(),
+            subject: "Fix\nit".into(),
+        };
+        assert_eq!(
+            prompt(fired(&e.handle(&commit("main"), 0, false))[0]),
+            r#""main" "abc" "Fix it""#
+        );
+        assert_eq!(
+            skip_kind(&e.handle(&commit("topic"), 0, false)),
+            Some(SkipKind::Filter)
+        );
+        let switched = Event::BranchSwitched {
+            branch: "b".into(),
+            previous: "a".into(),
+            commit: "c".into(),
+        };
+        assert_eq!(
+            fired(&e.handle(&switched, 0, false))[0].deed,
+            Action::Notify {
+                message: "a -> b".into()
+            }
+        );
+        let agent = |connected: bool, client: &str| Event::Agent {
+            connected,
+            session: "s9".into(),
+            client: client.into(),
+        };
+        assert_eq!(
+            fired(&e.handle(&agent(true, "claude-code"), 0, false)).len(),
+            1
+        );
+        assert_eq!(
+            skip_kind(&e.handle(&agent(true, "cursor"), 0, false)),
+            Some(SkipKind::Filter)
+        );
+        let out = e.handle(&agent(false, "cursor"), 0, false);
+        assert_eq!(fired(&out)[0].hook, "onAgentDisconnected");
+        let failed = |program: &str| Event::CommandFailed {
+            program: program.into(),
+            command: format!("{program} test"),
+            exit_code: Some(101),
+            timed_out: false,
+            output: String::new(),
+            session: None,
+        };
+        assert_eq!(
+            prompt(fired(&e.handle(&failed("cargo"), 0, false))[0]),
+            r#""cargo test" exited "101""#
+        );
+        assert_eq!(
+            skip_kind(&e.handle(&failed("npm"), 0, false)),
+            Some(SkipKind::Filter)
+        );
+        // The same program again within the cooldown.
+        assert_eq!(
+            skip_kind(&e.handle(&failed("cargo"), 1_000, false)),
+            Some(SkipKind::Cooldown)
+        );
+    }
+
+    #[test]
+    fn a_command_argument_that_would_become_an_option_is_refused() {
+        let mut e = engine(
+            json!({"onFileChange": {"patterns": ["*"], "action": "command",
+            "command": "cargo", "args": ["fmt", "--", "{{file}}"]}}),
+        );
+        let out = e.handle(&changed("src/a.rs", "modified"), 0, false);
+        assert_eq!(
+            fired(&out)[0].deed,
+            Action::Command {
+                program: "cargo".into(),
+                args: vec!["fmt".into(), "--".into(), "src/a.rs".into()]
+            }
+        );
+        let out = e.handle(&changed("-rf", "modified"), 0, false);
+        assert_eq!(skip_kind(&out), Some(SkipKind::Refused));
+        // Refused firings do not count against the hourly cap.
+        assert_eq!(e.fired_last_hour(1), 1);
+    }
+}

@@ -1,0 +1,9 @@
+//! What ide-bridge keeps on this machine outside the workspace: the CLI's discovery lock
+//! files, the per-workspace state directory, files only this user may have written, and
+//! the process ancestry that tells which agent a relay or hook runs for. Below the
+//! bridge and the relay, above nothing but the standard library.
+
+pub mod ancestry;
+pub mod lockfile;
+pub mod private_file;
+pub mod state;

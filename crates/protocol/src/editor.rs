@@ -1,0 +1,179 @@
+//! The requests the bridge sends an editor (`extension/<method>`, docs/protocol.md),
+//! declared once. Rust names them by [`Method`]; tests check the Neovim and VS Code
+//! plugins, their test lists and docs/protocol.md against [`Method::ALL`], so a method
+//! added here and missing there fails a test.
+
+/// Declares [`Method`]: each variant and its wire name.
+macro_rules! methods {
+    ($( $variant:ident = $name:literal, )*) => {
+        /// An editor method.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Method {
+            $( #[doc = concat!("`extension/", $name, "`")] $variant, )*
+            /// `extension/debugLink`: test builds only (fault injection); no plugin
+            /// implements it.
+            DebugLink,
+        }
+
+        impl Method {
+            /// Every method a plugin implements (not [`Method::DebugLink`]).
+            pub const ALL: &'static [Method] = &[ $( Method::$variant, )* ];
+
+            /// The name after `extension/`, as tools and plugins spell it.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $( Method::$variant => $name, )*
+                    Method::DebugLink => "debugLink",
+                }
+            }
+        }
+    };
+}
+
+methods! {
+    // Language server
+    GoToDefinition = "goToDefinition",
+    FindReferences = "findReferences",
+    GetHover = "getHover",
+    GetCodeActions = "getCodeActions",
+    ApplyCodeAction = "applyCodeAction",
+    RenameSymbol = "renameSymbol",
+    SearchSymbols = "searchSymbols",
+    GetDocumentSymbols = "getDocumentSymbols",
+    GetCallHierarchy = "getCallHierarchy",
+    GetInlayHints = "getInlayHints",
+    GetTypeHierarchy = "getTypeHierarchy",
+    // Terminals
+    ListTerminals = "listTerminals",
+    GetTerminalOutput = "getTerminalOutput",
+    CreateTerminal = "createTerminal",
+    DisposeTerminal = "disposeTerminal",
+    SendTerminalCommand = "sendTerminalCommand",
+    ExecuteInTerminal = "executeInTerminal",
+    WaitForTerminalOutput = "waitForTerminalOutput",
+    // Debugging
+    GetDebugState = "getDebugState",
+    EvaluateInDebugger = "evaluateInDebugger",
+    SetDebugBreakpoints = "setDebugBreakpoints",
+    StartDebugging = "startDebugging",
+    StopDebugging = "stopDebugging",
+    // Files and tabs
+    GetOpenFiles = "getOpenFiles",
+    IsDirty = "isDirty",
+    OpenFile = "openFile",
+    SaveFile = "saveFile",
+    CloseTab = "closeTab",
+    GetFileContent = "getFileContent",
+    CreateFile = "createFile",
+    DeleteFile = "deleteFile",
+    RenameFile = "renameFile",
+    GetWorkspaceFolders = "getWorkspaceFolders",
+    // Text
+    EditText = "editText",
+    ReplaceBlock = "replaceBlock",
+    // Code actions
+    FormatDocument = "formatDocument",
+    FixAllLintErrors = "fixAllLintErrors",
+    OrganizeImports = "organizeImports",
+    // Diffs
+    OpenDiff = "openDiff",
+    // Other
+    GetDiagnostics = "getDiagnostics",
+    GetSelection = "getSelection",
+    GetAIComments = "getAIComments",
+    WatchFiles = "watchFiles",
+    UnwatchFiles = "unwatchFiles",
+    SetDecorations = "setDecorations",
+    ClearDecorations = "clearDecorations",
+    ReadClipboard = "readClipboard",
+    WriteClipboard = "writeClipboard",
+    GetWorkspaceSettings = "getWorkspaceSettings",
+    SetWorkspaceSetting = "setWorkspaceSetting",
+    ExecuteVSCodeCommand = "executeVSCodeCommand",
+    ListVSCodeCommands = "listVSCodeCommands",
+    CaptureScreenshot = "captureScreenshot",
+}
+
+impl Method {
+    /// The JSON-RPC method: `extension/<name>`.
+    pub fn wire(self) -> String {
+        format!("extension/{}", self.name())
+    }
+
+    /// Terminal methods: their `name` param is prefixed per agent session.
+    pub fn names_a_terminal(self) -> bool {
+        matches!(
+            self,
+            Method::CreateTerminal
+                | Method::DisposeTerminal
+                | Method::SendTerminalCommand
+                | Method::ExecuteInTerminal
+                | Method::WaitForTerminalOutput
+                | Method::GetTerminalOutput
+        )
+    }
+
+    /// The method named `name` (without `extension/`).
+    pub fn from_name(name: &str) -> Option<Method> {
+        Method::ALL.iter().copied().find(|m| m.name() == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(rel: &str) -> String {
+        std::fs::read_to_string(crate::generated::path_of(rel))
+            .unwrap_or_else(|e| panic!("{rel}: {e}"))
+    }
+
+    fn files(dir: &str, ext: &str) -> String {
+        let mut text = String::new();
+        for entry in std::fs::read_dir(crate::generated::path_of(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == ext) {
+                text.push_str(&std::fs::read_to_string(&path).unwrap());
+            }
+        }
+        text
+    }
+
+    /// Each place that lists the editor methods has every one: the plugins' handlers,
+    /// the VS Code suite's list, the Neovim tests, docs/protocol.md.
+    #[test]
+    fn every_method_is_handled_tested_and_documented_everywhere() {
+        let nvim = files("editors/nvim/lua/ide_bridge", "lua");
+        let vscode = files("editors/vscode/src/handlers", "ts");
+        let suite = read("tests/vscode/suite/01_connect.test.js");
+        let nvim_tests = files("tests/nvim", "py");
+        let docs = read("docs/protocol.md");
+        for m in Method::ALL {
+            let name = m.name();
+            assert!(
+                nvim.contains(&format!("(\"{name}\"")),
+                "the Neovim plugin has no handler for {name}"
+            );
+            assert!(
+                vscode.contains(&format!("'{name}'")),
+                "the VS Code extension has no handler for {name}"
+            );
+            assert!(
+                suite
+                    .split(|c: char| !c.is_ascii_alphanumeric())
+                    .any(|w| w == name),
+                "tests/vscode/suite/01_connect.test.js does not list {name}"
+            );
+            assert!(
+                nvim_tests.contains(name),
+                "no test in tests/nvim names {name}"
+            );
+            assert!(
+                docs.contains(&format!("`{name}`")),
+                "docs/protocol.md lacks {name}"
+            );
+        }
+        assert_eq!(Method::from_name("openFile"), Some(Method::OpenFile));
+        assert_eq!(Method::from_name("debugLink"), None);
+    }
+}

@@ -1,0 +1,450 @@
+//! Parsers for each linter's machine-readable output. A parser that cannot make sense
+//! of the output says so (`failed to parse output`) instead of guessing.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::linters::Linter;
+use super::{sanitize, Diagnostic, Range, Severity};
+use ide_bridge_protocol::ide::Position;
+
+/// One parsed diagnostic with the absolute path of its file.
+pub type Located = (PathBuf, Diagnostic);
+
+/// A linter's output that does not have the shape its parser expects.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: failed to parse output ({shape})", linter.name())]
+pub struct ParseError {
+    /// Whose output it was.
+    pub linter: Linter,
+    /// What was wrong with it.
+    pub shape: ShapeError,
+}
+
+/// What a parser found wrong with the output.
+#[derive(Debug, thiserror::Error)]
+pub enum ShapeError {
+    /// Neither `[` nor `{` anywhere.
+    #[error("no JSON in output")]
+    NoJson,
+    /// JSON that does not parse.
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
+    /// Output with no JSON line among its lines.
+    #[error("expected JSON lines")]
+    NoJsonLines,
+    /// A document that is not the array expected.
+    #[error("expected an array")]
+    NotArray,
+    /// A field the format always has is missing.
+    #[error("missing {0}")]
+    Missing(&'static str),
+}
+
+/// Parses `linter`'s output produced in `root`.
+pub fn parse(
+    linter: Linter,
+    root: &Path,
+    stdout: &str,
+    stderr: &str,
+) -> Result<Vec<Located>, ParseError> {
+    let parsed = match linter {
+        Linter::Cargo => cargo(root, stdout),
+        Linter::Tsc => tsc(root, stdout),
+        Linter::Eslint => eslint(stdout),
+        Linter::Ruff => ruff(root, stdout),
+        Linter::Pyright => pyright(stdout),
+        Linter::Go => go_vet(root, stderr),
+        Linter::Biome => biome(root, stdout),
+    };
+    parsed.map_err(|shape| ParseError { linter, shape })
+}
+
+fn diag(
+    message: &str,
+    severity: Severity,
+    range: Range,
+    source: &str,
+    code: Option<String>,
+) -> Diagnostic {
+    Diagnostic {
+        message: sanitize(message),
+        severity,
+        range,
+        source: Some(source.to_string()),
+        code: code.filter(|c| !c.is_empty()),
+    }
+}
+
+fn num(v: &Value) -> u32 {
+    v.as_u64()
+        .map(|n| n.min(u64::from(u32::MAX)) as u32)
+        .unwrap_or(0)
+}
+
+fn json_doc(text: &str) -> Result<Value, ShapeError> {
+    let start = text.find(['[', '{']).ok_or(ShapeError::NoJson)?;
+    Ok(serde_json::from_str(&text[start..])?)
+}
+
+/// `cargo check --message-format=json`: one JSON object per line.
+fn cargo(root: &Path, stdout: &str) -> Result<Vec<Located>, ShapeError> {
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    let mut any_json = false;
+    for line in stdout.lines().filter(|l| l.starts_with('{')) {
+        let v: Value = serde_json::from_str(line)?;
+        any_json = true;
+        if v["reason"] != "compiler-message" {
+            continue;
+        }
+        let m = &v["message"];
+        let severity = match m["level"].as_str() {
+            Some("error") | Some("error: internal compiler error") => Severity::Error,
+            Some("warning") => Severity::Warning,
+            Some("note") => Severity::Info,
+            Some("help") => Severity::Hint,
+            _ => continue,
+        };
+        let Some(span) = m["spans"]
+            .as_array()
+            .and_then(|s| s.iter().find(|s| s["is_primary"] == true))
+        else {
+            continue;
+        };
+        let manifest_dir = v["manifest_path"]
+            .as_str()
+            .and_then(|p| Path::new(p).parent())
+            .unwrap_or(root);
+        let file = manifest_dir.join(span["file_name"].as_str().unwrap_or_default());
+        let range = Range::from_one_based(
+            num(&span["line_start"]),
+            num(&span["column_start"]),
+            num(&span["line_end"]),
+            num(&span["column_end"]),
+        );
+        let d = diag(
+            m["message"].as_str().unwrap_or_default(),
+            severity,
+            range,
+            "rustc",
+            m["code"]["code"].as_str().map(str::to_string),
+        );
+        if seen.insert((
+            file.clone(),
+            d.message.clone(),
+            range.start.line,
+            range.start.character,
+        )) {
+            out.push((file, d));
+        }
+    }
+    if !any_json && !stdout.trim().is_empty() {
+        return Err(ShapeError::NoJsonLines);
+    }
+    Ok(out)
+}
+
+/// `tsc --pretty false`: `path(line,col): error TS1234: message`.
+fn tsc(root: &Path, stdout: &str) -> Result<Vec<Located>, ShapeError> {
+    let mut out = Vec::new();
+    for line in stdout.lines() {
+        let Some((loc, rest)) = line.split_once("): ") else {
+            continue;
+        };
+        let Some((path, pos)) = loc.rsplit_once('(') else {
+            continue;
+        };
+        let mut nums = pos.split(',').map(|n| n.trim().parse::<u32>().unwrap_or(1));
+        let (l, c) = (nums.next().unwrap_or(1), nums.next().unwrap_or(1));
+        let (kind, msg) = rest.split_once(": ").unwrap_or((rest, ""));
+        let mut words = kind.split_whitespace();
+        let severity = match words.next() {
+            Some("error") => Severity::Error,
+            Some("warning") => Severity::Warning,
+            _ => Severity::Info,
+        };
+        out.push((
+            root.join(path),
+            diag(
+                msg,
+                severity,
+                Range::from_one_based(l, c, l, c),
+                "tsc",
+                words.next().map(str::to_string),
+            ),
+        ));
+    }
+    Ok(out)
+}
+
+/// `eslint -f json`.
+fn eslint(stdout: &str) -> Result<Vec<Located>, ShapeError> {
+    let doc = json_doc(stdout)?;
+    let files = doc.as_array().ok_or(ShapeError::NotArray)?;
+    let mut out = Vec::new();
+    for f in files {
+        let path = PathBuf::from(
+            f["filePath"]
+                .as_str()
+                .ok_or(ShapeError::Missing("filePath"))?,
+        );
+        for m in f["messages"].as_array().into_iter().flatten() {
+            let severity = if m["severity"] == 2 {
+                Severity::Error
+            } else {
+                Severity::Warning
+            };
+            let (l, c) = (num(&m["line"]).max(1), num(&m["column"]).max(1));
+            let range =
+                Range::from_one_based(l, c, num(&m["endLine"]).max(l), num(&m["endColumn"]).max(c));
+            out.push((
+                path.clone(),
+                diag(
+                    m["message"].as_str().unwrap_or_default(),
+                    severity,
+                    range,
+                    "eslint",
+                    m["ruleId"].as_str().map(str::to_string),
+                ),
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// `ruff check --output-format json`.
+fn ruff(root: &Path, stdout: &str) -> Result<Vec<Located>, ShapeError> {
+    let doc = json_doc(stdout)?;
+    let items = doc.as_array().ok_or(ShapeError::NotArray)?;
+    let mut out = Vec::new();
+    for m in items {
+        let file = root.join(
+            m["filename"]
+                .as_str()
+                .ok_or(ShapeError::Missing("filename"))?,
+        );
+        let code = m["code"].as_str().map(str::to_string);
+        let severity = if code.is_none() {
+            Severity::Error
+        } else {
+            Severity::Warning
+        };
+        let range = Range::from_one_based(
+            num(&m["location"]["row"]),
+            num(&m["location"]["column"]),
+            num(&m["end_location"]["row"]),
+            num(&m["end_location"]["column"]),
+        );
+        out.push((
+            file,
+            diag(
+                m["message"].as_str().unwrap_or_default(),
+                severity,
+                range,
+                "ruff",
+                code,
+            ),
+        ));
+    }
+    Ok(out)
+}
+
+/// `pyright --outputjson` (ranges are already 0-based).
+fn pyright(stdout: &str) -> Result<Vec<Located>, ShapeError> {
+    let doc = json_doc(stdout)?;
+    let items = doc["generalDiagnostics"]
+        .as_array()
+        .ok_or(ShapeError::Missing("generalDiagnostics"))?;
+    let pos = |v: &Value| Position {
+        line: num(&v["line"]),
+        character: num(&v["character"]),
+    };
+    Ok(items
+        .iter()
+        .filter_map(|m| {
+            let severity = match m["severity"].as_str()? {
+                "error" => Severity::Error,
+                "warning" => Severity::Warning,
+                _ => Severity::Info,
+            };
+            let range = Range {
+                start: pos(&m["range"]["start"]),
+                end: pos(&m["range"]["end"]),
+            };
+            Some((
+                PathBuf::from(m["file"].as_str()?),
+                diag(
+                    m["message"].as_str()?,
+                    severity,
+                    range,
+                    "pyright",
+                    m["rule"].as_str().map(str::to_string),
+                ),
+            ))
+        })
+        .collect())
+}
+
+/// `go vet`: `path:line:col: message` on stderr.
+fn go_vet(root: &Path, stderr: &str) -> Result<Vec<Located>, ShapeError> {
+    let mut out = Vec::new();
+    for line in stderr.lines().filter(|l| !l.starts_with('#')) {
+        let line = line.strip_prefix("vet: ").unwrap_or(line);
+        let mut parts = line.splitn(4, ':');
+        let (Some(path), Some(l), Some(c), Some(msg)) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let (Ok(l), Ok(c)) = (l.trim().parse::<u32>(), c.trim().parse::<u32>()) else {
+            continue;
+        };
+        out.push((
+            root.join(path.trim()),
+            diag(
+                msg,
+                Severity::Warning,
+                Range::from_one_based(l, c, l, c),
+                "go vet",
+                None,
+            ),
+        ));
+    }
+    Ok(out)
+}
+
+/// `biome lint --reporter=json`: spans are byte offsets into the file.
+fn biome(root: &Path, stdout: &str) -> Result<Vec<Located>, ShapeError> {
+    let doc = json_doc(stdout)?;
+    let items = doc["diagnostics"]
+        .as_array()
+        .ok_or(ShapeError::Missing("diagnostics"))?;
+    let mut out = Vec::new();
+    for m in items {
+        let Some(file) = m["location"]["path"]["file"].as_str() else {
+            continue;
+        };
+        let path = root.join(file);
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let at = |off: u64| {
+            let off = (off as usize).min(text.len());
+            let before = &text[..text.floor_char_boundary(off)];
+            Position {
+                line: before.matches('\n').count() as u32,
+                character: before.rsplit('\n').next().map_or(0, |l| l.chars().count()) as u32,
+            }
+        };
+        let span = m["location"]["span"].as_array();
+        let (s, e) = span.map_or((0, 0), |s| {
+            (
+                s.first().and_then(Value::as_u64).unwrap_or(0),
+                s.get(1).and_then(Value::as_u64).unwrap_or(0),
+            )
+        });
+        let severity = match m["severity"].as_str() {
+            Some("error") | Some("fatal") => Severity::Error,
+            Some("warning") => Severity::Warning,
+            _ => Severity::Info,
+        };
+        let message = m["description"]
+            .as_str()
+            .or(m["message"].as_str())
+            .unwrap_or_default();
+        out.push((
+            path,
+            diag(
+                message,
+                severity,
+                Range {
+                    start: at(s),
+                    end: at(e),
+                },
+                "biome",
+                m["category"].as_str().map(str::to_string),
+            ),
+        ));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_cargo_json_lines() {
+        let root = Path::new("/w");
+        let line = r#"{"reason":"compiler-message","manifest_path":"/w/Cargo.toml","message":{"message":"mismatched types","level":"error","code":{"code":"E0308"},"spans":[{"file_name":"src/main.rs","line_start":3,"line_end":3,"column_start":18,"column_end":25,"is_primary":true}]}}"#;
+        let noise = r#"{"reason":"build-finished","success":false}"#;
+        let out = parse(
+            Linter::Cargo,
+            root,
+            &format!("{line}\n{line}\n{noise}\n"),
+            "",
+        )
+        .unwrap();
+        assert_eq!(out.len(), 1, "duplicates from several targets are merged");
+        let (file, d) = &out[0];
+        assert_eq!(file, Path::new("/w/src/main.rs"));
+        assert_eq!(
+            (d.severity, d.code.as_deref()),
+            (Severity::Error, Some("E0308"))
+        );
+        assert_eq!(
+            (
+                d.range.start.line,
+                d.range.start.character,
+                d.range.end.character
+            ),
+            (2, 17, 24)
+        );
+        assert!(parse(Linter::Cargo, root, "garbage that is not json", "")
+            .unwrap_err()
+            .to_string()
+            .contains("cargo: failed to parse output"));
+    }
+
+    #[test]
+    fn parses_tsc_eslint_ruff_pyright_and_go() {
+        let root = Path::new("/w");
+        let t = parse(
+            Linter::Tsc,
+            root,
+            "src/a.ts(3,5): error TS2322: Type 'x' is wrong.\n",
+            "",
+        )
+        .unwrap();
+        assert_eq!(
+            (t[0].1.range.start.line, t[0].1.code.as_deref()),
+            (2, Some("TS2322"))
+        );
+        let e = parse(Linter::Eslint, root, r#"[{"filePath":"/w/a.js","messages":[{"line":1,"column":2,"severity":2,"message":"no","ruleId":"no-x"}]}]"#, "").unwrap();
+        assert_eq!(
+            (e[0].1.severity, e[0].1.range.start.character),
+            (Severity::Error, 1)
+        );
+        let r = parse(Linter::Ruff, root, r#"[{"filename":"/w/a.py","code":"F401","message":"unused","location":{"row":1,"column":8},"end_location":{"row":1,"column":10}}]"#, "").unwrap();
+        assert_eq!(
+            (r[0].1.severity, r[0].1.code.as_deref()),
+            (Severity::Warning, Some("F401"))
+        );
+        let p = parse(Linter::Pyright, root, r#"{"generalDiagnostics":[{"file":"/w/a.py","severity":"error","message":"bad","range":{"start":{"line":4,"character":1},"end":{"line":4,"character":3}}}]}"#, "").unwrap();
+        assert_eq!(p[0].1.range.start.line, 4);
+        let g = parse(
+            Linter::Go,
+            root,
+            "",
+            "# pkg\nvet: ./a.go:7:2: unreachable code\n",
+        )
+        .unwrap();
+        assert_eq!(
+            (g[0].0.clone(), g[0].1.range.start.line),
+            (PathBuf::from("/w/./a.go"), 6)
+        );
+        assert!(parse(Linter::Ruff, root, "{not json", "").is_err());
+        assert!(parse(Linter::Pyright, root, "[]", "").is_err());
+    }
+}
