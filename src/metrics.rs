@@ -103,7 +103,7 @@ pub struct Metrics {
 }
 
 /// What `/status` shows about hooks.
-#[derive(Debug, Clone, Default, serde::Serialize)]
+#[derive(Debug, Clone, Default, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HookCounts {
     /// Hooks answered (whatever the answer).

@@ -12,7 +12,7 @@ use crate::services::Services;
 pub const RECENT_ENTRIES: usize = 50;
 
 /// The status document.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BridgeStatus {
     /// Bridge version.
@@ -64,7 +64,7 @@ pub struct BridgeStatus {
 }
 
 /// When an on-demand bridge stops by itself.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct IdleStop {
     /// It stops after this long unused.

@@ -53,7 +53,7 @@ impl CallStatus {
 }
 
 /// One timeline entry.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Entry {
     /// Monotonic id shared by all entry kinds.
@@ -66,7 +66,7 @@ pub struct Entry {
 }
 
 /// The two kinds of entries.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum EntryKind {
     /// A finished tool call.
@@ -142,7 +142,7 @@ pub struct Query {
 }
 
 /// Totals since start-up.
-#[derive(Debug, Default, Clone, Serialize)]
+#[derive(Debug, Default, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Totals {
     /// Tool calls recorded (bridge tools and native ones).

@@ -102,7 +102,7 @@ pub struct FlushChanges;
 #[rtype(result = "Result<ChangesStatus, ActorFault>")]
 pub struct GetChangesStatus;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ChangesStatus {
     /// Hunks waiting for the person.

@@ -174,7 +174,7 @@ pub struct Restore(pub Vec<(SessionHandle, SessionState)>);
 pub struct CloseAll;
 
 /// What the registry knows, for `/status`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RegistrySnapshot {
     /// Every session.

@@ -42,7 +42,7 @@ pub const EVENT_QUEUE: usize = 65_536;
 pub const RECENT: usize = 20;
 
 /// How the workspace is being watched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// The first walk is under way.
@@ -56,7 +56,7 @@ pub enum Mode {
 }
 
 /// What `/status` shows about the watcher.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WatchStatus {
     /// How the workspace is being watched.

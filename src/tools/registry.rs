@@ -151,7 +151,7 @@ impl RegisteredTool {
 
 /// The `outputSchema` of a tool answering with `T` (set as [`Tool::OUTPUT`]).
 pub fn output<T: JsonSchema>() -> Value {
-    schema::published(schema::derive::<T>())
+    schema::published(schema::derive_output::<T>())
 }
 
 /// The one place a handler's error becomes a tool result.

@@ -17,9 +17,19 @@ use serde_json::{Map, Value};
 /// Keyword a workspace path's schema carries (never published).
 pub(crate) const PATH_MARK: &str = "x-workspace-path";
 
-/// The schema of `T` with its path markers, compacted.
+/// The schema of `T` with its path markers, compacted: what a tool accepts as `T`.
 pub(crate) fn derive<T: JsonSchema>() -> Value {
-    let generator = SchemaSettings::draft2020_12()
+    derive_from::<T>(SchemaSettings::draft2020_12())
+}
+
+/// The schema of what serialising `T` makes, compacted: a tool's answer. Unlike an
+/// argument, a field that serialises as null is required and may be null.
+pub(crate) fn derive_output<T: JsonSchema>() -> Value {
+    derive_from::<T>(SchemaSettings::draft2020_12().for_serialize())
+}
+
+fn derive_from<T: JsonSchema>(settings: SchemaSettings) -> Value {
+    let generator = settings
         .with(|s| {
             s.inline_subschemas = true;
             s.meta_schema = None;

@@ -467,7 +467,10 @@ async fn a_forwarded_tool_confines_paths_under_any_key() {
 /// for clients that read only content.
 #[tokio::test]
 async fn structured_results_match_their_output_schemas() {
-    let bridge = Bridge::launch(Options::default()).await;
+    let bridge = Bridge::launch(
+        Options::default().set("orchestrator.claude_binary", crate::tasks::fake_claude()),
+    )
+    .await;
     let mut agent = bridge.ready_agent().await;
     let listed = agent.request("tools/list", json!({})).await;
     let mut schemas = std::collections::BTreeMap::new();
@@ -516,17 +519,28 @@ async fn structured_results_match_their_output_schemas() {
         ("findFiles", json!({"pattern": "*.md"})),
         ("getFileTree", json!({})),
         ("searchWorkspace", json!({"query": "first"})),
+        ("readFile", json!({"filePath": "README.md"})),
+        ("runCommand", json!({"command": "git", "args": ["status"]})),
+        ("runInTerminal", json!({"command": "git", "args": ["log"]})),
+        ("runClaudeTask", json!({"prompt": "typed", "wait": true})),
+        ("listClaudeTasks", json!({})),
+        ("getActivityLog", json!({"limit": 5})),
+        ("watchActivityLog", json!({"afterId": 0, "timeoutMs": 1000})),
+        ("getBridgeStatus", json!({})),
     ];
-    let called: std::collections::BTreeSet<_> = calls.iter().map(|(n, _)| n.to_string()).collect();
-    assert_eq!(
-        schemas
-            .keys()
-            .cloned()
-            .collect::<std::collections::BTreeSet<_>>(),
-        called,
-        "each tool with an outputSchema is exercised here"
+    let task = json_text(
+        &agent
+            .call("runClaudeTask", json!({"prompt": "to cancel mode:forever"}))
+            .await,
     );
+    let task_id = task["taskId"].as_str().expect("a task id").to_string();
+    let calls = calls.into_iter().chain([
+        ("getClaudeTaskStatus", json!({ "taskId": task_id })),
+        ("cancelClaudeTask", json!({ "taskId": task_id })),
+    ]);
+    let mut checked = std::collections::BTreeSet::new();
     for (name, args) in calls {
+        checked.insert(name.to_string());
         let r = agent.call(name, args).await;
         assert!(!is_error(&r), "{name}: {r}");
         let structured = r["structuredContent"].clone();
@@ -543,4 +557,12 @@ async fn structured_results_match_their_output_schemas() {
             "{name}: the text carries the same JSON"
         );
     }
+    assert_eq!(
+        schemas
+            .keys()
+            .cloned()
+            .collect::<std::collections::BTreeSet<_>>(),
+        checked,
+        "each tool with an outputSchema is exercised here"
+    );
 }

@@ -3,7 +3,7 @@
 //! the bare string.
 
 /// Declares `$name` as a string identity: serialises and deserialises as the plain
-/// string, reads as `&str` (`Deref`, `Borrow<str>` for map lookups by `&str`), prints
+/// string (and its JSON schema is a string's), reads as `&str` (`Deref`, `Borrow<str>` for map lookups by `&str`), prints
 /// as itself.
 macro_rules! string_id {
     ($(#[$meta:meta])* $name:ident) => {
@@ -58,6 +58,18 @@ macro_rules! string_id {
         impl std::borrow::Borrow<str> for $name {
             fn borrow(&self) -> &str {
                 &self.0
+            }
+        }
+
+        impl schemars::JsonSchema for $name {
+            fn inline_schema() -> bool {
+                true
+            }
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($name).into()
+            }
+            fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                String::json_schema(generator)
             }
         }
 

@@ -9,7 +9,7 @@ use crate::automation::policy::{Hook, Trigger};
 use crate::automation::SkipKind;
 
 /// What `/status` shows about automation.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AutomationStatus {
     /// The policy file.
@@ -43,7 +43,7 @@ pub struct AutomationStatus {
 }
 
 /// One hook's record.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HookStatus {
     /// The key it is declared under.
@@ -63,7 +63,7 @@ pub struct HookStatus {
 }
 
 /// A hook's last firing.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LastFired {
     /// When (RFC 3339).
@@ -79,7 +79,7 @@ pub struct LastFired {
 }
 
 /// The last event a hook did not fire for.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LastSkip {
     /// When (RFC 3339).

@@ -90,7 +90,7 @@ pub struct ReviewHead {
 }
 
 /// What the page section of `/status` shows.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PageStatus {
     /// Browsers signed in.

@@ -53,7 +53,7 @@ pub enum Admission {
 }
 
 /// The breaker's state, for status and lifecycle entries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum State {
     /// No failures.

@@ -55,7 +55,7 @@ struct Connection {
 }
 
 /// What `/status` shows about the editor.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ExtensionStatus {
     /// An editor is connected.

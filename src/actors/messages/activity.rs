@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::session::SessionId;
 
 /// Lifecycle events recorded in the timeline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LifecycleEvent {
     /// An agent connected with a new session.

@@ -18,7 +18,7 @@ use crate::workspace::files::Fingerprint;
 pub use crate::id::SessionId;
 
 /// How an agent reached the bridge.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ConnectionKind {
     /// A WebSocket with the IDE token header: Claude Code's IDE connection (and any
@@ -599,7 +599,7 @@ pub struct TerminalRun {
 }
 
 /// What `/status` shows about one connection.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ConnectionInfo {
     /// How it arrived.
@@ -615,7 +615,7 @@ pub struct ConnectionInfo {
 }
 
 /// What `/status` shows about a session.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionInfo {
     /// 8-hex id.

@@ -1,12 +1,11 @@
 //! `getActivityLog`: the timeline, filtered.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
-use crate::actors::activity_log::{self, CallStatus, Query};
+use crate::actors::activity_log::{self, CallStatus, Entry, Query};
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{ask, Tool, ToolContext, ToolResult};
+use crate::tools::{ask, output, Tool, ToolContext, ToolResult};
 
 pub struct GetActivityLog;
 
@@ -26,6 +25,12 @@ pub struct Args {
     include_lifecycle: bool,
 }
 
+/// The entries, oldest first.
+#[derive(Serialize, JsonSchema)]
+pub struct Answer {
+    entries: Vec<Entry>,
+}
+
 fn default_limit() -> usize {
     50
 }
@@ -40,6 +45,7 @@ impl Tool for GetActivityLog {
     const DESCRIPTION: &'static str =
         "What every agent did: tool calls (tool, session, status, duration, argument summary) and \
          lifecycle events, oldest first, filtered by session, tool, status, time (since, Unix ms) or id.";
+    const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Answer>);
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let query = Query {
@@ -52,6 +58,6 @@ impl Tool for GetActivityLog {
             limit: args.limit,
         };
         let entries = ask(&ctx.services.activity, activity_log::NAME, query).await?;
-        Ok(CallToolResult::json(&json!({ "entries": entries })))
+        Ok(CallToolResult::structured(&Answer { entries }))
     }
 }

@@ -3,12 +3,11 @@
 use std::time::Duration;
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
-use crate::actors::activity_log::{self, Watch, WatchStart, MAX_WATCHERS};
+use crate::actors::activity_log::{self, Entry, Watch, WatchStart, MAX_WATCHERS};
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{ask, Tool, ToolContext, ToolError, ToolResult, ToolTimeout};
+use crate::tools::{ask, output, Tool, ToolContext, ToolError, ToolResult, ToolTimeout};
 
 /// Longest wait a caller may ask for (below the default tool timeout).
 pub const MAX_WAIT_MS: u64 = 55_000;
@@ -30,12 +29,24 @@ fn default_wait_ms() -> u64 {
     30_000
 }
 
+/// The new entries, or none when the wait ran out.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Answer {
+    entries: Vec<Entry>,
+    /// The newest entry's id (the next call's `afterId`); null when none came.
+    last_id: Option<u64>,
+    /// No entry came before `timeoutMs`.
+    timed_out: bool,
+}
+
 impl Tool for WatchActivityLog {
     type Args = Args;
     const NAME: &'static str = "watchActivityLog";
     const DESCRIPTION: &'static str =
         "Wait for new activity entries after afterId (default: now), up to timeoutMs (max 55 s). \
          Returns as soon as one arrives, or an empty list on timeout.";
+    const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Answer>);
     const TIMEOUT: ToolTimeout = ToolTimeout::Fixed(Duration::from_millis(MAX_WAIT_MS + 5_000));
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
@@ -65,8 +76,10 @@ impl Tool for WatchActivityLog {
             },
         };
         let next = entries.last().map(|e| e.id);
-        Ok(CallToolResult::json(
-            &json!({ "entries": entries, "lastId": next, "timedOut": next.is_none() }),
-        ))
+        Ok(CallToolResult::structured(&Answer {
+            entries,
+            last_id: next,
+            timed_out: next.is_none(),
+        }))
     }
 }

@@ -1,29 +1,38 @@
 //! `getBridgeStatus`: the same document as `/status`.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
 
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{Tool, ToolContext, ToolResult};
+use crate::status::BridgeStatus;
+use crate::tools::{output, Tool, ToolContext, ToolResult};
 
 pub struct GetBridgeStatus;
 
 #[derive(Deserialize, JsonSchema)]
 pub struct Args {}
 
+/// `/status`, and which of its sessions is the caller's.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Answer {
+    #[serde(flatten)]
+    status: BridgeStatus,
+    your_session_id: String,
+}
+
 impl Tool for GetBridgeStatus {
     type Args = Args;
     const NAME: &'static str = "getBridgeStatus";
     const DESCRIPTION: &'static str =
         "Bridge health: sessions, editor connection, counters and recent activity.";
+    const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Answer>);
 
     async fn call(ctx: ToolContext, _args: Args) -> ToolResult {
         let status = crate::status::collect(&ctx.services).await?;
-        let mut value = serde_json::to_value(status).unwrap_or(Value::Null);
-        if let Some(map) = value.as_object_mut() {
-            map.insert("yourSessionId".into(), json!(ctx.session_id.as_ref()));
-        }
-        Ok(CallToolResult::json(&value))
+        Ok(CallToolResult::structured(&Answer {
+            status,
+            your_session_id: ctx.session_id.to_string(),
+        }))
     }
 }

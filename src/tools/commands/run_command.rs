@@ -1,13 +1,30 @@
 //! `runCommand`: an allowlisted program, without a shell.
 
-use serde_json::json;
+use schemars::JsonSchema;
+use serde::Serialize;
 
 use super::CommandArgs;
 use crate::actors::automation::BridgeEvent;
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{Tool, ToolContext, ToolResult};
+use crate::tools::{output, Tool, ToolContext, ToolResult};
 
 pub struct RunCommand;
+
+/// How the command ended (a timed-out one is an error result with the same fields).
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Answer {
+    /// The command line as run.
+    command: String,
+    /// Null when a signal or the timeout ended it.
+    exit_code: Option<i32>,
+    stdout: String,
+    stderr: String,
+    /// A stream went over `commands.max_output_bytes`.
+    truncated: bool,
+    timed_out: bool,
+    duration_ms: u64,
+}
 
 impl Tool for RunCommand {
     type Args = CommandArgs;
@@ -15,6 +32,7 @@ impl Tool for RunCommand {
     const DESCRIPTION: &'static str =
         "Run an allowlisted program (git, cargo, npm, …) in the workspace without a shell. \
          Returns exit code, stdout and stderr (capped). Shells, interpreters and flags that run code are refused.";
+    const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Answer>);
 
     async fn call(ctx: ToolContext, args: CommandArgs) -> ToolResult {
         let line = args.line();
@@ -34,15 +52,15 @@ impl Tool for RunCommand {
                 });
             }
         }
-        let mut result = CallToolResult::json(&json!({
-            "command": line,
-            "exitCode": out.exit_code,
-            "stdout": out.stdout,
-            "stderr": out.stderr,
-            "truncated": out.truncated,
-            "timedOut": out.timed_out,
-            "durationMs": out.duration_ms,
-        }));
+        let mut result = CallToolResult::structured(&Answer {
+            command: line,
+            exit_code: out.exit_code,
+            stdout: out.stdout,
+            stderr: out.stderr,
+            truncated: out.truncated,
+            timed_out: out.timed_out,
+            duration_ms: out.duration_ms,
+        });
         result.is_error = out.timed_out;
         Ok(result)
     }

@@ -2,14 +2,13 @@
 //! under a session-prefixed terminal name for `getTerminalOutput`.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use super::CommandArgs;
 use crate::actors::messages::session::{RecordTerminal, TerminalRun};
 use crate::actors::registry::iso_now;
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{EditorUse, Tool, ToolContext, ToolResult};
+use crate::tools::{output, EditorUse, Tool, ToolContext, ToolResult};
 
 pub struct RunInTerminal;
 
@@ -24,6 +23,23 @@ pub struct Args {
     name: Option<String>,
 }
 
+/// How the command ended, and the terminal that keeps its output.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Answer {
+    /// Full (session-prefixed) terminal name, for `getTerminalOutput`.
+    terminal_name: String,
+    command: String,
+    /// Null when a signal or the timeout ended it.
+    exit_code: Option<i32>,
+    /// Standard output, then standard error.
+    output: String,
+    truncated: bool,
+    timed_out: bool,
+    /// Always `bridge`: the bridge ran it, not an editor's terminal.
+    source: String,
+}
+
 impl Tool for RunInTerminal {
     type Args = Args;
     const NAME: &'static str = "runInTerminal";
@@ -31,6 +47,7 @@ impl Tool for RunInTerminal {
     const DESCRIPTION: &'static str =
         "Run an allowlisted command in a named terminal of this session (without an editor: \
          run it directly and keep its output for getTerminalOutput).";
+    const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Answer>);
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let name = format!(
@@ -56,15 +73,15 @@ impl Tool for RunInTerminal {
                 finished_at: iso_now(),
             },
         });
-        let mut result = CallToolResult::json(&json!({
-            "terminalName": name,
-            "command": line,
-            "exitCode": out.exit_code,
-            "output": output,
-            "truncated": out.truncated,
-            "timedOut": out.timed_out,
-            "source": "bridge",
-        }));
+        let mut result = CallToolResult::structured(&Answer {
+            terminal_name: name,
+            command: line,
+            exit_code: out.exit_code,
+            output,
+            truncated: out.truncated,
+            timed_out: out.timed_out,
+            source: "bridge".into(),
+        });
         result.is_error = out.timed_out;
         Ok(result)
     }

@@ -1,11 +1,10 @@
 //! `readFile`: text of a workspace file, optionally a line range, capped in bytes.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{blocking, Tool, ToolContext, ToolResult, WorkspacePath};
+use crate::tools::{blocking, output, Tool, ToolContext, ToolResult, WorkspacePath};
 use crate::workspace::files::{excerpt, read_text};
 
 pub struct ReadFile;
@@ -24,12 +23,31 @@ pub struct Args {
     max_bytes: Option<usize>,
 }
 
+/// The lines read.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Answer {
+    /// Absolute path.
+    file_path: String,
+    content: String,
+    /// First line shown (1-based).
+    start_line: usize,
+    /// Last complete line shown (1-based, inclusive).
+    end_line: usize,
+    total_lines: usize,
+    /// The byte cap cut the excerpt (a marker says where to continue).
+    truncated: bool,
+    /// Always `workspace`: read from disk.
+    source: String,
+}
+
 impl Tool for ReadFile {
     type Args = Args;
     const NAME: &'static str = "readFile";
     const DESCRIPTION: &'static str =
         "Read a text file in the workspace, optionally lines startLine..endLine (1-based, inclusive). \
          Long output is cut with a marker telling where to continue.";
+    const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Answer>);
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let path = args.file_path.resolve(&ctx)?;
@@ -40,14 +58,14 @@ impl Tool for ReadFile {
         let (text, fingerprint) = blocking(move || read_text(&root, &p)).await??;
         ctx.record_version(path.clone(), Some(fingerprint));
         let ex = excerpt(&text, args.start_line, args.end_line, max);
-        Ok(CallToolResult::json(&json!({
-            "filePath": path.display().to_string(),
-            "content": ex.content,
-            "startLine": ex.start_line,
-            "endLine": ex.end_line,
-            "totalLines": ex.total_lines,
-            "truncated": ex.truncated,
-            "source": "workspace",
-        })))
+        Ok(CallToolResult::structured(&Answer {
+            file_path: path.display().to_string(),
+            content: ex.content,
+            start_line: ex.start_line,
+            end_line: ex.end_line,
+            total_lines: ex.total_lines,
+            truncated: ex.truncated,
+            source: "workspace".into(),
+        }))
     }
 }

@@ -1,8 +1,8 @@
 //! `cancelClaudeTask`: cancels a pending or running task (its whole process group).
 
-use super::{ask_orchestrator, TaskIdArgs};
+use super::{ask_orchestrator, TaskIdArgs, TaskView};
 use crate::actors::orchestrator::CancelTask;
-use crate::tools::{Tool, ToolContext, ToolResult};
+use crate::tools::{output, Tool, ToolContext, ToolResult};
 
 pub struct CancelClaudeTask;
 
@@ -11,6 +11,7 @@ impl Tool for CancelClaudeTask {
     const NAME: &'static str = "cancelClaudeTask";
     const DESCRIPTION: &'static str =
         "Cancel one of this session's pending or running Claude tasks.";
+    const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<TaskView>);
 
     async fn call(ctx: ToolContext, args: TaskIdArgs) -> ToolResult {
         let ask = CancelTask {

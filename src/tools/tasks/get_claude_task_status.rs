@@ -1,8 +1,8 @@
 //! `getClaudeTaskStatus`.
 
-use super::{ask_orchestrator, TaskIdArgs};
+use super::{ask_orchestrator, TaskIdArgs, TaskView};
 use crate::actors::orchestrator::GetTask;
-use crate::tools::{Tool, ToolContext, ToolResult};
+use crate::tools::{output, Tool, ToolContext, ToolResult};
 
 pub struct GetClaudeTaskStatus;
 
@@ -11,6 +11,7 @@ impl Tool for GetClaudeTaskStatus {
     const NAME: &'static str = "getClaudeTaskStatus";
     const DESCRIPTION: &'static str =
         "Status, output and error of one of this session's Claude tasks.";
+    const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<TaskView>);
 
     async fn call(ctx: ToolContext, args: TaskIdArgs) -> ToolResult {
         let ask = GetTask {

@@ -1,16 +1,21 @@
 //! `listClaudeTasks`.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
 
-use super::view;
+use super::TaskView;
 use crate::actors::orchestrator::ListTasks;
 use crate::orchestrator::TaskStatus;
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{Tool, ToolContext, ToolError, ToolResult};
+use crate::tools::{output, Tool, ToolContext, ToolError, ToolResult};
 
 pub struct ListClaudeTasks;
+
+/// The tasks, oldest first.
+#[derive(Serialize, JsonSchema)]
+pub struct Answer {
+    tasks: Vec<TaskView>,
+}
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -23,6 +28,7 @@ impl Tool for ListClaudeTasks {
     const NAME: &'static str = "listClaudeTasks";
     const DESCRIPTION: &'static str =
         "This session's Claude tasks, oldest first, optionally by status.";
+    const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Answer>);
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let ask = ListTasks {
@@ -34,11 +40,11 @@ impl Tool for ListClaudeTasks {
             .send(ask)
             .await
             .map_err(ToolError::OrchestratorUnavailable)?;
-        let tasks: Vec<Value> = tasks
+        let tasks = tasks
             .iter()
             .filter(|t| args.status.is_none_or(|s| s == t.status))
-            .map(view)
+            .map(TaskView::of)
             .collect();
-        Ok(CallToolResult::json(&json!({ "tasks": tasks })))
+        Ok(CallToolResult::structured(&Answer { tasks }))
     }
 }

@@ -10,12 +10,11 @@ use std::fmt::Display;
 
 use actix::{Handler, Message};
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
 
 use super::{ToolError, ToolResult};
 use crate::actors::orchestrator::Orchestrator;
-use crate::orchestrator::Task;
+use crate::orchestrator::{Task, TaskStatus};
 use crate::protocol::mcp::CallToolResult;
 
 /// Arguments of the tools that name one task.
@@ -42,19 +41,42 @@ where
         .await
         .map_err(ToolError::OrchestratorUnavailable)?
         .map_err(|e| ToolError::refused(e.to_string()))?;
-    Ok(CallToolResult::json(&view(&task)))
+    Ok(CallToolResult::structured(&TaskView::of(&task)))
 }
 
-/// A task as agents see it.
-pub(crate) fn view(task: &Task) -> Value {
-    json!({
-        "taskId": task.id,
-        "status": task.status,
-        "createdAt": task.created_at,
-        "startedAt": task.started_at,
-        "finishedAt": task.finished_at,
-        "timeoutMs": task.timeout_ms,
-        "output": task.output,
-        "error": task.error,
-    })
+/// A task as agents see it: the answer of `runClaudeTask`, `getClaudeTaskStatus` and
+/// `cancelClaudeTask`.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskView {
+    /// 12 hex digits.
+    pub task_id: String,
+    pub status: TaskStatus,
+    /// Unix ms.
+    pub created_at: u64,
+    /// Unix ms; null while pending.
+    pub started_at: Option<u64>,
+    /// Unix ms; null until it ends.
+    pub finished_at: Option<u64>,
+    pub timeout_ms: u64,
+    /// The assistant's text and the final result (capped).
+    pub output: String,
+    /// What went wrong; null when nothing did.
+    pub error: Option<String>,
+}
+
+impl TaskView {
+    /// How agents see `task`.
+    pub fn of(task: &Task) -> Self {
+        Self {
+            task_id: task.id.to_string(),
+            status: task.status,
+            created_at: task.created_at,
+            started_at: task.started_at,
+            finished_at: task.finished_at,
+            timeout_ms: task.timeout_ms,
+            output: task.output.clone(),
+            error: task.error.clone(),
+        }
+    }
 }

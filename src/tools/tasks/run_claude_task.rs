@@ -5,14 +5,14 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::view;
+use super::TaskView;
 use crate::actors::orchestrator::{Enqueue, EnqueueFollowed, GetTask};
 use crate::orchestrator::{
     TaskOrigin, DEFAULT_TIMEOUT_MS, MAX_CONTEXT_FILES, MAX_PROMPT_BYTES, MAX_TIMEOUT_MS,
     MIN_TIMEOUT_MS,
 };
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{Tool, ToolContext, ToolError, ToolResult, ToolTimeout, WorkspacePath};
+use crate::tools::{output, Tool, ToolContext, ToolError, ToolResult, ToolTimeout, WorkspacePath};
 
 pub struct RunClaudeTask;
 
@@ -41,6 +41,7 @@ impl Tool for RunClaudeTask {
     const DESCRIPTION: &'static str =
         "Run a prompt as a headless Claude task in the workspace (claude -p). Returns the task id at once, \
          or with wait: true streams progress and returns the result. Context files are mentioned to the task.";
+    const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<TaskView>);
     const TIMEOUT: ToolTimeout = ToolTimeout::Fixed(Duration::from_millis(MAX_TIMEOUT_MS + 30_000));
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
@@ -89,7 +90,7 @@ impl Tool for RunClaudeTask {
             .await
             .map_err(ToolError::OrchestratorUnavailable)?
             .map_err(|e| ToolError::refused(e.to_string()))?;
-        let mut result = CallToolResult::json(&view(&t));
+        let mut result = CallToolResult::structured(&TaskView::of(&t));
         result.is_error = t.status != crate::orchestrator::TaskStatus::Done;
         Ok(result)
     }

@@ -41,7 +41,7 @@ pub struct Firing {
 }
 
 /// Why a hook that saw an event did not fire.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum SkipKind {
     /// The hook fired for the same subject too recently.

@@ -34,7 +34,7 @@ pub fn abi() -> i32 {
 }
 
 /// Whether commands are confined, for `/status`.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SandboxStatus {
     /// The kernel's Landlock ABI (0: none).
