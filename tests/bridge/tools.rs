@@ -520,6 +520,23 @@ async fn structured_results_match_their_output_schemas() {
         ("getFileTree", json!({})),
         ("searchWorkspace", json!({"query": "first"})),
         ("readFile", json!({"filePath": "README.md"})),
+        (
+            "createFile",
+            json!({"filePath": "typed.txt", "content": "one\ntwo\n"}),
+        ),
+        (
+            "editText",
+            json!({"filePath": "typed.txt", "edits": [{"type": "insert", "line": 1, "column": 1, "text": "zero\n"}]}),
+        ),
+        (
+            "replaceBlock",
+            json!({"filePath": "typed.txt", "oldContent": "two", "newContent": "2"}),
+        ),
+        (
+            "renameFile",
+            json!({"oldPath": "typed.txt", "newPath": "typed2.txt"}),
+        ),
+        ("deleteFile", json!({"filePath": "typed2.txt"})),
         ("runCommand", json!({"command": "git", "args": ["status"]})),
         ("runInTerminal", json!({"command": "git", "args": ["log"]})),
         ("runClaudeTask", json!({"prompt": "typed", "wait": true})),
@@ -564,5 +581,64 @@ async fn structured_results_match_their_output_schemas() {
             .collect::<std::collections::BTreeSet<_>>(),
         checked,
         "each tool with an outputSchema is exercised here"
+    );
+}
+
+/// A typed tool that an editor answers gives the same `structuredContent` through the
+/// editor (its answer read as the tool's type, `source: "editor"`), and an editor answer
+/// that is not of that type is a tool error quoting it, not a result that breaks the
+/// schema.
+#[tokio::test]
+async fn typed_answers_through_an_editor_keep_their_schema() {
+    use crate::editor_sim::Reply;
+    let bridge = Bridge::launch(Options::default()).await;
+    let _editor = EditorSim::connect(
+        &bridge,
+        handler(|m, p| match m {
+            "extension/createFile" => Some(Reply::Ok(
+                json!({"success": true, "filePath": p["filePath"], "created": true}),
+            )),
+            "extension/deleteFile" => Some(Reply::Ok(json!(true))),
+            _ => None,
+        }),
+    )
+    .await;
+    let mut agent = bridge.ready_agent().await;
+    let listed = agent.request("tools/list", json!({})).await;
+    let schema = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "createFile")
+        .map(|t| t["outputSchema"].clone())
+        .expect("createFile is listed with an outputSchema");
+    let r = agent
+        .call(
+            "createFile",
+            json!({"filePath": "made.txt", "content": "x"}),
+        )
+        .await;
+    assert!(!is_error(&r), "{r}");
+    let structured = &r["structuredContent"];
+    assert_eq!(structured["source"], "editor", "{r}");
+    assert!(
+        structured["filePath"]
+            .as_str()
+            .unwrap()
+            .ends_with("/made.txt"),
+        "{r}"
+    );
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    assert!(validator.is_valid(structured), "{structured}");
+    let odd = agent
+        .call("deleteFile", json!({"filePath": "README.md"}))
+        .await;
+    assert!(is_error(&odd), "{odd}");
+    assert!(odd.get("structuredContent").is_none(), "{odd}");
+    let says = text(&odd);
+    assert!(
+        says.contains("The editor's answer to deleteFile was not understood")
+            && says.contains("true"),
+        "{says}"
     );
 }

@@ -15,6 +15,7 @@ pub use tools::register;
 use std::time::Duration;
 
 use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::oneshot;
@@ -147,6 +148,31 @@ pub(crate) async fn try_editor(
     }
 }
 
+/// Like [`try_editor`], for a tool whose answer is typed: the editor's answer (with
+/// `"source": "editor"`) is read as `T`, so both paths answer with the same
+/// `structuredContent`. An answer that is not a `T` is a tool error quoting it.
+pub(crate) async fn try_editor_as<T: Serialize + DeserializeOwned>(
+    ctx: &ToolContext,
+    method: Method,
+    params: Value,
+) -> Option<ToolResult> {
+    let mut value = match call_editor(ctx, method, params).await {
+        Err(ExtError::NotConnected) => return None,
+        Err(e) => return Some(Err(e.into())),
+        Ok(value) => value,
+    };
+    if let Value::Object(map) = &mut value {
+        map.insert("source".into(), Value::String("editor".into()));
+    }
+    Some(match T::deserialize(&value) {
+        Ok(answer) => Ok(CallToolResult::structured(&answer)),
+        Err(e) => Err(ToolError::refused(format!(
+            "The editor's answer to {} was not understood ({e}): {value}",
+            method.name()
+        ))),
+    })
+}
+
 /// Adds `"source"` to a JSON object result.
 fn with_source(mut result: CallToolResult, source: &str) -> CallToolResult {
     if let Some(Content::Text { text }) = result.content.first_mut() {
@@ -181,7 +207,7 @@ async fn file_content_from_disk(ctx: &ToolContext, params: &Value) -> ToolResult
 mod tests {
     use crate::protocol::editor::Method;
     use schemars::JsonSchema;
-    use serde::{Deserialize, Serialize};
+    use serde::Serialize;
     use serde_json::json;
 
     use super::prepare;

@@ -2,15 +2,14 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use super::{by_editor, write};
 use crate::actors::writer::WriteOp;
 use crate::protocol::editor::Method;
 use crate::protocol::mcp::CallToolResult;
 use crate::tools::claims::check_write;
-use crate::tools::editor::{request, try_editor};
-use crate::tools::{EditorUse, Tool, ToolContext, ToolResult, WorkspacePath};
+use crate::tools::editor::{request, try_editor_as};
+use crate::tools::{output, EditorUse, Tool, ToolContext, ToolResult, WorkspacePath};
 
 pub struct CreateFile;
 
@@ -27,18 +26,34 @@ pub struct Args {
     overwrite: bool,
 }
 
+/// The file or directory made.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Answer {
+    success: bool,
+    /// Absolute path.
+    file_path: String,
+    created: bool,
+    /// What the writer did (workspace only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    detail: Option<String>,
+    /// `workspace` (written by the bridge) or `editor`.
+    source: String,
+}
+
 impl Tool for CreateFile {
     type Args = Args;
     const NAME: &'static str = "createFile";
     const EDITOR: EditorUse = EditorUse::Optional;
     const DESCRIPTION: &'static str =
         "Create a file (with content) or a directory in the workspace. Fails if it exists unless overwrite is true.";
+    const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Answer>);
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let path = args.file_path.resolve(&ctx)?;
         check_write(&ctx, &path, Self::NAME).await?;
         super::before_write(&ctx, &path).await;
-        if let Some(done) = try_editor(
+        if let Some(done) = try_editor_as::<Answer>(
             &ctx,
             Method::CreateFile,
             request(&ctx, Method::CreateFile, &args)?,
@@ -53,12 +68,12 @@ impl Tool for CreateFile {
             overwrite: args.overwrite,
         };
         let written = write(&ctx, path.clone(), op, Self::NAME).await?;
-        Ok(CallToolResult::json(&json!({
-            "success": true,
-            "filePath": path.display().to_string(),
-            "created": true,
-            "detail": written.detail,
-            "source": "workspace",
-        })))
+        Ok(CallToolResult::structured(&Answer {
+            success: true,
+            file_path: path.display().to_string(),
+            created: true,
+            detail: Some(written.detail),
+            source: "workspace".into(),
+        }))
     }
 }

@@ -2,15 +2,14 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use super::{by_editor, write};
 use crate::actors::writer::WriteOp;
 use crate::protocol::editor::Method;
 use crate::protocol::mcp::CallToolResult;
 use crate::tools::claims::check_write;
-use crate::tools::editor::{request, try_editor};
-use crate::tools::{EditorUse, Tool, ToolContext, ToolResult, WorkspacePath};
+use crate::tools::editor::{request, try_editor_as};
+use crate::tools::{output, EditorUse, Tool, ToolContext, ToolResult, WorkspacePath};
 
 pub struct DeleteFile;
 
@@ -23,18 +22,31 @@ pub struct Args {
     recursive: bool,
 }
 
+/// The file or directory removed.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Answer {
+    success: bool,
+    /// Absolute path.
+    file_path: String,
+    deleted: bool,
+    /// `workspace` (removed by the bridge) or `editor`.
+    source: String,
+}
+
 impl Tool for DeleteFile {
     type Args = Args;
     const NAME: &'static str = "deleteFile";
     const EDITOR: EditorUse = EditorUse::Optional;
     const DESCRIPTION: &'static str =
         "Delete a file or directory in the workspace (a non-empty directory needs recursive: true).";
+    const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Answer>);
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let path = args.file_path.resolve(&ctx)?;
         check_write(&ctx, &path, Self::NAME).await?;
         super::before_write(&ctx, &path).await;
-        if let Some(done) = try_editor(
+        if let Some(done) = try_editor_as::<Answer>(
             &ctx,
             Method::DeleteFile,
             request(&ctx, Method::DeleteFile, &args)?,
@@ -47,11 +59,11 @@ impl Tool for DeleteFile {
             recursive: args.recursive,
         };
         write(&ctx, path.clone(), op, Self::NAME).await?;
-        Ok(CallToolResult::json(&json!({
-            "success": true,
-            "filePath": path.display().to_string(),
-            "deleted": true,
-            "source": "workspace",
-        })))
+        Ok(CallToolResult::structured(&Answer {
+            success: true,
+            file_path: path.display().to_string(),
+            deleted: true,
+            source: "workspace".into(),
+        }))
     }
 }

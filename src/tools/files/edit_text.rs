@@ -11,8 +11,8 @@ use crate::actors::writer::WriteOp;
 use crate::protocol::editor::Method;
 use crate::protocol::mcp::CallToolResult;
 use crate::tools::claims::check_write;
-use crate::tools::editor::{request, try_editor};
-use crate::tools::{EditorUse, Tool, ToolContext, ToolResult, WorkspacePath};
+use crate::tools::editor::{request, try_editor_as};
+use crate::tools::{output, EditorUse, Tool, ToolContext, ToolResult, WorkspacePath};
 use crate::workspace::edit::{LineEdit, MAX_EDITS};
 
 pub struct EditText;
@@ -25,6 +25,17 @@ pub struct Args {
     edits: Vec<LineEdit>,
 }
 
+/// The edits applied and saved.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Answer {
+    success: bool,
+    edit_count: usize,
+    saved: bool,
+    /// `workspace` (written by the bridge) or `editor`.
+    source: String,
+}
+
 impl Tool for EditText {
     type Args = Args;
     const NAME: &'static str = "editText";
@@ -32,6 +43,7 @@ impl Tool for EditText {
     const DESCRIPTION: &'static str =
         "Apply line/column edits (1-based; insert, delete, replace) to a file, all or none. \
          Fails with 'File was modified concurrently' if the file changed since this session read it.";
+    const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Answer>);
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let path = args.file_path.resolve(&ctx)?;
@@ -39,16 +51,16 @@ impl Tool for EditText {
         super::before_write(&ctx, &path).await;
         let mut params = request(&ctx, Method::EditText, &args)?;
         params["save"] = json!(true);
-        if let Some(done) = try_editor(&ctx, Method::EditText, params).await {
+        if let Some(done) = try_editor_as::<Answer>(&ctx, Method::EditText, params).await {
             return by_editor(&ctx, &path, Self::NAME, done).await;
         }
         let count = args.edits.len();
         write(&ctx, path, WriteOp::Edit { edits: args.edits }, Self::NAME).await?;
-        Ok(CallToolResult::json(&json!({
-            "success": true,
-            "editCount": count,
-            "saved": true,
-            "source": "workspace",
-        })))
+        Ok(CallToolResult::structured(&Answer {
+            success: true,
+            edit_count: count,
+            saved: true,
+            source: "workspace".into(),
+        }))
     }
 }

@@ -10,8 +10,8 @@ use crate::actors::writer::WriteOp;
 use crate::protocol::editor::Method;
 use crate::protocol::mcp::CallToolResult;
 use crate::tools::claims::check_write;
-use crate::tools::editor::{request, try_editor};
-use crate::tools::{EditorUse, Tool, ToolContext, ToolResult, WorkspacePath};
+use crate::tools::editor::{request, try_editor_as};
+use crate::tools::{output, EditorUse, Tool, ToolContext, ToolResult, WorkspacePath};
 
 pub struct ReplaceBlock;
 
@@ -24,6 +24,16 @@ pub struct Args {
     new_content: String,
 }
 
+/// The block replaced and saved.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Answer {
+    success: bool,
+    saved: bool,
+    /// `workspace` (written by the bridge) or `editor`.
+    source: String,
+}
+
 impl Tool for ReplaceBlock {
     type Args = Args;
     const NAME: &'static str = "replaceBlock";
@@ -31,6 +41,7 @@ impl Tool for ReplaceBlock {
     const DESCRIPTION: &'static str =
         "Replace the one exact occurrence of oldContent with newContent in a file. \
          Fails if oldContent is absent or occurs more than once, or if the file changed since this session read it.";
+    const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Answer>);
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let path = args.file_path.resolve(&ctx)?;
@@ -38,7 +49,7 @@ impl Tool for ReplaceBlock {
         super::before_write(&ctx, &path).await;
         let mut params = request(&ctx, Method::ReplaceBlock, &args)?;
         params["save"] = json!(true);
-        if let Some(done) = try_editor(&ctx, Method::ReplaceBlock, params).await {
+        if let Some(done) = try_editor_as::<Answer>(&ctx, Method::ReplaceBlock, params).await {
             return by_editor(&ctx, &path, Self::NAME, done).await;
         }
         let op = WriteOp::Replace {
@@ -46,10 +57,10 @@ impl Tool for ReplaceBlock {
             new: args.new_content,
         };
         write(&ctx, path, op, Self::NAME).await?;
-        Ok(CallToolResult::json(&json!({
-            "success": true,
-            "saved": true,
-            "source": "workspace",
-        })))
+        Ok(CallToolResult::structured(&Answer {
+            success: true,
+            saved: true,
+            source: "workspace".into(),
+        }))
     }
 }
