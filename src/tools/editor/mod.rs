@@ -207,7 +207,7 @@ async fn file_content_from_disk(ctx: &ToolContext, params: &Value) -> ToolResult
 mod tests {
     use crate::protocol::editor::Method;
     use schemars::JsonSchema;
-    use serde::Serialize;
+    use serde::{Deserialize, Serialize};
     use serde_json::json;
 
     use super::prepare;
