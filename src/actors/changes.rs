@@ -51,7 +51,7 @@ pub struct WhoChanged {
 
 /// Lines `from..=to` were last changed by `by` (`None`: nobody since the file was first
 /// followed).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LineRun {
     pub from: usize,
@@ -71,7 +71,7 @@ pub struct KeepChanges(pub Selection);
 pub struct UndoChanges(pub Selection);
 
 /// What an undo did: per file, the hunks reverted, and those it declined with why.
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UndoReport {
     pub undone: Vec<UndoneHunk>,
@@ -79,7 +79,7 @@ pub struct UndoReport {
 }
 
 /// One hunk undone.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UndoneHunk {
     pub change: u64,

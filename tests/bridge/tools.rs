@@ -511,6 +511,8 @@ async fn structured_results_match_their_output_schemas() {
         ("releaseFiles", json!({})),
         ("listChanges", json!({})),
         ("keepChanges", json!({"session": "nobody"})),
+        ("undoChanges", json!({"session": "nobody"})),
+        ("whoChanged", json!({"file": "README.md"})),
         ("gitStatus", json!({})),
         ("gitAdd", json!({"paths": ["README.md"]})),
         ("gitCommit", json!({"message": "first"})),

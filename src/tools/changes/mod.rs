@@ -5,11 +5,10 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use crate::actors::changes::{
-    KeepChanges as Keep, ListChanges as List, UndoChanges as Undo, UndoReport, WhoChanged as Who,
-    NAME,
+    KeepChanges as Keep, LineRun, ListChanges as List, UndoChanges as Undo, UndoReport,
+    WhoChanged as Who, NAME,
 };
 use crate::actors::registry::TellAgent;
 use crate::changes::{Change, ChangeView, Selection};
@@ -116,10 +115,19 @@ pub struct WhoArgs {
     line: Option<usize>,
 }
 
+/// The file's lines, in runs with the same last writer.
+#[derive(Serialize, JsonSchema)]
+pub struct Owners {
+    /// Workspace-relative.
+    file: String,
+    lines: Vec<LineRun>,
+}
+
 impl Tool for WhoChanged {
     type Args = WhoArgs;
     const NAME: &'static str = "whoChanged";
     const DESCRIPTION: &'static str = "Which agent (or the person) last changed each line of a file since the bridge followed it; null for lines nobody changed.";
+    const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Owners>);
 
     async fn call(ctx: ToolContext, args: WhoArgs) -> ToolResult {
         let path = args.file.resolve(&ctx)?;
@@ -142,9 +150,10 @@ impl Tool for WhoChanged {
                 .collect(),
             None => runs,
         };
-        Ok(CallToolResult::json(
-            &json!({ "file": display, "lines": runs }),
-        ))
+        Ok(CallToolResult::structured(&Owners {
+            file: display,
+            lines: runs,
+        }))
     }
 }
 
@@ -169,6 +178,7 @@ impl Tool for UndoChanges {
     type Args = UndoArgs;
     const NAME: &'static str = "undoChanges";
     const DESCRIPTION: &'static str = "Undo hunks agents wrote (one hunk, a change, a file, or everything of an agent session): each is reverse-applied only where the file still holds it; hunks a later edit overlaps are declined and named. The agent is told, with the reason.";
+    const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<UndoReport>);
 
     async fn call(ctx: ToolContext, args: UndoArgs) -> ToolResult {
         let selection = Selection {
@@ -188,7 +198,7 @@ impl Tool for UndoChanges {
             args.reason.as_deref().unwrap_or(""),
         )
         .await?;
-        Ok(CallToolResult::json(&report))
+        Ok(CallToolResult::structured(&report))
     }
 }
 

@@ -213,7 +213,7 @@ impl Selection {
 }
 
 /// Why one hunk was not undone.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Declined {
     pub change: u64,
