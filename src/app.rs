@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use actix::{Actor, Arbiter, Supervisor};
+use actix::Actor;
 use actix_web::{web, App, HttpServer};
 use tokio::signal::unix::{signal, SignalKind};
 
@@ -26,7 +26,7 @@ use crate::actors::messages::watch::WorkspaceChanged;
 use crate::actors::orchestrator::{Limits, Orchestrator, SaveTasks};
 use crate::actors::registry::{CloseAll, Restore, SessionRegistry};
 use crate::actors::session::{Session, SessionHandle, SessionId, SessionLinks};
-use crate::actors::supervise::start_with;
+use crate::actors::supervise::Reserved;
 use crate::actors::watcher::Watcher;
 use crate::actors::writer::WorkspaceWriter;
 use crate::config::Settings;
@@ -144,220 +144,101 @@ struct Seed {
     port: u16,
 }
 
+/// Every singleton's address, reserved before any actor is built (phase one of
+/// [`Seed::start`]), so each is built knowing the addresses it sends to.
+struct Reservations {
+    activity: Reserved<ActivityLog>,
+    writer: Reserved<WorkspaceWriter>,
+    dashboard: Reserved<Dashboard>,
+    registry: Reserved<SessionRegistry>,
+    extension: Reserved<ExtensionClient>,
+    orchestrator: Reserved<Orchestrator>,
+    automation: Option<Reserved<Automation>>,
+    claims: Reserved<ClaimsActor>,
+    changes: Reserved<ChangesActor>,
+    diagnostics: Reserved<DiagnosticsActor>,
+    watcher: Reserved<Watcher>,
+    checkpoint: Option<Reserved<CheckpointActor>>,
+    http_sessions: Reserved<HttpSessions>,
+}
+
+impl Reservations {
+    fn new(automation: bool, checkpoint: bool) -> Self {
+        Self {
+            activity: Reserved::new(),
+            writer: Reserved::new(),
+            dashboard: Reserved::new(),
+            registry: Reserved::new(),
+            extension: Reserved::new(),
+            orchestrator: Reserved::new(),
+            automation: automation.then(Reserved::new),
+            claims: Reserved::new(),
+            changes: Reserved::new(),
+            diagnostics: Reserved::new(),
+            watcher: Reserved::new(),
+            checkpoint: checkpoint.then(Reserved::new),
+            http_sessions: Reserved::new(),
+        }
+    }
+
+    /// Automation's recipient of `M`, when a policy runs.
+    fn automation<M>(&self) -> Option<actix::Recipient<M>>
+    where
+        M: actix::Message + Send + 'static,
+        M::Result: Send,
+        Automation: actix::Handler<M>,
+    {
+        self.automation.as_ref().map(|a| a.addr().recipient())
+    }
+}
+
 impl Seed {
-    /// Starts the supervised singletons on the current arbiter and builds the services.
+    /// Starts the supervised singletons on the current arbiter and builds the services,
+    /// in three phases: every address reserved; every actor built (each by its own
+    /// method below, from the settings and the addresses it sends to) and started;
+    /// the services gathered and the checkpointed sessions restored.
     fn start(mut self) -> Arc<Services> {
-        let activity = {
-            let a = &self.settings.activity;
-            let log = ActivityLog::new(a.max_entries, Arc::clone(&self.metrics));
-            let log = match &self.activity_path {
-                Some(path) => log.persistent(
-                    PersistConfig {
-                        path: path.clone(),
-                        max_file_bytes: a.max_file_bytes,
-                        flush_every: a.flush_every,
-                    },
-                    a.max_stream_subscribers,
-                ),
-                None => log,
-            };
-            Supervisor::start(move |_| log)
-        };
+        let r = Reservations::new(self.automation.is_some(), self.checkpoint_path.is_some());
+        let activity = r.activity.start(self.activity_log());
         let writer = {
             let (ws, a, m) = (
                 self.workspace.clone(),
-                activity.clone(),
+                r.activity.addr(),
                 Arc::clone(&self.metrics),
             );
             // Blocking file I/O runs on a thread of its own, never on the worker.
-            Supervisor::start_in_arbiter(&Arbiter::new().handle(), move |_| {
-                WorkspaceWriter::new(ws, a, m)
-            })
+            r.writer
+                .start_on_own_thread(move || WorkspaceWriter::new(ws, a, m))
         };
-        let dashboard = {
-            let u = &self.settings.ui;
-            let config = DashboardConfig {
-                logins: LoginLimits {
-                    code_ttl: u.login_code_ttl,
-                    idle_ttl: u.session_idle,
-                    max_sessions: u.max_browser_sessions,
-                },
-                diff_wait: u.diff_wait,
-                max_pending_diffs: u.max_pending_diffs,
-                max_reviews: u.max_reviews,
-                max_streams: u.max_streams,
-                sessions_path: self.page_sessions_path.clone(),
-            };
-            let (a, m) = (activity.clone().recipient(), Arc::clone(&self.metrics));
-            Supervisor::start(move |_| Dashboard::new(config, a, m))
+        let dashboard = r.dashboard.start(self.dashboard(&r));
+        let registry = r.registry.start(self.registry(&r));
+        let extension = r.extension.start(self.extension(&r));
+        let orchestrator = r.orchestrator.start(self.orchestrator(&r));
+        let automation = match (&r.automation, self.automation.take()) {
+            (Some(slot), Some((path, policy))) => {
+                Some(slot.start(self.automation_actor(&r, path, policy)))
+            }
+            _ => None,
         };
-        // The registry and the editor client message each other, and the editor
-        // client feeds automation, which starts tasks on the orchestrator, which
-        // notifies the editor: each is built knowing the addresses it sends to.
-        let (registry, (extension, orchestrator, automation, claims, changes)) = {
-            let max = self.settings.sessions.max_sessions;
-            let gap = self.settings.server.min_connect_interval;
-            let wait = self.settings.server.max_connect_wait;
-            let debounce = self.settings.tools.list_changed_debounce;
-            let config = ExtensionConfig {
-                request_timeout: self.settings.editor.request_timeout,
-            };
-            let o = &self.settings.orchestrator;
-            let limits = Limits {
-                max_concurrent: o.max_concurrent,
-                max_queue: o.max_queue,
-                max_history: o.max_history,
-            };
-            let driver = DriverConfig {
-                program: o.claude_binary.clone(),
-                workspace: self.workspace.root().to_path_buf(),
-                policy: Arc::new(Policy::compile(&o.permissions).unwrap_or_default()),
-                approver: self
-                    .settings
-                    .ui
-                    .enabled
-                    .then(|| dashboard.clone().recipient()),
-                approval_timeout: o.approval_timeout,
-            };
-            let tasks_path = self.tasks_path.clone();
-            let claims_path = self.claims_path.clone();
-            let changes_path = self.changes_path.clone();
-            let (changes_ws, changes_writer, changes_page) = (
-                self.workspace.clone(),
-                writer.clone(),
-                dashboard.clone().recipient(),
-            );
-            let root = self.workspace.root().to_path_buf();
-            let policy = self.automation.take();
-            let settings = Arc::new(self.settings.clone());
-            let (ws, a, m) = (
-                self.workspace.clone(),
-                activity.clone(),
-                Arc::clone(&self.metrics),
-            );
-            start_with(move |registry: actix::Addr<SessionRegistry>| {
-                let registry_handle = SessionRegistry::handle(&registry);
-                let (a2, m2) = (a.clone(), Arc::clone(&m));
-                let agents = registry.clone().recipient();
-                let (extension, (orchestrator, automation)) =
-                    start_with(move |extension: actix::Addr<ExtensionClient>| {
-                        let (e, a3, m3) =
-                            (extension.clone().recipient(), a2.clone(), Arc::clone(&m2));
-                        let (a4, m4) = (a2.clone(), Arc::clone(&m2));
-                        let editor = extension.clone().recipient();
-                        let (orchestrator, automation) =
-                            start_with(move |orchestrator: actix::Addr<Orchestrator>| {
-                                let automation = policy.map(|(path, policy)| {
-                                    let links = AutomationLinks {
-                                        orchestrator: OrchestratorLink {
-                                            enqueue: orchestrator.clone().recipient(),
-                                            follow: orchestrator.clone().recipient(),
-                                        },
-                                        agents,
-                                        editor,
-                                        activity: a4,
-                                    };
-                                    Supervisor::start(move |_| {
-                                        Automation::new(policy, path, ws, settings, links, m4)
-                                    })
-                                });
-                                let events = automation.clone().map(|a| a.recipient());
-                                let orchestrator =
-                                    Orchestrator::new(limits, driver, tasks_path, e, a3, m3)
-                                        .reporting_to(events);
-                                (orchestrator, automation)
-                            });
-                        let links = ExtensionLinks {
-                            registry: registry_handle,
-                            automation: automation.clone().map(|a| a.recipient()),
-                            activity: a2,
-                        };
-                        let client = ExtensionClient::new(config, links, m2);
-                        (client, (orchestrator, automation))
-                    });
-                let claims = {
-                    let links = ClaimsLinks {
-                        editor: extension.clone().recipient(),
-                        activity: a.clone().recipient(),
-                        automation: automation.clone().map(|a| a.recipient()),
-                    };
-                    let m = Arc::clone(&m);
-                    Supervisor::start(move |_| ClaimsActor::new(root, claims_path, links, m))
-                };
-                let changes = {
-                    let links = ChangesLinks {
-                        writer: changes_writer,
-                        editor: extension.clone().recipient(),
-                        page: changes_page,
-                        activity: a.clone().recipient(),
-                    };
-                    let m = Arc::clone(&m);
-                    // It reads the files agents write: a thread of its own.
-                    Supervisor::start_in_arbiter(&Arbiter::new().handle(), move |_| {
-                        ChangesActor::new(
-                            changes_ws,
-                            changes_path,
-                            ChangeLimits::default(),
-                            links,
-                            m,
-                        )
-                    })
-                };
-                let registry =
-                    SessionRegistry::new(max, gap, wait, extension.clone().recipient(), a, m)
-                        .with_list_changed_debounce(debounce)
-                        .recording_changes(changes.clone().recipient())
-                        .reporting_to(automation.clone().map(|a| a.recipient()))
-                        .keeping_claims(ClaimsLink {
-                            gone: claims.clone().recipient(),
-                            moved: claims.clone().recipient(),
-                        });
-                (
-                    registry,
-                    (extension, orchestrator, automation, claims, changes),
-                )
-            })
+        let claims = r.claims.start(self.claims(&r));
+        let changes = {
+            let build = self.changes(&r);
+            // It reads the files agents write: a thread of its own.
+            r.changes.start_on_own_thread(build)
         };
-        let diagnostics = {
-            let d = &self.settings.diagnostics;
-            let config = DiagnosticsConfig {
-                root: self.workspace.root().to_path_buf(),
-                enabled: d.linters.clone(),
-                timeout: d.timeout,
-                cache_for: d.cache_for,
-                live: d.live,
-                rerun_debounce: d.rerun_debounce,
-                live_after_code_change: d.live_after_code_change,
-            };
-            let to_automation = automation.clone().map(|a| a.recipient());
-            let (a, m) = (activity.clone(), Arc::clone(&self.metrics));
-            Supervisor::start(move |_| DiagnosticsActor::new(config, to_automation, a, m))
-        };
+        let diagnostics = r.diagnostics.start(self.diagnostics(&r));
         let watcher = {
-            let mut subscribers: Vec<actix::Recipient<WorkspaceChanged>> =
-                vec![diagnostics.clone().recipient()];
-            subscribers.extend(automation.clone().map(|a| a.recipient()));
-            subscribers.push(dashboard.clone().recipient());
-            subscribers.push(registry.clone().recipient());
-            let (settings, ws) = (self.settings.watch.clone(), self.workspace.clone());
-            let (a, m) = (activity.clone(), Arc::clone(&self.metrics));
+            let build = self.watcher(&r);
             // A flood of kernel events costs the watcher's own thread, never a worker's.
-            Supervisor::start_in_arbiter(&Arbiter::new().handle(), move |_| {
-                Watcher::new(settings, ws, subscribers, a, m)
-            })
+            r.watcher.start_on_own_thread(build)
         };
-        let checkpoint = self.checkpoint_path.clone().map(|path| {
-            let (w, port) = (self.workspace.root().display().to_string(), self.port);
-            let interval = self.settings.checkpoint.interval;
-            let (r, a, m) = (
-                registry.clone().recipient(),
-                activity.clone(),
-                Arc::clone(&self.metrics),
-            );
-            Supervisor::start(move |_| CheckpointActor::new(path, w, port, interval, r, a, m))
-        });
+        let checkpoint = r
+            .checkpoint
+            .as_ref()
+            .zip(self.checkpoint(&r))
+            .map(|(slot, actor)| slot.start(actor));
+        let http_sessions = r.http_sessions.start(HttpSessions::default());
         let restore = std::mem::take(&mut self.restore);
-        let http_sessions = Supervisor::start(|_| HttpSessions::default());
         let services = Arc::new(Services {
             claims,
             changes,
@@ -384,6 +265,187 @@ impl Seed {
         });
         restore_sessions(&services, restore);
         services
+    }
+
+    fn activity_log(&self) -> ActivityLog {
+        let a = &self.settings.activity;
+        let log = ActivityLog::new(a.max_entries, Arc::clone(&self.metrics));
+        match &self.activity_path {
+            Some(path) => log.persistent(
+                PersistConfig {
+                    path: path.clone(),
+                    max_file_bytes: a.max_file_bytes,
+                    flush_every: a.flush_every,
+                },
+                a.max_stream_subscribers,
+            ),
+            None => log,
+        }
+    }
+
+    fn dashboard(&self, to: &Reservations) -> Dashboard {
+        let u = &self.settings.ui;
+        let config = DashboardConfig {
+            logins: LoginLimits {
+                code_ttl: u.login_code_ttl,
+                idle_ttl: u.session_idle,
+                max_sessions: u.max_browser_sessions,
+            },
+            diff_wait: u.diff_wait,
+            max_pending_diffs: u.max_pending_diffs,
+            max_reviews: u.max_reviews,
+            max_streams: u.max_streams,
+            sessions_path: self.page_sessions_path.clone(),
+        };
+        let activity = to.activity.addr().recipient();
+        Dashboard::new(config, activity, Arc::clone(&self.metrics))
+    }
+
+    fn registry(&self, to: &Reservations) -> SessionRegistry {
+        let s = &self.settings;
+        SessionRegistry::new(
+            s.sessions.max_sessions,
+            s.server.min_connect_interval,
+            s.server.max_connect_wait,
+            to.extension.addr().recipient(),
+            to.activity.addr(),
+            Arc::clone(&self.metrics),
+        )
+        .with_list_changed_debounce(s.tools.list_changed_debounce)
+        .recording_changes(to.changes.addr().recipient())
+        .reporting_to(to.automation())
+        .keeping_claims(ClaimsLink {
+            gone: to.claims.addr().recipient(),
+            moved: to.claims.addr().recipient(),
+        })
+    }
+
+    fn extension(&self, to: &Reservations) -> ExtensionClient {
+        let config = ExtensionConfig {
+            request_timeout: self.settings.editor.request_timeout,
+        };
+        let links = ExtensionLinks {
+            registry: SessionRegistry::handle(&to.registry.addr()),
+            automation: to.automation(),
+            activity: to.activity.addr(),
+        };
+        ExtensionClient::new(config, links, Arc::clone(&self.metrics))
+    }
+
+    fn orchestrator(&self, to: &Reservations) -> Orchestrator {
+        let o = &self.settings.orchestrator;
+        let limits = Limits {
+            max_concurrent: o.max_concurrent,
+            max_queue: o.max_queue,
+            max_history: o.max_history,
+        };
+        let driver = DriverConfig {
+            program: o.claude_binary.clone(),
+            workspace: self.workspace.root().to_path_buf(),
+            policy: Arc::new(Policy::compile(&o.permissions).unwrap_or_default()),
+            approver: self
+                .settings
+                .ui
+                .enabled
+                .then(|| to.dashboard.addr().recipient()),
+            approval_timeout: o.approval_timeout,
+        };
+        Orchestrator::new(
+            limits,
+            driver,
+            self.tasks_path.clone(),
+            to.extension.addr().recipient(),
+            to.activity.addr(),
+            Arc::clone(&self.metrics),
+        )
+        .reporting_to(to.automation())
+    }
+
+    fn automation_actor(
+        &self,
+        to: &Reservations,
+        path: PathBuf,
+        policy: crate::automation::policy::Policy,
+    ) -> Automation {
+        let links = AutomationLinks {
+            orchestrator: OrchestratorLink {
+                enqueue: to.orchestrator.addr().recipient(),
+                follow: to.orchestrator.addr().recipient(),
+            },
+            agents: to.registry.addr().recipient(),
+            editor: to.extension.addr().recipient(),
+            activity: to.activity.addr(),
+        };
+        let settings = Arc::new(self.settings.clone());
+        let ws = self.workspace.clone();
+        Automation::new(policy, path, ws, settings, links, Arc::clone(&self.metrics))
+    }
+
+    fn claims(&self, to: &Reservations) -> ClaimsActor {
+        let links = ClaimsLinks {
+            editor: to.extension.addr().recipient(),
+            activity: to.activity.addr().recipient(),
+            automation: to.automation(),
+        };
+        let root = self.workspace.root().to_path_buf();
+        let path = self.claims_path.clone();
+        ClaimsActor::new(root, path, links, Arc::clone(&self.metrics))
+    }
+
+    /// What builds the ChangesActor on its own thread.
+    fn changes(&self, to: &Reservations) -> impl FnOnce() -> ChangesActor + Send + 'static {
+        let links = ChangesLinks {
+            writer: to.writer.addr(),
+            editor: to.extension.addr().recipient(),
+            page: to.dashboard.addr().recipient(),
+            activity: to.activity.addr().recipient(),
+        };
+        let (ws, path, m) = (
+            self.workspace.clone(),
+            self.changes_path.clone(),
+            Arc::clone(&self.metrics),
+        );
+        move || ChangesActor::new(ws, path, ChangeLimits::default(), links, m)
+    }
+
+    fn diagnostics(&self, to: &Reservations) -> DiagnosticsActor {
+        let d = &self.settings.diagnostics;
+        let config = DiagnosticsConfig {
+            root: self.workspace.root().to_path_buf(),
+            enabled: d.linters.clone(),
+            timeout: d.timeout,
+            cache_for: d.cache_for,
+            live: d.live,
+            rerun_debounce: d.rerun_debounce,
+            live_after_code_change: d.live_after_code_change,
+        };
+        let (a, m) = (to.activity.addr(), Arc::clone(&self.metrics));
+        DiagnosticsActor::new(config, to.automation(), a, m)
+    }
+
+    /// What builds the Watcher on its own thread: every actor that reacts to changes on
+    /// disk subscribes here.
+    fn watcher(&self, to: &Reservations) -> impl FnOnce() -> Watcher + Send + 'static {
+        let mut subscribers: Vec<actix::Recipient<WorkspaceChanged>> =
+            vec![to.diagnostics.addr().recipient()];
+        subscribers.extend(to.automation());
+        subscribers.push(to.dashboard.addr().recipient());
+        subscribers.push(to.registry.addr().recipient());
+        let (settings, ws) = (self.settings.watch.clone(), self.workspace.clone());
+        let (a, m) = (to.activity.addr(), Arc::clone(&self.metrics));
+        move || Watcher::new(settings, ws, subscribers, a, m)
+    }
+
+    fn checkpoint(&self, to: &Reservations) -> Option<CheckpointActor> {
+        let path = self.checkpoint_path.clone()?;
+        let (w, port) = (self.workspace.root().display().to_string(), self.port);
+        let interval = self.settings.checkpoint.interval;
+        let (r, a, m) = (
+            to.registry.addr().recipient(),
+            to.activity.addr(),
+            Arc::clone(&self.metrics),
+        );
+        Some(CheckpointActor::new(path, w, port, interval, r, a, m))
     }
 }
 
@@ -568,13 +630,43 @@ fn log_command_sandbox(sandbox: &crate::exec::sandbox::SandboxStatus) {
     }
 }
 
+/// The bridge's life, phase by phase: check everything that can be refused; claim the
+/// workspace's state (lock files, checkpoint, port, token); start the actors and the
+/// HTTP server; publish the lock file; serve until a signal, idleness or a server
+/// error; shut down in order.
 async fn serve(settings: Settings, rotate_token: bool) -> Result<(), AppError> {
     // Everything that can be refused is refused before a file is written.
-    let Checked {
-        workspace,
-        tools,
-        policy,
-    } = preflight(&settings)?;
+    let checked = preflight(&settings)?;
+    warn_about_settings(&settings);
+    let claimed = claim_state(&settings, &checked.workspace, rotate_token)?;
+    let ip = settings.server.bind;
+    let port = claimed.port;
+    let state_dir = claimed.state.dir().to_path_buf();
+    let (seed, listener, state) = claimed.into_seed(settings, checked);
+    let running = start_server(seed, listener).await?;
+    let services = &running.services;
+    // Handlers first: a signal after the lock exists must always remove it.
+    let mut sigterm = signal(SignalKind::terminate())?;
+    let mut sigint = signal(SignalKind::interrupt())?;
+    let lock_path = publish(services, port)?;
+    announce(services, ip, port, &lock_path, &state_dir).await;
+    let outcome = tokio::select! {
+        _ = sigterm.recv() => { tracing::info!("SIGTERM received; shutting down"); Ok(()) }
+        _ = sigint.recv() => { tracing::info!("SIGINT received; shutting down"); Ok(()) }
+        _ = idle_stop(services) => Ok(()),
+        res = running.task => match res {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(AppError::Server(e)),
+            Err(e) => Err(AppError::Server(std::io::Error::other(e))),
+        },
+    };
+    shut_down(services, &running.handle, &lock_path).await;
+    drop(state);
+    outcome
+}
+
+/// Logs what the settings allow that a person should know about (not errors).
+fn warn_about_settings(settings: &Settings) {
     log_command_sandbox(&crate::exec::sandbox::status(
         settings.commands.run_unsandboxed,
     ));
@@ -592,9 +684,26 @@ async fn serve(settings: Settings, rotate_token: bool) -> Result<(), AppError> {
             );
         }
     }
-    let ip = settings.server.bind;
-    // One bridge per workspace: claiming its state directory fails, touching nothing,
-    // while another live bridge holds it.
+}
+
+/// The workspace's state, claimed for this bridge: its directory (held until the bridge
+/// stops), the checkpoint to restore, the bound port, the token.
+struct Claimed {
+    state: WorkspaceState,
+    previous: Option<(PathBuf, checkpoint::CheckpointData)>,
+    listener: TcpListener,
+    port: u16,
+    auth_token: String,
+}
+
+/// Claims the workspace's state directory (failing, touching nothing, while another
+/// live bridge holds it), cleans stale lock files and old workspaces' state, loads the
+/// latest checkpoint, binds (the checkpoint's port when it is free) and reads the token.
+fn claim_state(
+    settings: &Settings,
+    workspace: &Workspace,
+    rotate_token: bool,
+) -> Result<Claimed, AppError> {
     let mut state = WorkspaceState::claim(workspace.root())?;
     let ide_dir = lockfile::ide_dir();
     lockfile::ensure_private_dir(&ide_dir).map_err(|source| AppError::LockFile {
@@ -626,7 +735,7 @@ async fn serve(settings: Settings, rotate_token: bool) -> Result<(), AppError> {
         tracing::info!(path = %path.display(), sessions = data.sessions.len(), "restoring from the latest checkpoint");
     }
     let previous_port = previous.as_ref().and_then(|(_, d)| d.port);
-    let listener = bind(ip, settings.server.port, previous_port)?;
+    let listener = bind(settings.server.bind, settings.server.port, previous_port)?;
     let port = listener.local_addr()?.port();
     if let Err(e) = state.record_owner(port) {
         tracing::warn!(%e, "could not record this bridge in its state directory");
@@ -647,34 +756,63 @@ async fn serve(settings: Settings, rotate_token: bool) -> Result<(), AppError> {
             "auth token rotated (--rotate-token): clients must read the new lock file"
         ),
     }
-
-    let seed = Seed {
-        automation: policy,
-        tasks_path: Some(state.path(state_files::TASKS)),
-        activity_path: settings
-            .activity
-            .persist
-            .then(|| state.path(state_files::ACTIVITY)),
-        checkpoint_path: settings
-            .checkpoint
-            .enabled
-            .then(|| state.path(state_files::CHECKPOINT)),
-        page_sessions_path: Some(state.path(state_files::PAGE_SESSIONS)),
-        claims_path: Some(state.path(state_files::CLAIMS)),
-        changes_path: Some(state.path(state_files::CHANGES)),
-        restore: previous.map(|(_, d)| d.sessions).unwrap_or_default(),
-        tools,
-        prompts: PromptRegistry::default(),
-        workspace,
-        metrics: Arc::new(Metrics::new()),
-        auth_token,
+    Ok(Claimed {
+        state,
+        previous,
+        listener,
         port,
-        settings,
-    };
+        auth_token,
+    })
+}
+
+impl Claimed {
+    /// What the actors are built from, the listener, and the state to hold.
+    fn into_seed(
+        self,
+        settings: Settings,
+        checked: Checked,
+    ) -> (Seed, TcpListener, WorkspaceState) {
+        let state = self.state;
+        let seed = Seed {
+            automation: checked.policy,
+            tasks_path: Some(state.path(state_files::TASKS)),
+            activity_path: settings
+                .activity
+                .persist
+                .then(|| state.path(state_files::ACTIVITY)),
+            checkpoint_path: settings
+                .checkpoint
+                .enabled
+                .then(|| state.path(state_files::CHECKPOINT)),
+            page_sessions_path: Some(state.path(state_files::PAGE_SESSIONS)),
+            claims_path: Some(state.path(state_files::CLAIMS)),
+            changes_path: Some(state.path(state_files::CHANGES)),
+            restore: self.previous.map(|(_, d)| d.sessions).unwrap_or_default(),
+            tools: checked.tools,
+            prompts: PromptRegistry::default(),
+            workspace: checked.workspace,
+            metrics: Arc::new(Metrics::new()),
+            auth_token: self.auth_token,
+            port: self.port,
+            settings,
+        };
+        (seed, self.listener, state)
+    }
+}
+
+/// The HTTP server, running, and the services its first worker built.
+struct Running {
+    services: Arc<Services>,
+    handle: actix_web::dev::ServerHandle,
+    task: actix_rt::task::JoinHandle<std::io::Result<()>>,
+}
+
+/// Starts the HTTP server on `listener`; the singleton actors start inside the first
+/// worker's app factory, so they share its arbiter with the sessions and transports
+/// that worker accepts: the tool-call path never wakes another thread.
+async fn start_server(seed: Seed, listener: TcpListener) -> Result<Running, AppError> {
     let workers = seed.settings.server.workers;
-    // The singleton actors start inside the first worker's app factory, so they share
-    // its arbiter with the sessions and transports that worker accepts: the tool-call
-    // path never wakes another thread. The seed is handed over exactly once.
+    // The seed is handed over exactly once.
     let seed = Arc::new(Mutex::new(Some(seed)));
     let cell: Arc<OnceLock<Arc<Services>>> = Arc::new(OnceLock::new());
     let server = HttpServer::new({
@@ -703,13 +841,19 @@ async fn serve(settings: Settings, rotate_token: bool) -> Result<(), AppError> {
     .listen(listener)?
     .run();
     let handle = server.handle();
-    let server_task = actix_rt::spawn(server);
+    let task = actix_rt::spawn(server);
     let services = wait_for_services(&cell).await?;
-    let activity = services.activity.clone();
-    // Handlers first: a signal after the lock exists must always remove it.
-    let mut sigterm = signal(SignalKind::terminate())?;
-    let mut sigint = signal(SignalKind::interrupt())?;
+    Ok(Running {
+        services,
+        handle,
+        task,
+    })
+}
 
+/// Writes the lock file that tells Claude Code (and the relay and hooks) where this
+/// bridge is, and records the start in the timeline.
+fn publish(services: &Services, port: u16) -> Result<PathBuf, AppError> {
+    let ide_dir = lockfile::ide_dir();
     let lock = LockFile {
         pid: std::process::id(),
         workspace_folders: vec![services.workspace.root().display().to_string()],
@@ -725,27 +869,12 @@ async fn serve(settings: Settings, rotate_token: bool) -> Result<(), AppError> {
             dir: ide_dir.clone(),
             source,
         })?;
-    activity.do_send(RecordLifecycle {
+    services.activity.do_send(RecordLifecycle {
         event: LifecycleEvent::BridgeStarted,
         session_id: None,
         detail: format!("port {port}"),
     });
-    announce(&services, ip, port, &lock_path, state.dir()).await;
-
-    let idle = idle_stop(&services);
-    let outcome = tokio::select! {
-        _ = sigterm.recv() => { tracing::info!("SIGTERM received; shutting down"); Ok(()) }
-        _ = sigint.recv() => { tracing::info!("SIGINT received; shutting down"); Ok(()) }
-        _ = idle => Ok(()),
-        res = server_task => match res {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => Err(AppError::Server(e)),
-            Err(e) => Err(AppError::Server(std::io::Error::other(e))),
-        },
-    };
-    shut_down(&services, &handle, &lock_path).await;
-    drop(state);
-    outcome
+    Ok(lock_path)
 }
 
 /// True while anything uses the bridge: a connected agent, the editor, a watching page,

@@ -521,7 +521,6 @@ async fn structured_results_match_their_output_schemas() {
         ("findFiles", json!({"pattern": "*.md"})),
         ("getFileTree", json!({})),
         ("searchWorkspace", json!({"query": "first"})),
-        ("readFile", json!({"filePath": "README.md"})),
         (
             "createFile",
             json!({"filePath": "typed.txt", "content": "one\ntwo\n"}),

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{blocking, output, Tool, ToolContext, ToolResult, WorkspacePath};
+use crate::tools::{blocking, Tool, ToolContext, ToolResult, WorkspacePath};
 use crate::workspace::files::{excerpt, read_text};
 
 pub struct ReadFile;
@@ -23,8 +23,10 @@ pub struct Args {
     max_bytes: Option<usize>,
 }
 
-/// The lines read.
-#[derive(Serialize, JsonSchema)]
+/// The lines read. Answered as JSON text only, without an `outputSchema`: the answer is
+/// mostly the file's text, and a `structuredContent` copy beside the text would double
+/// the bytes of every read (on the wire and queued for a slow client).
+#[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Answer {
     /// Absolute path.
@@ -47,7 +49,6 @@ impl Tool for ReadFile {
     const DESCRIPTION: &'static str =
         "Read a text file in the workspace, optionally lines startLine..endLine (1-based, inclusive). \
          Long output is cut with a marker telling where to continue.";
-    const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Answer>);
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let path = args.file_path.resolve(&ctx)?;
@@ -58,7 +59,7 @@ impl Tool for ReadFile {
         let (text, fingerprint) = blocking(move || read_text(&root, &p)).await??;
         ctx.record_version(path.clone(), Some(fingerprint));
         let ex = excerpt(&text, args.start_line, args.end_line, max);
-        Ok(CallToolResult::structured(&Answer {
+        Ok(CallToolResult::json(&Answer {
             file_path: path.display().to_string(),
             content: ex.content,
             start_line: ex.start_line,
