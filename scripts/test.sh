@@ -62,6 +62,11 @@ if ! cmp -s "$node_tests/package-lock.json" "$node_stamp" 2>/dev/null; then
   cp "$node_tests/package-lock.json" "$node_stamp"
 fi
 
+# Real language servers (pylsp in .venv-nvim, typescript-language-server in
+# tests/nvim/node_modules): the Neovim tests use them, and so do the bridge's own
+# language-server tests in the cargo stage.
+tests/nvim/setup.sh
+
 # Every stage runs even when an earlier one failed; each is reported, and one line sums
 # them up at the end (the exit status is non-zero when any failed).
 results=()

@@ -22,6 +22,7 @@ use crate::actors::dashboard::{Dashboard, DashboardConfig, FlushSessions, IssueL
 use crate::actors::diagnostics::{DiagnosticsActor, DiagnosticsConfig};
 use crate::actors::extension::{ExtensionClient, ExtensionConfig, ExtensionLinks};
 use crate::actors::http_transport::HttpSessions;
+use crate::actors::language_servers::{LanguageServers, PoolConfig};
 use crate::actors::messages::watch::WorkspaceChanged;
 use crate::actors::orchestrator::{Limits, Orchestrator, SaveTasks};
 use crate::actors::registry::{CloseAll, Restore, SessionRegistry};
@@ -160,6 +161,7 @@ struct Reservations {
     watcher: Reserved<Watcher>,
     checkpoint: Option<Reserved<CheckpointActor>>,
     http_sessions: Reserved<HttpSessions>,
+    language_servers: Reserved<LanguageServers>,
 }
 
 impl Reservations {
@@ -178,6 +180,7 @@ impl Reservations {
             watcher: Reserved::new(),
             checkpoint: checkpoint.then(Reserved::new),
             http_sessions: Reserved::new(),
+            language_servers: Reserved::new(),
         }
     }
 
@@ -238,8 +241,10 @@ impl Seed {
             .zip(self.checkpoint(&r))
             .map(|(slot, actor)| slot.start(actor));
         let http_sessions = r.http_sessions.start(HttpSessions::default());
+        let language_servers = r.language_servers.start(self.language_servers(&r));
         let restore = std::mem::take(&mut self.restore);
         let services = Arc::new(Services {
+            language_servers,
             claims,
             changes,
             http_sessions,
@@ -434,6 +439,19 @@ impl Seed {
         let (settings, ws) = (self.settings.watch.clone(), self.workspace.clone());
         let (a, m) = (to.activity.addr(), Arc::clone(&self.metrics));
         move || Watcher::new(settings, ws, subscribers, a, m)
+    }
+
+    fn language_servers(&self, to: &Reservations) -> LanguageServers {
+        let l = &self.settings.lsp;
+        let config = PoolConfig {
+            root: self.workspace.root().to_path_buf(),
+            servers: crate::lsp::servers::effective(&l.servers),
+            request_timeout: l.request_timeout,
+            start_timeout: l.start_timeout,
+            idle_stop: l.idle_stop,
+        };
+        let activity = to.activity.addr().recipient();
+        LanguageServers::new(config, activity, Arc::clone(&self.metrics))
     }
 
     fn checkpoint(&self, to: &Reservations) -> Option<CheckpointActor> {

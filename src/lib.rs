@@ -30,4 +30,4 @@ pub use ide_bridge_host::{ancestry, lockfile, private_file, state};
 pub use ide_bridge_protocol as protocol;
 pub use ide_bridge_protocol::{generated, id};
 pub use ide_bridge_relay as relay;
-pub use ide_bridge_workspace::{changes, diagnostics, exec, names, review, workspace};
+pub use ide_bridge_workspace::{changes, diagnostics, exec, lsp, names, review, workspace};

@@ -14,6 +14,7 @@ use crate::actors::dashboard::Dashboard;
 use crate::actors::diagnostics::DiagnosticsActor;
 use crate::actors::extension::ExtensionClient;
 use crate::actors::http_transport::HttpSessions;
+use crate::actors::language_servers::LanguageServers;
 use crate::actors::orchestrator::Orchestrator;
 use crate::actors::registry::SessionRegistry;
 use crate::actors::watcher::Watcher;
@@ -56,6 +57,8 @@ pub struct Services {
     pub claims: Addr<ClaimsActor>,
     /// What each agent changed, for the person's review.
     pub changes: Addr<crate::actors::changes::ChangesActor>,
+    /// The bridge's own language servers.
+    pub language_servers: Addr<LanguageServers>,
     /// Automation hooks (absent without a policy).
     pub automation: Option<Addr<Automation>>,
     /// Session checkpoints (absent when disabled).

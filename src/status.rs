@@ -57,6 +57,9 @@ pub struct BridgeStatus {
     /// Connections dropped because their peer did not read and the outbound queue
     /// passed `server.max_outbound_bytes`.
     pub outbound_overflow_drops: u64,
+    /// The bridge's own language servers: which are installed, which run, their
+    /// memory, restarts and breakers.
+    pub language_servers: crate::actors::language_servers::LspStatus,
     /// Whether commands run under Landlock.
     pub command_sandbox: crate::exec::sandbox::SandboxStatus,
     /// The last timeline entries, oldest first.
@@ -127,7 +130,13 @@ pub async fn collect(services: &Services) -> Result<BridgeStatus, ActorFault> {
         .send(crate::actors::changes::GetChangesStatus)
         .await
         .map_err(|e| ActorFault::mailbox(crate::actors::changes::NAME, e))??;
+    let language_servers = services
+        .language_servers
+        .send(crate::actors::language_servers::GetStatus)
+        .await
+        .map_err(|e| ActorFault::mailbox(crate::actors::language_servers::NAME, e))?;
     Ok(BridgeStatus {
+        language_servers,
         claims,
         changes,
         hooks: services.metrics.hook_counts(),

@@ -15,6 +15,7 @@ pub mod fault;
 pub mod frame_guard;
 pub mod heartbeat;
 pub mod http_transport;
+pub mod language_servers;
 pub mod messages;
 pub mod orchestrator;
 pub mod outbound;

@@ -101,6 +101,8 @@ section! {
         pub activity: ActivitySettings = ActivitySettings::default(),
         /// The editor extension connection.
         pub editor: EditorSettings = EditorSettings::default(),
+        /// The bridge's own language servers, shared by every agent.
+        pub lsp: LspSettings = LspSettings::default(),
         /// Claude tasks (`claude -p`) the bridge runs.
         pub orchestrator: OrchestratorSettings = OrchestratorSettings::default(),
         /// Automation policies (docs/automation.md).
@@ -439,6 +441,47 @@ section! {
         #[serde(rename = "request_timeout_ms", with = "millis")]
         #[schemars(with = "u64", range(min = 100, max = 600_000))]
         pub request_timeout: Duration = ms(10_000),
+    }
+}
+
+/// `lsp.prefer`: who answers the language tools while an editor is connected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum LspPrefer {
+    /// The editor; the bridge's servers only without one.
+    Editor,
+    /// The bridge's servers, even with an editor connected.
+    Pool,
+}
+
+section! {
+    /// `[lsp]`
+    pub struct LspSettings {
+        /// Answer `getHover`, `goToDefinition`, `findReferences`, `getDocumentSymbols`
+        /// and `searchSymbols` with the bridge's own language servers when no editor
+        /// is connected (a server starts on the first request for its language).
+        pub enabled: bool = true,
+        /// Who answers while an editor is connected: `editor` or `pool`.
+        pub prefer: LspPrefer = LspPrefer::Editor,
+        /// Each request to a server; a server that does not answer in time is ended
+        /// (and restarted on the next request).
+        #[serde(rename = "request_timeout_ms", with = "millis")]
+        #[schemars(with = "u64", range(min = 100, max = 600_000))]
+        pub request_timeout: Duration = ms(15_000),
+        /// How long a starting server may take to answer `initialize`.
+        #[serde(rename = "start_timeout_ms", with = "millis")]
+        #[schemars(with = "u64", range(min = 1_000, max = 600_000))]
+        pub start_timeout: Duration = ms(60_000),
+        /// A server unused this long is stopped.
+        #[serde(rename = "idle_stop_ms", with = "millis")]
+        #[schemars(with = "u64", range(min = 10_000, max = 86_400_000))]
+        pub idle_stop: Duration = ms(600_000),
+        /// Servers by language, each `{command, args?, extensions, initialization_options?}`;
+        /// an entry replaces the default of its language. Defaults: `python` pylsp,
+        /// `typescript` typescript-language-server, `c` clangd, `rust` rust-analyzer,
+        /// `go` gopls, `bash` bash-language-server (whichever is installed).
+        #[schemars(with = "std::collections::BTreeMap<String, serde_json::Value>", extend("x-allowed" = "tables `{command, args?, extensions, initialization_options?}` by language"))]
+        pub servers: std::collections::BTreeMap<String, crate::lsp::servers::ServerConfig> = std::collections::BTreeMap::new(),
     }
 }
 

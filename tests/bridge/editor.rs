@@ -527,7 +527,8 @@ async fn every_editor_tool_maps_to_its_extension_request() {
 
 #[tokio::test]
 async fn without_an_editor_editor_tools_say_how_to_connect_one() {
-    let bridge = Bridge::launch(Options::default()).await;
+    // Without the bridge's own language servers, which would answer getHover.
+    let bridge = Bridge::launch(Options::default().set("lsp.enabled", false)).await;
     let mut agent = bridge.ready_agent().await;
     let r = agent
         .call(

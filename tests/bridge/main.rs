@@ -21,6 +21,7 @@ mod hooks;
 mod hostile;
 mod lifecycle;
 mod limits;
+mod lsp;
 mod persistence;
 mod relay;
 mod resources;

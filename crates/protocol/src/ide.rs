@@ -10,7 +10,7 @@ pub struct IdeConnectedParams {
 }
 
 /// A 0-based position.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Position {
     /// 0-based line.
     pub line: u32,

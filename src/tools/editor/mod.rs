@@ -8,6 +8,7 @@
 //! instructions to connect one (`getFileContent` falls back to the workspace).
 
 mod args;
+pub(crate) mod pool;
 mod tools;
 
 pub use tools::register;
@@ -126,10 +127,19 @@ pub(crate) async fn forward<A: Serialize + JsonSchema + 'static>(
     args: A,
 ) -> ToolResult {
     let params = request(&ctx, method, &args)?;
-    // Only getFileContent needs its params again (to read the file without an editor).
-    let fallback = (method == Method::GetFileContent).then(|| params.clone());
+    let lsp = &ctx.services.settings.lsp;
+    let pooled = lsp.enabled && pool::answers(method);
+    if pooled && lsp.prefer == crate::config::LspPrefer::Pool {
+        return pool::answer(&ctx, method, &params).await;
+    }
+    // getFileContent and the language tools need their params again (to answer
+    // without an editor).
+    let fallback = (method == Method::GetFileContent || pooled).then(|| params.clone());
     let answer = call_editor(&ctx, method, params).await;
     match (fallback, answer) {
+        (Some(params), Err(ExtError::NotConnected)) if pooled => {
+            pool::answer(&ctx, method, &params).await
+        }
         (Some(params), Err(ExtError::NotConnected)) => file_content_from_disk(&ctx, &params).await,
         (_, answer) => editor_result(method, answer),
     }

@@ -17,7 +17,11 @@ macro_rules! editor_tools {
                 type Args = $args;
                 const NAME: &'static str = Method::$ty.name();
                 const DESCRIPTION: &'static str = $desc;
-                const EDITOR: EditorUse = EditorUse::Required;
+                const EDITOR: EditorUse = if super::pool::answers(Method::$ty) {
+                    EditorUse::Optional
+                } else {
+                    EditorUse::Required
+                };
 
                 async fn call(ctx: ToolContext, args: $args) -> ToolResult {
                     forward(ctx, Method::$ty, args).await

@@ -13,7 +13,7 @@ use ide_bridge_protocol::ide::Position;
 pub const MAX_MESSAGE_CHARS: usize = 500;
 
 /// Severity names as Claude Code expects them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 pub enum Severity {
     /// An error.
     Error,
@@ -26,7 +26,7 @@ pub enum Severity {
 }
 
 /// A 0-based range.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Range {
     /// Start.
     pub start: Position,
@@ -56,7 +56,7 @@ impl Range {
 }
 
 /// One diagnostic.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Diagnostic {
     /// Sanitised message.
     pub message: String,

@@ -1,0 +1,12 @@
+//! Language servers run by the bridge itself (for agents without an editor): which
+//! server serves which files ([`servers`]), the base protocol's framing ([`framing`]),
+//! and their answers in the editor plugins' shapes ([`shapes`]). The bridge's
+//! LanguageServers actor runs the processes.
+
+pub mod framing;
+pub mod servers;
+pub mod shapes;
+
+/// The largest message read from a language server (a workspace's symbols, a big
+/// document's semantic data): a bigger one ends the server as faulty.
+pub const MAX_MESSAGE_BYTES: usize = 32 * 1024 * 1024;

@@ -1,0 +1,707 @@
+//! One running language server: its process (in a process group of its own, killed with
+//! the actor), the documents it was told about (opened once, then a full-text
+//! `didChange` whenever the file on disk changed since), and the requests waiting for
+//! its answers. It answers the server's own requests (configuration, capability
+//! registration, progress) so that none waits on the bridge.
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use actix::prelude::*;
+use serde_json::{json, Value};
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::sync::{mpsc, oneshot};
+
+use super::LspError;
+use crate::exec::process::GroupGuard;
+use crate::lsp::framing::{encode, read_message};
+use crate::lsp::servers::ServerConfig;
+use crate::lsp::shapes::uri_of;
+use crate::lsp::MAX_MESSAGE_BYTES;
+use crate::workspace::language_id;
+
+/// A document larger than this is not sent to a server (the request is refused).
+pub const MAX_DOCUMENT_BYTES: u64 = 4 * 1024 * 1024;
+
+/// What happened to a server, for the LanguageServers actor.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct ServerEvent {
+    pub language: String,
+    pub generation: u64,
+    pub what: Happened,
+}
+
+/// See [`ServerEvent`].
+pub enum Happened {
+    /// Its process runs, with this id.
+    Started(Option<u32>),
+    /// It ended.
+    Gone {
+        /// Not asked to stop: it exited, broke the protocol or did not answer in time.
+        crashed: bool,
+        reason: String,
+    },
+}
+
+/// One request, its file synchronised first.
+#[derive(Message)]
+#[rtype(result = "Result<Value, LspError>")]
+pub struct Request {
+    /// The document the request is about (opened or updated before the request).
+    pub file: Option<PathBuf>,
+    pub method: &'static str,
+    pub params: Value,
+}
+
+/// Stop the server: `shutdown` and `exit` are sent, then the process group is killed.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Stop {
+    /// It hung or misbehaved (counted against it) rather than idled.
+    pub crashed: bool,
+    pub reason: String,
+}
+
+/// The last lines a server wrote on stderr, kept to say why it ended.
+const STDERR_LINES: usize = 8;
+/// How long an ended server's last stderr lines are waited for.
+const STDERR_DRAIN: Duration = Duration::from_millis(200);
+/// The longest stderr line kept (longer ones are cut).
+const STDERR_LINE_CHARS: usize = 300;
+
+/// A line it wrote on stderr.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct StderrLine(String);
+
+/// What it said, from the reader task.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct FromServer(Value);
+
+/// Its output ended or broke.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct OutputEnded(String);
+
+/// A document as the server last saw it.
+struct Document {
+    version: i32,
+    hash: u64,
+}
+
+/// What the server last published for a document.
+struct Published {
+    /// The document version it says it is about, if it says.
+    version: Option<i32>,
+    diagnostics: Vec<Value>,
+}
+
+/// Someone waiting for the diagnostics of a document's next publication.
+struct DiagnosticsWaiter {
+    uri: String,
+    /// At least this version, when the server says which it is about.
+    version: i32,
+    reply: oneshot::Sender<Vec<Value>>,
+}
+
+type Reply = oneshot::Sender<Result<Value, LspError>>;
+
+/// How one server is started.
+pub struct Launch {
+    pub language: String,
+    pub config: ServerConfig,
+    pub program: PathBuf,
+    pub root: PathBuf,
+    pub generation: u64,
+    pub start_timeout: Duration,
+    pub parent: Recipient<ServerEvent>,
+}
+
+/// The actor of one server process.
+pub struct LanguageServer {
+    launch: Launch,
+    writer: Option<mpsc::UnboundedSender<Vec<u8>>>,
+    child: Option<tokio::process::Child>,
+    group: Option<GroupGuard>,
+    next_id: i64,
+    pending: HashMap<i64, Reply>,
+    /// `initialize` answered; whatever needs the server waits in `until_ready` until
+    /// then (nothing is sent before `initialized`).
+    ready: bool,
+    until_ready: Vec<oneshot::Sender<Result<(), LspError>>>,
+    documents: HashMap<PathBuf, Document>,
+    /// The last diagnostics published, by document URI (documents it was told about).
+    published: HashMap<String, Published>,
+    waiters: Vec<DiagnosticsWaiter>,
+    /// Its last lines on stderr.
+    stderr: std::collections::VecDeque<String>,
+    /// Why it ended, once it did (told to the parent once).
+    ended: Option<(bool, String)>,
+}
+
+impl LanguageServer {
+    pub fn new(launch: Launch) -> Self {
+        Self {
+            launch,
+            writer: None,
+            child: None,
+            group: None,
+            next_id: 1,
+            pending: HashMap::new(),
+            ready: false,
+            until_ready: Vec::new(),
+            documents: HashMap::new(),
+            published: HashMap::new(),
+            waiters: Vec::new(),
+            stderr: std::collections::VecDeque::new(),
+            ended: None,
+        }
+    }
+
+    /// The process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().and_then(|c| c.id())
+    }
+
+    fn tell(&self, what: Happened) {
+        self.launch.parent.do_send(ServerEvent {
+            language: self.launch.language.clone(),
+            generation: self.launch.generation,
+            what,
+        });
+    }
+
+    fn send(&mut self, message: &Value) {
+        if let Some(w) = &self.writer {
+            let _ = w.send(encode(message.to_string().as_bytes()));
+        }
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    fn request(&mut self, method: &str, params: Value, reply: Reply) {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.pending.insert(id, reply);
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+    }
+
+    /// Tells the server about `file`'s text on disk (see [`Self::show`]); answers that
+    /// text.
+    fn sync(&mut self, file: &Path) -> Result<String, LspError> {
+        let text = read_document(file)?;
+        self.show(file, &text);
+        Ok(text)
+    }
+
+    /// Gives the server `text` as `file`'s: opened the first time, changed (the whole
+    /// text) when it differs from what the server last saw. Answers the version.
+    fn show(&mut self, file: &Path, text: &str) -> i32 {
+        let mut hasher = DefaultHasher::new();
+        text.hash(&mut hasher);
+        let hash = hasher.finish();
+        let uri = uri_of(file);
+        match self.documents.get_mut(file) {
+            Some(doc) if doc.hash == hash => doc.version,
+            Some(doc) => {
+                doc.version += 1;
+                doc.hash = hash;
+                let version = doc.version;
+                self.notify(
+                    "textDocument/didChange",
+                    json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]}),
+                );
+                version
+            }
+            None => {
+                self.documents
+                    .insert(file.to_path_buf(), Document { version: 1, hash });
+                self.notify(
+                    "textDocument/didOpen",
+                    json!({"textDocument": {"uri": uri, "languageId": language_id(file), "version": 1, "text": text}}),
+                );
+                1
+            }
+        }
+    }
+
+    /// Keeps what the server published for a document it was told about, and hands it
+    /// to whoever waits for it.
+    fn published_diagnostics(&mut self, params: &Value) {
+        let Some(uri) = params["uri"].as_str() else {
+            return;
+        };
+        let known = self.documents.keys().any(|f| uri_of(f).as_str() == uri);
+        if !known {
+            return; // only documents it was given: the map stays bounded
+        }
+        let version = params["version"]
+            .as_i64()
+            .and_then(|v| i32::try_from(v).ok());
+        let diagnostics = params["diagnostics"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let (ready, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut self.waiters)
+            .into_iter()
+            .partition(|w| w.uri == uri && version.is_none_or(|v| v >= w.version));
+        self.waiters = waiting;
+        for w in ready {
+            let _ = w.reply.send(diagnostics.clone());
+        }
+        self.published.insert(
+            uri.to_string(),
+            Published {
+                version,
+                diagnostics,
+            },
+        );
+    }
+
+    /// The diagnostics the server publishes next for `uri` (at least `version` when it
+    /// says which version it is about).
+    fn next_diagnostics(&mut self, uri: String, version: i32) -> oneshot::Receiver<Vec<Value>> {
+        let (reply, rx) = oneshot::channel();
+        self.waiters.push(DiagnosticsWaiter {
+            uri,
+            version,
+            reply,
+        });
+        rx
+    }
+
+    /// Ends the actor, failing whatever waits, and tells the parent why (once).
+    fn end(&mut self, crashed: bool, reason: String, ctx: &mut Context<Self>) {
+        if self.ended.is_some() {
+            return;
+        }
+        let mut what = format!(
+            "the {} language server ({}) {reason}",
+            self.launch.language, self.launch.config.command
+        );
+        if crashed && !self.stderr.is_empty() {
+            let said: Vec<&str> = self.stderr.iter().map(String::as_str).collect();
+            what.push_str(&format!(" (its last output: {})", said.join(" | ")));
+        }
+        for (_, reply) in self.pending.drain() {
+            let _ = reply.send(Err(LspError::Ended(what.clone())));
+        }
+        for waiting in self.until_ready.drain(..) {
+            let _ = waiting.send(Err(LspError::Ended(what.clone())));
+        }
+        tracing::warn!(language = %self.launch.language, crashed, "{what}");
+        self.ended = Some((crashed, what));
+        ctx.stop();
+    }
+
+    fn spawn(&mut self, ctx: &mut Context<Self>) -> std::io::Result<()> {
+        let mut command = tokio::process::Command::new(&self.launch.program);
+        command
+            .args(self.launch.config.args.as_deref().unwrap_or_default())
+            .current_dir(&self.launch.root)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            // A group of its own: whatever it starts (tsserver) ends with it.
+            .process_group(0);
+        let mut child = command.spawn()?;
+        let pid = child.id().and_then(|p| i32::try_from(p).ok());
+        self.group = Some(GroupGuard::new(pid));
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| std::io::Error::other("no stdout"))?;
+        let mut stdin = child
+            .stdin
+            .take()
+            .ok_or_else(|| std::io::Error::other("no stdin"))?;
+        if let Some(stderr) = child.stderr.take() {
+            let me = ctx.address();
+            actix_rt::spawn(async move {
+                use tokio::io::AsyncBufReadExt;
+                let mut lines = BufReader::new(stderr).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    me.do_send(StderrLine(line.chars().take(STDERR_LINE_CHARS).collect()));
+                }
+            });
+        }
+        self.child = Some(child);
+        let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
+        self.writer = Some(tx);
+        let me = ctx.address();
+        actix_rt::spawn(async move {
+            while let Some(bytes) = rx.recv().await {
+                if stdin.write_all(&bytes).await.is_err() || stdin.flush().await.is_err() {
+                    break;
+                }
+            }
+        });
+        actix_rt::spawn(async move {
+            let mut reader = BufReader::new(stdout);
+            loop {
+                match read_message(&mut reader, MAX_MESSAGE_BYTES).await {
+                    Ok(Some(body)) => match serde_json::from_slice::<Value>(&body) {
+                        Ok(v) => me.do_send(FromServer(v)),
+                        Err(e) => {
+                            me.do_send(OutputEnded(format!(
+                                "sent a message that is not JSON ({e})"
+                            )));
+                            break;
+                        }
+                    },
+                    Ok(None) => {
+                        me.do_send(OutputEnded("exited".into()));
+                        break;
+                    }
+                    Err(e) => {
+                        me.do_send(OutputEnded(e.to_string()));
+                        break;
+                    }
+                }
+            }
+        });
+        Ok(())
+    }
+
+    /// Answers a request the server made of the client.
+    fn answer_server(&mut self, id: Value, method: &str, params: &Value) {
+        let result = match method {
+            "workspace/configuration" => {
+                let n = params["items"].as_array().map_or(0, Vec::len);
+                Value::Array(vec![Value::Null; n])
+            }
+            "workspace/workspaceFolders" => {
+                let root = &self.launch.root;
+                json!([{"uri": uri_of(root), "name": root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()}])
+            }
+            "window/workDoneProgress/create"
+            | "client/registerCapability"
+            | "client/unregisterCapability"
+            | "window/showMessageRequest" => Value::Null,
+            "workspace/applyEdit" => {
+                json!({"applied": false, "failureReason": "the bridge applies edits itself"})
+            }
+            _ => {
+                self.send(&json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": format!("{method} is not supported by ide-bridge")}}));
+                return;
+            }
+        };
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
+    }
+}
+
+impl Actor for LanguageServer {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        if let Err(e) = self.spawn(ctx) {
+            self.end(true, format!("could not start: {e}"), ctx);
+            return;
+        }
+        self.tell(Happened::Started(self.pid()));
+        let root = self.launch.root.clone();
+        let name = root
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let params = json!({
+            "processId": std::process::id(),
+            "clientInfo": {"name": "ide-bridge", "version": env!("CARGO_PKG_VERSION")},
+            "rootUri": uri_of(&root),
+            "rootPath": root.display().to_string(),
+            "workspaceFolders": [{"uri": uri_of(&root), "name": name}],
+            "initializationOptions": self.launch.config.initialization_options,
+            "capabilities": {
+                "general": {"positionEncodings": ["utf-16"]},
+                "workspace": {"workspaceFolders": true, "configuration": true, "symbol": {"dynamicRegistration": false}},
+                "textDocument": {
+                    "synchronization": {"didSave": false, "dynamicRegistration": false},
+                    "hover": {"contentFormat": ["markdown", "plaintext"]},
+                    "definition": {"linkSupport": true},
+                    "references": {},
+                    "documentSymbol": {"hierarchicalDocumentSymbolSupport": true},
+                    "publishDiagnostics": {}
+                }
+            }
+        });
+        let (tx, rx) = oneshot::channel();
+        self.request("initialize", params, tx);
+        let timeout = self.launch.start_timeout;
+        let me = ctx.address();
+        actix_rt::spawn(async move {
+            let outcome = match actix::clock::timeout(timeout, rx).await {
+                Ok(Ok(Ok(_))) => Ok(()),
+                Ok(Ok(Err(e))) => Err(format!("failed to initialize: {e}")),
+                Ok(Err(_)) => return, // it ended meanwhile, and said why
+                Err(_) => Err(format!(
+                    "did not answer initialize within {} s",
+                    timeout.as_secs()
+                )),
+            };
+            me.do_send(Initialized(outcome));
+        });
+    }
+
+    fn stopped(&mut self, _: &mut Context<Self>) {
+        let (crashed, reason) = self.ended.take().unwrap_or((false, "stopped".to_string()));
+        self.tell(Happened::Gone { crashed, reason });
+        // Dropping the child and the group guard kills the process group.
+    }
+}
+
+/// `initialize` was answered (or failed, or timed out).
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Initialized(Result<(), String>);
+
+impl Handler<Initialized> for LanguageServer {
+    type Result = ();
+    fn handle(&mut self, msg: Initialized, ctx: &mut Context<Self>) {
+        match msg.0 {
+            Ok(()) => {
+                self.ready = true;
+                self.notify("initialized", json!({}));
+                for ready in self.until_ready.drain(..) {
+                    let _ = ready.send(Ok(()));
+                }
+                tracing::info!(language = %self.launch.language, pid = ?self.pid(), "language server ready");
+            }
+            Err(reason) => self.end(true, reason, ctx),
+        }
+    }
+}
+
+impl LanguageServer {
+    /// Resolves once the server answered `initialize`, or with why it ended first.
+    /// Only for a server not ready yet; the future outlives the actor, so the reason
+    /// reaches the caller even when the actor stopped.
+    fn until_ready(&mut self) -> impl std::future::Future<Output = Result<(), LspError>> {
+        let (tx, rx) = oneshot::channel();
+        self.until_ready.push(tx);
+        async move {
+            rx.await
+                .unwrap_or_else(|_| Err(LspError::Ended("the language server stopped".into())))
+        }
+    }
+
+    /// Sends `msg` once the server is ready (now, or by sending it again to itself then).
+    fn when_ready<M>(
+        &mut self,
+        msg: M,
+        ctx: &mut Context<Self>,
+        now: impl FnOnce(&mut Self, M) -> ResponseFuture<Result<M::Answer, LspError>>,
+    ) -> ResponseFuture<Result<M::Answer, LspError>>
+    where
+        M: Message<Result = Result<<M as Deferred>::Answer, LspError>> + Deferred + Send + 'static,
+        Self: Handler<M>,
+    {
+        if self.ready {
+            return now(self, msg);
+        }
+        let ready = self.until_ready();
+        let me = ctx.address();
+        Box::pin(async move {
+            ready.await?;
+            me.send(msg)
+                .await
+                .unwrap_or_else(|_| Err(LspError::Ended("the language server stopped".into())))
+        })
+    }
+}
+
+/// A message that waits for the server to be ready: what it answers.
+pub trait Deferred {
+    type Answer: Send + 'static;
+}
+
+impl Deferred for Request {
+    type Answer = Value;
+}
+
+impl Handler<Request> for LanguageServer {
+    type Result = ResponseFuture<Result<Value, LspError>>;
+
+    fn handle(&mut self, msg: Request, ctx: &mut Context<Self>) -> Self::Result {
+        self.when_ready(msg, ctx, |act, msg| {
+            let (tx, rx) = oneshot::channel();
+            let synced = match &msg.file {
+                Some(file) => act.sync(file).map(drop),
+                None => Ok(()),
+            };
+            match synced {
+                Ok(()) => act.request(msg.method, msg.params, tx),
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                }
+            }
+            Box::pin(async move {
+                rx.await
+                    .unwrap_or_else(|_| Err(LspError::Ended("the language server stopped".into())))
+            })
+        })
+    }
+}
+
+/// Give the server a text as a file's (its text on disk when `text` is `None`), once it
+/// is ready.
+#[derive(Message)]
+#[rtype(result = "Result<Shown, LspError>")]
+pub struct Show {
+    pub file: PathBuf,
+    pub text: Option<String>,
+}
+
+/// What [`Show`] did.
+pub struct Shown {
+    pub uri: String,
+    pub version: i32,
+    /// The server was told something new (opened or changed).
+    pub changed: bool,
+    /// The text it was given.
+    pub text: String,
+}
+
+impl Deferred for Show {
+    type Answer = Shown;
+}
+
+impl Handler<Show> for LanguageServer {
+    type Result = ResponseFuture<Result<Shown, LspError>>;
+
+    fn handle(&mut self, msg: Show, ctx: &mut Context<Self>) -> Self::Result {
+        self.when_ready(msg, ctx, |act, msg| {
+            let shown = (|| {
+                let text = match msg.text {
+                    Some(t) => t,
+                    None => read_document(&msg.file)?,
+                };
+                let before = act.documents.get(&msg.file).map(|d| d.version);
+                let version = act.show(&msg.file, &text);
+                Ok(Shown {
+                    uri: uri_of(&msg.file).to_string(),
+                    version,
+                    changed: before != Some(version),
+                    text,
+                })
+            })();
+            Box::pin(async move { shown })
+        })
+    }
+}
+
+/// The diagnostics of a document: the last published (when `fresh` is false and they
+/// are about `version` or later, or say no version), else the next publication about
+/// `version` or later. `None` when the server ended first.
+#[derive(Message)]
+#[rtype(result = "Option<Vec<Value>>")]
+pub struct DiagnosticsOf {
+    pub uri: String,
+    pub version: i32,
+    pub fresh: bool,
+}
+
+impl Handler<DiagnosticsOf> for LanguageServer {
+    type Result = ResponseFuture<Option<Vec<Value>>>;
+
+    fn handle(&mut self, msg: DiagnosticsOf, _: &mut Context<Self>) -> Self::Result {
+        if !msg.fresh {
+            if let Some(p) = self.published.get(&msg.uri) {
+                if p.version.is_none_or(|v| v >= msg.version) {
+                    let known = p.diagnostics.clone();
+                    return Box::pin(async move { Some(known) });
+                }
+            }
+        }
+        let rx = self.next_diagnostics(msg.uri, msg.version);
+        Box::pin(async move { rx.await.ok() })
+    }
+}
+
+impl Handler<FromServer> for LanguageServer {
+    type Result = ();
+    fn handle(&mut self, msg: FromServer, _: &mut Context<Self>) {
+        let v = msg.0;
+        let method = v.get("method").and_then(Value::as_str).map(str::to_string);
+        match (v.get("id").cloned(), method) {
+            (Some(id), Some(method)) => self.answer_server(id, &method, &v["params"]),
+            (Some(id), None) => {
+                let Some(reply) = id.as_i64().and_then(|id| self.pending.remove(&id)) else {
+                    return;
+                };
+                let answer = match v.get("error") {
+                    Some(e) => Err(LspError::Server {
+                        code: e["code"].as_i64().unwrap_or(0),
+                        message: e["message"].as_str().unwrap_or("").to_string(),
+                    }),
+                    None => Ok(v.get("result").cloned().unwrap_or(Value::Null)),
+                };
+                let _ = reply.send(answer);
+            }
+            (None, Some(method)) if method == "textDocument/publishDiagnostics" => {
+                self.published_diagnostics(&v["params"]);
+            }
+            (None, _) => {} // logs, progress
+        }
+    }
+}
+
+impl Handler<StderrLine> for LanguageServer {
+    type Result = ();
+    fn handle(&mut self, msg: StderrLine, _: &mut Context<Self>) {
+        let line = msg.0.trim().to_string();
+        if line.is_empty() {
+            return;
+        }
+        tracing::debug!(language = %self.launch.language, "language server: {line}");
+        if self.stderr.len() == STDERR_LINES {
+            self.stderr.pop_front();
+        }
+        self.stderr.push_back(line);
+    }
+}
+
+impl Handler<OutputEnded> for LanguageServer {
+    type Result = ();
+    fn handle(&mut self, msg: OutputEnded, ctx: &mut Context<Self>) {
+        // What it wrote on stderr as it died says why: let those lines arrive first.
+        ctx.run_later(STDERR_DRAIN, move |act, ctx| act.end(true, msg.0, ctx));
+    }
+}
+
+impl Handler<Stop> for LanguageServer {
+    type Result = ();
+    fn handle(&mut self, msg: Stop, ctx: &mut Context<Self>) {
+        if self.ready && !msg.crashed {
+            self.send(&json!({"jsonrpc": "2.0", "id": 0, "method": "shutdown"}));
+            self.notify("exit", Value::Null);
+        }
+        self.end(msg.crashed, msg.reason, ctx);
+    }
+}
+
+/// `file`'s text, if a language server may be given it (UTF-8, at most
+/// [`MAX_DOCUMENT_BYTES`]).
+fn read_document(file: &Path) -> Result<String, LspError> {
+    let meta =
+        std::fs::metadata(file).map_err(|e| LspError::File(format!("{}: {e}", file.display())))?;
+    if meta.len() > MAX_DOCUMENT_BYTES {
+        return Err(LspError::File(format!(
+            "{} is {} bytes; language servers are given files up to {MAX_DOCUMENT_BYTES} bytes",
+            file.display(),
+            meta.len()
+        )));
+    }
+    let bytes =
+        std::fs::read(file).map_err(|e| LspError::File(format!("{}: {e}", file.display())))?;
+    String::from_utf8(bytes)
+        .map_err(|_| LspError::File(format!("{} is not UTF-8 text", file.display())))
+}

@@ -1,0 +1,244 @@
+//! The bridge's own language servers (issue 28), through the real binary and a real
+//! pylsp (from `.venv-nvim`, which the test command installs with tests/nvim/setup.sh):
+//! the editor's language tools answered without an editor, one server shared by every
+//! agent, the file on disk followed, a killed server restarted, a crashing one stopped
+//! by its breaker, a missing or silent one refused clearly.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::harness::*;
+
+const SHAPES: &str = "def area(width, height):
+    \"\"\"Area of a rectangle.\"\"\"
+    return width * height
+
+
+total = area(2, 3)
+";
+
+/// `.venv-nvim/bin`, where the test command installs pylsp.
+fn pylsp_dir() -> PathBuf {
+    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.venv-nvim/bin"));
+    assert!(
+        dir.join("pylsp").is_file(),
+        "pylsp is missing from {}: run tests/nvim/setup.sh (the test command does)",
+        dir.display()
+    );
+    dir
+}
+
+/// A bridge whose PATH finds pylsp, with `shapes.py` in its workspace.
+fn with_pylsp(options: Options) -> Options {
+    let mut options = options.file("shapes.py", SHAPES);
+    let path = format!(
+        "{}:{}",
+        pylsp_dir().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    options.env.push(("PATH".into(), path));
+    options
+}
+
+fn python(status: &Value) -> Value {
+    status["languageServers"]["servers"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["language"] == "python").cloned())
+        .unwrap_or(Value::Null)
+}
+
+async fn answer(agent: &mut Agent, tool: &str, args: Value) -> Value {
+    let r = agent.call(tool, args.clone()).await;
+    assert!(!is_error(&r), "{tool} {args}: {r}");
+    json_text(&r)
+}
+
+#[tokio::test]
+async fn language_tools_answer_from_one_shared_pylsp_without_an_editor() {
+    let bridge = Bridge::launch(with_pylsp(Options::default())).await;
+    let mut agent = bridge.ready_agent().await;
+    let mut other = bridge.ready_agent().await;
+    let use_site = json!({"file": "shapes.py", "line": 6, "column": 9});
+    let hover = answer(&mut agent, "getHover", use_site.clone()).await;
+    assert!(
+        hover["contents"]
+            .to_string()
+            .contains("Area of a rectangle"),
+        "{hover}"
+    );
+    let found = answer(&mut other, "goToDefinition", use_site.clone()).await;
+    assert!(
+        found[0]["file"].as_str().unwrap().ends_with("/shapes.py") && found[0]["line"] == 1,
+        "{found}"
+    );
+    let refs = answer(&mut agent, "findReferences", use_site).await;
+    assert_eq!(refs["count"], 2, "{refs}");
+    let symbols = answer(
+        &mut other,
+        "getDocumentSymbols",
+        json!({"file": "shapes.py"}),
+    )
+    .await;
+    let names: Vec<&str> = symbols["symbols"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"area") && names.contains(&"total"),
+        "{symbols}"
+    );
+    let status = bridge.status().await;
+    let server = python(&status);
+    assert_eq!(server["running"], true, "{server}");
+    assert_eq!(
+        server["restarts"], 0,
+        "one server for both agents: {server}"
+    );
+    let pid = server["pid"].as_u64().expect("its pid");
+
+    // The file changes on disk: the next lookup sees the new text.
+    std::fs::write(
+        bridge.workspace.join("shapes.py"),
+        format!("{SHAPES}\n\ndef volume(w, h, d):\n    return area(w, h) * d\n\n\nv = volume(1, 2, 3)\n"),
+    )
+    .unwrap();
+    let found = answer(
+        &mut agent,
+        "goToDefinition",
+        json!({"file": "shapes.py", "line": 13, "column": 5}),
+    )
+    .await;
+    assert_eq!(found[0]["line"], 9, "{found}");
+
+    // Killed, it is started again by the next request, which it answers.
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let server = wait_for_async(
+        "the killed server noticed",
+        Duration::from_secs(20),
+        || async {
+            let s = python(&bridge.status().await);
+            (s["running"] == false).then_some(s)
+        },
+    )
+    .await;
+    assert_eq!(server["crashesInRow"], 1, "{server}");
+    let hover = answer(
+        &mut other,
+        "getHover",
+        json!({"file": "shapes.py", "line": 6, "column": 9}),
+    )
+    .await;
+    assert!(
+        hover["contents"]
+            .to_string()
+            .contains("Area of a rectangle"),
+        "{hover}"
+    );
+    let server = python(&bridge.status().await);
+    assert_eq!(server["restarts"], 1, "{server}");
+    assert_ne!(server["pid"].as_u64(), Some(pid), "{server}");
+    assert_eq!(
+        server["crashesInRow"], 0,
+        "an answer closes the count: {server}"
+    );
+}
+
+#[tokio::test]
+async fn a_crashing_server_opens_its_breaker_and_the_bridge_keeps_answering() {
+    let bridge = Bridge::launch(with_pylsp(
+        Options::default().set("lsp.servers.python.command", "/bin/false"),
+    ))
+    .await;
+    let mut agent = bridge.ready_agent().await;
+    let at = json!({"file": "shapes.py", "line": 6, "column": 9});
+    for n in 1..=3 {
+        let r = agent.call("getHover", at.clone()).await;
+        assert!(is_error(&r), "crash {n}: {r}");
+        assert!(
+            text(&r).contains("python language server"),
+            "crash {n}: {r}"
+        );
+        wait_for_async("the crash counted", Duration::from_secs(20), || async {
+            (python(&bridge.status().await)["crashesInRow"] == n).then_some(())
+        })
+        .await;
+    }
+    let refused = agent.call("getHover", at).await;
+    assert!(is_error(&refused), "{refused}");
+    assert!(
+        text(&refused).contains("crashed or hung 3 times in a row"),
+        "{refused}"
+    );
+    let server = python(&bridge.status().await);
+    assert!(server["breakerOpenForMs"].as_u64().unwrap() > 0, "{server}");
+    assert_eq!(server["restarts"], 2, "three starts, no fourth: {server}");
+    let folders = agent.call("getWorkspaceFolders", json!({})).await;
+    assert!(!is_error(&folders), "{folders}");
+}
+
+#[tokio::test]
+async fn a_missing_or_silent_server_and_a_file_without_one_are_clear_errors() {
+    // Languages of their own: a server that never answers `initialize`, and one that
+    // says why it cannot start and exits.
+    let config = tempfile::tempdir().unwrap();
+    let file = config.path().join("bridge.toml");
+    std::fs::write(
+        &file,
+        "[lsp.servers.silent]\ncommand = \"sleep\"\nargs = [\"600\"]\nextensions = [\"quiet\"]\n\
+         [lsp.servers.noisy]\ncommand = \"sh\"\nargs = [\"-c\", \"echo cannot find the toolchain >&2; exit 3\"]\nextensions = [\"noisy\"]\n",
+    )
+    .unwrap();
+    let bridge = Bridge::launch(
+        with_pylsp(Options::default())
+            .arg("--config")
+            .arg(file.to_str().unwrap())
+            .set("lsp.servers.python.command", "no-such-language-server")
+            .set("lsp.start_timeout_ms", 1000)
+            .file("a.quiet", "x")
+            .file("a.noisy", "x")
+            .file("notes.txt", "x"),
+    )
+    .await;
+    let mut agent = bridge.ready_agent().await;
+    let at = |file: &str| json!({"file": file, "line": 1, "column": 1});
+    let missing = agent.call("getHover", at("shapes.py")).await;
+    assert!(
+        text(&missing).contains("(no-such-language-server) is not installed"),
+        "{missing}"
+    );
+    let none = agent.call("getHover", at("notes.txt")).await;
+    assert!(
+        text(&none).contains("No language server is configured for .txt files"),
+        "{none}"
+    );
+    let outside = agent.call("getHover", at("../../etc/passwd.py")).await;
+    assert!(
+        is_error(&outside) && text(&outside).contains("escapes"),
+        "{outside}"
+    );
+    let silent = agent.call("getHover", at("a.quiet")).await;
+    assert!(
+        text(&silent).contains("did not answer initialize within 1 s"),
+        "{silent}"
+    );
+    let noisy = agent.call("getHover", at("a.noisy")).await;
+    assert!(
+        text(&noisy).contains("(its last output: cannot find the toolchain)"),
+        "what it said on stderr is in the error: {noisy}"
+    );
+    let status = bridge.status().await;
+    let servers = status["languageServers"]["servers"].as_array().unwrap();
+    let python = servers.iter().find(|s| s["language"] == "python").unwrap();
+    assert_eq!(python["installed"], false, "{python}");
+    assert_eq!(python["running"], false, "nothing was started: {python}");
+    let silent = servers.iter().find(|s| s["language"] == "silent").unwrap();
+    assert_eq!(silent["running"], false, "{silent}");
+}
