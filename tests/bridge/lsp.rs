@@ -31,7 +31,7 @@ fn pylsp_dir() -> PathBuf {
 }
 
 /// A bridge whose PATH finds pylsp, with `shapes.py` in its workspace.
-fn with_pylsp(options: Options) -> Options {
+pub(crate) fn with_pylsp(options: Options) -> Options {
     let mut options = options.file("shapes.py", SHAPES);
     let path = format!(
         "{}:{}",
@@ -241,4 +241,67 @@ async fn a_missing_or_silent_server_and_a_file_without_one_are_clear_errors() {
     assert_eq!(python["running"], false, "nothing was started: {python}");
     let silent = servers.iter().find(|s| s["language"] == "silent").unwrap();
     assert_eq!(silent["running"], false, "{silent}");
+}
+
+/// `checkEdit` (issue 28, item 3): the error a proposal would add is named, the file on
+/// disk is untouched, and the server is given the real text back.
+#[tokio::test]
+async fn check_edit_names_the_error_a_proposal_would_add_and_writes_nothing() {
+    let bridge = Bridge::launch(with_pylsp(Options::default())).await;
+    let mut agent = bridge.ready_agent().await;
+    let typo = SHAPES.replace("return width * height", "return width * heigth");
+    let r = agent
+        .call(
+            "checkEdit",
+            json!({"filePath": "shapes.py", "newContent": typo}),
+        )
+        .await;
+    assert!(!is_error(&r), "{r}");
+    let checked = &r["structuredContent"];
+    assert_eq!(checked["written"], false, "{checked}");
+    let added = checked["added"].as_array().unwrap();
+    assert_eq!(added.len(), 1, "{checked}");
+    assert!(
+        added[0]["message"].as_str().unwrap().contains("heigth"),
+        "{checked}"
+    );
+    assert_eq!(added[0]["severity"], "Error", "{checked}");
+    assert_eq!(added[0]["range"]["start"]["line"], 2, "{checked}");
+    assert_eq!(checked["errorsBefore"], 0, "{checked}");
+    assert_eq!(checked["errorsAfter"], 1, "{checked}");
+    assert_eq!(checked["removed"], json!([]), "{checked}");
+    assert_eq!(
+        std::fs::read_to_string(bridge.workspace.join("shapes.py")).unwrap(),
+        SHAPES,
+        "nothing was written"
+    );
+    // The fix of a file with the typo on disk removes it.
+    std::fs::write(bridge.workspace.join("shapes.py"), &typo).unwrap();
+    let fix = agent
+        .call(
+            "checkEdit",
+            json!({"filePath": "shapes.py", "newContent": SHAPES}),
+        )
+        .await;
+    let fixed = &fix["structuredContent"];
+    assert_eq!(fixed["added"], json!([]), "{fix}");
+    assert_eq!(fixed["removed"].as_array().map(Vec::len), Some(1), "{fix}");
+    // The server has the real text again: the use on line 6 still finds line 1.
+    let found = answer(
+        &mut agent,
+        "goToDefinition",
+        json!({"file": "shapes.py", "line": 6, "column": 9}),
+    )
+    .await;
+    assert_eq!(found[0]["line"], 1, "{found}");
+    let missing = agent
+        .call(
+            "checkEdit",
+            json!({"filePath": "new.py", "newContent": "x = 1\n"}),
+        )
+        .await;
+    assert!(
+        is_error(&missing) && text(&missing).contains("is not an existing file"),
+        "{missing}"
+    );
 }

@@ -467,9 +467,9 @@ async fn a_forwarded_tool_confines_paths_under_any_key() {
 /// for clients that read only content.
 #[tokio::test]
 async fn structured_results_match_their_output_schemas() {
-    let bridge = Bridge::launch(
+    let bridge = Bridge::launch(crate::lsp::with_pylsp(
         Options::default().set("orchestrator.claude_binary", crate::tasks::fake_claude()),
-    )
+    ))
     .await;
     let mut agent = bridge.ready_agent().await;
     let listed = agent.request("tools/list", json!({})).await;
@@ -538,6 +538,10 @@ async fn structured_results_match_their_output_schemas() {
             json!({"oldPath": "typed.txt", "newPath": "typed2.txt"}),
         ),
         ("deleteFile", json!({"filePath": "typed2.txt"})),
+        (
+            "checkEdit",
+            json!({"filePath": "shapes.py", "newContent": "x = undefined_name\n"}),
+        ),
         ("runCommand", json!({"command": "git", "args": ["status"]})),
         ("runInTerminal", json!({"command": "git", "args": ["log"]})),
         ("runClaudeTask", json!({"prompt": "typed", "wait": true})),

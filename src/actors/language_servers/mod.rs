@@ -385,23 +385,16 @@ impl Handler<CheckEdit> for LanguageServers {
                 file: msg.file.clone(),
                 text,
             };
-            let diagnostics = |uri: String, version: i32, fresh: bool| {
+            let diagnostics = |uri: String, version: i32| {
                 let server = server.clone();
                 async move {
-                    actix::clock::timeout(
-                        wait,
-                        server.send(DiagnosticsOf {
-                            uri,
-                            version,
-                            fresh,
-                        }),
-                    )
-                    .await
-                    .map(|r| r.ok().flatten())
+                    actix::clock::timeout(wait, server.send(DiagnosticsOf { uri, version }))
+                        .await
+                        .map(|r| r.ok().flatten())
                 }
             };
             let real = server.send(show(None)).await.map_err(|_| gone())??;
-            let before = diagnostics(real.uri.clone(), real.version, real.changed)
+            let before = diagnostics(real.uri.clone(), real.version)
                 .await
                 .map_err(|_| silent())?
                 .ok_or_else(&gone)?;
@@ -410,7 +403,7 @@ impl Handler<CheckEdit> for LanguageServers {
                 .await
                 .map_err(|_| gone())??;
             let after = if proposed.changed {
-                diagnostics(proposed.uri, proposed.version, true).await
+                diagnostics(proposed.uri, proposed.version).await
             } else {
                 Ok(Some(before.clone()))
             };

@@ -97,8 +97,9 @@ struct Document {
 
 /// What the server last published for a document.
 struct Published {
-    /// The document version it says it is about, if it says.
-    version: Option<i32>,
+    /// The document version it is about: as the server says, or (a server that does
+    /// not say) the version last given to it when the publication arrived.
+    version: i32,
     diagnostics: Vec<Value>,
 }
 
@@ -239,20 +240,25 @@ impl LanguageServer {
         let Some(uri) = params["uri"].as_str() else {
             return;
         };
-        let known = self.documents.keys().any(|f| uri_of(f).as_str() == uri);
-        if !known {
+        let Some(current) = self
+            .documents
+            .iter()
+            .find(|(f, _)| uri_of(f).as_str() == uri)
+            .map(|(_, d)| d.version)
+        else {
             return; // only documents it was given: the map stays bounded
-        }
+        };
         let version = params["version"]
             .as_i64()
-            .and_then(|v| i32::try_from(v).ok());
+            .and_then(|v| i32::try_from(v).ok())
+            .unwrap_or(current);
         let diagnostics = params["diagnostics"]
             .as_array()
             .cloned()
             .unwrap_or_default();
         let (ready, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut self.waiters)
             .into_iter()
-            .partition(|w| w.uri == uri && version.is_none_or(|v| v >= w.version));
+            .partition(|w| w.uri == uri && version >= w.version);
         self.waiters = waiting;
         for w in ready {
             let _ = w.reply.send(diagnostics.clone());
@@ -598,27 +604,24 @@ impl Handler<Show> for LanguageServer {
     }
 }
 
-/// The diagnostics of a document: the last published (when `fresh` is false and they
-/// are about `version` or later, or say no version), else the next publication about
-/// `version` or later. `None` when the server ended first.
+/// The diagnostics of a document's `version` (or a later one): the last published when
+/// it is about that, else the next publication that is. `None` when the server ended
+/// first.
 #[derive(Message)]
 #[rtype(result = "Option<Vec<Value>>")]
 pub struct DiagnosticsOf {
     pub uri: String,
     pub version: i32,
-    pub fresh: bool,
 }
 
 impl Handler<DiagnosticsOf> for LanguageServer {
     type Result = ResponseFuture<Option<Vec<Value>>>;
 
     fn handle(&mut self, msg: DiagnosticsOf, _: &mut Context<Self>) -> Self::Result {
-        if !msg.fresh {
-            if let Some(p) = self.published.get(&msg.uri) {
-                if p.version.is_none_or(|v| v >= msg.version) {
-                    let known = p.diagnostics.clone();
-                    return Box::pin(async move { Some(known) });
-                }
+        if let Some(p) = self.published.get(&msg.uri) {
+            if p.version >= msg.version {
+                let known = p.diagnostics.clone();
+                return Box::pin(async move { Some(known) });
             }
         }
         let rx = self.next_diagnostics(msg.uri, msg.version);

@@ -2,6 +2,7 @@
 //! line/column edits, block replace, tree, find and search. Every write goes through
 //! the WorkspaceWriter actor with the version this session last saw.
 
+pub mod check_edit;
 pub mod create_file;
 pub mod delete_file;
 pub mod edit_text;

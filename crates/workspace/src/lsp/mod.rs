@@ -4,6 +4,8 @@
 //! LanguageServers actor runs the processes.
 
 pub mod framing;
+/// LSP's diagnostic, as servers publish it.
+pub use lsp_types::Diagnostic as LspDiagnostic;
 pub mod servers;
 pub mod shapes;
 
