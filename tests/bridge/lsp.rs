@@ -305,3 +305,68 @@ async fn check_edit_names_the_error_a_proposal_would_add_and_writes_nothing() {
         "{missing}"
     );
 }
+
+/// A second language through a real server: typescript-language-server (with
+/// TypeScript 5, from tests/nvim/node_modules) answers hover, and `searchSymbols` asks
+/// the servers that run.
+#[tokio::test]
+async fn typescript_answers_hover_and_workspace_symbols() {
+    let bin = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/nvim/node_modules/.bin"
+    ));
+    assert!(
+        bin.join("typescript-language-server").exists(),
+        "typescript-language-server is missing from {}: run tests/nvim/setup.sh (the test command does)",
+        bin.display()
+    );
+    let mut options = Options::default().file(
+        "area.ts",
+        "export function area(width: number, height: number): number {\n  return width * height;\n}\nexport const total = area(2, 3);\n",
+    );
+    options.env.push((
+        "PATH".into(),
+        format!(
+            "{}:{}",
+            bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        ),
+    ));
+    let bridge = Bridge::launch(options).await;
+    let mut agent = bridge.ready_agent().await;
+    let none_yet = agent.call("searchSymbols", json!({"query": "area"})).await;
+    assert!(
+        is_error(&none_yet) && text(&none_yet).contains("No language server is running yet"),
+        "{none_yet}"
+    );
+    let hover = answer(
+        &mut agent,
+        "getHover",
+        json!({"file": "area.ts", "line": 4, "column": 22}),
+    )
+    .await;
+    assert!(
+        hover["contents"]
+            .to_string()
+            .contains("function area(width: number, height: number): number"),
+        "{hover}"
+    );
+    // The server indexes the project in the background: poll, with a deadline.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let found = loop {
+        let r = agent.call("searchSymbols", json!({"query": "area"})).await;
+        let v = json_text(&r);
+        if v["count"].as_u64() > Some(0) {
+            break v;
+        }
+        assert!(std::time::Instant::now() < deadline, "no symbol found: {r}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(
+        found["symbols"][0]["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("/area.ts"),
+        "{found}"
+    );
+}
