@@ -370,3 +370,80 @@ async fn typescript_answers_hover_and_workspace_symbols() {
         "{found}"
     );
 }
+
+/// A server that initializes but never answers: an agent's cancellation reaches it as
+/// `$/cancelRequest`, and a request past `lsp.request_timeout_ms` ends it as hung.
+#[tokio::test]
+async fn a_cancelled_call_cancels_the_server_request_and_a_hung_server_is_ended() {
+    let dir = tempfile::tempdir().unwrap();
+    let cancelled = dir.path().join("cancelled");
+    let config = dir.path().join("bridge.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[lsp.servers.fake]\ncommand = \"{}\"\nargs = [\"{}\"]\nextensions = [\"fake\"]\n",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fake-lsp"),
+            cancelled.display()
+        ),
+    )
+    .unwrap();
+    let bridge = Bridge::launch(
+        Options::default()
+            .arg("--config")
+            .arg(config.to_str().unwrap())
+            .set("lsp.request_timeout_ms", 3000)
+            .file("x.fake", "x"),
+    )
+    .await;
+    let mut agent = bridge.ready_agent().await;
+    let hover = json!({"file": "x.fake", "line": 1, "column": 1});
+    agent
+        .send(&json!({"jsonrpc": "2.0", "id": 41, "method": "tools/call",
+                       "params": {"name": "getHover", "arguments": hover}}))
+        .await;
+    // The request reaches the server before it is cancelled.
+    let seen = |what: &'static str| {
+        let log = cancelled.clone();
+        move || {
+            std::fs::read_to_string(&log)
+                .ok()
+                .filter(|t| t.lines().any(|l| l.starts_with(what)))
+        }
+    };
+    let sent = wait_for_blocking(
+        "the hover at the server",
+        Duration::from_secs(20),
+        seen("request textDocument/hover"),
+    )
+    .await;
+    let id = sent
+        .lines()
+        .find_map(|l| l.strip_prefix("request textDocument/hover "))
+        .unwrap()
+        .to_string();
+    agent
+        .notify("notifications/cancelled", json!({"requestId": 41}))
+        .await;
+    let log = wait_for_blocking(
+        "the server told to cancel",
+        Duration::from_secs(20),
+        seen("cancel"),
+    )
+    .await;
+    assert!(log.lines().any(|l| l == format!("cancel {id}")), "{log}");
+    // Not cancelled, the next one runs into the timeout: the server is ended as hung.
+    let hung = agent.call("getHover", hover).await;
+    assert!(
+        text(&hung).contains("did not answer textDocument/hover within 3000 ms"),
+        "{hung}"
+    );
+    let server = wait_for_async("the hung server ended", Duration::from_secs(20), || async {
+        let s = bridge.status().await;
+        s["languageServers"]["servers"]
+            .as_array()
+            .and_then(|l| l.iter().find(|s| s["language"] == "fake").cloned())
+            .filter(|s| s["running"] == false)
+    })
+    .await;
+    assert_eq!(server["crashesInRow"], 1, "{server}");
+}

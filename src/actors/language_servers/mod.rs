@@ -19,7 +19,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use server::MAX_DOCUMENT_BYTES;
-use server::{DiagnosticsOf, Happened, LanguageServer, Launch, Request, ServerEvent, Show, Stop};
+use server::{
+    Cancel, DiagnosticsOf, Happened, LanguageServer, Launch, Request, ServerEvent, Show, Stop,
+};
 
 use super::messages::activity::RecordLifecycle;
 use super::supervise::{guard, restarted, ActorFault};
@@ -62,6 +64,9 @@ pub enum LspError {
         method: String,
         ms: u64,
     },
+    /// The asker gave up (its tool call was cancelled).
+    #[error("The request was cancelled")]
+    Cancelled,
     /// It answered with an error.
     #[error("The language server could not answer: {message} ({code})")]
     Server { code: i64, message: String },
@@ -93,6 +98,19 @@ pub struct Ask {
     pub file: PathBuf,
     pub method: &'static str,
     pub params: Value,
+    /// For [`CancelAsk`]: unique per asker ([`next_token`]).
+    pub token: u64,
+}
+
+/// The asker with this token gave up: the server stops working on its request.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct CancelAsk(pub u64);
+
+/// A token for [`Ask::token`], unique in this process.
+pub fn next_token() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Ask every running server (`workspace/symbol`): each answer, by language. Nothing is
@@ -246,6 +264,7 @@ impl LanguageServers {
         };
         match outcome {
             Ok(_) | Err(LspError::Server { .. }) => slot.crashes_in_row = 0,
+            Err(LspError::Cancelled) => {}
             Err(e) => slot.last_error = Some(e.to_string()),
         }
     }
@@ -318,6 +337,7 @@ impl Handler<Ask> for LanguageServers {
             file: Some(msg.file),
             method,
             params: msg.params,
+            token: Some(msg.token),
         };
         let lang = language.clone();
         let asked = async move {
@@ -421,6 +441,17 @@ impl Handler<CheckEdit> for LanguageServers {
     }
 }
 
+impl Handler<CancelAsk> for LanguageServers {
+    type Result = ();
+    fn handle(&mut self, msg: CancelAsk, _: &mut Context<Self>) {
+        for slot in self.slots.values() {
+            if let Some((server, _, _)) = &slot.server {
+                server.do_send(Cancel(msg.0));
+            }
+        }
+    }
+}
+
 impl Handler<AskRunning> for LanguageServers {
     type Result = ResponseFuture<Vec<(String, Result<Value, LspError>)>>;
 
@@ -442,6 +473,7 @@ impl Handler<AskRunning> for LanguageServers {
                     file: None,
                     method: msg.method,
                     params: msg.params.clone(),
+                    token: None,
                 };
                 let answer = match actix::clock::timeout(timeout, server.send(request)).await {
                     Ok(Ok(a)) => a,

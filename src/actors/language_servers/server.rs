@@ -56,7 +56,15 @@ pub struct Request {
     pub file: Option<PathBuf>,
     pub method: &'static str,
     pub params: Value,
+    /// The asker's token for [`Cancel`], if it may give up.
+    pub token: Option<u64>,
 }
+
+/// The asker with this token gave up: its request is answered with
+/// [`LspError::Cancelled`] and the server told (`$/cancelRequest`).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Cancel(pub u64);
 
 /// Stop the server: `shutdown` and `exit` are sent, then the process group is killed.
 #[derive(Message)]
@@ -132,6 +140,12 @@ pub struct LanguageServer {
     group: Option<GroupGuard>,
     next_id: i64,
     pending: HashMap<i64, Reply>,
+    /// The requests an asker may cancel: its token, the request's id (entries leave
+    /// with their request).
+    cancellable: HashMap<u64, i64>,
+    /// Tokens cancelled before their request was sent (it waited for the server to be
+    /// ready): the request is then not sent. The newest [`EARLY_CANCELS`] are kept.
+    cancelled_early: std::collections::VecDeque<u64>,
     /// `initialize` answered; whatever needs the server waits in `until_ready` until
     /// then (nothing is sent before `initialized`).
     ready: bool,
@@ -155,6 +169,8 @@ impl LanguageServer {
             group: None,
             next_id: 1,
             pending: HashMap::new(),
+            cancellable: HashMap::new(),
+            cancelled_early: std::collections::VecDeque::new(),
             ready: false,
             until_ready: Vec::new(),
             documents: HashMap::new(),
@@ -188,11 +204,13 @@ impl LanguageServer {
         self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
     }
 
-    fn request(&mut self, method: &str, params: Value, reply: Reply) {
+    /// Sends a request; answers its id.
+    fn request(&mut self, method: &str, params: Value, reply: Reply) -> i64 {
         let id = self.next_id;
         self.next_id += 1;
         self.pending.insert(id, reply);
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        id
     }
 
     /// Tells the server about `file`'s text on disk (see [`Self::show`]); answers that
@@ -297,6 +315,7 @@ impl LanguageServer {
             let said: Vec<&str> = self.stderr.iter().map(String::as_str).collect();
             what.push_str(&format!(" (its last output: {})", said.join(" | ")));
         }
+        self.cancellable.clear();
         for (_, reply) in self.pending.drain() {
             let _ = reply.send(Err(LspError::Ended(what.clone())));
         }
@@ -543,8 +562,21 @@ impl Handler<Request> for LanguageServer {
                 Some(file) => act.sync(file).map(drop),
                 None => Ok(()),
             };
+            let early = msg
+                .token
+                .and_then(|t| act.cancelled_early.iter().position(|c| *c == t));
+            if let Some(at) = early {
+                act.cancelled_early.remove(at);
+                let _ = tx.send(Err(LspError::Cancelled));
+                return Box::pin(async move { Err(LspError::Cancelled) });
+            }
             match synced {
-                Ok(()) => act.request(msg.method, msg.params, tx),
+                Ok(()) => {
+                    let id = act.request(msg.method, msg.params, tx);
+                    if let Some(token) = msg.token {
+                        act.cancellable.insert(token, id);
+                    }
+                }
                 Err(e) => {
                     let _ = tx.send(Err(e));
                 }
@@ -556,6 +588,9 @@ impl Handler<Request> for LanguageServer {
         })
     }
 }
+
+/// How many cancellations of requests not sent yet are remembered.
+const EARLY_CANCELS: usize = 64;
 
 /// Give the server a text as a file's (its text on disk when `text` is `None`), once it
 /// is ready.
@@ -637,6 +672,9 @@ impl Handler<FromServer> for LanguageServer {
         match (v.get("id").cloned(), method) {
             (Some(id), Some(method)) => self.answer_server(id, &method, &v["params"]),
             (Some(id), None) => {
+                if let Some(id) = id.as_i64() {
+                    self.cancellable.retain(|_, waiting| *waiting != id);
+                }
                 let Some(reply) = id.as_i64().and_then(|id| self.pending.remove(&id)) else {
                     return;
                 };
@@ -669,6 +707,23 @@ impl Handler<StderrLine> for LanguageServer {
             self.stderr.pop_front();
         }
         self.stderr.push_back(line);
+    }
+}
+
+impl Handler<Cancel> for LanguageServer {
+    type Result = ();
+    fn handle(&mut self, msg: Cancel, _: &mut Context<Self>) {
+        let Some(id) = self.cancellable.remove(&msg.0) else {
+            if self.cancelled_early.len() == EARLY_CANCELS {
+                self.cancelled_early.pop_front();
+            }
+            self.cancelled_early.push_back(msg.0);
+            return;
+        };
+        if let Some(reply) = self.pending.remove(&id) {
+            let _ = reply.send(Err(LspError::Cancelled));
+            self.notify("$/cancelRequest", json!({"id": id}));
+        }
     }
 }
 

@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 
 use super::super::{ToolError, ToolResult};
 use super::ToolContext;
-use crate::actors::language_servers::{Ask, AskRunning, LspError, NAME};
+use crate::actors::language_servers::{next_token, Ask, AskRunning, CancelAsk, LspError, NAME};
 use crate::lsp::shapes;
 use crate::protocol::editor::Method;
 use crate::protocol::mcp::CallToolResult;
@@ -103,16 +103,26 @@ pub(crate) async fn answer(ctx: &ToolContext, method: Method, params: &Value) ->
             )))
         }
     };
+    let token = next_token();
     let asked = Ask {
         file,
         method: lsp_method,
         params: lsp_params,
+        token,
+    };
+    // The agent may cancel the call (or the tool time out): this future is dropped, and
+    // the server is told to stop working on the request.
+    let mut guard = CancelOnDrop {
+        pool: pool.clone(),
+        token,
+        armed: true,
     };
     let answer = pool
         .send(asked)
         .await
         .map_err(|e| ToolError::refused(format!("the {NAME} actor is unavailable ({e})")))?
         .map_err(failed)?;
+    guard.armed = false;
     let shaped = match method {
         Method::GetHover => shapes::hover(parse(answer)?),
         Method::GoToDefinition => shapes::definition(parse(answer)?),
@@ -120,4 +130,19 @@ pub(crate) async fn answer(ctx: &ToolContext, method: Method, params: &Value) ->
         _ => shapes::document_symbols(parse(answer)?),
     };
     Ok(CallToolResult::json(&shaped))
+}
+
+/// Tells the pool that the asker with `token` gave up, when dropped still armed.
+struct CancelOnDrop {
+    pool: actix::Addr<crate::actors::language_servers::LanguageServers>,
+    token: u64,
+    armed: bool,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if self.armed {
+            self.pool.do_send(CancelAsk(self.token));
+        }
+    }
 }
