@@ -458,8 +458,11 @@ section! {
     /// `[lsp]`
     pub struct LspSettings {
         /// Answer `getHover`, `goToDefinition`, `findReferences`, `getDocumentSymbols`
-        /// and `searchSymbols` with the bridge's own language servers when no editor
-        /// is connected (a server starts on the first request for its language).
+        /// and `searchSymbols` (and `checkEdit`) with the bridge's own language servers
+        /// when no editor is connected (a server starts on the first request for its
+        /// language). Language servers run as you, outside the command sandbox, and read
+        /// the project's configuration (rust-analyzer's build scripts and proc macros
+        /// are off by default); set false for projects you do not trust.
         pub enabled: bool = true,
         /// Who answers while an editor is connected: `editor` or `pool`.
         pub prefer: LspPrefer = LspPrefer::Editor,

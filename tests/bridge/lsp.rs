@@ -447,3 +447,38 @@ async fn a_cancelled_call_cancels_the_server_request_and_a_hung_server_is_ended(
     .await;
     assert_eq!(server["crashesInRow"], 1, "{server}");
 }
+
+/// Two checks of one file at once, and a lookup meanwhile: each check gets the
+/// diagnostics of its own proposal (the file is held while a proposal is in the
+/// server), and the lookup answers about the real text.
+#[tokio::test]
+async fn concurrent_checks_of_one_file_each_get_their_own_answer() {
+    let bridge = Bridge::launch(with_pylsp(Options::default())).await;
+    let mut one = bridge.ready_agent().await;
+    let mut two = bridge.ready_agent().await;
+    let mut three = bridge.ready_agent().await;
+    let first = SHAPES.replace("return width * height", "return width * first_typo");
+    let second = SHAPES.replace("return width * height", "return width * second_typo");
+    let (a, b, c) = tokio::join!(
+        one.call(
+            "checkEdit",
+            json!({"filePath": "shapes.py", "newContent": first})
+        ),
+        two.call(
+            "checkEdit",
+            json!({"filePath": "shapes.py", "newContent": second})
+        ),
+        three.call(
+            "goToDefinition",
+            json!({"file": "shapes.py", "line": 6, "column": 9})
+        ),
+    );
+    for (r, mine, other) in [
+        (&a, "first_typo", "second_typo"),
+        (&b, "second_typo", "first_typo"),
+    ] {
+        let added = r["structuredContent"]["added"].to_string();
+        assert!(added.contains(mine) && !added.contains(other), "{r}");
+    }
+    assert_eq!(json_text(&c)[0]["line"], 1, "{c}");
+}

@@ -20,7 +20,7 @@ use serde_json::Value;
 
 pub use server::MAX_DOCUMENT_BYTES;
 use server::{
-    Cancel, DiagnosticsOf, Happened, LanguageServer, Launch, Request, ServerEvent, Show, Stop,
+    Cancel, DiagnosticsOf, Happened, Hold, LanguageServer, Launch, Request, ServerEvent, Show, Stop,
 };
 
 use super::messages::activity::RecordLifecycle;
@@ -173,6 +173,8 @@ pub struct ServerStatus {
 #[derive(Default)]
 struct Slot {
     server: Option<(Addr<LanguageServer>, u64, Option<u32>)>,
+    /// The running server answered `initialize`.
+    ready: bool,
     generation: u64,
     starts: u64,
     crashes_in_row: u32,
@@ -240,6 +242,7 @@ impl LanguageServers {
         })?;
         slot.generation += 1;
         slot.starts += 1;
+        slot.ready = false;
         let launch = Launch {
             language: language.to_string(),
             config,
@@ -331,7 +334,14 @@ impl Handler<Ask> for LanguageServers {
             Ok(found) => found,
             Err(e) => return Box::pin(fut::ready(Err(e))),
         };
-        let timeout = self.config.request_timeout;
+        // A server still starting has its start-up time on top.
+        let starting = !self.slots.get(&language).is_some_and(|s| s.ready);
+        let timeout = self.config.request_timeout
+            + if starting {
+                self.config.start_timeout
+            } else {
+                Duration::ZERO
+            };
         let method = msg.method;
         let request = Request {
             file: Some(msg.file),
@@ -401,9 +411,10 @@ impl Handler<CheckEdit> for LanguageServers {
             }
         };
         let checked = async move {
-            let show = |text: Option<String>| Show {
+            let show = |text: Option<String>, hold: Hold| Show {
                 file: msg.file.clone(),
                 text,
+                hold,
             };
             let diagnostics = |uri: String, version: i32| {
                 let server = server.clone();
@@ -413,25 +424,36 @@ impl Handler<CheckEdit> for LanguageServers {
                         .map(|r| r.ok().flatten())
                 }
             };
-            let real = server.send(show(None)).await.map_err(|_| gone())??;
-            let before = diagnostics(real.uri.clone(), real.version)
-                .await
-                .map_err(|_| silent())?
-                .ok_or_else(&gone)?;
-            let proposed = server
-                .send(show(Some(msg.text)))
+            // The file is held from here (requests and other checks about it wait) until
+            // its real text goes back, whatever happens between.
+            let real = server
+                .send(show(None, Hold::Begin))
                 .await
                 .map_err(|_| gone())??;
-            let after = if proposed.changed {
-                diagnostics(proposed.uri, proposed.version).await
-            } else {
-                Ok(Some(before.clone()))
-            };
-            // The real text goes back whatever the proposed one gave.
-            let restored = server.send(show(Some(real.text))).await;
-            let after = after.map_err(|_| silent())?.ok_or_else(&gone)?;
+            let compared = async {
+                let before = diagnostics(real.uri.clone(), real.version)
+                    .await
+                    .map_err(|_| silent())?
+                    .ok_or_else(&gone)?;
+                let proposed = server
+                    .send(show(Some(msg.text.clone()), Hold::Held))
+                    .await
+                    .map_err(|_| gone())??;
+                let after = if proposed.changed {
+                    diagnostics(proposed.uri, proposed.version)
+                        .await
+                        .map_err(|_| silent())?
+                        .ok_or_else(&gone)?
+                } else {
+                    before.clone()
+                };
+                Ok::<_, LspError>((before, after))
+            }
+            .await;
+            let restored = server.send(show(Some(real.text.clone()), Hold::End)).await;
+            let compared = compared?;
             restored.map_err(|_| gone())??;
-            Ok((before, after))
+            Ok(compared)
         };
         Box::pin(checked.into_actor(self).map(move |outcome, act, _| {
             let settled = outcome.as_ref().map(|_| Value::Null).map_err(Clone::clone);
@@ -507,6 +529,10 @@ impl Handler<ServerEvent> for LanguageServers {
                 if let Some(server) = &mut slot.server {
                     server.2 = pid;
                 }
+                return;
+            }
+            Happened::Ready => {
+                slot.ready = true;
                 return;
             }
             Happened::Gone { crashed, reason } => (crashed, reason),

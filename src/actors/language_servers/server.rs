@@ -20,7 +20,7 @@ use super::LspError;
 use crate::exec::process::GroupGuard;
 use crate::lsp::framing::{encode, read_message};
 use crate::lsp::servers::ServerConfig;
-use crate::lsp::shapes::uri_of;
+use crate::lsp::shapes::{path_of, uri_of};
 use crate::lsp::MAX_MESSAGE_BYTES;
 use crate::workspace::language_id;
 
@@ -40,6 +40,8 @@ pub struct ServerEvent {
 pub enum Happened {
     /// Its process runs, with this id.
     Started(Option<u32>),
+    /// It answered `initialize`.
+    Ready,
     /// It ended.
     Gone {
         /// Not asked to stop: it exited, broke the protocol or did not answer in time.
@@ -151,7 +153,10 @@ pub struct LanguageServer {
     ready: bool,
     until_ready: Vec<oneshot::Sender<Result<(), LspError>>>,
     documents: HashMap<PathBuf, Document>,
-    /// The last diagnostics published, by document URI (documents it was told about).
+    /// Files a `checkEdit` holds (the server has a proposed text for them): requests and
+    /// other checks about them wait here until it gives the real text back.
+    held: HashMap<PathBuf, Vec<oneshot::Sender<()>>>,
+    /// The last diagnostics published, by document path (documents it was told about).
     published: HashMap<String, Published>,
     waiters: Vec<DiagnosticsWaiter>,
     /// Its last lines on stderr.
@@ -175,6 +180,7 @@ impl LanguageServer {
             until_ready: Vec::new(),
             documents: HashMap::new(),
             published: HashMap::new(),
+            held: HashMap::new(),
             waiters: Vec::new(),
             stderr: std::collections::VecDeque::new(),
             ended: None,
@@ -255,17 +261,16 @@ impl LanguageServer {
     /// Keeps what the server published for a document it was told about, and hands it
     /// to whoever waits for it.
     fn published_diagnostics(&mut self, params: &Value) {
-        let Some(uri) = params["uri"].as_str() else {
+        // Servers write URIs their own way (escaping more or less than the bridge): the
+        // document is found by its decoded path.
+        let Some(uri) = params["uri"].as_str().and_then(|u| u.parse().ok()) else {
             return;
         };
-        let Some(current) = self
-            .documents
-            .iter()
-            .find(|(f, _)| uri_of(f).as_str() == uri)
-            .map(|(_, d)| d.version)
-        else {
+        let key = path_of(&uri);
+        let Some(current) = self.documents.get(Path::new(&key)).map(|d| d.version) else {
             return; // only documents it was given: the map stays bounded
         };
+        let uri = key;
         let version = params["version"]
             .as_i64()
             .and_then(|v| i32::try_from(v).ok())
@@ -277,12 +282,17 @@ impl LanguageServer {
         let (ready, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut self.waiters)
             .into_iter()
             .partition(|w| w.uri == uri && version >= w.version);
+        // Those that gave up waiting leave too.
+        let waiting: Vec<_> = waiting
+            .into_iter()
+            .filter(|w| !w.reply.is_closed())
+            .collect();
         self.waiters = waiting;
         for w in ready {
             let _ = w.reply.send(diagnostics.clone());
         }
         self.published.insert(
-            uri.to_string(),
+            uri,
             Published {
                 version,
                 diagnostics,
@@ -294,6 +304,7 @@ impl LanguageServer {
     /// says which version it is about).
     fn next_diagnostics(&mut self, uri: String, version: i32) -> oneshot::Receiver<Vec<Value>> {
         let (reply, rx) = oneshot::channel();
+        self.waiters.retain(|w| !w.reply.is_closed());
         self.waiters.push(DiagnosticsWaiter {
             uri,
             version,
@@ -316,6 +327,7 @@ impl LanguageServer {
             what.push_str(&format!(" (its last output: {})", said.join(" | ")));
         }
         self.cancellable.clear();
+        self.held.clear();
         for (_, reply) in self.pending.drain() {
             let _ = reply.send(Err(LspError::Ended(what.clone())));
         }
@@ -338,6 +350,16 @@ impl LanguageServer {
             .kill_on_drop(true)
             // A group of its own: whatever it starts (tsserver) ends with it.
             .process_group(0);
+        // SAFETY: prctl is async-signal-safe; it only asks the kernel to kill the
+        // server when the bridge dies, so no server outlives a killed bridge.
+        unsafe {
+            command.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
         let mut child = command.spawn()?;
         let pid = child.id().and_then(|p| i32::try_from(p).ok());
         self.group = Some(GroupGuard::new(pid));
@@ -454,7 +476,7 @@ impl Actor for LanguageServer {
                     "definition": {"linkSupport": true},
                     "references": {},
                     "documentSymbol": {"hierarchicalDocumentSymbolSupport": true},
-                    "publishDiagnostics": {}
+                    "publishDiagnostics": {"versionSupport": true}
                 }
             }
         });
@@ -498,6 +520,7 @@ impl Handler<Initialized> for LanguageServer {
                 for ready in self.until_ready.drain(..) {
                     let _ = ready.send(Ok(()));
                 }
+                self.tell(Happened::Ready);
                 tracing::info!(language = %self.launch.language, pid = ?self.pid(), "language server ready");
             }
             Err(reason) => self.end(true, reason, ctx),
@@ -516,6 +539,29 @@ impl LanguageServer {
             rx.await
                 .unwrap_or_else(|_| Err(LspError::Ended("the language server stopped".into())))
         }
+    }
+
+    /// Sends `msg` to itself again once the `checkEdit` holding `file` let it go.
+    fn after_release<M>(
+        &mut self,
+        file: &Path,
+        msg: M,
+        ctx: &mut Context<Self>,
+    ) -> ResponseFuture<Result<M::Answer, LspError>>
+    where
+        M: Message<Result = Result<<M as Deferred>::Answer, LspError>> + Deferred + Send + 'static,
+        Self: Handler<M>,
+    {
+        let (tx, rx) = oneshot::channel();
+        self.held.entry(file.to_path_buf()).or_default().push(tx);
+        let me = ctx.address();
+        Box::pin(async move {
+            rx.await
+                .map_err(|_| LspError::Ended("the language server stopped".into()))?;
+            me.send(msg)
+                .await
+                .unwrap_or_else(|_| Err(LspError::Ended("the language server stopped".into())))
+        })
     }
 
     /// Sends `msg` once the server is ready (now, or by sending it again to itself then).
@@ -556,6 +602,9 @@ impl Handler<Request> for LanguageServer {
     type Result = ResponseFuture<Result<Value, LspError>>;
 
     fn handle(&mut self, msg: Request, ctx: &mut Context<Self>) -> Self::Result {
+        if let Some(file) = msg.file.clone().filter(|f| self.held.contains_key(f)) {
+            return self.after_release(&file, msg, ctx);
+        }
         self.when_ready(msg, ctx, |act, msg| {
             let (tx, rx) = oneshot::channel();
             let synced = match &msg.file {
@@ -599,6 +648,18 @@ const EARLY_CANCELS: usize = 64;
 pub struct Show {
     pub file: PathBuf,
     pub text: Option<String>,
+    pub hold: Hold,
+}
+
+/// How a [`Show`] of a `checkEdit` holds its file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hold {
+    /// Take the file (waiting while another check holds it).
+    Begin,
+    /// The check holding it goes on.
+    Held,
+    /// The real text goes back: the file is let go, and whatever waited for it runs.
+    End,
 }
 
 /// What [`Show`] did.
@@ -619,7 +680,22 @@ impl Handler<Show> for LanguageServer {
     type Result = ResponseFuture<Result<Shown, LspError>>;
 
     fn handle(&mut self, msg: Show, ctx: &mut Context<Self>) -> Self::Result {
+        if msg.hold == Hold::Begin && self.held.contains_key(&msg.file) {
+            let file = msg.file.clone();
+            return self.after_release(&file, msg, ctx);
+        }
         self.when_ready(msg, ctx, |act, msg| {
+            match msg.hold {
+                Hold::Begin => {
+                    act.held.insert(msg.file.clone(), Vec::new());
+                }
+                Hold::Held => {}
+                Hold::End => {
+                    for waiting in act.held.remove(&msg.file).unwrap_or_default() {
+                        let _ = waiting.send(());
+                    }
+                }
+            }
             let shown = (|| {
                 let text = match msg.text {
                     Some(t) => t,
@@ -628,7 +704,7 @@ impl Handler<Show> for LanguageServer {
                 let before = act.documents.get(&msg.file).map(|d| d.version);
                 let version = act.show(&msg.file, &text);
                 Ok(Shown {
-                    uri: uri_of(&msg.file).to_string(),
+                    uri: msg.file.display().to_string(),
                     version,
                     changed: before != Some(version),
                     text,

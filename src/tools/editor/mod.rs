@@ -177,7 +177,7 @@ pub(crate) async fn try_editor_as<T: Serialize + DeserializeOwned>(
     Some(match T::deserialize(&value) {
         Ok(answer) => Ok(CallToolResult::structured(&answer)),
         Err(e) => Err(ToolError::refused(format!(
-            "The editor's answer to {} was not understood ({e}): {value}",
+            "The editor's answer to {} was not understood ({e}): {value} (the editor may have done it: check before retrying)",
             method.name()
         ))),
     })

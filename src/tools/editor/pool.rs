@@ -63,14 +63,31 @@ pub(crate) async fn answer(ctx: &ToolContext, method: Method, params: &Value) ->
         }
         let mut symbols = Vec::new();
         let mut truncated = false;
-        for (_, answer) in answers {
-            let listed = shapes::workspace_symbols(parse(answer.map_err(failed)?)?, max);
+        let mut failures = Vec::new();
+        let asked = answers.len();
+        for (language, answer) in answers {
+            let listed = match answer.map_err(failed).and_then(parse) {
+                Ok(found) => shapes::workspace_symbols(found, max),
+                Err(e) => {
+                    failures.push(format!("{language}: {e}"));
+                    continue;
+                }
+            };
             truncated |= listed["truncated"].as_bool().unwrap_or(false);
             symbols.extend(listed["symbols"].as_array().cloned().unwrap_or_default());
         }
+        if failures.len() == asked {
+            return Err(ToolError::refused(format!(
+                "No language server could search: {}",
+                failures.join("; ")
+            )));
+        }
         truncated |= symbols.len() > max;
         symbols.truncate(max);
-        let answer = json!({"symbols": symbols, "count": symbols.len(), "truncated": truncated, "source": "bridge"});
+        let mut answer = json!({"symbols": symbols, "count": symbols.len(), "truncated": truncated, "source": "bridge"});
+        if !failures.is_empty() {
+            answer["unanswered"] = json!(failures);
+        }
         return Ok(CallToolResult::json(&answer));
     }
     let file = params["file"]

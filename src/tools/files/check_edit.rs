@@ -53,6 +53,11 @@ impl Tool for CheckEdit {
     const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Answer>);
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
+        if !ctx.services.settings.lsp.enabled {
+            return Err(ToolError::refused(
+                "checkEdit needs the bridge's language servers, and lsp.enabled is false",
+            ));
+        }
         let path = args.file_path.resolve(&ctx)?;
         let size = args.new_content.len() as u64;
         if size > MAX_DOCUMENT_BYTES {

@@ -1,6 +1,10 @@
 //! Which language server serves which files: the defaults (whichever are installed is
 //! used), a configured entry replacing the default of its language, and the lookup of a
 //! file's server by its extension.
+//!
+//! A language server runs as the user, outside the command sandbox, and reads the
+//! project's configuration: the defaults keep the ones known to run project code from
+//! doing so where they can be told (rust-analyzer's build scripts and proc macros).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -52,7 +56,19 @@ pub fn defaults() -> BTreeMap<String, ServerConfig> {
             "c".into(),
             server("clangd", &[], &["c", "h", "cc", "cpp", "cxx", "hpp", "hh"]),
         ),
-        ("rust".into(), server("rust-analyzer", &[], &["rs"])),
+        (
+            "rust".into(),
+            ServerConfig {
+                // Build scripts and proc macros are the project's code: not run by a
+                // server the bridge starts on its own (configure them back on in
+                // `lsp.servers.rust.initialization_options` to have them).
+                initialization_options: Some(serde_json::json!({
+                    "cargo": {"buildScripts": {"enable": false}},
+                    "procMacro": {"enable": false}
+                })),
+                ..server("rust-analyzer", &[], &["rs"])
+            },
+        ),
         ("go".into(), server("gopls", &[], &["go"])),
         (
             "bash".into(),
