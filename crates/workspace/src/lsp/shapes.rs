@@ -197,17 +197,29 @@ pub fn references(answer: Option<Vec<Location>>) -> Value {
     json!({ "count": references.len(), "references": references })
 }
 
+/// A symbol's name, kind, and (when not empty) detail and container, the start of every
+/// symbol shape.
+fn symbol(
+    name: &str,
+    kind: SymbolKind,
+    detail: Option<&str>,
+    container: Option<&str>,
+) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("name".into(), json!(name));
+    m.insert("kind".into(), json!(kind_name(kind)));
+    if let Some(d) = detail.filter(|d| !d.is_empty()) {
+        m.insert("detail".into(), json!(d));
+    }
+    if let Some(c) = container.filter(|c| !c.is_empty()) {
+        m.insert("containerName".into(), json!(c));
+    }
+    m
+}
+
 fn flatten(symbols: &[DocumentSymbol], container: Option<&str>, out: &mut Vec<Value>) {
     for s in symbols {
-        let mut m = Map::new();
-        m.insert("name".into(), json!(s.name));
-        m.insert("kind".into(), json!(kind_name(s.kind)));
-        if let Some(d) = s.detail.as_deref().filter(|d| !d.is_empty()) {
-            m.insert("detail".into(), json!(d));
-        }
-        if let Some(c) = container {
-            m.insert("containerName".into(), json!(c));
-        }
+        let mut m = symbol(&s.name, s.kind, s.detail.as_deref(), container);
         m.extend(span(&s.selection_range));
         out.push(Value::Object(m));
         flatten(
@@ -227,12 +239,7 @@ pub fn document_symbols(answer: Option<DocumentSymbolResponse>) -> Value {
         Some(DocumentSymbolResponse::Nested(nested)) => flatten(&nested, None, &mut symbols),
         Some(DocumentSymbolResponse::Flat(flat)) => {
             for s in flat {
-                let mut m = Map::new();
-                m.insert("name".into(), json!(s.name));
-                m.insert("kind".into(), json!(kind_name(s.kind)));
-                if let Some(c) = s.container_name.as_deref().filter(|c| !c.is_empty()) {
-                    m.insert("containerName".into(), json!(c));
-                }
+                let mut m = symbol(&s.name, s.kind, None, s.container_name.as_deref());
                 m.extend(span(&s.location.range));
                 symbols.push(Value::Object(m));
             }
@@ -244,39 +251,28 @@ pub fn document_symbols(answer: Option<DocumentSymbolResponse>) -> Value {
 /// `searchSymbols`: at most `max`, as `{symbols, count, truncated}`.
 pub fn workspace_symbols(answer: Option<WorkspaceSymbolResponse>, max: usize) -> Value {
     let mut all = Vec::new();
+    let mut push = |mut m: Map<String, Value>, uri: &Uri, range: Option<&Range>| {
+        m.insert("file".into(), json!(path_of(uri)));
+        if let Some(r) = range {
+            m.extend(span(r));
+        }
+        all.push(Value::Object(m));
+    };
     match answer {
         None => {}
         Some(WorkspaceSymbolResponse::Flat(flat)) => {
             for s in flat {
-                let mut m = Map::new();
-                m.insert("name".into(), json!(s.name));
-                m.insert("kind".into(), json!(kind_name(s.kind)));
-                if let Some(c) = s.container_name.as_deref().filter(|c| !c.is_empty()) {
-                    m.insert("containerName".into(), json!(c));
-                }
-                m.insert("file".into(), json!(path_of(&s.location.uri)));
-                m.extend(span(&s.location.range));
-                all.push(Value::Object(m));
+                let m = symbol(&s.name, s.kind, None, s.container_name.as_deref());
+                push(m, &s.location.uri, Some(&s.location.range));
             }
         }
         Some(WorkspaceSymbolResponse::Nested(nested)) => {
             for s in nested {
-                let mut m = Map::new();
-                m.insert("name".into(), json!(s.name));
-                m.insert("kind".into(), json!(kind_name(s.kind)));
-                if let Some(c) = s.container_name.as_deref().filter(|c| !c.is_empty()) {
-                    m.insert("containerName".into(), json!(c));
-                }
+                let m = symbol(&s.name, s.kind, None, s.container_name.as_deref());
                 match &s.location {
-                    lsp_types::OneOf::Left(l) => {
-                        m.insert("file".into(), json!(path_of(&l.uri)));
-                        m.extend(span(&l.range));
-                    }
-                    lsp_types::OneOf::Right(w) => {
-                        m.insert("file".into(), json!(path_of(&w.uri)));
-                    }
+                    lsp_types::OneOf::Left(l) => push(m, &l.uri, Some(&l.range)),
+                    lsp_types::OneOf::Right(w) => push(m, &w.uri, None),
                 }
-                all.push(Value::Object(m));
             }
         }
     }
