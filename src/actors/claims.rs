@@ -17,6 +17,7 @@ pub use super::messages::claims::{AgentGone, ClaimsLink, ClaimsMove};
 use super::messages::editor::NotifyEditor;
 use super::messages::session::SessionId;
 use super::supervise::{guard, restarted, ActorFault};
+use crate::automation::Event;
 use crate::coordination::claims::{Claim, ClaimError, ClaimTable, Holder};
 use crate::metrics::Metrics;
 use crate::persist::snapshot_file::SnapshotFile;
@@ -347,13 +348,13 @@ impl Handler<CheckWrite> for ClaimsActor {
                 ),
             );
             if let Some(automation) = &act.links.automation {
-                automation.do_send(BridgeEvent::ClaimRefused {
-                    session: msg.by,
+                automation.do_send(BridgeEvent::Policy(Event::ClaimRefused {
+                    session: msg.by.map(|s| s.to_string()).unwrap_or_default(),
                     agent: msg.agent,
                     holder,
                     file: msg.path,
                     tool: msg.tool,
-                });
+                }));
             }
             Some(text)
         })

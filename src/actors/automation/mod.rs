@@ -574,19 +574,7 @@ impl Handler<BridgeEvent> for Automation {
                         prompt,
                     }
                 }
-                BridgeEvent::ClaimRefused {
-                    session,
-                    agent,
-                    holder,
-                    file,
-                    tool,
-                } => Event::ClaimRefused {
-                    session: session.map(|s| s.to_string()).unwrap_or_default(),
-                    agent,
-                    holder,
-                    file,
-                    tool,
-                },
+                BridgeEvent::Policy(event) => event,
             };
             act.dispatch(event, ctx);
             Some(())

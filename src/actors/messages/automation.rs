@@ -41,8 +41,10 @@ pub struct WorkspaceDiagnostics {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// Something the bridge itself saw happen (sent by the Orchestrator, the registry and
-/// the command tools).
+/// Something the bridge itself saw happen (sent by the Orchestrator, the registry, the
+/// claims and the command tools). A variant here carries the bridge's own types, which
+/// the Automation actor translates; [`BridgeEvent::Policy`] carries the policy's event
+/// as it is.
 #[derive(Debug, Clone, Message)]
 #[rtype(result = "()")]
 pub enum BridgeEvent {
@@ -111,17 +113,10 @@ pub enum BridgeEvent {
         /// The prompt (bounded by the sender).
         prompt: String,
     },
-    /// A write to a claimed file was refused.
-    ClaimRefused {
-        /// The refused agent, when the bridge could name it.
-        session: Option<SessionId>,
-        agent: String,
-        /// Who holds the claim.
-        holder: String,
-        /// Workspace-relative path.
-        file: String,
-        tool: String,
-    },
+    /// An event already in the policy's own terms (`crate::automation::Event`): what
+    /// a reporter that can say it as the policy does sends, without a variant here or
+    /// a translation in the Automation actor.
+    Policy(crate::automation::Event),
 }
 
 /// An agent is about to end its turn: runs the stop through the policy. Non-gating

@@ -5,7 +5,8 @@
 //! tests fail when the generated files are stale.
 //!
 //! Adding an event: a row here, its [`Trigger`] variant (policy.rs), its
-//! [`super::Event`] and how it matches (mod.rs), and the message that reports it.
+//! [`super::Event`] and how it matches (mod.rs), and the bridge code that reports it
+//! (sending `BridgeEvent::Policy(Event::…)` to the Automation actor): four files.
 
 use serde_json::{json, Map, Value};
 
