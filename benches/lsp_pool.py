@@ -12,7 +12,6 @@ import argparse
 import json
 import os
 import pathlib
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -22,7 +21,7 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "python"))
 
-from conftest import McpOverHttp, start_bridge  # noqa: E402
+from conftest import McpOverHttp, start_bridge
 
 PYLSP_DIR = ROOT / ".venv-nvim" / "bin"
 SOURCE = 'def area(width, height):\n    """Area of a rectangle."""\n    return width * height\n\n\ntotal = area(2, 3)\n'
@@ -39,7 +38,7 @@ def rss_kib(pid):
 
 
 def pylsp_pids():
-    out = subprocess.run(["pgrep", "-f", str(PYLSP_DIR / "pylsp")], capture_output=True, text=True).stdout
+    out = subprocess.run(["pgrep", "-f", str(PYLSP_DIR / "pylsp")], capture_output=True, text=True, check=False).stdout
     return [int(p) for p in out.split()]
 
 

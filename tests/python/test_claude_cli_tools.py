@@ -14,6 +14,7 @@ import json
 import os
 import re
 import subprocess
+import time
 
 from claude_pty import Claude, environment, manual_mode, submit, trust, wait_until
 from conftest import http, running_bridge
@@ -84,6 +85,23 @@ def requests_total(metrics, method):
     return int(found.group(1)) if found else 0
 
 
+def settled(bridge, quiet=1.5):
+    """A predicate for `wait_until`: true once no MCP request (pings aside) reached the
+    bridge for `quiet` seconds."""
+    seen = {"total": None, "since": time.monotonic()}
+
+    def check():
+        metrics = http(bridge, "/metrics")
+        counts = re.findall(r'^ide_bridge_mcp_requests_total\{method="([^"]*)"\} (\d+)$', metrics, re.MULTILINE)
+        total = sum(int(n) for method, n in counts if method != "ping")
+        if total != seen["total"]:
+            seen["total"], seen["since"] = total, time.monotonic()
+            return False
+        return time.monotonic() - seen["since"] >= quiet
+
+    return check
+
+
 def test_every_bridge_tool_reaches_the_model_through_init(tmp_path, cli):
     with running_bridge() as bridge:
         ws, config_dir = bridge["workspace"], bridge["config_dir"]
@@ -135,6 +153,11 @@ def test_every_bridge_tool_reaches_the_model_through_init(tmp_path, cli):
                 # relay's, in the new revision, after discover and listen): a prompt
                 # typed before that goes without them.
                 wait_until(lambda: requests_total(http(bridge, "/metrics"), "tools/list") >= listed_before + 2, "the CLI's tools/list on both connections", 60, claude)
+                # The count rises when the bridge gets the request; the CLI registers
+                # the tools after the answer reaches it. Its MCP traffic settling is
+                # the sign that it did (a prompt typed earlier went without the tools
+                # once in CI).
+                wait_until(settled(bridge), "the CLI's MCP requests to settle", 60, claude)
                 submit(claude, PROMPT)
                 first = model.wait_for(model.conversation, timeout=90)[0]
                 offered, deferred = of_the_bridge(offered_tools(first)), of_the_bridge(deferred_tools(first))
@@ -144,7 +167,7 @@ def test_every_bridge_tool_reaches_the_model_through_init(tmp_path, cli):
                     assert not deferred, deferred
                 else:
                     # Every tool by name, behind ToolSearch.
-                    assert deferred == expected, sorted(expected ^ deferred)
+                    assert deferred == expected, (sorted(expected ^ deferred), sorted(offered))
                     assert not offered, offered
 
                 results = model.wait_for(lambda: [r for r in model.tool_results() if r["tool_use_id"] == "toolu_search_1"], timeout=60)
