@@ -449,6 +449,7 @@ impl Seed {
             request_timeout: l.request_timeout,
             start_timeout: l.start_timeout,
             idle_stop: l.idle_stop,
+            max_open_documents: l.max_open_documents,
         };
         let activity = to.activity.addr().recipient();
         LanguageServers::new(config, activity, Arc::clone(&self.metrics))

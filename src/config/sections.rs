@@ -475,6 +475,10 @@ section! {
         #[serde(rename = "start_timeout_ms", with = "millis")]
         #[schemars(with = "u64", range(min = 1_000, max = 600_000))]
         pub start_timeout: Duration = ms(60_000),
+        /// Documents each server keeps open; the one least recently asked about is
+        /// closed when a new one opens.
+        #[schemars(range(min = 1, max = 10_000))]
+        pub max_open_documents: usize = 200,
         /// A server unused this long is stopped.
         #[serde(rename = "idle_stop_ms", with = "millis")]
         #[schemars(with = "u64", range(min = 10_000, max = 86_400_000))]

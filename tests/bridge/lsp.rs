@@ -482,3 +482,60 @@ async fn concurrent_checks_of_one_file_each_get_their_own_answer() {
     }
     assert_eq!(json_text(&c)[0]["line"], 1, "{c}");
 }
+
+/// A server keeps at most `lsp.max_open_documents` open: asking about one more closes
+/// the one least recently asked about (`didClose`), and asking about it again reopens it.
+#[tokio::test]
+async fn the_least_recently_asked_document_is_closed_past_the_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("fake.log");
+    let config = dir.path().join("bridge.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[lsp.servers.fake]\ncommand = \"{}\"\nargs = [\"{}\", \"answers\"]\nextensions = [\"fake\"]\n",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fake-lsp"),
+            log.display()
+        ),
+    )
+    .unwrap();
+    let bridge = Bridge::launch(
+        Options::default()
+            .arg("--config")
+            .arg(config.to_str().unwrap())
+            .set("lsp.max_open_documents", 2)
+            .file("a.fake", "a")
+            .file("b.fake", "b")
+            .file("c.fake", "c"),
+    )
+    .await;
+    let mut agent = bridge.ready_agent().await;
+    for file in ["a.fake", "b.fake", "a.fake", "c.fake", "b.fake"] {
+        let r = agent
+            .call("getHover", json!({"file": file, "line": 1, "column": 1}))
+            .await;
+        assert!(!is_error(&r), "{file}: {r}");
+    }
+    let seen: Vec<String> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("open ") || l.starts_with("close "))
+        .map(|l| {
+            let (what, uri) = l.split_once(' ').unwrap();
+            format!("{what} {}", uri.rsplit('/').next().unwrap())
+        })
+        .collect();
+    // b was asked about less recently than a when c came, and is reopened after.
+    assert_eq!(
+        seen,
+        [
+            "open a.fake",
+            "open b.fake",
+            "close b.fake",
+            "open c.fake",
+            "close a.fake",
+            "open b.fake"
+        ],
+        "{seen:?}"
+    );
+}

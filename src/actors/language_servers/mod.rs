@@ -89,6 +89,7 @@ pub struct PoolConfig {
     pub request_timeout: Duration,
     pub start_timeout: Duration,
     pub idle_stop: Duration,
+    pub max_open_documents: usize,
 }
 
 /// Ask the server of `file`'s language (started if needed).
@@ -250,6 +251,7 @@ impl LanguageServers {
             root: self.config.root.clone(),
             generation: slot.generation,
             start_timeout: self.config.start_timeout,
+            max_open_documents: self.config.max_open_documents,
             parent: ctx.address().recipient(),
         };
         let server = LanguageServer::new(launch);

@@ -103,6 +103,8 @@ struct OutputEnded(String);
 struct Document {
     version: i32,
     hash: u64,
+    /// When a request last named it (a counter): the least recent is closed first.
+    used: u64,
 }
 
 /// What the server last published for a document.
@@ -131,6 +133,8 @@ pub struct Launch {
     pub root: PathBuf,
     pub generation: u64,
     pub start_timeout: Duration,
+    /// Documents kept open in the server at most.
+    pub max_open_documents: usize,
     pub parent: Recipient<ServerEvent>,
 }
 
@@ -153,6 +157,8 @@ pub struct LanguageServer {
     ready: bool,
     until_ready: Vec<oneshot::Sender<Result<(), LspError>>>,
     documents: HashMap<PathBuf, Document>,
+    /// Counts the documents' uses.
+    uses: u64,
     /// Files a `checkEdit` holds (the server has a proposed text for them): requests and
     /// other checks about them wait here until it gives the real text back.
     held: HashMap<PathBuf, Vec<oneshot::Sender<()>>>,
@@ -179,6 +185,7 @@ impl LanguageServer {
             ready: false,
             until_ready: Vec::new(),
             documents: HashMap::new(),
+            uses: 0,
             published: HashMap::new(),
             held: HashMap::new(),
             waiters: Vec::new(),
@@ -234,9 +241,18 @@ impl LanguageServer {
         text.hash(&mut hasher);
         let hash = hasher.finish();
         let uri = uri_of(file);
+        self.uses += 1;
+        let used = self.uses;
+        if !self.documents.contains_key(file) {
+            self.close_least_used();
+        }
         match self.documents.get_mut(file) {
-            Some(doc) if doc.hash == hash => doc.version,
+            Some(doc) if doc.hash == hash => {
+                doc.used = used;
+                doc.version
+            }
             Some(doc) => {
+                doc.used = used;
                 doc.version += 1;
                 doc.hash = hash;
                 let version = doc.version;
@@ -247,14 +263,42 @@ impl LanguageServer {
                 version
             }
             None => {
-                self.documents
-                    .insert(file.to_path_buf(), Document { version: 1, hash });
+                self.documents.insert(
+                    file.to_path_buf(),
+                    Document {
+                        version: 1,
+                        hash,
+                        used,
+                    },
+                );
                 self.notify(
                     "textDocument/didOpen",
                     json!({"textDocument": {"uri": uri, "languageId": language_id(file), "version": 1, "text": text}}),
                 );
                 1
             }
+        }
+    }
+
+    /// Keeps the server's open documents under `lsp.max_open_documents`: the one
+    /// least recently named by a request (and not held by a check) is closed.
+    fn close_least_used(&mut self) {
+        while self.documents.len() >= self.launch.max_open_documents {
+            let Some(file) = self
+                .documents
+                .iter()
+                .filter(|(f, _)| !self.held.contains_key(*f))
+                .min_by_key(|(_, d)| d.used)
+                .map(|(f, _)| f.clone())
+            else {
+                return;
+            };
+            self.documents.remove(&file);
+            self.published.remove(&file.display().to_string());
+            self.notify(
+                "textDocument/didClose",
+                json!({"textDocument": {"uri": uri_of(&file)}}),
+            );
         }
     }
 
