@@ -47,6 +47,26 @@ def percentile(values, q):
     return values[min(len(values) - 1, int(q * len(values)))]
 
 
+def hammer(agents, calls, call):
+    """Runs `call(i)` `calls` times in each of `agents` threads at once: every call's
+    milliseconds, and the wall time in seconds."""
+    times = [[] for _ in range(agents)]
+
+    def run(i):
+        for _ in range(calls):
+            t = time.monotonic()
+            call(i)
+            times[i].append((time.monotonic() - t) * 1000)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(agents)]
+    began = time.monotonic()
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    return [x for ts in times for x in ts], time.monotonic() - began
+
+
 class Lsp:
     """A minimal LSP client over a pylsp process's stdio."""
 
@@ -101,22 +121,12 @@ def pool(args, ws, tmp):
             first = agents[0].call("getHover", hover)
             start_ms = (time.monotonic() - t) * 1000
             assert "Area of a rectangle" in json.dumps(first), first
-            times = [[] for _ in agents]
 
-            def run(i):
-                for _ in range(args.calls):
-                    t = time.monotonic()
-                    r = agents[i].call("getHover", hover)
-                    times[i].append((time.monotonic() - t) * 1000)
-                    assert not r["result"].get("isError"), r
+            def hover_once(i):
+                r = agents[i].call("getHover", hover)
+                assert not r["result"].get("isError"), r
 
-            threads = [threading.Thread(target=run, args=(i,)) for i in range(len(agents))]
-            began = time.monotonic()
-            for th in threads:
-                th.start()
-            for th in threads:
-                th.join()
-            wall = time.monotonic() - began
+            all_times, wall = hammer(len(agents), args.calls, hover_once)
             servers = pylsp_pids()
             memory = rss_kib(proc.pid) + sum(rss_kib(p) for p in servers)
             for a in agents:
@@ -124,7 +134,6 @@ def pool(args, ws, tmp):
         finally:
             proc.terminate()
             proc.wait()
-    all_times = [x for ts in times for x in ts]
     return {"first": start_ms, "p50": percentile(all_times, 0.5), "p99": percentile(all_times, 0.99),
             "servers": len(servers), "memory_mib": memory / 1024, "idle_bridge_mib": idle / 1024,
             "calls_per_s": len(all_times) / wall}
@@ -141,25 +150,10 @@ def per_agent(args, ws):
     first = clients[0].request("textDocument/hover", params)
     start_ms = (time.monotonic() - t) * 1000
     assert "Area of a rectangle" in json.dumps(first), first
-    times = [[] for _ in clients]
-
-    def run(i):
-        for _ in range(args.calls):
-            t = time.monotonic()
-            clients[i].request("textDocument/hover", params)
-            times[i].append((time.monotonic() - t) * 1000)
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(clients))]
-    began = time.monotonic()
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    wall = time.monotonic() - began
+    all_times, wall = hammer(len(clients), args.calls, lambda i: clients[i].request("textDocument/hover", params))
     memory = sum(rss_kib(c.proc.pid) for c in clients)
     for c in clients:
         c.close()
-    all_times = [x for ts in times for x in ts]
     return {"first": start_ms, "p50": percentile(all_times, 0.5), "p99": percentile(all_times, 0.99),
             "servers": len(clients), "memory_mib": memory / 1024, "calls_per_s": len(all_times) / wall}
 
