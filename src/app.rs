@@ -450,6 +450,7 @@ impl Seed {
             start_timeout: l.start_timeout,
             idle_stop: l.idle_stop,
             max_open_documents: l.max_open_documents,
+            max_memory_kib: l.max_memory_mb.saturating_mul(1024),
         };
         let activity = to.activity.addr().recipient();
         LanguageServers::new(config, activity, Arc::clone(&self.metrics))

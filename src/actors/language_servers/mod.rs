@@ -20,7 +20,8 @@ use serde_json::Value;
 
 pub use server::MAX_DOCUMENT_BYTES;
 use server::{
-    Cancel, DiagnosticsOf, Happened, Hold, LanguageServer, Launch, Request, ServerEvent, Show, Stop,
+    Cancel, DiagnosticsOf, Happened, Hold, LanguageServer, Launch, Publications, Request,
+    ServerEvent, Show, Stop,
 };
 
 use super::messages::activity::RecordLifecycle;
@@ -90,6 +91,8 @@ pub struct PoolConfig {
     pub start_timeout: Duration,
     pub idle_stop: Duration,
     pub max_open_documents: usize,
+    /// A server whose resident memory grows past this is restarted; 0: no bound.
+    pub max_memory_kib: u64,
 }
 
 /// Ask the server of `file`'s language (started if needed).
@@ -133,6 +136,24 @@ pub struct CheckEdit {
     pub text: String,
 }
 
+/// The diagnostics `file`'s server publishes for the file's text on disk (LSP's shape):
+/// the file opened or updated in the server when needed, and the publication waited
+/// for up to `wait`. `None` when no server of its language runs and `start` is false.
+#[derive(Message)]
+#[rtype(result = "Result<Option<Vec<Value>>, LspError>")]
+pub struct Diagnose {
+    pub file: PathBuf,
+    /// Start the server when none runs.
+    pub start: bool,
+    pub wait: Duration,
+}
+
+/// What every running server last published, by file path (the documents they have
+/// open). Nothing is started for it.
+#[derive(Message)]
+#[rtype(result = "Vec<(String, Vec<Value>)>")]
+pub struct AllPublished;
+
 /// What `/status` shows.
 #[derive(Message)]
 #[rtype(result = "LspStatus")]
@@ -157,7 +178,7 @@ pub struct ServerStatus {
     pub running: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
-    /// Resident memory of its process group leader, KiB.
+    /// Resident memory of its process group (the server and what it started), KiB.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rss_kib: Option<u64>,
     /// Times it was started again after it crashed, hung or idled.
@@ -261,6 +282,24 @@ impl LanguageServers {
         Ok(addr)
     }
 
+    /// The language and the running server (started if needed) of `file`.
+    fn server_for(
+        &mut self,
+        file: &std::path::Path,
+        ctx: &mut Context<Self>,
+    ) -> Result<(String, Addr<LanguageServer>), LspError> {
+        let language = language_of(&self.config.servers, file)
+            .map(str::to_string)
+            .ok_or_else(|| {
+                LspError::NoServer(match file.extension() {
+                    Some(ext) => format!(".{} files", ext.to_string_lossy()),
+                    None => format!("{} (no file extension)", file.display()),
+                })
+            })?;
+        let server = self.server_of(&language, ctx)?;
+        Ok((language, server))
+    }
+
     /// How a request ended, for the breaker: an answer closes it, an end or a timeout
     /// counts.
     fn settle(&mut self, language: &str, outcome: &Result<Value, LspError>) {
@@ -281,10 +320,24 @@ impl Actor for LanguageServers {
     fn started(&mut self, ctx: &mut Context<Self>) {
         ctx.run_interval(IDLE_CHECK, |act, _| {
             let idle = act.config.idle_stop;
+            let bound = act.config.max_memory_kib;
             for (language, slot) in &act.slots {
-                let (Some((addr, _, _)), Some(used)) = (&slot.server, slot.last_used) else {
+                let (Some((addr, _, pid)), Some(used)) = (&slot.server, slot.last_used) else {
                     continue;
                 };
+                let rss = pid.and_then(rss_kib).filter(|_| bound > 0);
+                if let Some(rss) = rss.filter(|rss| *rss > bound) {
+                    tracing::warn!(language, rss_kib = rss, bound_kib = bound, "a language server outgrew lsp.max_memory_mb: restarting it");
+                    addr.do_send(Stop {
+                        crashed: true,
+                        reason: format!(
+                            "used {} MiB, more than lsp.max_memory_mb ({} MiB); it starts again on the next request",
+                            rss / 1024,
+                            bound / 1024
+                        ),
+                    });
+                    continue;
+                }
                 if used.elapsed() >= idle {
                     tracing::info!(language, "stopping an idle language server");
                     addr.do_send(Stop {
@@ -320,18 +373,7 @@ impl Handler<Ask> for LanguageServers {
     type Result = ResponseActFuture<Self, Result<Value, LspError>>;
 
     fn handle(&mut self, msg: Ask, ctx: &mut Context<Self>) -> Self::Result {
-        let started = guard(NAME, self, ctx, |act, ctx| {
-            let language = language_of(&act.config.servers, &msg.file)
-                .map(str::to_string)
-                .ok_or_else(|| {
-                    LspError::NoServer(match msg.file.extension() {
-                        Some(ext) => format!(".{} files", ext.to_string_lossy()),
-                        None => format!("{} (no file extension)", msg.file.display()),
-                    })
-                })?;
-            let server = act.server_of(&language, ctx)?;
-            Ok::<_, LspError>((language, server))
-        });
+        let started = guard(NAME, self, ctx, |act, ctx| act.server_for(&msg.file, ctx));
         let (language, server) = match started.map_err(LspError::from).and_then(|r| r) {
             Ok(found) => found,
             Err(e) => return Box::pin(fut::ready(Err(e))),
@@ -385,15 +427,7 @@ impl Handler<CheckEdit> for LanguageServers {
     type Result = ResponseActFuture<Self, Result<(Vec<Value>, Vec<Value>), LspError>>;
 
     fn handle(&mut self, msg: CheckEdit, ctx: &mut Context<Self>) -> Self::Result {
-        let language = language_of(&self.config.servers, &msg.file).map(str::to_string);
-        let found = match language {
-            None => Err(LspError::NoServer(match msg.file.extension() {
-                Some(ext) => format!(".{} files", ext.to_string_lossy()),
-                None => format!("{} (no file extension)", msg.file.display()),
-            })),
-            Some(language) => self.server_of(&language, ctx).map(|s| (language, s)),
-        };
-        let (language, server) = match found {
+        let (language, server) = match self.server_for(&msg.file, ctx) {
             Ok(found) => found,
             Err(e) => return Box::pin(fut::ready(Err(e))),
         };
@@ -462,6 +496,88 @@ impl Handler<CheckEdit> for LanguageServers {
             act.settle(&language, &settled);
             outcome
         }))
+    }
+}
+
+impl Handler<Diagnose> for LanguageServers {
+    type Result = ResponseActFuture<Self, Result<Option<Vec<Value>>, LspError>>;
+
+    fn handle(&mut self, msg: Diagnose, ctx: &mut Context<Self>) -> Self::Result {
+        if !msg.start {
+            let running = language_of(&self.config.servers, &msg.file)
+                .and_then(|l| self.slots.get(l))
+                .and_then(|s| s.server.as_ref())
+                .is_some_and(|(addr, _, _)| addr.connected());
+            if !running {
+                return Box::pin(fut::ready(Ok(None)));
+            }
+        }
+        let (language, server) = match self.server_for(&msg.file, ctx) {
+            Ok(found) => found,
+            Err(e) => return Box::pin(fut::ready(Err(e))),
+        };
+        let starting = !self.slots.get(&language).is_some_and(|s| s.ready);
+        let wait = msg.wait
+            + if starting {
+                self.config.start_timeout
+            } else {
+                Duration::ZERO
+            };
+        let ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX);
+        let lang = language.clone();
+        let asked = async move {
+            let gone = || LspError::Ended(format!("the {lang} language server stopped"));
+            let show = Show {
+                file: msg.file,
+                text: None,
+                hold: Hold::Free,
+            };
+            let silent = || LspError::NoDiagnostics {
+                language: lang.clone(),
+                ms,
+            };
+            let shown = actix::clock::timeout(wait, server.send(show))
+                .await
+                .map_err(|_| silent())?
+                .map_err(|_| gone())??;
+            let asked = DiagnosticsOf {
+                uri: shown.uri,
+                version: shown.version,
+            };
+            actix::clock::timeout(wait, server.send(asked))
+                .await
+                .map_err(|_| silent())?
+                .ok()
+                .flatten()
+                .map(Some)
+                .ok_or_else(gone)
+        };
+        Box::pin(asked.into_actor(self).map(move |outcome, act, _| {
+            let settled = outcome.as_ref().map(|_| Value::Null).map_err(Clone::clone);
+            act.settle(&language, &settled);
+            outcome
+        }))
+    }
+}
+
+impl Handler<AllPublished> for LanguageServers {
+    type Result = ResponseFuture<Vec<(String, Vec<Value>)>>;
+
+    fn handle(&mut self, _: AllPublished, _: &mut Context<Self>) -> Self::Result {
+        let running: Vec<Addr<LanguageServer>> = self
+            .slots
+            .values()
+            .filter_map(|s| s.server.as_ref().map(|(addr, _, _)| addr.clone()))
+            .collect();
+        Box::pin(async move {
+            let mut all = Vec::new();
+            for server in running {
+                if let Ok(published) = server.send(Publications).await {
+                    all.extend(published);
+                }
+            }
+            all
+        })
     }
 }
 
@@ -557,13 +673,41 @@ impl Handler<ServerEvent> for LanguageServers {
     }
 }
 
-/// Resident memory of a process, KiB.
-fn rss_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+/// Resident memory of a server's process group (it leads its own, with whatever it
+/// started: tsserver, a build), KiB; `None` when the leader is gone.
+fn rss_kib(leader: u32) -> Option<u64> {
+    let rss_of = |pid: &str| -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+    };
+    let mut total = rss_of(&leader.to_string())?;
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
+        if pid == leader.to_string() {
+            continue;
+        }
+        // `pid (comm) state ppid pgrp …`: comm may hold spaces and parentheses.
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let group = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(2))
+            .and_then(|g| g.parse::<u32>().ok());
+        if group == Some(leader) {
+            total += rss_of(pid).unwrap_or(0);
+        }
+    }
+    Some(total)
 }
 
 impl Handler<GetStatus> for LanguageServers {

@@ -513,14 +513,34 @@ impl Actor for LanguageServer {
             "initializationOptions": self.launch.config.initialization_options,
             "capabilities": {
                 "general": {"positionEncodings": ["utf-16"]},
-                "workspace": {"workspaceFolders": true, "configuration": true, "symbol": {"dynamicRegistration": false}},
+                "workspace": {
+                    "workspaceFolders": true,
+                    "configuration": true,
+                    "symbol": {"dynamicRegistration": false},
+                    // The bridge applies text edits itself (no file operations).
+                    "workspaceEdit": {"documentChanges": true, "resourceOperations": []}
+                },
                 "textDocument": {
                     "synchronization": {"didSave": false, "dynamicRegistration": false},
                     "hover": {"contentFormat": ["markdown", "plaintext"]},
                     "definition": {"linkSupport": true},
                     "references": {},
                     "documentSymbol": {"hierarchicalDocumentSymbolSupport": true},
-                    "publishDiagnostics": {"versionSupport": true}
+                    "publishDiagnostics": {"versionSupport": true},
+                    "callHierarchy": {},
+                    "typeHierarchy": {},
+                    "inlayHint": {},
+                    "formatting": {},
+                    "rename": {"prepareSupport": false},
+                    "codeAction": {
+                        "codeActionLiteralSupport": {"codeActionKind": {"valueSet": [
+                            "quickfix", "refactor", "refactor.extract", "refactor.inline",
+                            "refactor.rewrite", "source", "source.organizeImports", "source.fixAll"
+                        ]}},
+                        "isPreferredSupport": true,
+                        "dataSupport": true,
+                        "resolveSupport": {"properties": ["edit"]}
+                    }
                 }
             }
         });
@@ -695,9 +715,11 @@ pub struct Show {
     pub hold: Hold,
 }
 
-/// How a [`Show`] of a `checkEdit` holds its file.
+/// How a [`Show`] holds its file (for a `checkEdit`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Hold {
+    /// Not part of a check (waiting while one holds the file).
+    Free,
     /// Take the file (waiting while another check holds it).
     Begin,
     /// The check holding it goes on.
@@ -724,7 +746,7 @@ impl Handler<Show> for LanguageServer {
     type Result = ResponseFuture<Result<Shown, LspError>>;
 
     fn handle(&mut self, msg: Show, ctx: &mut Context<Self>) -> Self::Result {
-        if msg.hold == Hold::Begin && self.held.contains_key(&msg.file) {
+        if matches!(msg.hold, Hold::Begin | Hold::Free) && self.held.contains_key(&msg.file) {
             let file = msg.file.clone();
             return self.after_release(&file, msg, ctx);
         }
@@ -733,7 +755,7 @@ impl Handler<Show> for LanguageServer {
                 Hold::Begin => {
                     act.held.insert(msg.file.clone(), Vec::new());
                 }
-                Hold::Held => {}
+                Hold::Held | Hold::Free => {}
                 Hold::End => {
                     for waiting in act.held.remove(&msg.file).unwrap_or_default() {
                         let _ = waiting.send(());
@@ -781,6 +803,24 @@ impl Handler<DiagnosticsOf> for LanguageServer {
         }
         let rx = self.next_diagnostics(msg.uri, msg.version);
         Box::pin(async move { rx.await.ok() })
+    }
+}
+
+/// The diagnostics last published for every document the server has open, by path.
+#[derive(Message)]
+#[rtype(result = "Vec<(String, Vec<Value>)>")]
+pub struct Publications;
+
+impl Handler<Publications> for LanguageServer {
+    type Result = MessageResult<Publications>;
+
+    fn handle(&mut self, _: Publications, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(
+            self.published
+                .iter()
+                .map(|(path, p)| (path.clone(), p.diagnostics.clone()))
+                .collect(),
+        )
     }
 }
 

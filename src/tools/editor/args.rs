@@ -64,6 +64,10 @@ pub struct RenameSymbol {
     at: At,
     #[schemars(length(min = 1))]
     new_name: String,
+    /// List the edits without writing anything (answered by the bridge's language
+    /// servers, also with an editor connected).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    preview: Option<bool>,
 }
 
 #[derive(Serialize, Deserialize, JsonSchema)]

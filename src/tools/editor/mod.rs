@@ -129,7 +129,13 @@ pub(crate) async fn forward<A: Serialize + JsonSchema + 'static>(
     let params = request(&ctx, method, &args)?;
     let lsp = &ctx.services.settings.lsp;
     let pooled = lsp.enabled && pool::answers(method);
-    if pooled && lsp.prefer == crate::config::LspPrefer::Pool {
+    let preview = method == Method::RenameSymbol && params["preview"] == true;
+    if preview && !pooled {
+        return Err(ToolError::refused(
+            "A rename preview comes from the bridge's language servers, and lsp.enabled is false",
+        ));
+    }
+    if pooled && (preview || lsp.prefer == crate::config::LspPrefer::Pool) {
         return pool::answer(&ctx, method, &params).await;
     }
     // getFileContent and the language tools need their params again (to answer

@@ -45,7 +45,7 @@ editor_tools! {
     GetHover "Hover information (types, docs) at file:line:column (1-based)." => args::At;
     GetCodeActions "Code actions (quick fixes, refactorings) available for a range." => args::Span;
     ApplyCodeAction "Apply the code action with this title to a range." => args::ApplyCodeAction;
-    RenameSymbol "Rename the symbol at file:line:column across the workspace." => args::RenameSymbol;
+    RenameSymbol "Rename the symbol at file:line:column across the workspace (preview: true lists the edits and writes nothing)." => args::RenameSymbol;
     SearchSymbols "Workspace symbols matching a query (at most 200)." => args::SearchSymbols;
     GetDocumentSymbols "The symbols (outline) of a file." => args::File;
     GetCallHierarchy "Callers and/or callees of the function at file:line:column." => args::Hierarchy<CallDirection>;

@@ -12,6 +12,7 @@ pub mod read_file;
 pub mod rename_file;
 pub mod replace_block;
 pub mod search_workspace;
+pub(crate) mod server_edits;
 
 use std::path::{Path, PathBuf};
 
@@ -81,6 +82,18 @@ pub(crate) async fn write(
     tool: &str,
 ) -> Result<Written, ToolError> {
     let expected = ctx.known_version(&path).await;
+    write_expecting(ctx, path, op, tool, expected).await
+}
+
+/// Like [`write`], provided the file still has the `expected` content (the text the
+/// caller read and changed), whatever this session last saw.
+pub(crate) async fn write_expecting(
+    ctx: &ToolContext,
+    path: PathBuf,
+    op: WriteOp,
+    tool: &str,
+    expected: Option<crate::workspace::files::Fingerprint>,
+) -> Result<Written, ToolError> {
     let write = Write {
         path: path.clone(),
         expected,

@@ -1,12 +1,17 @@
 //! `getDiagnostics`: a JSON array of `{uri, diagnostics}`. Without an editor the
-//! diagnostics come from the applicable command-line linters.
+//! diagnostics come from the applicable command-line linters, merged with what the
+//! bridge's running language servers publish (see `lsp.diagnostics_wait_ms`).
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::actors::diagnostics::{self, GetDiagnostics as Get};
+use std::path::{Path, PathBuf};
+
 use crate::actors::extension::{Cached, GetStatus, Read};
-use crate::diagnostics::FileDiagnostics;
+use crate::actors::language_servers::{AllPublished, Diagnose};
+use crate::diagnostics::{Diagnostic, FileDiagnostics};
+use crate::lsp::{shapes, LspDiagnostic};
 use crate::protocol::mcp::{CallToolResult, Content};
 use crate::tools::{ask, EditorUse, Tool, ToolContext, ToolResult, WorkspacePath};
 use crate::workspace::file_url;
@@ -37,6 +42,51 @@ async fn from_editor(ctx: &ToolContext, uri: Option<&WorkspacePath>) -> Option<C
     Some(CallToolResult::json(&files))
 }
 
+/// What the bridge's running language servers publish: for `file` (its text on disk
+/// given to its server, and the publication waited for), or for every file they have
+/// open when `one` is false. Servers are not started for it. The second value says why
+/// a server did not answer, when it did not.
+async fn from_servers(
+    ctx: &ToolContext,
+    file: Option<&Path>,
+    one: bool,
+) -> (Vec<(PathBuf, Vec<Diagnostic>)>, Option<String>) {
+    let lsp = &ctx.services.settings.lsp;
+    if !lsp.enabled || lsp.diagnostics_wait.is_zero() {
+        return (Vec::new(), None);
+    }
+    let convert = |found: &[serde_json::Value]| -> Vec<Diagnostic> {
+        found
+            .iter()
+            .filter_map(|d| serde_json::from_value::<LspDiagnostic>(d.clone()).ok())
+            .map(|d| shapes::diagnostic(&d))
+            .collect()
+    };
+    let pool = &ctx.services.language_servers;
+    if !one {
+        let all = pool.send(AllPublished).await.unwrap_or_default();
+        let listed = all
+            .iter()
+            .map(|(path, found)| (PathBuf::from(path), convert(found)))
+            .collect();
+        return (listed, None);
+    }
+    let Some(file) = file.filter(|f| f.is_file()) else {
+        return (Vec::new(), None);
+    };
+    let asked = Diagnose {
+        file: file.to_path_buf(),
+        start: false,
+        wait: lsp.diagnostics_wait,
+    };
+    match pool.send(asked).await {
+        Ok(Ok(Some(found))) => (vec![(file.to_path_buf(), convert(&found))], None),
+        Ok(Ok(None)) => (Vec::new(), None),
+        Ok(Err(e)) => (Vec::new(), Some(format!("language server: {e}"))),
+        Err(e) => (Vec::new(), Some(format!("language servers: {e}"))),
+    }
+}
+
 #[derive(Deserialize, JsonSchema)]
 pub struct Args {
     /// file:// URI of one file; omit for all files
@@ -49,45 +99,62 @@ impl Tool for GetDiagnostics {
     const EDITOR: EditorUse = EditorUse::Optional;
     const DESCRIPTION: &'static str =
         "Language diagnostics (errors, warnings) for one file URI, or for every file known. \
-         Without an editor they come from the workspace's linters (cargo check, tsc, eslint, ruff, pyright, go vet, biome).";
+         Without an editor they come from the workspace's linters (cargo check, tsc, eslint, ruff, pyright, go vet, biome) \
+         and the bridge's running language servers.";
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         if let Some(result) = from_editor(&ctx, args.uri.as_ref()).await {
             return Ok(result);
         }
         let report = ask(&ctx.services.diagnostics, diagnostics::NAME, Get).await?;
+        let asked = args.uri.as_ref().and_then(|uri| uri.resolve(&ctx).ok());
+        let (from_servers, unheard) =
+            from_servers(&ctx, asked.as_deref(), args.uri.is_some()).await;
+        let mut known = report.files.clone();
+        for (path, found) in from_servers {
+            if found.is_empty() && args.uri.is_none() {
+                continue; // every clean document a server has open: not news
+            }
+            let merged = known.entry(path).or_default();
+            for d in found {
+                if !merged.contains(&d) {
+                    merged.push(d);
+                }
+            }
+        }
         let files: Vec<FileDiagnostics> = match &args.uri {
             // The CLI matches the uri it asked for: echo it. Nothing known (or a path
             // outside the workspace) is `[]`, never an error.
-            Some(uri) => uri
-                .resolve(&ctx)
-                .ok()
-                .and_then(|path| report.files.get(&path))
+            Some(uri) => asked
+                .and_then(|path| known.remove(&path))
                 .map(|d| {
                     vec![FileDiagnostics {
                         uri: uri.to_string(),
-                        diagnostics: d.clone(),
+                        diagnostics: d,
                     }]
                 })
                 .unwrap_or_default(),
-            None => report
-                .files
-                .iter()
+            None => known
+                .into_iter()
                 .map(|(path, d)| FileDiagnostics {
-                    uri: file_url(path),
-                    diagnostics: d.clone(),
+                    uri: file_url(&path),
+                    diagnostics: d,
                 })
                 .collect(),
         };
         let mut result = CallToolResult::json(&files);
-        let failed: Vec<&str> = report
+        let mut failed: Vec<&str> = report
             .linters
             .iter()
             .filter_map(|l| l.error.as_deref())
             .collect();
+        failed.extend(unheard.as_deref());
         if !failed.is_empty() {
             result.content.push(Content::Text {
-                text: format!("Some linters could not report: {}", failed.join("; ")),
+                text: format!(
+                    "Some linters or language servers could not report: {}",
+                    failed.join("; ")
+                ),
             });
         }
         Ok(result)

@@ -281,6 +281,97 @@ pub fn workspace_symbols(answer: Option<WorkspaceSymbolResponse>, max: usize) ->
     json!({ "count": all.len(), "symbols": all, "truncated": truncated })
 }
 
+/// A call or type hierarchy item: `{name, kind, detail, file, line, column}` (at its
+/// name).
+pub fn hierarchy_item(
+    name: &str,
+    kind: SymbolKind,
+    detail: Option<&str>,
+    uri: &Uri,
+    at: &Range,
+) -> Value {
+    let mut m = symbol(name, kind, detail, None);
+    m.insert("file".into(), json!(path_of(uri)));
+    m.insert("line".into(), json!(at.start.line + 1));
+    m.insert("column".into(), json!(at.start.character + 1));
+    Value::Object(m)
+}
+
+/// A call hierarchy item, as [`hierarchy_item`].
+pub fn call_item(item: &lsp_types::CallHierarchyItem) -> Value {
+    hierarchy_item(
+        &item.name,
+        item.kind,
+        item.detail.as_deref(),
+        &item.uri,
+        &item.selection_range,
+    )
+}
+
+/// A type hierarchy item, as [`hierarchy_item`].
+pub fn type_item(item: &lsp_types::TypeHierarchyItem) -> Value {
+    hierarchy_item(
+        &item.name,
+        item.kind,
+        item.detail.as_deref(),
+        &item.uri,
+        &item.selection_range,
+    )
+}
+
+/// `getInlayHints`: `{hints: [{position: {line, column}, label, kind, tooltip}], count}`
+/// (kind `type`, `parameter` or null).
+pub fn inlay_hints(answer: Option<Vec<lsp_types::InlayHint>>) -> Value {
+    use lsp_types::{InlayHintKind, InlayHintLabel, InlayHintTooltip};
+    let hints: Vec<Value> = answer
+        .unwrap_or_default()
+        .iter()
+        .map(|h| {
+            let label = match &h.label {
+                InlayHintLabel::String(s) => s.clone(),
+                InlayHintLabel::LabelParts(parts) => {
+                    parts.iter().map(|p| p.value.as_str()).collect()
+                }
+            };
+            let kind = match h.kind {
+                Some(InlayHintKind::TYPE) => json!("type"),
+                Some(InlayHintKind::PARAMETER) => json!("parameter"),
+                _ => Value::Null,
+            };
+            let tooltip = match &h.tooltip {
+                Some(InlayHintTooltip::String(s)) => json!(s),
+                Some(InlayHintTooltip::MarkupContent(m)) => json!(m.value),
+                None => Value::Null,
+            };
+            json!({
+                "position": {"line": h.position.line + 1, "column": h.position.character + 1},
+                "label": label,
+                "kind": kind,
+                "tooltip": tooltip,
+            })
+        })
+        .collect();
+    json!({"count": hints.len(), "hints": hints})
+}
+
+/// `getCodeActions`: `{actions: [{title, kind, isPreferred}]}`.
+pub fn code_actions(answer: &[lsp_types::CodeActionOrCommand]) -> Value {
+    let actions: Vec<Value> = answer
+        .iter()
+        .map(|a| match a {
+            lsp_types::CodeActionOrCommand::Command(c) => {
+                json!({"title": c.title, "kind": null, "isPreferred": false})
+            }
+            lsp_types::CodeActionOrCommand::CodeAction(a) => json!({
+                "title": a.title,
+                "kind": a.kind.as_ref().map(|k| k.as_str()),
+                "isPreferred": a.is_preferred.unwrap_or(false),
+            }),
+        })
+        .collect();
+    json!({ "actions": actions })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
