@@ -183,6 +183,42 @@ impl HookInput {
         }
     }
 
+    /// The whole text an Edit or Write would leave in its file, from its input and
+    /// (an Edit) the file's current text as `current` reads it. `None` for other tools,
+    /// an input whose text was cut (see [`super::shrink`]) or an Edit that would not
+    /// apply (its `old_string` is not in the file; the CLI refuses it itself).
+    pub fn proposed_text(&self, current: impl FnOnce(&Path) -> Option<String>) -> Option<String> {
+        let cut = |s: &str| s.starts_with('<') && s.ends_with(" bytes>");
+        match self.tool() {
+            "Write" => self
+                .input_str("content")
+                .filter(|c| !cut(c))
+                .map(str::to_string),
+            "Edit" => {
+                let old = self
+                    .input_str("old_string")
+                    .filter(|s| !cut(s) && !s.is_empty())?;
+                let new = self.input_str("new_string").filter(|s| !cut(s))?;
+                let all = self
+                    .tool_input
+                    .as_ref()
+                    .and_then(|i| i.get("replace_all"))
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false);
+                let text = current(Path::new(self.input_str("file_path")?))?;
+                if !text.contains(old) {
+                    return None;
+                }
+                Some(if all {
+                    text.replace(old, new)
+                } else {
+                    text.replacen(old, new, 1)
+                })
+            }
+            _ => None,
+        }
+    }
+
     /// A short description of the call for the timeline: the file, the command, the
     /// pattern — never contents. `relative` turns an absolute path into what people
     /// read (workspace-relative).
@@ -241,6 +277,46 @@ mod tests {
 
     fn input(v: Value) -> HookInput {
         HookInput::parse(v.to_string().as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn an_edit_or_write_proposes_a_whole_text() {
+        let call = |tool: &str, tool_input: Value| {
+            input(
+                json!({"hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": tool_input}),
+            )
+        };
+        let file = |_: &Path| Some("a = 1\na = 1\n".to_string());
+        let write = call("Write", json!({"file_path": "/w/a.py", "content": "x\n"}));
+        assert_eq!(write.proposed_text(file).as_deref(), Some("x\n"));
+        let cut = call(
+            "Write",
+            json!({"file_path": "/w/a.py", "content": "<9000000 bytes>"}),
+        );
+        assert_eq!(cut.proposed_text(file), None);
+        let edit = |all: bool| {
+            call(
+                "Edit",
+                json!({"file_path": "/w/a.py", "old_string": "= 1", "new_string": "= 2", "replace_all": all}),
+            )
+        };
+        assert_eq!(
+            edit(false).proposed_text(file).as_deref(),
+            Some("a = 2\na = 1\n")
+        );
+        assert_eq!(
+            edit(true).proposed_text(file).as_deref(),
+            Some("a = 2\na = 2\n")
+        );
+        let absent = call(
+            "Edit",
+            json!({"file_path": "/w/a.py", "old_string": "b", "new_string": "c"}),
+        );
+        assert_eq!(absent.proposed_text(file), None);
+        assert_eq!(
+            call("Read", json!({"file_path": "/w/a.py"})).proposed_text(file),
+            None
+        );
     }
 
     #[test]

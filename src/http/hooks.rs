@@ -47,6 +47,7 @@ use crate::hooks::transcript;
 use crate::hooks::{HookAnswer, HookEvent, HookInput, NativeAction};
 use crate::metrics::{native_tool_label, HookLabels, ReasonLabel, ToolLabels};
 use crate::services::Services;
+use crate::tools::files::check_edit::edit_gate;
 
 /// Why a hook had no effect (the `hooks_ignored` label).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -328,9 +329,32 @@ async fn before_tool(
                 path: rel,
                 tool: input.tool().to_string(),
             };
-            match services.claims.send(check).await {
-                Ok(Ok(Some(reason))) => HookAnswer::Deny { reason },
-                _ => HookAnswer::Nothing,
+            if let Ok(Ok(Some(reason))) = services.claims.send(check).await {
+                return HookAnswer::Deny { reason };
+            }
+            // The automation policy's edit gate checks the text it would write.
+            let (session, label) = agent.map_or_else(
+                || {
+                    (
+                        SessionId::from(""),
+                        "an agent the bridge cannot name".to_string(),
+                    )
+                },
+                |a| (a.id.clone(), a.label.clone()),
+            );
+            let root = services.workspace.dir().clone();
+            let current = |p: &Path| {
+                crate::workspace::files::read_text(&root, p)
+                    .ok()
+                    .map(|(text, _)| text)
+            };
+            let refused = edit_gate(services, &session, &label, path, input.tool(), || {
+                input.proposed_text(current)
+            })
+            .await;
+            match refused {
+                Some(reason) => HookAnswer::Deny { reason },
+                None => HookAnswer::Nothing,
             }
         }
         NativeAction::Command(command) => {
@@ -906,7 +930,7 @@ async fn run_check(services: &Services, check: &GateCheck) -> Option<String> {
                 )
             })
         }
-        Action::Task { .. } | Action::Notify { .. } => None,
+        Action::Task { .. } | Action::Notify { .. } | Action::CheckEdit { .. } => None,
     }
 }
 

@@ -104,7 +104,7 @@ fn before_read(bridge: &Bridge, rel: &str) -> Value {
     tool_event(bridge, "PreToolUse", "Read", json!({"file_path": path}))
 }
 
-fn deny_reason(answer: &Value) -> Option<&str> {
+pub(crate) fn deny_reason(answer: &Value) -> Option<&str> {
     let out = &answer["hookSpecificOutput"];
     (out["permissionDecision"] == "deny")
         .then(|| out["permissionDecisionReason"].as_str())

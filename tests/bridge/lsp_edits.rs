@@ -226,3 +226,88 @@ async fn a_pylsp_rename_changes_every_file_that_uses_the_name() {
     let changes = answer(&mut agent, "listChanges", json!({})).await;
     assert!(changes.to_string().contains("report.py"), "{changes}");
 }
+
+/// An edit gate in the automation policy: an agent's own Edit or Write (through its
+/// PreToolUse hook) and an `openDiff` that would add an error are refused with the
+/// server's diagnostics as the reason; a clean one passes; nothing is written.
+#[tokio::test]
+async fn an_edit_gate_refuses_proposals_that_add_errors() {
+    let options = with_pylsp(Options::default())
+        .file(
+            "automation.json",
+            r#"{"onEditProposed": {"action": "check", "patterns": ["*.py"]}}"#,
+        )
+        .set("automation.policy", "automation.json");
+    let bridge = Bridge::launch(options).await;
+    let mut agent = bridge.ready_agent().await;
+    let shapes = bridge.workspace.join("shapes.py");
+    let before = std::fs::read_to_string(&shapes).unwrap();
+    let write = |content: String| {
+        crate::hooks::tool_event(
+            &bridge,
+            "PreToolUse",
+            "Write",
+            json!({"file_path": shapes, "content": content}),
+        )
+    };
+    let (status, answer) = crate::hooks::hook(
+        &bridge,
+        4001,
+        write(format!("{before}\nbroken = area(2, nope)\n")),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let reason = crate::hooks::deny_reason(&answer).unwrap_or_else(|| panic!("denied: {answer}"));
+    assert!(reason.contains("onEditProposed"), "{reason}");
+    assert!(reason.contains("undefined name 'nope'"), "{reason}");
+    assert!(reason.contains("shapes.py:"), "{reason}");
+
+    // An Edit that adds nothing wrong passes, as does a file the gate does not match.
+    let edit = crate::hooks::tool_event(
+        &bridge,
+        "PreToolUse",
+        "Edit",
+        json!({"file_path": shapes, "old_string": "total = area(2, 3)", "new_string": "total = area(3, 3)"}),
+    );
+    let (_, answer) = crate::hooks::hook(&bridge, 4001, edit).await;
+    assert_eq!(answer, Value::Null, "a clean edit passes");
+    let notes = bridge.workspace.join("notes.txt");
+    let other = crate::hooks::tool_event(
+        &bridge,
+        "PreToolUse",
+        "Write",
+        json!({"file_path": notes, "content": "nope("}),
+    );
+    let (_, answer) = crate::hooks::hook(&bridge, 4001, other).await;
+    assert_eq!(answer, Value::Null, "not a gated file");
+
+    // openDiff with the same proposal: rejected before anyone is asked.
+    let proposal = format!("{before}\nbroken = area(2, nope)\n");
+    let path = shapes.display().to_string();
+    let r = agent
+        .call(
+            "openDiff",
+            json!({"old_file_path": path, "new_file_path": path, "new_file_contents": proposal, "tab_name": "gated"}),
+        )
+        .await;
+    let texts: Vec<String> = r["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["text"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(texts[..2], ["DIFF_REJECTED", "gated"], "{r}");
+    assert!(texts[2].contains("undefined name 'nope'"), "{r}");
+    assert_eq!(std::fs::read_to_string(&shapes).unwrap(), before);
+
+    let status = bridge.status().await;
+    let record = crate::automation_events::hook(&status, "onEditProposed");
+    assert_eq!(record["fired"], 3, "{record}");
+    assert!(
+        record["lastFired"]["result"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("refused openDiff: adds 1"),
+        "{record}"
+    );
+}

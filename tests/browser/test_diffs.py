@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import Agent, text_is, wait_for
+from conftest import ROOT, Agent, text_contains, text_is, wait_for
 
 pytestmark = pytest.mark.anyio
 
@@ -42,6 +42,29 @@ async def test_a_diff_accepted_in_the_page_with_an_edit_gives_the_agent_the_edit
         await browser.shot(page, "diff-accepted")
     # The page decides; the agent (here, as the CLI does) writes the file.
     assert (bridge.workspace / "notes.txt").read_text() == "first\nsecond\n"
+
+
+async def test_the_page_shows_what_the_language_server_says_a_proposal_adds(make_bridge, browser):
+    pylsp = ROOT / ".venv-nvim" / "bin" / "pylsp"
+    assert pylsp.exists(), "run tests/nvim/setup.sh (the test command does)"
+    bridge = make_bridge("--set", f"lsp.servers.python.command={pylsp}")
+    path = bridge.workspace / "shapes.py"
+    path.write_text("def area(w, h):\n    return w * h\n")
+    page = await browser.sign_in(bridge)
+    await page.goto(f"{bridge.origin}/ui/#diffs")
+    async with Agent(bridge) as agent:
+        proposal = "def area(w, h):\n    return w * h\n\n\ntotal = area(2, nope)\n"
+        args = {"old_file_path": str(path), "new_file_path": str(path), "new_file_contents": proposal, "tab_name": "checked"}
+        call = asyncio.create_task(agent.call("openDiff", args, timeout=60))
+        await page.wait_for_selector("#diff-accept")
+        # The diff shows at once; the server's verdict follows (pylsp starts first).
+        await wait_for(lambda: text_contains(page, "#diff-check", "adds 1 error(s)"), "the check", timeout=60)
+        assert "undefined name 'nope'" in await page.get_attribute("#diff-check", "title")
+        await browser.shot(page, "diff-checked")
+        await page.click("#diff-reject")
+        result = await asyncio.wait_for(call, 10)
+        assert agent.texts(result) == ["DIFF_REJECTED", "checked"]
+    assert path.read_text() == "def area(w, h):\n    return w * h\n"
 
 
 async def test_a_rejected_diff_answers_diff_rejected_and_several_can_be_decided_in_turn(bridge, browser):

@@ -111,6 +111,11 @@ impl Automation {
                     format!("{hook} {subject}: {message}"),
                 );
             }
+            Action::CheckEdit { .. } => {
+                // Only a proposal asks an edit gate, and the proposer runs the check.
+                self.records
+                    .fired(hook, &subject, "edits are checked when proposed only");
+            }
             Action::Diagnostics { .. } => {
                 // Only a done-gate checks diagnostics, and the gate runs its own check.
                 self.records

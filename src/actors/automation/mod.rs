@@ -17,7 +17,8 @@ use actix::prelude::*;
 use super::activity_log::{ActivityLog, LifecycleEvent, RecordLifecycle};
 use super::clock::{Clock, SystemClock};
 pub use super::messages::automation::{
-    AskGate, BridgeEvent, EditorEvent, GateCheck, GateChecked, WorkspaceDiagnostics,
+    AskEditGate, AskGate, BridgeEvent, EditGate, EditGateChecked, EditorEvent, GateCheck,
+    GateChecked, WorkspaceDiagnostics,
 };
 use super::messages::editor::NotifyEditor;
 use super::messages::registry::Announce;
@@ -27,7 +28,7 @@ use super::orchestrator::{Enqueue, Follow};
 use super::supervise::{guard, restarted};
 use crate::automation::git::{self, Head, Moved};
 use crate::automation::policy::Policy;
-use crate::automation::{Engine, Event, Outcome};
+use crate::automation::{Engine, Event, Firing, Outcome};
 use crate::config::Settings;
 use crate::metrics::Metrics;
 use crate::orchestrator::TaskOrigin;
@@ -332,6 +333,40 @@ impl Automation {
         check
     }
 
+    /// A proposed edit: the reacting hooks fire as usual; the edit gate's check is
+    /// handed back.
+    fn ask_edit_gate(&mut self, msg: AskEditGate, ctx: &mut Context<Self>) -> Option<EditGate> {
+        let event = Event::EditProposed {
+            session: msg.session.to_string(),
+            agent: msg.agent,
+            file: msg.file,
+            tool: msg.tool,
+        };
+        let now = self.clock.now_ms();
+        let quiet = self.quiet(now);
+        let mut gate = None;
+        for outcome in self.engine.handle(&event, now, quiet) {
+            use crate::automation::policy::Action;
+            match outcome {
+                Outcome::Fire(Firing {
+                    hook,
+                    subject,
+                    deed: Action::CheckEdit { min_severity },
+                    ..
+                }) => {
+                    // One gate checks a proposal: the first that matches the file.
+                    if gate.is_none() {
+                        self.fired += 1;
+                        self.records.fired(hook, &subject, "checking");
+                        gate = Some(EditGate { hook, min_severity });
+                    }
+                }
+                other => self.on_outcome(other, ctx),
+            }
+        }
+        gate
+    }
+
     /// The gate's check ran: count a hold when it failed.
     fn gate_checked(&mut self, msg: GateChecked) -> Option<String> {
         self.settle(&gate_key(&msg.session), msg.session.as_str());
@@ -588,6 +623,29 @@ impl Handler<AskGate> for Automation {
         guard(NAME, self, ctx, |act, ctx| act.ask_gate(msg, ctx))
             .ok()
             .flatten()
+    }
+}
+
+impl Handler<AskEditGate> for Automation {
+    type Result = Option<EditGate>;
+    fn handle(&mut self, msg: AskEditGate, ctx: &mut Context<Self>) -> Self::Result {
+        guard(NAME, self, ctx, |act, ctx| act.ask_edit_gate(msg, ctx))
+            .ok()
+            .flatten()
+    }
+}
+
+impl Handler<EditGateChecked> for Automation {
+    type Result = ();
+    fn handle(&mut self, msg: EditGateChecked, _: &mut Context<Self>) {
+        self.records
+            .settled(msg.hook, &msg.file, None, msg.outcome.clone());
+        if msg.refused {
+            self.record(
+                LifecycleEvent::AutomationFired,
+                format!("{} {}: {}", msg.hook, msg.file, msg.outcome),
+            );
+        }
     }
 }
 

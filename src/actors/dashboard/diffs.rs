@@ -30,6 +30,20 @@ pub struct DiffOffer {
     pub original: String,
     /// The agent's proposed text.
     pub proposed: String,
+    /// Names the offer in a later [`DiffCheck`] (unique per offer; 0: none comes).
+    pub check_token: u64,
+}
+
+/// What the file's language server says of a proposal (`checkEdit`), shown with it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DiffCheck {
+    /// In a line: "adds 2 errors: …", "adds no problems", or why it was not checked.
+    pub summary: String,
+    /// Errors the proposal adds.
+    pub errors_added: usize,
+    /// Every problem it adds (at most 20), `line:column Severity: message`.
+    pub added: Vec<String>,
 }
 
 /// A diff as the page lists it.
@@ -45,6 +59,11 @@ pub struct DiffView {
     pub proposed: String,
     /// Unix ms.
     pub created_at: u64,
+    /// The language server's check of the proposal, once it answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub check: Option<DiffCheck>,
+    #[serde(skip)]
+    pub check_token: u64,
 }
 
 /// The diffs waiting for a decision, oldest first.
@@ -62,6 +81,8 @@ impl DiffOffer {
             original: self.original,
             proposed: self.proposed,
             created_at: now_ms,
+            check: None,
+            check_token: self.check_token,
         }
     }
 }
@@ -79,6 +100,7 @@ mod tests {
             new_path: "/w/b".into(),
             original: "a\n".into(),
             proposed: "b\n".into(),
+            check_token: 0,
         };
         let mut d = PendingDiffs::default();
         let _answer = d.add(|id| offer.into_view(id, 7));

@@ -34,7 +34,7 @@ use crate::metrics::Metrics;
 use crate::persist::snapshot_file::SnapshotFile;
 use crate::review::Draft;
 use approvals::{ApprovalView, PendingApprovals};
-use diffs::{DiffAnswer, DiffOffer, DiffView, PendingDiffs};
+use diffs::{DiffAnswer, DiffCheck, DiffOffer, DiffView, PendingDiffs};
 pub use logins::LoginRefused;
 use logins::{LoginLimits, Logins, SavedSession};
 use samples::{Sample, Sampler};
@@ -154,6 +154,15 @@ struct Stream {
 #[derive(Debug, Message)]
 #[rtype(result = "Result<oneshot::Receiver<DiffAnswer>, PageRefusal>")]
 pub struct OfferDiff(pub DiffOffer);
+
+/// The language server's check of the offer with this `check_token`: shown with it
+/// (nothing when it was decided meanwhile).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct CheckedDiff {
+    pub check_token: u64,
+    pub check: DiffCheck,
+}
 
 /// Reject a session's diff in tab `tab` (the agent's `close_tab`); how many.
 #[derive(Debug, Message)]
@@ -521,6 +530,23 @@ impl Dashboard {
     }
 }
 
+impl Handler<CheckedDiff> for Dashboard {
+    type Result = ();
+    fn handle(&mut self, msg: CheckedDiff, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, _| {
+            let token = msg.check_token;
+            let mut check = Some(msg.check);
+            let shown = act.diffs.update(
+                |d| token != 0 && d.check_token == token,
+                |d| d.check = check.take(),
+            );
+            if shown > 0 {
+                act.broadcast(json!({ "kind": "diffs" }));
+            }
+        });
+    }
+}
+
 impl Handler<CloseDiffTab> for Dashboard {
     type Result = usize;
     fn handle(&mut self, msg: CloseDiffTab, ctx: &mut Context<Self>) -> usize {
@@ -748,6 +774,7 @@ mod tests {
             new_path: "/w/a".into(),
             original: "old\n".into(),
             proposed: proposed.into(),
+            check_token: tab.len() as u64,
         })
     }
 
@@ -777,8 +804,28 @@ mod tests {
         let _page = d.send(WatchPage { cookie }).await.unwrap().unwrap();
 
         let as_proposed = d.send(offer("a", "proposed\n")).await.unwrap().unwrap();
-        let edited = d.send(offer("b", "proposed\n")).await.unwrap().unwrap();
-        let rejected = d.send(offer("c", "proposed\n")).await.unwrap().unwrap();
+        let edited = d.send(offer("bb", "proposed\n")).await.unwrap().unwrap();
+        let rejected = d.send(offer("ccc", "proposed\n")).await.unwrap().unwrap();
+        // A check lands on its own offer only.
+        let check = DiffCheck {
+            summary: "adds 1 error: E".into(),
+            errors_added: 1,
+            added: vec!["1:1 Error: E".into()],
+        };
+        d.send(CheckedDiff {
+            check_token: 2,
+            check: check.clone(),
+        })
+        .await
+        .unwrap();
+        let checks: Vec<Option<DiffCheck>> = d
+            .send(ListDiffs)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|v| v.check)
+            .collect();
+        assert_eq!(checks, vec![None, Some(check), None]);
         let ids: Vec<u64> = d
             .send(ListDiffs)
             .await

@@ -55,6 +55,16 @@ impl<V: Clone, A: Clone> Waiting<V, A> {
         before - self.pending.len()
     }
 
+    /// Changes the views `which` selects with `change`; how many there were.
+    pub fn update(&mut self, which: impl Fn(&V) -> bool, mut change: impl FnMut(&mut V)) -> usize {
+        let mut n = 0;
+        for (view, _) in self.pending.iter_mut().filter(|(view, _)| which(view)) {
+            change(view);
+            n += 1;
+        }
+        n
+    }
+
     /// True when a request `which` selects waits.
     pub fn any(&self, which: impl Fn(&V) -> bool) -> bool {
         self.pending.iter().any(|(view, _)| which(view))

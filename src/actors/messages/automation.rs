@@ -133,6 +133,40 @@ pub struct AskGate {
     pub message: String,
 }
 
+/// An agent proposes a change to `file` (workspace-relative) with `tool`: the
+/// `onEditProposed` hooks that react fire, and the edit gate's check, when the policy
+/// has one for the file, is handed back for the proposer to run (it has the text).
+#[derive(Debug, Message)]
+#[rtype(result = "Option<EditGate>")]
+pub struct AskEditGate {
+    pub session: SessionId,
+    pub agent: String,
+    pub file: String,
+    pub tool: String,
+}
+
+/// The check an edit gate asks for.
+#[derive(Debug, Clone)]
+pub struct EditGate {
+    /// The hook.
+    pub hook: &'static str,
+    /// An added diagnostic at or above this refuses the change.
+    pub min_severity: crate::diagnostics::Severity,
+}
+
+/// How an edit gate's check ended, for the hook's record (and the timeline when it
+/// refused).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct EditGateChecked {
+    pub hook: &'static str,
+    /// The file (workspace-relative).
+    pub file: String,
+    /// `passed`, `refused: …`, `not checked: …`.
+    pub outcome: String,
+    pub refused: bool,
+}
+
 /// The check a done-gate asks for.
 #[derive(Debug, Clone)]
 pub struct GateCheck {

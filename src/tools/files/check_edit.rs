@@ -3,15 +3,20 @@
 //! collected, and the file's real text given back; the file on disk is never touched.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::actors::language_servers::{CheckEdit as Check, MAX_DOCUMENT_BYTES, NAME};
+use crate::actors::messages::automation::{AskEditGate, EditGateChecked};
+use crate::actors::messages::session::SessionId;
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::lsp::{shapes, LspDiagnostic};
 use crate::protocol::mcp::CallToolResult;
+use crate::services::Services;
 use crate::tools::{output, Tool, ToolContext, ToolError, ToolResult, WorkspacePath};
 
 pub struct CheckEdit;
@@ -30,18 +35,18 @@ pub struct Args {
 #[serde(rename_all = "camelCase")]
 pub struct Answer {
     /// Absolute path.
-    file_path: String,
+    pub(crate) file_path: String,
     /// Diagnostics of the proposed text that the text on disk does not have (positions
     /// in the proposed text).
-    added: Vec<Diagnostic>,
+    pub(crate) added: Vec<Diagnostic>,
     /// Diagnostics of the text on disk that the proposed text does not have.
-    removed: Vec<Diagnostic>,
+    pub(crate) removed: Vec<Diagnostic>,
     /// Errors in the text on disk.
-    errors_before: usize,
+    pub(crate) errors_before: usize,
     /// Errors in the proposed text.
-    errors_after: usize,
+    pub(crate) errors_after: usize,
     /// Always false: nothing was written.
-    written: bool,
+    pub(crate) written: bool,
 }
 
 impl Tool for CheckEdit {
@@ -59,40 +64,143 @@ impl Tool for CheckEdit {
             ));
         }
         let path = args.file_path.resolve(&ctx)?;
-        let size = args.new_content.len() as u64;
-        if size > MAX_DOCUMENT_BYTES {
-            return Err(ToolError::refused(format!(
-                "newContent is {size} bytes; language servers are given texts up to {MAX_DOCUMENT_BYTES} bytes"
-            )));
-        }
-        if !path.is_file() {
-            return Err(ToolError::refused(format!(
-                "{} is not an existing file; checkEdit compares a proposal with the file's text",
-                path.display()
-            )));
-        }
-        let check = Check {
-            file: path.clone(),
-            text: args.new_content,
-        };
-        let (before, after) = ctx
-            .services
-            .language_servers
-            .send(check)
+        let answer = compare(&ctx.services, path, args.new_content)
             .await
-            .map_err(|e| ToolError::refused(format!("the {NAME} actor is unavailable ({e})")))?
-            .map_err(|e| ToolError::refused(e.to_string()))?;
-        let (before, after) = (converted(&before), converted(&after));
-        let errors = |d: &[Diagnostic]| d.iter().filter(|d| d.severity == Severity::Error).count();
-        Ok(CallToolResult::structured(&Answer {
-            file_path: path.display().to_string(),
-            errors_before: errors(&before),
-            errors_after: errors(&after),
-            added: missing_from(&after, &before),
-            removed: missing_from(&before, &after),
-            written: false,
-        }))
+            .map_err(ToolError::refused)?;
+        Ok(CallToolResult::structured(&answer))
     }
+}
+
+/// What `text` proposed for `path` (confined, absolute) changes in its diagnostics, by
+/// the file's language server; why not, written for an agent.
+pub(crate) async fn compare(
+    services: &Services,
+    path: PathBuf,
+    text: String,
+) -> Result<Answer, String> {
+    let size = text.len() as u64;
+    if size > MAX_DOCUMENT_BYTES {
+        return Err(format!(
+            "newContent is {size} bytes; language servers are given texts up to {MAX_DOCUMENT_BYTES} bytes"
+        ));
+    }
+    if !path.is_file() {
+        return Err(format!(
+            "{} is not an existing file; checkEdit compares a proposal with the file's text",
+            path.display()
+        ));
+    }
+    let check = Check {
+        file: path.clone(),
+        text,
+    };
+    let (before, after) = services
+        .language_servers
+        .send(check)
+        .await
+        .map_err(|e| format!("the {NAME} actor is unavailable ({e})"))?
+        .map_err(|e| e.to_string())?;
+    let (before, after) = (converted(&before), converted(&after));
+    let errors = |d: &[Diagnostic]| d.iter().filter(|d| d.severity == Severity::Error).count();
+    Ok(Answer {
+        file_path: path.display().to_string(),
+        errors_before: errors(&before),
+        errors_after: errors(&after),
+        added: missing_from(&after, &before),
+        removed: missing_from(&before, &after),
+        written: false,
+    })
+}
+
+/// How long an edit gate waits for its check; a check that takes longer (a server
+/// still starting) lets the change through.
+const GATE_WAIT: Duration = Duration::from_secs(20);
+
+/// An agent proposes `text` for `path` with `tool` (its Edit or Write, an `openDiff`):
+/// the automation policy's `onEditProposed` hooks hear of it, and when one is an edit
+/// gate for the file the text is checked. `Some(reason)` (written for the model) when
+/// the gate refuses it. `text` is only computed when a gate asks for it; `None` from
+/// it (the proposal cannot be known) lets the change through.
+pub(crate) async fn edit_gate(
+    services: &Services,
+    session: &SessionId,
+    agent: &str,
+    path: &Path,
+    tool: &str,
+    text: impl FnOnce() -> Option<String>,
+) -> Option<String> {
+    let automation = services.automation.as_ref()?;
+    let file = services.workspace.relative(&path.to_string_lossy())?;
+    let ask = AskEditGate {
+        session: session.clone(),
+        agent: agent.to_string(),
+        file: file.clone(),
+        tool: tool.to_string(),
+    };
+    let gate = automation.send(ask).await.ok().flatten()?;
+    let checked = |outcome: String, refused: bool| EditGateChecked {
+        hook: gate.hook,
+        file: file.clone(),
+        outcome,
+        refused,
+    };
+    let proposed = if services.settings.lsp.enabled {
+        text().ok_or(
+            "the proposed text is not known (too large to forward, or the edit does not apply)"
+                .to_string(),
+        )
+    } else {
+        Err("lsp.enabled is false".to_string())
+    };
+    let compared = match proposed {
+        Ok(text) => tokio::time::timeout(GATE_WAIT, compare(services, path.to_path_buf(), text))
+            .await
+            .unwrap_or_else(|_| Err(format!("no answer within {} s", GATE_WAIT.as_secs()))),
+        Err(e) => Err(e),
+    };
+    let answer = match compared {
+        Ok(answer) => answer,
+        Err(why) => {
+            tracing::info!(hook = gate.hook, file, "edit gate: not checked: {why}");
+            automation.do_send(checked(format!("not checked: {why}"), false));
+            return None;
+        }
+    };
+    let added: Vec<&Diagnostic> = answer
+        .added
+        .iter()
+        .filter(|d| d.severity <= gate.min_severity)
+        .collect();
+    if added.is_empty() {
+        automation.do_send(checked("passed".into(), false));
+        return None;
+    }
+    let listed: Vec<String> = added
+        .iter()
+        .take(20)
+        .map(|d| format!("{file}:{}", described(d)))
+        .collect();
+    automation.do_send(checked(
+        format!("refused {tool}: adds {}", added.len()),
+        true,
+    ));
+    Some(format!(
+        "ide-bridge edit gate ({}): this {tool} of {file} was not applied: the language server reports {} new problem(s) in the proposed text. Change the proposal so it adds none:\n{}",
+        gate.hook,
+        added.len(),
+        listed.join("\n")
+    ))
+}
+
+/// A diagnostic in a line: `line:column Severity: message` (1-based).
+pub(crate) fn described(d: &Diagnostic) -> String {
+    format!(
+        "{}:{} {:?}: {}",
+        d.range.start.line + 1,
+        d.range.start.character + 1,
+        d.severity,
+        d.message
+    )
 }
 
 fn converted(diagnostics: &[Value]) -> Vec<Diagnostic> {

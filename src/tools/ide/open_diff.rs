@@ -1,15 +1,17 @@
 //! `openDiff`: shown in the editor; without one, in the browser page when a page is
 //! watching (the person accepts, maybe after editing, or rejects there); otherwise it
-//! is declined at once so the CLI falls back to its terminal prompt.
+//! is declined at once so the CLI falls back to its terminal prompt. An edit gate of the
+//! automation policy (`onEditProposed`, `action = "check"`) may reject it first.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::actors::dashboard::diffs::{DiffAnswer, DiffOffer};
-use crate::actors::dashboard::{OfferDiff, PageRefusal};
+use crate::actors::dashboard::diffs::{DiffAnswer, DiffCheck, DiffOffer};
+use crate::actors::dashboard::{CheckedDiff, OfferDiff, PageRefusal};
 use crate::actors::extension::{DiffOutcome, ExtError, OpenDiff as ExtOpenDiff};
 use crate::protocol::mcp::CallToolResult;
+use crate::tools::files::check_edit::{compare, described, edit_gate};
 use crate::tools::{blocking, EditorUse, Tool, ToolContext, ToolError, ToolResult, ToolTimeout};
 use crate::workspace::files::{read_text, FileError};
 
@@ -40,6 +42,30 @@ impl Tool for OpenDiff {
     const TIMEOUT: ToolTimeout = ToolTimeout::Unbounded;
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
+        // The automation policy's edit gate may refuse the proposal before anyone sees it.
+        if let Ok(path) = ctx.services.workspace.resolve(&args.new_file_path) {
+            let agent = match crate::tools::claims::me(&ctx).await {
+                crate::coordination::claims::Holder::Agent { label, .. } => label,
+                crate::coordination::claims::Holder::Person => String::new(),
+            };
+            let text = args.new_file_contents.clone();
+            let refused = edit_gate(
+                &ctx.services,
+                &ctx.session_id,
+                &agent,
+                &path,
+                Self::NAME,
+                || Some(text),
+            )
+            .await;
+            if let Some(reason) = refused {
+                let mut answer = rejected(args.tab_name);
+                answer
+                    .content
+                    .push(crate::protocol::mcp::Content::Text { text: reason });
+                return Ok(answer);
+            }
+        }
         let params = json!({
             "oldFilePath": args.old_file_path,
             "newFilePath": args.new_file_path,
@@ -93,7 +119,8 @@ async fn in_the_page(ctx: &ToolContext, args: Args) -> ToolResult {
         ));
     };
     let workspace = ctx.services.workspace.clone();
-    let original = blocking(move || match read_text(workspace.dir(), &old_path) {
+    let file = old_path.clone();
+    let original = blocking(move || match read_text(workspace.dir(), &file) {
         Ok((text, _)) => Ok(text),
         Err(FileError::NotFound(_)) => Ok(String::new()),
         Err(e) => Err(e),
@@ -103,6 +130,8 @@ async fn in_the_page(ctx: &ToolContext, args: Args) -> ToolResult {
         Ok(text) => text,
         Err(e) => return Ok(declined(&args.tab_name, &format!(" and {e}"))),
     };
+    let check_token = crate::actors::language_servers::next_token();
+    let proposed = args.new_file_contents.clone();
     let offer = DiffOffer {
         session: ctx.session_id.clone(),
         tab: args.tab_name.clone(),
@@ -110,10 +139,14 @@ async fn in_the_page(ctx: &ToolContext, args: Args) -> ToolResult {
         new_path: args.new_file_path,
         original,
         proposed: args.new_file_contents,
+        check_token,
     };
     let offered = ctx.services.dashboard.send(OfferDiff(offer)).await;
     let answer = match offered {
-        Ok(Ok(answer)) => answer,
+        Ok(Ok(answer)) => {
+            check_in_the_page(ctx, old_path, proposed, check_token);
+            answer
+        }
         Ok(Err(PageRefusal::NobodyWatching)) | Err(_) => {
             return Ok(declined(&args.tab_name, ""));
         }
@@ -127,4 +160,47 @@ async fn in_the_page(ctx: &ToolContext, args: Args) -> ToolResult {
             " and nobody decided in the browser page before it closed",
         ),
     })
+}
+
+/// The file's language server checks the proposal shown in the page (as `checkEdit`
+/// does), and the page shows what it adds: in the background, so the diff shows at once.
+/// Nothing is checked for a file no configured server serves.
+fn check_in_the_page(ctx: &ToolContext, path: std::path::PathBuf, proposed: String, token: u64) {
+    let services = ctx.services.clone();
+    let lsp = &services.settings.lsp;
+    let servers = crate::lsp::servers::effective(&lsp.servers);
+    if !lsp.enabled || crate::lsp::servers::language_of(&servers, &path).is_none() {
+        return;
+    }
+    actix_rt::spawn(async move {
+        let check = match compare(&services, path, proposed).await {
+            Ok(answer) => {
+                let added: Vec<String> = answer.added.iter().take(20).map(described).collect();
+                let errors = answer
+                    .added
+                    .iter()
+                    .filter(|d| d.severity == crate::diagnostics::Severity::Error)
+                    .count();
+                let summary = match (answer.added.len(), errors) {
+                    (0, _) => "adds no problems".to_string(),
+                    (n, 0) => format!("adds {n} warning(s) or note(s): {}", added[0]),
+                    (_, e) => format!("adds {e} error(s): {}", added[0]),
+                };
+                DiffCheck {
+                    summary,
+                    errors_added: errors,
+                    added,
+                }
+            }
+            Err(why) => DiffCheck {
+                summary: format!("not checked: {why}"),
+                errors_added: 0,
+                added: Vec::new(),
+            },
+        };
+        services.dashboard.do_send(CheckedDiff {
+            check_token: token,
+            check,
+        });
+    });
 }

@@ -290,6 +290,24 @@ pub const EVENTS: &[EventDecl] = &[
             })
         },
     },
+    EventDecl {
+        key: "onEditProposed",
+        fires: "an agent proposes a change to a file: its own Edit or Write (Claude Code's PreToolUse hook, before anything is written) or an `openDiff`; `patterns` filters the file. With `action = \"check\"` it is an **edit gate**: the file's language server (the bridge's own, `[lsp]`) checks the proposed text as `checkEdit` does, and the change is refused when it adds diagnostics at or above `minSeverity` — the Edit or Write denied with the new diagnostics as the reason the model reads, the diff answered `DIFF_REJECTED`. A check that cannot run (no server for the file, a proposal too large to check) lets the change through and says so in the hook's record; `cooldownMs` does not apply",
+        fields: &[
+            ("action", r#"{"description": "task, notify or command as for every hook, or check: the edit gate.", "enum": ["task", "notify", "command", "check"]}"#),
+            ("patterns", FILE_FILTER),
+            ("minSeverity", r##"{"description": "With action check: the least severity of an added diagnostic that refuses the change (default error).", "$ref": "#/$defs/severity"}"##),
+        ],
+        required: &[],
+        subject: "the file",
+        placeholders: "`{{agent}}`, `{{session}}`, `{{file}}`, `{{tool}}` (`Edit`, `Write`, `openDiff`)",
+        deprecated: None,
+        trigger: |h| {
+            Ok(Trigger::EditProposed {
+                patterns: globs("patterns", h.patterns.as_deref())?,
+            })
+        },
+    },
 ];
 
 /// What every hook may say besides its event's own fields.

@@ -216,6 +216,15 @@ pub enum Event {
         file: String,
         tool: String,
     },
+    /// An agent proposed a change to a file (before it is written).
+    EditProposed {
+        session: String,
+        agent: String,
+        /// Workspace-relative path.
+        file: String,
+        /// `Edit`, `Write`, `openDiff`.
+        tool: String,
+    },
 }
 
 impl Event {
@@ -245,7 +254,8 @@ impl Event {
             | Event::FileSaved { file }
             | Event::FileChanged { file, .. }
             | Event::AgentEdited { file, .. }
-            | Event::ClaimRefused { file, .. } => Some(file),
+            | Event::ClaimRefused { file, .. }
+            | Event::EditProposed { file, .. } => Some(file),
             _ => None,
         }
     }
@@ -626,6 +636,22 @@ impl Engine {
                     ("tool", text(tool)),
                 ]
             }),
+            (
+                Trigger::EditProposed { patterns },
+                Event::EditProposed {
+                    session,
+                    agent,
+                    file,
+                    tool,
+                },
+            ) => gate(filtered(patterns, file, "file"), file, || {
+                vec![
+                    ("agent", text(agent)),
+                    ("session", text(session)),
+                    ("file", text(file)),
+                    ("tool", text(tool)),
+                ]
+            }),
             _ => Seen::Unrelated,
         }
     }
@@ -675,6 +701,18 @@ impl Engine {
             Action::Diagnostics { min_severity } => Action::Diagnostics {
                 min_severity: *min_severity,
             },
+            // An edit gate checks every proposal: no cooldown, and not a task the
+            // hourly cap counts.
+            Action::CheckEdit { min_severity } => {
+                return Outcome::Fire(Firing {
+                    hook: hook.name,
+                    subject,
+                    deed: Action::CheckEdit {
+                        min_severity: *min_severity,
+                    },
+                    timeout_ms: hook.timeout_ms,
+                })
+            }
         };
         match self.gate.admit(
             hook.name,

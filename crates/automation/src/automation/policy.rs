@@ -134,6 +134,13 @@ pub enum Trigger {
         /// File filter (workspace-relative).
         patterns: Option<GlobSet>,
     },
+    /// An agent proposed a change to a file matching `patterns` (its Edit/Write before
+    /// it runs, or an `openDiff`). A hook whose action is [`Action::CheckEdit`] is an
+    /// edit gate.
+    EditProposed {
+        /// File filter (workspace-relative).
+        patterns: Option<GlobSet>,
+    },
 }
 
 /// What a hook does when it fires. Texts are templates.
@@ -163,23 +170,31 @@ pub enum Action {
         /// The least severity that fails the check.
         min_severity: Severity,
     },
+    /// Check the proposed text with the file's language server (`checkEdit`); the
+    /// change is refused when it adds diagnostics at or above `min_severity`. Only for
+    /// an edit gate (`onEditProposed`).
+    CheckEdit {
+        /// The least severity that refuses the change.
+        min_severity: Severity,
+    },
 }
 
 impl Action {
-    /// `task`, `notify` or `command`.
+    /// `task`, `notify`, `command`, `diagnostics` or `check`.
     pub fn name(&self) -> &'static str {
         match self {
             Action::Task { .. } => "task",
             Action::Notify { .. } => "notify",
             Action::Command { .. } => "command",
             Action::Diagnostics { .. } => "diagnostics",
+            Action::CheckEdit { .. } => "check",
         }
     }
 
     /// Whether what it starts can change the workspace (and so must not react to
     /// the changes it causes).
     pub fn acts_on_workspace(&self) -> bool {
-        !matches!(self, Action::Notify { .. })
+        !matches!(self, Action::Notify { .. } | Action::CheckEdit { .. })
     }
 }
 
@@ -357,6 +372,9 @@ impl Policy {
             Some("diagnostics") => Action::Diagnostics {
                 min_severity: severity(raw.min_severity.as_deref()),
             },
+            Some("check") => Action::CheckEdit {
+                min_severity: severity(raw.min_severity.as_deref()),
+            },
             Some("notify") => Action::Notify {
                 message: raw.message.unwrap_or_default(),
             },
@@ -371,6 +389,7 @@ impl Policy {
         // A stop whose check holds the agent is a gate: every stop is checked (no
         // cooldown), at most `maxHolds` times per prompt.
         let checks = matches!(action, Action::Command { .. } | Action::Diagnostics { .. });
+        let edit_gate = matches!(action, Action::CheckEdit { .. });
         let hold =
             (matches!(trigger, Trigger::AgentStop) && checks && raw.hold_on_failure != Some(false))
                 .then(|| raw.max_holds.unwrap_or(DEFAULT_MAX_HOLDS));
@@ -379,7 +398,7 @@ impl Policy {
             trigger,
             action,
             hold,
-            cooldown_ms: if hold.is_some() {
+            cooldown_ms: if hold.is_some() || edit_gate {
                 0
             } else {
                 raw.cooldown_ms.unwrap_or(DEFAULT_COOLDOWN_MS)

@@ -743,7 +743,8 @@ function renderDiff() {
   table.hidden = state.editing;
   view.replaceChildren(
     h('div', { class: 'diff-head' },
-      h('div', {}, h('strong', { class: 'mono', id: 'diff-file' }, d.newFilePath), h('div', { class: 'muted small' }, `${agentLabel(d.sessionId)} · tab "${d.tabName}" · ${ago(d.createdAt)}`)),
+      h('div', {}, h('strong', { class: 'mono', id: 'diff-file' }, d.newFilePath), h('div', { class: 'muted small' }, `${agentLabel(d.sessionId)} · tab "${d.tabName}" · ${ago(d.createdAt)}`),
+        diffCheck(d)),
       h('span', { class: 'spacer' }),
       h('button', { type: 'button', class: 'ghost', id: 'diff-edit-toggle', onclick: () => {
         state.editing = !state.editing;
@@ -755,6 +756,14 @@ function renderDiff() {
       h('button', { type: 'button', id: 'diff-accept', onclick: () => decideDiff(d, true, state.edits.get(d.id) ?? d.proposed) },
         state.edits.has(d.id) ? 'Accept with my edit' : 'Accept')),
     table, editor);
+}
+
+/** What the file's language server says of the proposal, once it answered. */
+function diffCheck(d) {
+  const c = d.check;
+  if (!c) return h('div', { class: 'muted small', id: 'diff-check' }, '');
+  const cls = c.errorsAdded > 0 ? 'bad' : (c.added.length ? 'warn' : 'muted');
+  return h('div', { class: `small ${cls}`, id: 'diff-check', title: c.added.join('\n') }, `Language server: ${c.summary}`);
 }
 
 async function decideDiff(d, accept, content) {
