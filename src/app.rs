@@ -436,6 +436,7 @@ impl Seed {
         subscribers.extend(to.automation());
         subscribers.push(to.dashboard.addr().recipient());
         subscribers.push(to.registry.addr().recipient());
+        subscribers.push(to.language_servers.addr().recipient());
         let (settings, ws) = (self.settings.watch.clone(), self.workspace.clone());
         let (a, m) = (to.activity.addr(), Arc::clone(&self.metrics));
         move || Watcher::new(settings, ws, subscribers, a, m)

@@ -40,6 +40,7 @@ pub fn production() -> Result<ToolRegistry, CatalogError> {
     r.register::<files::edit_text::EditText>()?;
     r.register::<files::replace_block::ReplaceBlock>()?;
     r.register::<files::check_edit::CheckEdit>()?;
+    r.register::<editor::signature_help::GetSignatureHelp>()?;
     r.register::<files::get_file_tree::GetFileTree>()?;
     r.register::<files::find_files::FindFiles>()?;
     r.register::<files::search_workspace::SearchWorkspace>()?;

@@ -583,3 +583,68 @@ async fn a_server_past_its_memory_bound_is_restarted_and_counted() {
     assert_eq!(server["restarts"], 1, "{server}");
     assert_ne!(server["pid"].as_u64(), first, "{server}");
 }
+
+/// Files changed on disk reach the running servers: each is told
+/// (`workspace/didChangeWatchedFiles`), an open document that changed gets its new text
+/// at once (`didChange`, before any request names it), and a removed one is closed.
+#[tokio::test]
+async fn changes_on_disk_reach_the_running_servers() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("fake.log");
+    let config = dir.path().join("bridge.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[lsp.servers.fake]\ncommand = \"{}\"\nargs = [\"{}\", \"answers\"]\nextensions = [\"fake\"]\n",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fake-lsp"),
+            log.display()
+        ),
+    )
+    .unwrap();
+    let bridge = Bridge::launch(
+        Options::default()
+            .arg("--config")
+            .arg(config.to_str().unwrap())
+            .file("a.fake", "a")
+            .file("b.fake", "b"),
+    )
+    .await;
+    let mut agent = bridge.ready_agent().await;
+    let r = agent
+        .call(
+            "getHover",
+            json!({"file": "a.fake", "line": 1, "column": 1}),
+        )
+        .await;
+    assert!(!is_error(&r), "{r}");
+    std::fs::write(bridge.workspace.join("a.fake"), "a, changed").unwrap();
+    std::fs::write(bridge.workspace.join("new.fake"), "new").unwrap();
+    let read = || std::fs::read_to_string(&log).unwrap_or_default();
+    let seen = wait_for_async("the servers told", Duration::from_secs(20), || async {
+        let text = read();
+        (text.contains("change ") && text.contains("watched 1 ")).then_some(text)
+    })
+    .await;
+    assert!(
+        seen.contains("watched 2 file://") && seen.contains("/a.fake"),
+        "{seen}"
+    );
+    assert!(seen.contains("/new.fake"), "{seen}");
+    std::fs::remove_file(bridge.workspace.join("a.fake")).unwrap();
+    let seen = wait_for_async(
+        "the removed one closed",
+        Duration::from_secs(20),
+        || async {
+            let text = read();
+            text.lines()
+                .any(|l| l.starts_with("close ") && l.ends_with("/a.fake"))
+                .then_some(text)
+        },
+    )
+    .await;
+    assert!(seen.contains("watched 3 "), "{seen}");
+    assert!(
+        !seen.contains("b.fake"),
+        "never opened, never told as a document: {seen}"
+    );
+}

@@ -107,6 +107,29 @@ async fn clangd_answers_hierarchies_hints_and_types_without_an_editor() {
         "{hints}"
     );
 
+    let help = answer(
+        &mut agent,
+        "getSignatureHelp",
+        json!({"file": "main.cpp", "line": 15, "column": 26}),
+    )
+    .await;
+    assert!(
+        help["signatures"][0]["label"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("scale(int value, int factor)"),
+        "{help}"
+    );
+    assert_eq!(
+        help["signatures"][0]["parameters"],
+        json!(["int value", "int factor"]),
+        "{help}"
+    );
+    assert_eq!(
+        help["activeParameter"], 1,
+        "the position is in the second: {help}"
+    );
+
     // A type error, from the server, through getDiagnostics.
     std::fs::write(
         bridge.workspace.join("broken.cpp"),

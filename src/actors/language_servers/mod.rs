@@ -20,11 +20,12 @@ use serde_json::Value;
 
 pub use server::MAX_DOCUMENT_BYTES;
 use server::{
-    Cancel, DiagnosticsOf, Happened, Hold, LanguageServer, Launch, Publications, Request,
-    ServerEvent, Show, Stop,
+    Cancel, DiagnosticsOf, FilesChanged, Happened, Hold, LanguageServer, Launch, Publications,
+    Request, ServerEvent, Show, Stop,
 };
 
 use super::messages::activity::RecordLifecycle;
+use super::messages::watch::WorkspaceChanged;
 use super::supervise::{guard, restarted, ActorFault};
 use crate::lsp::servers::{language_of, resolve, ServerConfig};
 use crate::metrics::Metrics;
@@ -578,6 +579,41 @@ impl Handler<AllPublished> for LanguageServers {
             }
             all
         })
+    }
+}
+
+impl Handler<WorkspaceChanged> for LanguageServers {
+    type Result = ();
+
+    /// Tells every running server what changed on disk (see [`FilesChanged`]).
+    fn handle(&mut self, msg: WorkspaceChanged, _: &mut Context<Self>) {
+        use crate::workspace::change::ChangeKind;
+        let running: Vec<&Addr<LanguageServer>> = self
+            .slots
+            .values()
+            .filter_map(|s| s.server.as_ref().map(|(addr, _, _)| addr))
+            .collect();
+        if running.is_empty() || msg.changes.is_empty() {
+            return;
+        }
+        let root = &self.config.root;
+        let mut changes = Vec::with_capacity(msg.changes.len());
+        for c in msg.changes.iter() {
+            let path = root.join(&c.path);
+            match &c.kind {
+                ChangeKind::Created => changes.push((path, 1)),
+                ChangeKind::Modified => changes.push((path, 2)),
+                ChangeKind::Removed => changes.push((path, 3)),
+                ChangeKind::Renamed { from } => {
+                    changes.push((root.join(from), 3));
+                    changes.push((path, 1));
+                }
+            }
+        }
+        let changes: Arc<[(PathBuf, u8)]> = changes.into();
+        for server in running {
+            server.do_send(FilesChanged(Arc::clone(&changes)));
+        }
     }
 }
 

@@ -531,6 +531,10 @@ impl Actor for LanguageServer {
                     "typeHierarchy": {},
                     "inlayHint": {},
                     "formatting": {},
+                    "signatureHelp": {"signatureInformation": {
+                        "documentationFormat": ["markdown", "plaintext"],
+                        "parameterInformation": {"labelOffsetSupport": true}
+                    }},
                     "rename": {"prepareSupport": false},
                     "codeAction": {
                         "codeActionLiteralSupport": {"codeActionKind": {"valueSet": [
@@ -803,6 +807,48 @@ impl Handler<DiagnosticsOf> for LanguageServer {
         }
         let rx = self.next_diagnostics(msg.uri, msg.version);
         Box::pin(async move { rx.await.ok() })
+    }
+}
+
+/// Files changed on disk (absolute paths, with LSP's `FileChangeType`: 1 created, 2
+/// changed, 3 deleted): the server is told (`workspace/didChangeWatchedFiles`), an open
+/// document that changed is given its new text (so what it publishes follows the disk),
+/// and one that is gone is closed.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct FilesChanged(pub std::sync::Arc<[(PathBuf, u8)]>);
+
+impl Handler<FilesChanged> for LanguageServer {
+    type Result = ();
+
+    fn handle(&mut self, msg: FilesChanged, _: &mut Context<Self>) {
+        if !self.ready {
+            return; // it reads the disk as it starts
+        }
+        let changes: Vec<Value> = msg
+            .0
+            .iter()
+            .map(|(path, kind)| json!({"uri": uri_of(path), "type": kind}))
+            .collect();
+        self.notify(
+            "workspace/didChangeWatchedFiles",
+            json!({ "changes": changes }),
+        );
+        for (path, kind) in msg.0.iter() {
+            if !self.documents.contains_key(path) || self.held.contains_key(path) {
+                continue;
+            }
+            if *kind == 3 {
+                self.documents.remove(path);
+                self.published.remove(&path.display().to_string());
+                self.notify(
+                    "textDocument/didClose",
+                    json!({"textDocument": {"uri": uri_of(path)}}),
+                );
+            } else if let Err(e) = self.sync(path) {
+                tracing::debug!(language = %self.launch.language, "not re-synced: {e}");
+            }
+        }
     }
 }
 

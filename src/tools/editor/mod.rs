@@ -9,6 +9,7 @@
 
 mod args;
 pub(crate) mod pool;
+pub mod signature_help;
 mod tools;
 
 pub use tools::register;

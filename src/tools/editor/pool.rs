@@ -40,7 +40,7 @@ fn number(params: &Value, key: &str) -> u64 {
     params[key].as_u64().unwrap_or(1)
 }
 
-fn parse<T: serde::de::DeserializeOwned>(answer: Value) -> Result<Option<T>, ToolError> {
+pub(crate) fn parse<T: serde::de::DeserializeOwned>(answer: Value) -> Result<Option<T>, ToolError> {
     if answer.is_null() {
         return Ok(None);
     }
@@ -62,7 +62,7 @@ fn unavailable(e: actix::MailboxError) -> ToolError {
 /// One request to the server of `file`'s language (started if needed). When the
 /// agent cancels the call (or the tool times out) this future is dropped, and the
 /// server is told to stop working on the request.
-async fn ask(
+pub(crate) async fn ask(
     ctx: &ToolContext,
     file: &Path,
     method: &'static str,
