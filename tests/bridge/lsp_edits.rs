@@ -66,6 +66,51 @@ async fn clangd_answers_hierarchies_hints_and_types_without_an_editor() {
             .contains("int scale(int value, int factor)"),
         "{hover}"
     );
+    let found = answer(
+        &mut agent,
+        "goToDefinition",
+        json!({"file": "main.cpp", "line": 15, "column": 10}),
+    )
+    .await;
+    let target = found[0]["file"].as_str().unwrap_or_default();
+    assert!(
+        target.ends_with("/util.h") || target.ends_with("/util.cpp"),
+        "{found}"
+    );
+    let refs = answer(
+        &mut agent,
+        "findReferences",
+        json!({"file": "main.cpp", "line": 9, "column": 7}),
+    )
+    .await;
+    assert_eq!(refs["count"], 3, "side: declared once, used twice: {refs}");
+    let symbols = answer(
+        &mut agent,
+        "getDocumentSymbols",
+        json!({"file": "main.cpp"}),
+    )
+    .await;
+    let listed = names(&symbols["symbols"]);
+    for name in ["Shape", "Square", "total"] {
+        assert!(listed.iter().any(|n| n == name), "{name}: {symbols}");
+    }
+    // A file that is not text is refused clearly; the server goes on.
+    std::fs::write(
+        bridge.workspace.join("blob.cpp"),
+        [0xff_u8, 0xfe, 0x00, 0x41],
+    )
+    .unwrap();
+    let blob = agent
+        .call(
+            "getHover",
+            json!({"file": "blob.cpp", "line": 1, "column": 1}),
+        )
+        .await;
+    assert!(
+        is_error(&blob) && text(&blob).contains("is not UTF-8 text"),
+        "{blob}"
+    );
+
     let calls = answer(
         &mut agent,
         "getCallHierarchy",

@@ -542,6 +542,10 @@ async fn structured_results_match_their_output_schemas() {
             "checkEdit",
             json!({"filePath": "shapes.py", "newContent": "x = undefined_name\n"}),
         ),
+        (
+            "getSignatureHelp",
+            json!({"file": "shapes.py", "line": 6, "column": 14}),
+        ),
         ("runCommand", json!({"command": "git", "args": ["status"]})),
         ("runInTerminal", json!({"command": "git", "args": ["log"]})),
         ("runClaudeTask", json!({"prompt": "typed", "wait": true})),
