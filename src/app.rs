@@ -671,6 +671,7 @@ async fn serve(settings: Settings, rotate_token: bool) -> Result<(), AppError> {
     let mut sigint = signal(SignalKind::interrupt())?;
     let lock_path = publish(services, port)?;
     announce(services, ip, port, &lock_path, &state_dir).await;
+    forget_start_up_later();
     let outcome = tokio::select! {
         _ = sigterm.recv() => { tracing::info!("SIGTERM received; shutting down"); Ok(()) }
         _ = sigint.recv() => { tracing::info!("SIGINT received; shutting down"); Ok(()) }
@@ -684,6 +685,20 @@ async fn serve(settings: Settings, rotate_token: bool) -> Result<(), AppError> {
     shut_down(services, &running.handle, &lock_path).await;
     drop(state);
     outcome
+}
+
+/// How long after the lock file is published start-up's own work (actors starting, the
+/// watcher's first walk, a restored checkpoint) is taken to be over.
+const START_UP_SETTLES: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Once start-up has settled, gives back the pages of the binary it touched
+/// ([`crate::resident::forget_start_up`]): what stays resident is what serving uses.
+fn forget_start_up_later() {
+    actix_rt::spawn(async {
+        tokio::time::sleep(START_UP_SETTLES).await;
+        let bytes = crate::resident::forget_start_up();
+        tracing::debug!(bytes, "start-up's pages of the binary given back");
+    });
 }
 
 /// Logs what the settings allow that a person should know about (not errors).

@@ -26,7 +26,7 @@ pub mod watch;
 
 // The lower crates, under the names the code has always used for them.
 pub use ide_bridge_automation::automation;
-pub use ide_bridge_host::{ancestry, lockfile, private_file, state};
+pub use ide_bridge_host::{ancestry, lockfile, private_file, resident, state};
 pub use ide_bridge_protocol as protocol;
 pub use ide_bridge_protocol::{generated, id};
 pub use ide_bridge_relay as relay;

@@ -13,6 +13,8 @@ use ide_bridge::{app, init, logging, service, status_command};
 const BAD_CONFIGURATION: u8 = 2;
 
 fn main() -> ExitCode {
+    // Only the code that runs stays resident (no fault-around over the whole binary).
+    ide_bridge::resident::map_only_what_runs();
     let mut args = std::env::args_os();
     // The command sandbox's helper: started by this binary for each sandboxed command.
     if args

@@ -110,9 +110,9 @@ fn bound(schema: &Map<String, Value>, name: &str) -> Option<u64> {
 /// Checks every range the declarations give (`minimum`/`maximum`, string lengths);
 /// the error names the first key out of range and its range as `min..=max`.
 pub(super) fn check_ranges(settings: &Settings) -> Result<(), ConfigError> {
-    static VALIDATOR: OnceLock<jsonschema::Validator> = OnceLock::new();
-    let validator = VALIDATOR
-        .get_or_init(|| jsonschema::validator_for(schema()).expect("the settings schema compiles"));
+    // Compiled for the check and dropped after it: settings are checked once per load,
+    // and a running bridge need not keep the validator.
+    let validator = jsonschema::validator_for(schema()).expect("the settings schema compiles");
     let value = serde_json::to_value(settings).expect("settings are JSON");
     let Some(error) = validator.iter_errors(&value).next() else {
         return Ok(());

@@ -188,8 +188,8 @@ pub enum CatalogError {
 #[derive(Default)]
 pub struct ToolRegistry {
     tools: Vec<RegisteredTool>,
-    infos: Vec<ToolInfo>,
-    exposed_infos: Vec<ToolInfo>,
+    /// The exposed tools' indices in `tools` (each tool's listing is kept once, in it).
+    exposed: Vec<usize>,
     index: HashMap<&'static str, usize>,
     group: &'static str,
 }
@@ -219,11 +219,8 @@ impl ToolRegistry {
         for tool in &mut self.tools {
             tool.exposed = names(include, tool) && !names(exclude, tool);
         }
-        self.exposed_infos = self
-            .tools
-            .iter()
-            .filter(|t| t.exposed)
-            .map(|t| t.info.clone())
+        self.exposed = (0..self.tools.len())
+            .filter(|i| self.tools[*i].exposed)
             .collect();
         Ok(())
     }
@@ -261,8 +258,7 @@ impl ToolRegistry {
             output_schema,
         };
         self.index.insert(T::NAME, self.tools.len());
-        self.infos.push(info.clone());
-        self.exposed_infos.push(info.clone());
+        self.exposed.push(self.tools.len());
         self.tools.push(RegisteredTool {
             info,
             group: self.group,
@@ -285,8 +281,8 @@ impl ToolRegistry {
     }
 
     /// Every tool's listing, in registration order.
-    pub fn infos(&self) -> &[ToolInfo] {
-        &self.infos
+    pub fn infos(&self) -> impl Iterator<Item = &ToolInfo> {
+        self.tools.iter().map(|t| &t.info)
     }
 
     /// One `tools/list` page: of every tool, or of the exposed ones for a
@@ -295,13 +291,13 @@ impl ToolRegistry {
         &self,
         model_facing: bool,
         cursor: Option<&str>,
-    ) -> Result<(Vec<ToolInfo>, Option<String>), InvalidCursor> {
-        let list = if model_facing {
-            &self.exposed_infos
+    ) -> Result<(Vec<&ToolInfo>, Option<String>), InvalidCursor> {
+        let list: Vec<&ToolInfo> = if model_facing {
+            self.exposed.iter().map(|i| &self.tools[*i].info).collect()
         } else {
-            &self.infos
+            self.infos().collect()
         };
-        paginate(list, cursor, PAGE_SIZE)
+        paginate(&list, cursor, PAGE_SIZE)
     }
 
     pub fn len(&self) -> usize {

@@ -178,9 +178,14 @@ pub fn npm_installed() -> bool {
     found
 }
 
-/// Path of the binary under test.
+/// Path of the binary under test: the one Cargo built, or for the benchmarks comparing
+/// builds, `BENCH_BRIDGE_BIN`.
 pub fn binary() -> &'static str {
-    env!("CARGO_BIN_EXE_ide-bridge")
+    static CHOSEN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    CHOSEN.get_or_init(|| {
+        std::env::var("BENCH_BRIDGE_BIN")
+            .unwrap_or_else(|_| env!("CARGO_BIN_EXE_ide-bridge").to_string())
+    })
 }
 
 /// A command for the binary with a clean environment for configuration.
