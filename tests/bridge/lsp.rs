@@ -376,26 +376,33 @@ async fn typescript_answers_hover_and_workspace_symbols() {
     );
 }
 
+/// Options whose `.fake` files are served by `tests/fixtures/fake-lsp`, logging to
+/// `log` (answering requests with null when `answers`), with the config file in `dir`.
+fn with_fake_server(dir: &std::path::Path, log: &std::path::Path, answers: bool) -> Options {
+    let config = dir.join("bridge.toml");
+    let extra = if answers { ", \"answers\"" } else { "" };
+    std::fs::write(
+        &config,
+        format!(
+            "[lsp.servers.fake]\ncommand = \"{}\"\nargs = [\"{}\"{extra}]\nextensions = [\"fake\"]\n",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fake-lsp"),
+            log.display()
+        ),
+    )
+    .unwrap();
+    Options::default()
+        .arg("--config")
+        .arg(config.to_str().unwrap())
+}
+
 /// A server that initializes but never answers: an agent's cancellation reaches it as
 /// `$/cancelRequest`, and a request past `lsp.request_timeout_ms` ends it as hung.
 #[tokio::test]
 async fn a_cancelled_call_cancels_the_server_request_and_a_hung_server_is_ended() {
     let dir = tempfile::tempdir().unwrap();
     let cancelled = dir.path().join("cancelled");
-    let config = dir.path().join("bridge.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[lsp.servers.fake]\ncommand = \"{}\"\nargs = [\"{}\"]\nextensions = [\"fake\"]\n",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fake-lsp"),
-            cancelled.display()
-        ),
-    )
-    .unwrap();
     let bridge = Bridge::launch(
-        Options::default()
-            .arg("--config")
-            .arg(config.to_str().unwrap())
+        with_fake_server(dir.path(), &cancelled, false)
             .set("lsp.request_timeout_ms", 3000)
             .file("x.fake", "x"),
     )
@@ -494,20 +501,8 @@ async fn concurrent_checks_of_one_file_each_get_their_own_answer() {
 async fn the_least_recently_asked_document_is_closed_past_the_bound() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("fake.log");
-    let config = dir.path().join("bridge.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[lsp.servers.fake]\ncommand = \"{}\"\nargs = [\"{}\", \"answers\"]\nextensions = [\"fake\"]\n",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fake-lsp"),
-            log.display()
-        ),
-    )
-    .unwrap();
     let bridge = Bridge::launch(
-        Options::default()
-            .arg("--config")
-            .arg(config.to_str().unwrap())
+        with_fake_server(dir.path(), &log, true)
             .set("lsp.max_open_documents", 2)
             .file("a.fake", "a")
             .file("b.fake", "b")
@@ -591,20 +586,8 @@ async fn a_server_past_its_memory_bound_is_restarted_and_counted() {
 async fn changes_on_disk_reach_the_running_servers() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("fake.log");
-    let config = dir.path().join("bridge.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[lsp.servers.fake]\ncommand = \"{}\"\nargs = [\"{}\", \"answers\"]\nextensions = [\"fake\"]\n",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fake-lsp"),
-            log.display()
-        ),
-    )
-    .unwrap();
     let bridge = Bridge::launch(
-        Options::default()
-            .arg("--config")
-            .arg(config.to_str().unwrap())
+        with_fake_server(dir.path(), &log, true)
             .file("a.fake", "a")
             .file("b.fake", "b"),
     )

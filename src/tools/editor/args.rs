@@ -24,11 +24,11 @@ pub struct File {
 #[derive(Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct At {
-    file: WorkspacePath,
+    pub(crate) file: WorkspacePath,
     #[schemars(range(min = 1))]
-    line: u32,
+    pub(crate) line: u32,
     #[schemars(range(min = 1))]
-    column: u32,
+    pub(crate) column: u32,
 }
 
 /// A range in a file (1-based).

@@ -7,7 +7,7 @@
 //! as the extension protocol says. Without an editor the tools answer at once with
 //! instructions to connect one (`getFileContent` falls back to the workspace).
 
-mod args;
+pub(crate) mod args;
 pub(crate) mod pool;
 pub mod signature_help;
 mod tools;

@@ -6,25 +6,14 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use super::args::At;
 use super::pool::{ask, parse};
 use crate::lsp::shapes;
 use crate::lsp::types::{Documentation, ParameterLabel, SignatureHelp};
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{output, Tool, ToolContext, ToolError, ToolResult, WorkspacePath};
+use crate::tools::{output, Tool, ToolContext, ToolError, ToolResult};
 
 pub struct GetSignatureHelp;
-
-/// A position in a file (1-based; columns in UTF-16 units, as every position the tools
-/// take).
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Args {
-    file: WorkspacePath,
-    #[schemars(range(min = 1))]
-    line: u32,
-    #[schemars(range(min = 1))]
-    column: u32,
-}
 
 /// The signatures of the call around the position; empty when it is in none.
 #[derive(Serialize, Deserialize, JsonSchema)]
@@ -58,14 +47,14 @@ fn text(doc: &Documentation) -> String {
 }
 
 impl Tool for GetSignatureHelp {
-    type Args = Args;
+    type Args = At;
     const NAME: &'static str = "getSignatureHelp";
     const DESCRIPTION: &'static str =
         "The signature of the call at file:line:column (1-based): its parameters and which one the \
          position is in, from the bridge's language server for the file.";
     const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Answer>);
 
-    async fn call(ctx: ToolContext, args: Args) -> ToolResult {
+    async fn call(ctx: ToolContext, args: At) -> ToolResult {
         if !ctx.services.settings.lsp.enabled {
             return Err(ToolError::refused(
                 "getSignatureHelp needs the bridge's language servers, and lsp.enabled is false",
