@@ -74,6 +74,31 @@ async function actionsOfKind(doc: vscode.TextDocument, kind: vscode.CodeActionKi
   return actions.filter((a) => a.kind && kind.contains(a.kind));
 }
 
+/**
+ * Applies the code actions of `kind` for the whole document (at most `max`). VS Code
+ * refuses an edit made for an older version of the document, and the document can
+ * change between computing the actions and applying them (a language server's
+ * follow-up edit, or one of these actions when there are several): then the actions
+ * are computed again, up to three times. Answers how many were applied.
+ */
+async function applyKind(doc: vscode.TextDocument, kind: vscode.CodeActionKind, max = Infinity): Promise<number> {
+  let applied = 0;
+  for (let attempt = 1; ; attempt++) {
+    const version = doc.version;
+    const actions = (await actionsOfKind(doc, kind)).slice(0, max - applied);
+    try {
+      for (const a of actions) {
+        await apply(a);
+        applied += 1;
+      }
+      return applied;
+    } catch (e) {
+      const stale = doc.version !== version && /refused/.test(String(e));
+      if (!stale || attempt >= 3 || applied >= max) throw e;
+    }
+  }
+}
+
 export function register(c: Connection): void {
   c.handle('goToDefinition', async (p: Params) => {
     const { doc, pos } = await at(p);
@@ -215,19 +240,13 @@ export function register(c: Connection): void {
 
   c.handle('organizeImports', async (p: Params) => {
     const doc = await documentOf(need(p, 'file'));
-    const actions = await actionsOfKind(doc, vscode.CodeActionKind.SourceOrganizeImports);
-    for (const a of actions.slice(0, 1)) await apply(a);
-    return { success: true, actionsApplied: Math.min(actions.length, 1) };
+    const applied = await applyKind(doc, vscode.CodeActionKind.SourceOrganizeImports, 1);
+    return { success: true, actionsApplied: applied };
   });
 
   c.handle('fixAllLintErrors', async (p: Params) => {
     const doc = await documentOf(need(p, 'file'));
-    const fixAll = await actionsOfKind(doc, vscode.CodeActionKind.SourceFixAll);
-    let applied = 0;
-    for (const a of fixAll) {
-      await apply(a);
-      applied += 1;
-    }
+    let applied = await applyKind(doc, vscode.CodeActionKind.SourceFixAll);
     if (applied === 0) {
       // No fix-all provider: the preferred quick fix of each diagnostic.
       for (const d of vscode.languages.getDiagnostics(doc.uri)) {
