@@ -20,11 +20,13 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 from websockets.asyncio.client import connect
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "python"))
+
+from conftest import start_bridge  # the tests' own start-up helper
 
 
 def status(pid):
@@ -37,7 +39,7 @@ def status(pid):
 
 
 def sections(binary):
-    out = subprocess.run(["size", "-A", binary], capture_output=True, text=True).stdout
+    out = subprocess.run(["size", "-A", binary], capture_output=True, text=True, check=True).stdout
     found = {}
     for line in out.splitlines():
         parts = line.split()
@@ -51,27 +53,11 @@ def start(binary, tmp, agents):
     (ws / "src").mkdir(parents=True)
     (ws / "src" / "main.rs").write_text("fn main() {}\n")
     (ws / "README.md").write_text("# small\n")
-    config = tmp / "claude"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("IDE_BRIDGE_", "CLAUDE"))}
-    env["CLAUDE_CONFIG_DIR"] = str(config)
-    env["HOME"] = str(tmp)
-    proc = subprocess.Popen(
-        [binary, "--workspace", str(ws), "--log-level", "warn",
-         "--set", f"sessions.max_sessions={agents + 5}", "--set", "server.min_connect_interval_ms=0"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    os.environ["BRIDGE_BIN"] = binary
+    return start_bridge(
+        ws, tmp / "claude", subprocess.DEVNULL, "--log-level", "warn",
+        "--set", f"sessions.max_sessions={agents + 5}", "--set", "server.min_connect_interval_ms=0",
     )
-    deadline = time.monotonic() + 15
-    while True:
-        assert proc.poll() is None, f"{binary} exited with {proc.returncode}"
-        assert time.monotonic() < deadline, "no lock file"
-        for path in (config / "ide").glob("*.lock"):
-            try:
-                lock = json.loads(path.read_text())
-            except (OSError, ValueError):
-                continue
-            if lock.get("pid") == proc.pid:
-                return proc, int(path.stem), lock["authToken"]
-        time.sleep(0.02)
 
 
 async def connect_agents(port, token, n):
@@ -101,6 +87,7 @@ async def measure(binary, agents, settle):
             sockets = await connect_agents(port, token, agents)
             await asyncio.sleep(1.0)
             busy = status(proc.pid)
+            assert len(sockets) == agents  # held open until measured
             return idle, busy
         finally:
             proc.kill()
@@ -122,9 +109,9 @@ def main():
     print("| build | file MB | .text MB | .rodata MB | .eh_frame MB |")
     print("|---|---:|---:|---:|---:|")
     for name, binary in builds:
-        s = sections(binary)
-        mb = lambda k: f"{s.get(k, 0) / 1e6:.2f}"
-        print(f"| {name} | {os.path.getsize(binary) / 1e6:.2f} | {mb('.text')} | {mb('.rodata')} | {mb('.eh_frame')} |")
+        found = sections(binary)
+        mb = [f"{found.get(k, 0) / 1e6:.2f}" for k in (".text", ".rodata", ".eh_frame")]
+        print(f"| {name} | {os.path.getsize(binary) / 1e6:.2f} | {' | '.join(mb)} |")
     print()
     print(f"| build | idle RSS MiB | of it anonymous | of it file-backed | with {args.agents} idle agents | per agent KiB | of it anonymous |")
     print("|---|---|---|---|---|---|---|")

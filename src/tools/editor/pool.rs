@@ -224,37 +224,24 @@ async fn call_hierarchy(
     };
     let mut out = json!({"symbol": shapes::call_item(&item)});
     let max = most(params);
-    if wants(params, "incoming") {
-        let calls = ask(
-            ctx,
-            file,
-            "callHierarchy/incomingCalls",
-            json!({"item": raw}),
-        )
-        .await?;
-        let calls: Vec<crate::lsp::types::CallHierarchyIncomingCall> =
-            parse(calls)?.unwrap_or_default();
-        out["incoming"] = calls
-            .iter()
-            .take(max)
-            .map(|c| shapes::call_item(&c.from))
-            .collect();
-    }
-    if wants(params, "outgoing") {
-        let calls = ask(
-            ctx,
-            file,
-            "callHierarchy/outgoingCalls",
-            json!({"item": raw}),
-        )
-        .await?;
-        let calls: Vec<crate::lsp::types::CallHierarchyOutgoingCall> =
-            parse(calls)?.unwrap_or_default();
-        out["outgoing"] = calls
-            .iter()
-            .take(max)
-            .map(|c| shapes::call_item(&c.to))
-            .collect();
+    // Each call names the other end under `from` (incoming) or `to` (outgoing).
+    for (key, method, end) in [
+        ("incoming", "callHierarchy/incomingCalls", "from"),
+        ("outgoing", "callHierarchy/outgoingCalls", "to"),
+    ] {
+        if wants(params, key) {
+            let calls: Vec<Value> =
+                parse(ask(ctx, file, method, json!({"item": raw})).await?)?.unwrap_or_default();
+            let mut items = Vec::new();
+            for call in calls.into_iter().take(max) {
+                if let Some(item) =
+                    parse::<crate::lsp::types::CallHierarchyItem>(call[end].clone())?
+                {
+                    items.push(shapes::call_item(&item));
+                }
+            }
+            out[key] = Value::Array(items);
+        }
     }
     Ok(out)
 }

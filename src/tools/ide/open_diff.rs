@@ -43,7 +43,8 @@ impl Tool for OpenDiff {
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         // The automation policy's edit gate may refuse the proposal before anyone sees it.
-        if let Ok(path) = ctx.services.workspace.resolve(&args.new_file_path) {
+        let gated = ctx.services.automation.is_some();
+        if let (true, Ok(path)) = (gated, ctx.services.workspace.resolve(&args.new_file_path)) {
             let agent = match crate::tools::claims::me(&ctx).await {
                 crate::coordination::claims::Holder::Agent { label, .. } => label,
                 crate::coordination::claims::Holder::Person => String::new(),
