@@ -74,12 +74,27 @@ async function actionsOfKind(doc: vscode.TextDocument, kind: vscode.CodeActionKi
   return actions.filter((a) => a.kind && kind.contains(a.kind));
 }
 
+/** Resolves when `doc` changes, or after `ms` (whichever comes first). */
+function changeOf(doc: vscode.TextDocument, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      sub.dispose();
+      resolve();
+    };
+    const sub = vscode.workspace.onDidChangeTextDocument((e) => e.document === doc && done());
+    const timer = setTimeout(done, ms);
+  });
+}
+
 /**
  * Applies the code actions of `kind` for the whole document (at most `max`). VS Code
  * refuses an edit made for an older version of the document, and the document can
  * change between computing the actions and applying them (a language server's
- * follow-up edit, or one of these actions when there are several): then the actions
- * are computed again, up to three times. Answers how many were applied.
+ * follow-up edit, or one of these actions when there are several). The extension host
+ * can learn of that change only after the refusal, so a refusal is taken as staleness:
+ * once the document has changed (or 500 ms have passed) the actions are computed again,
+ * up to three times in all. Answers how many were applied.
  */
 async function applyKind(doc: vscode.TextDocument, kind: vscode.CodeActionKind, max = Infinity): Promise<number> {
   let applied = 0;
@@ -93,8 +108,8 @@ async function applyKind(doc: vscode.TextDocument, kind: vscode.CodeActionKind, 
       }
       return applied;
     } catch (e) {
-      const stale = doc.version !== version && /refused/.test(String(e));
-      if (!stale || attempt >= 3 || applied >= max) throw e;
+      if (!/refused/.test(String(e)) || attempt >= 3 || applied >= max) throw e;
+      if (doc.version === version) await changeOf(doc, 500);
     }
   }
 }
