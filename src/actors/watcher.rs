@@ -467,11 +467,35 @@ impl Watcher {
         ctx.spawn(walk.into_actor(self).map(|walked, act, ctx| {
             act.walking_new = false;
             let Ok((dirs, files)) = walked else { return };
-            if act.watch_new(dirs, ctx) {
-                for file in files {
-                    act.file(&file, Raw::Created, ctx);
+            if act.watch_new(dirs.clone(), ctx) {
+                for file in &files {
+                    act.file(file, Raw::Created, ctx);
                 }
+                act.relist(dirs, files, ctx);
                 act.walk_new_dirs(ctx);
+            }
+        }));
+    }
+
+    /// Lists `dirs` again now that they are watched: what was created in them between
+    /// the walk and the watch (no kernel event will tell of it) is reported too.
+    /// `reported` is what the walk already reported.
+    fn relist(&mut self, dirs: Vec<PathBuf>, reported: Vec<PathBuf>, ctx: &mut Context<Self>) {
+        if dirs.is_empty() {
+            return;
+        }
+        let max = self.settings.max_directories;
+        let list = actix_rt::task::spawn_blocking(move || list_in(&dirs, max));
+        ctx.spawn(list.into_actor(self).map(move |listed, act, ctx| {
+            let Ok((dirs, files)) = listed else { return };
+            let reported: HashSet<PathBuf> = reported.into_iter().collect();
+            for file in files.iter().filter(|f| !reported.contains(*f)) {
+                act.file(file, Raw::Created, ctx);
+            }
+            for dir in dirs {
+                if !act.dirs.contains(&dir) {
+                    act.dir_appeared(&dir, ctx);
+                }
             }
         }));
     }
@@ -702,6 +726,26 @@ fn walk_below(starts: &[PathBuf], max: usize) -> (Vec<PathBuf>, Vec<PathBuf>) {
         }
     }
     (dirs, files)
+}
+
+/// The directories and files directly in each of `dirs` (symlinks are neither), at
+/// most `max` entries, as `walk_below` counts them.
+fn list_in(dirs: &[PathBuf], max: usize) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let mut subdirs = Vec::new();
+    let mut files = Vec::new();
+    let entries = dirs
+        .iter()
+        .filter_map(|d| std::fs::read_dir(d).ok())
+        .flatten()
+        .flatten();
+    for entry in entries.take(max * 4) {
+        match entry.file_type() {
+            Ok(t) if t.is_dir() => subdirs.push(entry.path()),
+            Ok(t) if t.is_file() => files.push(entry.path()),
+            _ => {}
+        }
+    }
+    (subdirs, files)
 }
 
 /// A real directory, not a symlink to one.

@@ -62,6 +62,25 @@ async fn tool_writes_and_other_writes_are_each_reported_once() {
     std::fs::create_dir_all(bridge.workspace.join("lib/deep")).unwrap();
     std::fs::write(bridge.workspace.join("lib/deep/x.rs"), "x").unwrap();
     wait_change(&bridge, "created lib/deep/x.rs").await;
+    // And so is every file of a burst of new directories, each written the moment its
+    // directory exists (whether the walk or the kernel sees it first).
+    for i in 0..12 {
+        let dir = bridge.workspace.join(format!("burst/d{i}/e"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("f.rs"), "x").unwrap();
+    }
+    bridge
+        .wait_status("every file of the burst", |s| {
+            let recent = s["watch"]["recent"].as_array()?;
+            (0..12)
+                .all(|i| {
+                    recent
+                        .iter()
+                        .any(|c| c == &format!("created burst/d{i}/e/f.rs"))
+                })
+                .then_some(())
+        })
+        .await;
     // Renamed through the tool: one rename, not a removal and a creation.
     agent
         .call(
