@@ -1,7 +1,7 @@
 //! The Watcher actor: watches the workspace and sends each debounce window's changes
 //! ([`WorkspaceChanged`]) to its subscribers (the DiagnosticsActor and Automation).
 //!
-//! With kernel events (inotify through `notify`) it watches every directory the walker
+//! With kernel events (inotify, [`crate::watch::kernel`]) it watches every directory the walker
 //! does not ignore, one non-recursive watch each, so ignored trees (`target/`,
 //! `node_modules/`) cost nothing; plus `.git` and `.git/refs/heads` for commits and
 //! branch switches. When the tree has more than `watch.max_directories` directories, or
@@ -11,16 +11,13 @@
 //! run on blocking threads, never on the actor's.
 
 use std::collections::{HashSet, VecDeque};
+use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
-use notify::event::{CreateKind, EventKind, MetadataKind, ModifyKind, RemoveKind, RenameMode};
-use notify::{RecommendedWatcher, RecursiveMode, Watcher as _};
 use serde::Serialize;
-use tokio::sync::mpsc;
 
 use super::activity_log::{iso_now, ActivityLog};
 use super::messages::watch::{FileChange, WorkspaceChanged};
@@ -28,6 +25,7 @@ use super::supervise::{guard, restarted};
 use crate::config::{WatchMode, WatchSettings};
 use crate::metrics::Metrics;
 use crate::watch::is_git_ref;
+use crate::watch::kernel::{self, Change, Kernel, WatchError};
 use crate::watch::pending::{Pending, Raw};
 use crate::watch::poll::{self, Snapshot};
 use crate::watch::rules::{Rules, IGNORE_FILES};
@@ -35,9 +33,9 @@ use crate::workspace::Workspace;
 
 /// Actor name used in logs, metrics and faults.
 pub const NAME: &str = "watcher";
-/// Kernel events queued between the kernel's thread and the actor, at most; beyond,
-/// they are counted as dropped.
-pub const EVENT_QUEUE: usize = 65_536;
+/// How long a move's first half waits for its second (the kernel sends them together;
+/// a move out of the workspace has none).
+const MOVE_PAIRING: Duration = Duration::from_millis(50);
 /// Changed paths `/status` remembers.
 pub const RECENT: usize = 20;
 
@@ -75,10 +73,8 @@ pub struct WatchStatus {
     /// Changes listed in them.
     pub changes_reported: u64,
     /// Events beyond `watch.max_batch` paths in their window, counted only (per event:
-    /// a path written twice past the bound counts twice), and dropped events.
+    /// a path written twice past the bound counts twice).
     pub changes_overflowed: u64,
-    /// Kernel events dropped because the queue to the actor was full.
-    pub events_dropped: u64,
     /// Times the kernel said its own queue overflowed (events were lost).
     pub kernel_overflows: u64,
     /// When the last batch was sent.
@@ -93,8 +89,16 @@ pub struct WatchStatus {
 #[rtype(result = "WatchStatus")]
 pub struct GetWatchStatus;
 
-/// A kernel event (or the kernel's error) from the watcher's thread.
-type Kernel = notify::Result<notify::Event>;
+/// A kernel event (or the error reading it).
+type KernelEvent = io::Result<kernel::Event>;
+
+/// A move's first half, waiting for its second.
+struct MovedFrom {
+    path: PathBuf,
+    cookie: u32,
+    /// Reports the move as a removal if no second half comes.
+    timeout: SpawnHandle,
+}
 
 /// The first walk's result.
 struct Walked {
@@ -111,7 +115,10 @@ pub struct Watcher {
     subscribers: Vec<Recipient<WorkspaceChanged>>,
     mode: Mode,
     reason: Option<String>,
-    kernel: Option<RecommendedWatcher>,
+    kernel: Option<Kernel>,
+    /// The kernel's event stream (cancelled when polling instead).
+    events: Option<SpawnHandle>,
+    moved_from: Option<MovedFrom>,
     rules: Option<Rules>,
     dirs: HashSet<PathBuf>,
     /// Files known to exist (bounded by `max_polled_files`): a file moved into place is
@@ -128,10 +135,6 @@ pub struct Watcher {
     walking_new: bool,
     /// Kernel queue overflows not yet logged.
     overflows_unlogged: u64,
-    /// Counted by the kernel thread, taken at each flush.
-    dropped: Arc<AtomicU64>,
-    /// Every event dropped since start.
-    dropped_total: u64,
     batches: u64,
     changes_reported: u64,
     changes_overflowed: u64,
@@ -159,6 +162,8 @@ impl Watcher {
             mode: Mode::Starting,
             reason: None,
             kernel: None,
+            events: None,
+            moved_from: None,
             rules: None,
             dirs: HashSet::new(),
             known: HashSet::new(),
@@ -171,8 +176,6 @@ impl Watcher {
             new_dirs: HashSet::new(),
             walking_new: false,
             overflows_unlogged: 0,
-            dropped: Arc::new(AtomicU64::new(0)),
-            dropped_total: 0,
             batches: 0,
             changes_reported: 0,
             changes_overflowed: 0,
@@ -228,20 +231,11 @@ impl Watcher {
                 ctx,
             );
         }
-        let (tx, rx) = mpsc::channel::<Kernel>(EVENT_QUEUE);
-        let dropped = Arc::clone(&self.dropped);
-        let kernel = notify::recommended_watcher(move |event: Kernel| {
-            if let Err(mpsc::error::TrySendError::Full(_)) = tx.try_send(event) {
-                dropped.fetch_add(1, Ordering::Relaxed);
-            }
-        });
-        let mut kernel = match kernel {
-            Ok(k) => k,
+        let (mut kernel, events) = match Kernel::open() {
+            Ok(opened) => opened,
             Err(e) => return self.poll_instead(format!("kernel events unavailable: {e}"), ctx),
         };
-        ctx.add_stream(futures_util::stream::unfold(rx, |mut rx| async move {
-            rx.recv().await.map(|event| (event, rx))
-        }));
+        self.events = Some(ctx.add_stream(events));
         let root = self.root().to_path_buf();
         let dirs = walked.dirs;
         let watching = actix_rt::task::spawn_blocking(move || {
@@ -275,7 +269,12 @@ impl Watcher {
         } else {
             tracing::warn!(%reason, "cannot watch the workspace with kernel events; polling it instead");
         }
-        self.kernel = None;
+        if let Some(kernel) = self.kernel.take() {
+            kernel.close();
+        }
+        if let Some(events) = self.events.take() {
+            ctx.cancel_future(events);
+        }
         self.dirs.clear();
         self.mode = Mode::Polling;
         self.reason = Some(reason);
@@ -304,77 +303,88 @@ impl Watcher {
     }
 
     /// One kernel event.
-    fn on_kernel(&mut self, event: Kernel, ctx: &mut Context<Self>) {
-        let event = match event {
-            Ok(event) => event,
+    fn on_kernel(&mut self, event: KernelEvent, ctx: &mut Context<Self>) {
+        let change = match event {
+            Ok(event) => match self.kernel.as_mut().and_then(|k| k.change(&event)) {
+                Some(change) => change,
+                None => return,
+            },
             Err(e) => {
-                if matches!(e.kind, notify::ErrorKind::MaxFilesWatch) {
-                    let count = self.dirs.len();
-                    return self.poll_instead(watch_limit(count, None), ctx);
-                }
-                return tracing::warn!(error = %e, "workspace watch error");
+                return tracing::warn!(error = %e, "reading the workspace's kernel events failed")
             }
         };
-        if event.need_rescan() {
-            // Logged once per window (a flood brings many).
-            self.kernel_overflows += 1;
-            self.overflows_unlogged += 1;
-            return self.touched(ctx);
+        // A move's first half is settled before anything that came after it.
+        match (&change, self.moved_from.take()) {
+            (Change::MovedTo { path, cookie, .. }, Some(from)) if *cookie == from.cookie => {
+                ctx.cancel_future(from.timeout);
+                self.gone(&from.path, ctx);
+                self.arrived(path, ctx);
+                return self.renamed(&from.path, path, ctx);
+            }
+            (_, Some(from)) => {
+                ctx.cancel_future(from.timeout);
+                self.gone(&from.path, ctx);
+            }
+            (_, None) => {}
         }
-        let paths = &event.paths;
-        match event.kind {
-            EventKind::Create(kind) => {
-                for path in paths {
-                    if kind == CreateKind::Folder || (kind != CreateKind::File && is_dir(path)) {
-                        self.dir_appeared(path, ctx);
-                    } else {
-                        self.file(path, Raw::Created, ctx);
+        match change {
+            Change::Overflow => {
+                // Logged once per window (a flood brings many).
+                self.kernel_overflows += 1;
+                self.overflows_unlogged += 1;
+                self.touched(ctx);
+            }
+            Change::Created { path, dir: true } => {
+                let rel = self.relative(&path).unwrap_or_default();
+                if rel.starts_with(".git/refs/heads/") {
+                    // A branch name with a slash: its directory is watched like the rest
+                    // of git's refs.
+                    if let Some(kernel) = self.kernel.as_mut() {
+                        let _ = kernel.watch(&path);
                     }
+                    return self.file(&path, Raw::Created, ctx);
+                }
+                self.dir_appeared(&path, ctx);
+            }
+            Change::Created { path, dir: false } => self.file(&path, Raw::Created, ctx),
+            Change::Modified(path) => self.file(&path, Raw::Modified, ctx),
+            Change::Removed { path, dir } => {
+                if dir || self.dirs.contains(&path) {
+                    self.dirs.remove(&path);
+                } else {
+                    self.file(&path, Raw::Removed, ctx);
                 }
             }
-            EventKind::Modify(ModifyKind::Name(RenameMode::Both)) if paths.len() == 2 => {
-                self.renamed(&paths[0], &paths[1], ctx);
-            }
-            EventKind::Modify(ModifyKind::Name(RenameMode::From)) => {
-                for path in paths {
-                    self.gone(path, ctx);
-                }
-            }
-            EventKind::Modify(ModifyKind::Name(_)) => {
-                for path in paths {
-                    if is_dir(path) {
-                        self.dir_appeared(path, ctx);
-                    } else {
-                        let raw = match self.relative(path) {
-                            Some(rel) if self.known.contains(&rel) => Raw::Modified,
-                            _ => Raw::Created,
-                        };
-                        self.file(path, raw, ctx);
+            Change::MovedFrom { path, cookie, .. } => {
+                let timeout = ctx.run_later(MOVE_PAIRING, |act, ctx| {
+                    if let Some(from) = act.moved_from.take() {
+                        act.gone(&from.path, ctx);
                     }
-                }
+                });
+                self.moved_from = Some(MovedFrom {
+                    path,
+                    cookie,
+                    timeout,
+                });
             }
-            EventKind::Modify(ModifyKind::Metadata(MetadataKind::AccessTime)) => {}
-            EventKind::Modify(_) => {
-                let files: Vec<&PathBuf> =
-                    paths.iter().filter(|p| !self.dirs.contains(*p)).collect();
-                for path in files {
-                    self.file(path, Raw::Modified, ctx);
-                }
-            }
-            EventKind::Remove(kind) => {
-                for path in paths {
-                    if kind == RemoveKind::Folder || self.dirs.contains(path) {
-                        self.dirs.remove(path);
-                    } else {
-                        self.file(path, Raw::Removed, ctx);
-                    }
-                }
-            }
-            EventKind::Access(_) | EventKind::Any | EventKind::Other => {}
+            Change::MovedTo { path, .. } => self.arrived(&path, ctx),
         }
     }
 
-    /// A path moved away (its new place is outside what is watched, or a `Both`
+    /// Something moved to `path`: a directory is walked; a file is `created`, or
+    /// `modified` when a file was known there (an atomic save).
+    fn arrived(&mut self, path: &Path, ctx: &mut Context<Self>) {
+        if is_dir(path) {
+            return self.dir_appeared(path, ctx);
+        }
+        let raw = match self.relative(path) {
+            Some(rel) if self.known.contains(&rel) => Raw::Modified,
+            _ => Raw::Created,
+        };
+        self.file(path, raw, ctx);
+    }
+
+    /// A path moved away (its new place is outside what is watched, or [`Self::renamed`]
     /// follows).
     fn gone(&mut self, path: &Path, ctx: &mut Context<Self>) {
         if self.dirs.remove(path) {
@@ -390,7 +400,7 @@ impl Watcher {
         let ignored = |p: &Path| self.rules.as_ref().is_none_or(|r| r.is_ignored(p, false));
         if ignored(from) || ignored(to) || is_dir(to) {
             // A temporary file moved into place (an atomic save) was already reported
-            // by the `To` event; a moved directory's files by its walk.
+            // by `arrived`; a moved directory's files by its walk.
             return;
         }
         self.pending.forget(&from_rel);
@@ -517,11 +527,11 @@ impl Watcher {
             let Some(kernel) = self.kernel.as_mut() else {
                 return false;
             };
-            match kernel.watch(&dir, RecursiveMode::NonRecursive) {
+            match kernel.watch(&dir) {
                 Ok(()) => {
                     self.dirs.insert(dir);
                 }
-                Err(e) if matches!(e.kind, notify::ErrorKind::MaxFilesWatch) => {
+                Err(WatchError::Limit) => {
                     let count = self.dirs.len();
                     self.poll_instead(watch_limit(count, None), ctx);
                     return false;
@@ -575,22 +585,13 @@ impl Watcher {
 
     fn flush(&mut self, _: &mut Context<Self>) {
         self.first_pending = None;
-        let dropped = self.dropped.swap(0, Ordering::Relaxed);
-        self.dropped_total += dropped;
-        let (changes, mut overflowed, git_refs) = self.pending.take();
+        let (changes, overflowed, git_refs) = self.pending.take();
         let overflows = std::mem::take(&mut self.overflows_unlogged);
         if overflows > 0 {
             tracing::warn!(
                 overflows,
                 "the kernel's event queue overflowed: some workspace changes were lost"
             );
-        }
-        if dropped > 0 {
-            tracing::warn!(
-                dropped,
-                "workspace events dropped: the queue to the watcher was full"
-            );
-            overflowed += dropped as usize;
         }
         if changes.is_empty() && overflowed == 0 && !git_refs {
             return;
@@ -649,27 +650,25 @@ fn describe(c: &FileChange) -> String {
 /// The kernel refused a watch after this many directories.
 struct WatchLimit(usize);
 
-/// Watches `dirs` one by one, and git's refs.
-fn add_watches(
-    kernel: &mut RecommendedWatcher,
-    root: &Path,
-    dirs: &[PathBuf],
-) -> Result<(), WatchLimit> {
+/// Watches `dirs` one by one, and git's refs: `.git` itself and every directory of
+/// `.git/refs/heads`.
+fn add_watches(kernel: &mut Kernel, root: &Path, dirs: &[PathBuf]) -> Result<(), WatchLimit> {
     for (i, dir) in dirs.iter().enumerate() {
-        match kernel.watch(dir, RecursiveMode::NonRecursive) {
+        match kernel.watch(dir) {
             Ok(()) => {}
-            Err(e) if matches!(e.kind, notify::ErrorKind::MaxFilesWatch) => {
-                return Err(WatchLimit(i))
-            }
+            Err(WatchError::Limit) => return Err(WatchLimit(i)),
             Err(e) => tracing::debug!(dir = %dir.display(), error = %e, "directory not watched"),
         }
     }
     let git = root.join(".git");
-    if git.is_dir() {
-        let _ = kernel.watch(&git, RecursiveMode::NonRecursive);
-        let heads = git.join("refs/heads");
-        if heads.is_dir() {
-            let _ = kernel.watch(&heads, RecursiveMode::Recursive);
+    if is_dir(&git) {
+        let _ = kernel.watch(&git);
+        let mut heads = vec![git.join("refs/heads")];
+        while let Some(dir) = heads.pop() {
+            if kernel.watch(&dir).is_ok() {
+                let entries = std::fs::read_dir(&dir).into_iter().flatten().flatten();
+                heads.extend(entries.map(|e| e.path()).filter(|p| is_dir(p)));
+            }
         }
     }
     Ok(())
@@ -764,7 +763,11 @@ impl Actor for Watcher {
 impl Supervised for Watcher {
     fn restarting(&mut self, _: &mut Context<Self>) {
         // The context's streams, timers and scans are gone: start over.
-        self.kernel = None;
+        if let Some(kernel) = self.kernel.take() {
+            kernel.close();
+        }
+        self.events = None;
+        self.moved_from = None;
         self.dirs.clear();
         self.mode = Mode::Starting;
         self.reason = None;
@@ -783,13 +786,13 @@ impl Supervised for Watcher {
     }
 }
 
-impl StreamHandler<Kernel> for Watcher {
-    fn handle(&mut self, event: Kernel, ctx: &mut Context<Self>) {
+impl StreamHandler<KernelEvent> for Watcher {
+    fn handle(&mut self, event: KernelEvent, ctx: &mut Context<Self>) {
         let _ = guard(NAME, self, ctx, |act, ctx| act.on_kernel(event, ctx));
     }
 
     fn finished(&mut self, _: &mut Context<Self>) {
-        // The kernel watcher was dropped (polling instead, or a restart).
+        // The kernel's stream was cancelled (polling instead, or a restart).
     }
 }
 
@@ -805,7 +808,6 @@ impl Handler<GetWatchStatus> for Watcher {
             batches: self.batches,
             changes_reported: self.changes_reported,
             changes_overflowed: self.changes_overflowed,
-            events_dropped: self.dropped_total + self.dropped.load(Ordering::Relaxed),
             kernel_overflows: self.kernel_overflows,
             last_batch_at: self.last_batch_at.clone(),
             recent: self.recent.iter().cloned().collect(),

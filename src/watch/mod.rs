@@ -1,8 +1,9 @@
 //! Watching the workspace: which paths count ([`rules`]: the walker's ignore rules for
 //! single paths), how a window's raw events become one change per path ([`pending`]),
-//! and polling when kernel events cannot cover the tree ([`poll`]). The Watcher actor
-//! (`actors::watcher`) drives them.
+//! the kernel's events ([`kernel`]), and polling when they cannot cover the tree
+//! ([`poll`]). The Watcher actor (`actors::watcher`) drives them.
 
+pub mod kernel;
 pub mod pending;
 pub mod poll;
 pub mod rules;
