@@ -327,13 +327,17 @@ async fn deliver(
             .streaming(sse_until_answered(rx)));
     }
     Ok(match answer_of(rx).await {
-        Some(text) => {
+        Answered::Response(text) => {
             if stateless && answered_method_not_found(&text) {
                 response.status(actix_web::http::StatusCode::NOT_FOUND);
             }
             response.content_type("application/json").body(text)
         }
-        None => response
+        // The client gave up on it; an answer the JSON response cannot do without.
+        Answered::Cancelled => response
+            .content_type("application/json")
+            .body(jsonrpc::error_response(Some(&id), &RpcError::cancelled())),
+        Answered::Gone => response
             .content_type("application/json")
             .body(jsonrpc::error_response(
                 Some(&id),
@@ -507,15 +511,27 @@ async fn open_transport(
 
 /// The response among the frames (notifications are skipped: a JSON answer carries
 /// only the result).
-async fn answer_of(mut rx: FrameReceiver) -> Option<String> {
+/// How a POSTed request's reply stream ended.
+enum Answered {
+    /// The response.
+    Response(String),
+    /// The request was cancelled: no response comes.
+    Cancelled,
+    /// The stream closed without one (the session ended).
+    Gone,
+}
+
+async fn answer_of(mut rx: FrameReceiver) -> Answered {
     while let Some(frame) = rx.recv().await {
-        if let Frame::Text(text) = frame {
-            if matches!(classify(&text), Incoming::Response { .. }) {
-                return Some(text);
+        match frame {
+            Frame::Text(text) if matches!(classify(&text), Incoming::Response { .. }) => {
+                return Answered::Response(text);
             }
+            Frame::Close(..) => return Answered::Cancelled,
+            _ => {}
         }
     }
-    None
+    Answered::Gone
 }
 
 fn sse_event(text: &str) -> web::Bytes {
@@ -537,8 +553,9 @@ fn sse_until_answered(
                     let done = matches!(classify(&text), Incoming::Response { .. });
                     return Some((Ok(sse_event(&text)), (!done).then_some(rx)));
                 }
+                // Cancelled: the stream ends without a response.
+                Ok(Some(Frame::Close(..))) | Ok(None) => return None,
                 Ok(Some(_)) => continue,
-                Ok(None) => return None,
             }
         }
     })

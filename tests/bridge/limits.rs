@@ -225,6 +225,91 @@ async fn cancelled_calls_stop_send_no_response_and_free_their_id() {
     assert_eq!(text(&again["result"]), "TAB_CLOSED");
 }
 
+/// Over streamable HTTP a cancelled call's own POST ends at once, with no answer: an
+/// SSE stream just ends; a JSON response (the client accepts no stream) is -32800.
+#[cfg(feature = "fault-injection")]
+#[tokio::test]
+async fn a_cancelled_call_over_http_ends_its_post_at_once() {
+    let bridge = Bridge::launch(Options::default()).await;
+    let bearer = format!("Bearer {}", bridge.token);
+    let port = bridge.port;
+    let post = move |session: Option<String>, accept: &'static str, body: serde_json::Value| {
+        let bearer = bearer.clone();
+        off_runtime(move || {
+            let mut headers = vec![
+                ("Authorization", bearer.as_str()),
+                ("Content-Type", "application/json"),
+                ("Accept", accept),
+            ];
+            if let Some(id) = &session {
+                headers.push(("Mcp-Session-Id", id.as_str()));
+            }
+            let started = std::time::Instant::now();
+            let (status, head, body) =
+                http_request(port, "POST", "/mcp", &headers, body.to_string().as_bytes());
+            (status, head, body, started.elapsed())
+        })
+    };
+    let (_, head, _, _) = post(
+        None,
+        "application/json, text/event-stream",
+        json!({"jsonrpc": "2.0", "id": 1,
+        "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "canceller", "version": "0"}}}),
+    )
+    .await;
+    let session = head
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id: "))
+        .expect("a session id")
+        .trim()
+        .to_string();
+    post(
+        Some(session.clone()),
+        "application/json, text/event-stream",
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await;
+    for (id, accept) in [
+        (10, "application/json, text/event-stream"),
+        (11, "application/json"),
+    ] {
+        let call = tokio::spawn(post(
+            Some(session.clone()),
+            accept,
+            json!({"jsonrpc": "2.0", "id": id,
+            "method": "tools/call", "params": {"name": "debug_sleep", "arguments": {"ms": 30000}}}),
+        ));
+        bridge.wait_active_calls(1).await;
+        post(
+            Some(session.clone()),
+            accept,
+            json!({"jsonrpc": "2.0",
+            "method": "notifications/cancelled", "params": {"requestId": id}}),
+        )
+        .await;
+        let (status, _, body, took) = call.await.unwrap();
+        assert_eq!(status, 200);
+        assert!(
+            took < Duration::from_secs(10),
+            "the POST ended with the cancellation: {took:?}"
+        );
+        if accept.contains("event-stream") {
+            assert!(
+                !body.contains("\"result\"") && !body.contains("\"error\""),
+                "no answer: {body}"
+            );
+        } else {
+            let answer: serde_json::Value = serde_json::from_str(&body).unwrap();
+            assert_eq!(
+                (answer["id"].as_i64(), error_code(&answer)),
+                (Some(id), -32800),
+                "{body}"
+            );
+        }
+    }
+}
+
 #[cfg(feature = "fault-injection")]
 #[tokio::test]
 async fn progress_notifications_carry_the_token() {

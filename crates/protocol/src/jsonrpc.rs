@@ -16,12 +16,15 @@ pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INVALID_PARAMS: i64 = -32602;
 /// A failure inside the bridge that is not the caller's fault.
 pub const INTERNAL_ERROR: i64 = -32603;
-/// `tools/call` named a tool that is not registered.
 /// A resource that does not exist (MCP 2025-11-25; the stateless revision says -32602).
 pub const RESOURCE_NOT_FOUND: i64 = -32002;
+/// `tools/call` named a tool that is not registered.
 pub const TOOL_NOT_FOUND: i64 = -32003;
 /// The per-connection request rate limit was exceeded.
 pub const RATE_LIMITED: i64 = -32004;
+/// The client cancelled the request (`notifications/cancelled`); only answered where a
+/// transport needs an answer to end the request (a JSON response to an HTTP POST).
+pub const REQUEST_CANCELLED: i64 = -32800;
 
 /// A request id: echoed back exactly as the client sent it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -159,6 +162,10 @@ impl RpcError {
     /// -32603.
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(INTERNAL_ERROR, message)
+    }
+    /// -32800.
+    pub fn cancelled() -> Self {
+        Self::new(REQUEST_CANCELLED, "Request cancelled by the client")
     }
 }
 

@@ -97,6 +97,11 @@ impl Session {
         ctx.cancel_future(flight.handle);
         if let Some(watch) = flight.gone_watch {
             ctx.cancel_future(watch);
+            // The POST's own response stream: ended now, without an answer (an SSE
+            // stream just ends; a JSON response says the request was cancelled).
+            flight
+                .reply
+                .close(actix_ws::CloseCode::Normal, "the request was cancelled");
         }
         self.record_call(
             flight.tool,

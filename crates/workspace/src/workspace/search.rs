@@ -234,13 +234,6 @@ pub fn search(root: &Path, start: &Path, q: &Query<'_>) -> Result<Hits, SearchEr
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }
-        if entry
-            .metadata()
-            .map(|m| m.len() > MAX_SEARCH_FILE_BYTES)
-            .unwrap_or(true)
-        {
-            continue;
-        }
         let rel = entry
             .path()
             .strip_prefix(root)
@@ -263,7 +256,11 @@ pub fn search(root: &Path, start: &Path, q: &Query<'_>) -> Result<Hits, SearchEr
         let Ok(file) = opened else {
             continue;
         };
-        if !file.metadata().is_ok_and(|m| m.is_file()) {
+        // What was opened (not what was listed) must be a regular file, and not too big.
+        if !file
+            .metadata()
+            .is_ok_and(|m| m.is_file() && m.len() <= MAX_SEARCH_FILE_BYTES)
+        {
             continue;
         }
         hits.files_searched += 1;
@@ -323,6 +320,22 @@ mod tests {
             cancel: None,
             beneath: None,
         }
+    }
+
+    #[test]
+    fn files_up_to_the_size_bound_are_searched_and_larger_ones_skipped() {
+        let t = tempfile::tempdir().unwrap();
+        let r = t.path();
+        let sized = |n: u64| {
+            let mut text = b"needle\n".to_vec();
+            text.resize(n as usize, b'x');
+            text
+        };
+        fs::write(r.join("at.txt"), sized(MAX_SEARCH_FILE_BYTES)).unwrap();
+        fs::write(r.join("past.txt"), sized(MAX_SEARCH_FILE_BYTES + 1)).unwrap();
+        let hits = search(r, r, &q("needle")).unwrap();
+        let paths: Vec<&str> = hits.matches.iter().map(|h| h.path.as_str()).collect();
+        assert_eq!((paths, hits.files_searched), (vec!["at.txt"], 1));
     }
 
     #[test]
