@@ -1,7 +1,9 @@
 //! Every tool the bridge offers. Adding a tool: write its module, add one line here.
 
 use super::registry::{CatalogError, ToolRegistry};
-use super::{activity, bridge, changes, claims, commands, editor, files, git, ide, review, tasks};
+use super::{
+    activity, bridge, changes, claims, commands, compose, editor, files, git, ide, review, tasks,
+};
 
 /// Builds the registry with every tool (plus the test-only tools when the
 /// `fault-injection` feature is on).
@@ -64,6 +66,7 @@ pub fn production() -> Result<ToolRegistry, CatalogError> {
     r.register::<git::git_push::GitPush>()?;
     r.set_group("editor");
     editor::register(&mut r)?;
+    r.register::<compose::IdeCapability>()?;
     r.set_group("tasks");
     r.register::<tasks::run_claude_task::RunClaudeTask>()?;
     r.register::<tasks::get_claude_task_status::GetClaudeTaskStatus>()?;
@@ -94,7 +97,22 @@ pub fn render_markdown(registry: &ToolRegistry) -> String {
          column names the fields.\n\n\
          | tool | group | needs an editor | arguments | answer | what it does |\n|---|---|---|---|---|---|\n",
     );
+    // A description of more than one paragraph (a language's guide) shows its first in
+    // the table and the rest after it.
+    let mut guides = String::new();
     for tool in registry.tools() {
+        let (summary, guide) = tool
+            .info
+            .description
+            .split_once("\n\n")
+            .unwrap_or((tool.info.description, ""));
+        if !guide.is_empty() {
+            guides.push_str(&format!(
+                "\n## `{}`: the rest of its description\n\n```text\n{}\n```\n",
+                tool.info.name,
+                guide.trim_end()
+            ));
+        }
         let schema = &tool.info.input_schema;
         let required: Vec<&str> = schema["required"]
             .as_array()
@@ -136,9 +154,10 @@ pub fn render_markdown(registry: &ToolRegistry) -> String {
                 args.join(", ")
             },
             answer,
-            tool.info.description.replace('|', "\\|"),
+            summary.replace('|', "\\|"),
         ));
     }
+    out.push_str(&guides);
     out
 }
 

@@ -61,6 +61,18 @@ pub struct ToolContext {
 }
 
 impl ToolContext {
+    /// The same agent's context for a tool run on its behalf by another tool (without
+    /// progress reports).
+    pub fn sibling(&self) -> ToolContext {
+        ToolContext {
+            session_id: self.session_id.clone(),
+            terminal_prefix: self.terminal_prefix.clone(),
+            session: self.session.clone(),
+            services: self.services.clone(),
+            progress: None,
+        }
+    }
+
     /// Reports progress if the client asked for it.
     pub fn report_progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
         if let Some(p) = &self.progress {

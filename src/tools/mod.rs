@@ -9,6 +9,7 @@ pub mod catalog;
 pub mod changes;
 pub mod claims;
 pub mod commands;
+pub mod compose;
 mod context;
 #[cfg(feature = "fault-injection")]
 pub mod debug;

@@ -70,6 +70,9 @@ pub trait Tool: 'static {
     /// The schema of the tool's `structuredContent` (its `outputSchema`), for tools
     /// that answer with [`CallToolResult::structured`]: `Some(output::<Answer>)`.
     const OUTPUT: Option<fn() -> Value> = None;
+    /// A description written at start-up from declarations elsewhere (a language's
+    /// guide), shown instead of [`Self::DESCRIPTION`]; built once per catalogue.
+    const DESCRIBE: Option<fn() -> String> = None;
     /// Runs the tool; an error becomes a result with `isError: true`.
     fn call(ctx: ToolContext, args: Self::Args) -> impl Future<Output = ToolResult> + 'static;
 }
@@ -253,7 +256,11 @@ impl ToolRegistry {
         }
         let info = ToolInfo {
             name: T::NAME,
-            description: T::DESCRIPTION,
+            // Built once per catalogue, which lives as long as the process.
+            description: match T::DESCRIBE {
+                Some(describe) => Box::leak(describe().into_boxed_str()),
+                None => T::DESCRIPTION,
+            },
             input_schema: schema,
             output_schema,
         };

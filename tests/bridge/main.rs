@@ -8,6 +8,7 @@ mod automation_events;
 mod automation_workspace;
 mod changes;
 mod commands;
+mod compose;
 mod config;
 mod daily;
 mod diagnostics;
