@@ -71,3 +71,19 @@ def test_symbols_rename_format(world):
     assert content["content"].count("welcome") == 3
     assert content["isDirty"] is True
     assert json.loads(agent.call("checkDocumentDirty", {"filePath": str(f)})["content"][0]["text"])["isDirty"] is True
+
+
+def test_ide_capability_converts_the_selection_to_a_symbol(world):
+    """ideCapability with Neovim connected: the word the person selected becomes the
+    symbol whose references are listed (answered by pylsp through vim.lsp)."""
+    f, agent = setup_file(world)
+    # Select the `greet` of the call on line 6, with keys, like a user.
+    world.editor.input("6G0ve")
+    agent.wait_notification("selection_changed", lambda p: p["text"] == "greet")
+    program = {"findReferences": {"symbol": {"getSelection": {}}}}
+    res = agent.call("ideCapability", {"request": program})
+    text = res["content"][0]["text"]
+    assert not res.get("isError"), text
+    for line in ("hello.py:1: def greet(name):", 'hello.py:6: greet("a")', 'hello.py:7: greet("b")'):
+        assert line in text, text
+    world.editor.input("<Esc>")

@@ -361,7 +361,11 @@ impl<C> Language<C> {
              error, or \"ambiguous\" with complete programs to send instead. A request in \
              plain words is answered with programs that fit it.\n\nFunctions:\n",
         );
-        for f in self.functions.iter().filter(|f| !f.name.starts_with(TEST_ONLY)) {
+        for f in self
+            .functions
+            .iter()
+            .filter(|f| !f.name.starts_with(TEST_ONLY))
+        {
             out.push_str(&format!("  {} — {}\n", f.signature(), f.description));
         }
         out.push_str(&format!(
