@@ -1,13 +1,15 @@
 //! Full-text and regex search across the workspace with ripgrep's libraries.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Mutex};
 
-use grep_regex::RegexMatcherBuilder;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::sinks::UTF8;
-use grep_searcher::{BinaryDetection, SearcherBuilder};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use regex_syntax::ast::{self, Ast, RepetitionKind, RepetitionRange};
 use serde::Serialize;
 
@@ -216,93 +218,190 @@ pub fn search(root: &Path, start: &Path, q: &Query<'_>) -> Result<Hits, SearchEr
         Some(g) => Some(glob(&format!("**/{g}")).map_err(SearchError::Glob)?),
         None => None,
     };
-    let mut searcher = SearcherBuilder::new()
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(MAX_WORKERS);
+    let merged = Mutex::new(Merge::new(q.max_results));
+    let stop = AtomicBool::new(false);
+    // Files go out in the walker's (path) order, a few ahead of the slowest worker;
+    // their matches are merged back in that order, so the answer is the one a single
+    // thread would give, and the walk stops once the first files filled it.
+    let (jobs, queue) = mpsc::sync_channel::<(usize, PathBuf, String)>(workers * 16);
+    let queue = Mutex::new(queue);
+    std::thread::scope(|scope| {
+        // Dropped when the walk ends: the workers then finish.
+        let jobs = jobs;
+        for _ in 0..workers {
+            scope.spawn(|| {
+                let mut searcher = searcher();
+                loop {
+                    let job = queue.lock().map(|q| q.recv());
+                    let Ok(Ok((index, path, rel))) = job else {
+                        break;
+                    };
+                    if stop.load(Ordering::Relaxed) || q.cancelled() {
+                        continue;
+                    }
+                    let found = search_file(&mut searcher, &matcher, &path, rel, q);
+                    let full = merged.lock().map(|mut m| m.add(index, found));
+                    if full.unwrap_or(true) {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+        let mut index = 0;
+        for entry in walker(start, None).flatten() {
+            if q.cancelled() || stop.load(Ordering::Relaxed) {
+                break;
+            }
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                continue;
+            }
+            let rel = entry
+                .path()
+                .strip_prefix(root)
+                .unwrap_or(entry.path())
+                .to_string_lossy()
+                .into_owned();
+            if filter.as_ref().is_some_and(|f| !f.is_match(&rel)) {
+                continue;
+            }
+            if jobs.send((index, entry.into_path(), rel)).is_err() {
+                break;
+            }
+            index += 1;
+        }
+    });
+    if q.cancelled() {
+        return Err(SearchError::Cancelled);
+    }
+    Ok(merged
+        .into_inner()
+        .map_or_else(|poisoned| poisoned.into_inner().hits, |m| m.hits))
+}
+
+/// Threads searching files at once, at most (as many as there are cores).
+const MAX_WORKERS: usize = 8;
+
+fn searcher() -> Searcher {
+    SearcherBuilder::new()
         .binary_detection(BinaryDetection::quit(0))
         .line_number(true)
         .heap_limit(Some(MAX_LINE_BYTES))
-        .build();
-    let mut hits = Hits {
-        matches: Vec::new(),
-        files_searched: 0,
-        truncated: false,
-        long_line_files_skipped: 0,
+        .build()
+}
+
+/// What searching one file found: at most `max_results + 1` matches (the merge cuts
+/// them to what is left), and whether it was searched at all.
+#[derive(Default)]
+struct FileHits {
+    searched: bool,
+    long_line: bool,
+    matches: Vec<Hit>,
+}
+
+fn search_file(
+    searcher: &mut Searcher,
+    matcher: &RegexMatcher,
+    path: &Path,
+    rel: String,
+    q: &Query<'_>,
+) -> FileHits {
+    let opened = match q.beneath {
+        Some(dir) => dir
+            .open_beneath(path, libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY, 0)
+            .map(File::from),
+        None => File::open(path),
     };
-    for entry in walker(start, None).flatten() {
-        if q.cancelled() {
-            return Err(SearchError::Cancelled);
-        }
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        let rel = entry
-            .path()
-            .strip_prefix(root)
-            .unwrap_or(entry.path())
-            .to_string_lossy()
-            .into_owned();
-        if filter.as_ref().is_some_and(|f| !f.is_match(&rel)) {
-            continue;
-        }
-        let opened = match q.beneath {
-            Some(dir) => dir
-                .open_beneath(
-                    entry.path(),
-                    libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY,
-                    0,
-                )
-                .map(File::from),
-            None => File::open(entry.path()),
-        };
-        let Ok(file) = opened else {
-            continue;
-        };
-        // What was opened (not what was listed) must be a regular file, and not too big.
-        if !file
-            .metadata()
-            .is_ok_and(|m| m.is_file() && m.len() <= MAX_SEARCH_FILE_BYTES)
-        {
-            continue;
-        }
-        hits.files_searched += 1;
-        let room = q.max_results.saturating_sub(hits.matches.len());
-        let mut found = Vec::new();
-        let searched = searcher.search_reader(
-            &matcher,
-            CancellableRead { file, query: q },
-            UTF8(|line, text| {
-                if found.len() > room || q.cancelled() {
-                    return Ok(false);
-                }
-                let text = text.trim_end_matches(['\n', '\r']);
-                let mut shown: String = text.chars().take(MAX_LINE_CHARS).collect();
-                if shown.len() < text.len() {
-                    shown.push('…');
-                }
-                found.push(Hit {
-                    path: rel.clone(),
-                    line,
-                    text: shown,
-                });
-                Ok(true)
-            }),
-        );
-        if q.cancelled() {
-            return Err(SearchError::Cancelled);
-        }
-        if let Err(err) = searched {
-            if err.to_string().contains("allocation limit") {
-                hits.long_line_files_skipped += 1;
-            }
-        }
-        if found.len() > room {
-            found.truncate(room);
-            hits.matches.extend(found);
-            hits.truncated = true;
-            break;
-        }
-        hits.matches.extend(found);
+    let Ok(file) = opened else {
+        return FileHits::default();
+    };
+    // What was opened (not what was listed) must be a regular file, and not too big.
+    if !file
+        .metadata()
+        .is_ok_and(|m| m.is_file() && m.len() <= MAX_SEARCH_FILE_BYTES)
+    {
+        return FileHits::default();
     }
-    Ok(hits)
+    let most = q.max_results.saturating_add(1);
+    let mut found = Vec::new();
+    let searched = searcher.search_reader(
+        matcher,
+        CancellableRead { file, query: q },
+        UTF8(|line, text| {
+            if found.len() >= most || q.cancelled() {
+                return Ok(false);
+            }
+            let text = text.trim_end_matches(['\n', '\r']);
+            let mut shown: String = text.chars().take(MAX_LINE_CHARS).collect();
+            if shown.len() < text.len() {
+                shown.push('…');
+            }
+            found.push(Hit {
+                path: rel.clone(),
+                line,
+                text: shown,
+            });
+            Ok(true)
+        }),
+    );
+    FileHits {
+        searched: true,
+        long_line: searched.is_err_and(|e| e.to_string().contains("allocation limit")),
+        matches: found,
+    }
+}
+
+/// Puts the files' hits back in walk order as they come in from the workers.
+struct Merge {
+    hits: Hits,
+    max: usize,
+    /// The index of the next file in walk order.
+    next: usize,
+    /// Files searched ahead of `next`.
+    waiting: BTreeMap<usize, FileHits>,
+    full: bool,
+}
+
+impl Merge {
+    fn new(max: usize) -> Self {
+        Self {
+            hits: Hits {
+                matches: Vec::new(),
+                files_searched: 0,
+                truncated: false,
+                long_line_files_skipped: 0,
+            },
+            max,
+            next: 0,
+            waiting: BTreeMap::new(),
+            full: false,
+        }
+    }
+
+    /// Adds file `index`'s hits; true once the results are full (no later file can
+    /// change them).
+    fn add(&mut self, index: usize, found: FileHits) -> bool {
+        self.waiting.insert(index, found);
+        while let Some(found) = self.waiting.remove(&self.next) {
+            self.next += 1;
+            if self.full {
+                continue;
+            }
+            self.hits.files_searched += usize::from(found.searched);
+            self.hits.long_line_files_skipped += usize::from(found.long_line);
+            let room = self.max.saturating_sub(self.hits.matches.len());
+            let mut matches = found.matches;
+            if matches.len() > room {
+                matches.truncate(room);
+                self.hits.truncated = true;
+                self.full = true;
+            }
+            self.hits.matches.extend(matches);
+        }
+        self.full
+    }
 }
 
 #[cfg(test)]
@@ -320,6 +419,61 @@ mod tests {
             cancel: None,
             beneath: None,
         }
+    }
+
+    #[test]
+    fn matches_come_in_path_order_and_stop_where_the_first_files_fill_them() {
+        let t = tempfile::tempdir().unwrap();
+        let r = t.path();
+        for i in 0..60 {
+            fs::create_dir_all(r.join(format!("d{}", i % 3))).unwrap();
+            let body = "needle\nhay\nneedle\nneedle\n";
+            fs::write(r.join(format!("d{}/f{i:02}.txt", i % 3)), body).unwrap();
+        }
+        let mut expected: Vec<(String, u64)> = Vec::new();
+        for d in 0..3 {
+            for i in (d..60).step_by(3) {
+                for line in [1, 3, 4] {
+                    expected.push((format!("d{d}/f{i:02}.txt"), line));
+                }
+            }
+        }
+        let all = search(
+            r,
+            r,
+            &Query {
+                max_results: 1000,
+                ..q("needle")
+            },
+        )
+        .unwrap();
+        let got: Vec<(String, u64)> = all
+            .matches
+            .iter()
+            .map(|h| (h.path.clone(), h.line))
+            .collect();
+        assert_eq!(
+            (got, all.files_searched, all.truncated),
+            (expected.clone(), 60, false)
+        );
+        let ten = search(
+            r,
+            r,
+            &Query {
+                max_results: 10,
+                ..q("needle")
+            },
+        )
+        .unwrap();
+        let got: Vec<(String, u64)> = ten
+            .matches
+            .iter()
+            .map(|h| (h.path.clone(), h.line))
+            .collect();
+        assert_eq!(
+            (got, ten.files_searched, ten.truncated),
+            (expected[..10].to_vec(), 4, true)
+        );
     }
 
     #[test]
