@@ -223,10 +223,11 @@ pub fn search(root: &Path, start: &Path, q: &Query<'_>) -> Result<Hits, SearchEr
         .min(MAX_WORKERS);
     let merged = Mutex::new(Merge::new(q.max_results));
     let stop = AtomicBool::new(false);
-    // Files go out in the walker's (path) order, a few ahead of the slowest worker;
-    // their matches are merged back in that order, so the answer is the one a single
-    // thread would give, and the walk stops once the first files filled it.
-    let (jobs, queue) = mpsc::sync_channel::<(usize, PathBuf, String)>(workers * 16);
+    // Files go out in the walker's (path) order, in batches (a hand-off per file costs
+    // more than reading a small one), a few batches ahead of the slowest worker; their
+    // matches are merged back in that order, so the answer is the one a single thread
+    // would give, and the walk stops once the first files filled it.
+    let (jobs, queue) = mpsc::sync_channel::<Batch>(workers * 2);
     let queue = Mutex::new(queue);
     std::thread::scope(|scope| {
         // Dropped when the walk ends: the workers then finish.
@@ -236,13 +237,14 @@ pub fn search(root: &Path, start: &Path, q: &Query<'_>) -> Result<Hits, SearchEr
                 let mut searcher = searcher();
                 loop {
                     let job = queue.lock().map(|q| q.recv());
-                    let Ok(Ok((index, path, rel))) = job else {
-                        break;
-                    };
-                    if stop.load(Ordering::Relaxed) || q.cancelled() {
-                        continue;
+                    let Ok(Ok((index, files))) = job else { break };
+                    let mut found = Vec::with_capacity(files.len());
+                    for (path, rel) in files {
+                        if stop.load(Ordering::Relaxed) || q.cancelled() {
+                            break;
+                        }
+                        found.push(search_file(&mut searcher, &matcher, &path, rel, q));
                     }
-                    let found = search_file(&mut searcher, &matcher, &path, rel, q);
                     let full = merged.lock().map(|mut m| m.add(index, found));
                     if full.unwrap_or(true) {
                         stop.store(true, Ordering::Relaxed);
@@ -251,6 +253,7 @@ pub fn search(root: &Path, start: &Path, q: &Query<'_>) -> Result<Hits, SearchEr
             });
         }
         let mut index = 0;
+        let mut batch = Vec::with_capacity(BATCH);
         for entry in walker(start, None).flatten() {
             if q.cancelled() || stop.load(Ordering::Relaxed) {
                 break;
@@ -267,10 +270,17 @@ pub fn search(root: &Path, start: &Path, q: &Query<'_>) -> Result<Hits, SearchEr
             if filter.as_ref().is_some_and(|f| !f.is_match(&rel)) {
                 continue;
             }
-            if jobs.send((index, entry.into_path(), rel)).is_err() {
-                break;
+            batch.push((entry.into_path(), rel));
+            if batch.len() == BATCH {
+                let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                if jobs.send((index, full)).is_err() {
+                    break;
+                }
+                index += 1;
             }
-            index += 1;
+        }
+        if !batch.is_empty() {
+            let _ = jobs.send((index, batch));
         }
     });
     if q.cancelled() {
@@ -283,6 +293,11 @@ pub fn search(root: &Path, start: &Path, q: &Query<'_>) -> Result<Hits, SearchEr
 
 /// Threads searching files at once, at most (as many as there are cores).
 const MAX_WORKERS: usize = 8;
+/// Files handed to a worker at once.
+const BATCH: usize = 32;
+
+/// The `index`th batch of files in walk order: each path and its relative form.
+type Batch = (usize, Vec<(PathBuf, String)>);
 
 fn searcher() -> Searcher {
     SearcherBuilder::new()
@@ -357,10 +372,10 @@ fn search_file(
 struct Merge {
     hits: Hits,
     max: usize,
-    /// The index of the next file in walk order.
+    /// The index of the next batch in walk order.
     next: usize,
-    /// Files searched ahead of `next`.
-    waiting: BTreeMap<usize, FileHits>,
+    /// Batches searched ahead of `next`.
+    waiting: BTreeMap<usize, Vec<FileHits>>,
     full: bool,
 }
 
@@ -380,25 +395,27 @@ impl Merge {
         }
     }
 
-    /// Adds file `index`'s hits; true once the results are full (no later file can
-    /// change them).
-    fn add(&mut self, index: usize, found: FileHits) -> bool {
+    /// Adds batch `index`'s hits, file by file; true once the results are full (no
+    /// later file can change them).
+    fn add(&mut self, index: usize, found: Vec<FileHits>) -> bool {
         self.waiting.insert(index, found);
-        while let Some(found) = self.waiting.remove(&self.next) {
+        while let Some(batch) = self.waiting.remove(&self.next) {
             self.next += 1;
-            if self.full {
-                continue;
+            for found in batch {
+                if self.full {
+                    break;
+                }
+                self.hits.files_searched += usize::from(found.searched);
+                self.hits.long_line_files_skipped += usize::from(found.long_line);
+                let room = self.max.saturating_sub(self.hits.matches.len());
+                let mut matches = found.matches;
+                if matches.len() > room {
+                    matches.truncate(room);
+                    self.hits.truncated = true;
+                    self.full = true;
+                }
+                self.hits.matches.extend(matches);
             }
-            self.hits.files_searched += usize::from(found.searched);
-            self.hits.long_line_files_skipped += usize::from(found.long_line);
-            let room = self.max.saturating_sub(self.hits.matches.len());
-            let mut matches = found.matches;
-            if matches.len() > room {
-                matches.truncate(room);
-                self.hits.truncated = true;
-                self.full = true;
-            }
-            self.hits.matches.extend(matches);
         }
         self.full
     }
