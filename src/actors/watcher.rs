@@ -33,6 +33,8 @@ use crate::workspace::Workspace;
 
 /// Actor name used in logs, metrics and faults.
 pub const NAME: &str = "watcher";
+/// Kernel events kept while the first watches are being added, at most.
+const EARLY_EVENTS: usize = 16_384;
 /// How long a move's first half waits for its second (the kernel sends them together;
 /// a move out of the workspace has none).
 const MOVE_PAIRING: Duration = Duration::from_millis(50);
@@ -119,6 +121,8 @@ pub struct Watcher {
     /// The kernel's event stream (cancelled when polling instead).
     events: Option<SpawnHandle>,
     moved_from: Option<MovedFrom>,
+    /// Kernel events that came while the first watches were being added.
+    early: Vec<kernel::Event>,
     rules: Option<Rules>,
     dirs: HashSet<PathBuf>,
     /// Files known to exist (bounded by `max_polled_files`): a file moved into place is
@@ -164,6 +168,7 @@ impl Watcher {
             kernel: None,
             events: None,
             moved_from: None,
+            early: Vec::new(),
             rules: None,
             dirs: HashSet::new(),
             known: HashSet::new(),
@@ -251,8 +256,12 @@ impl Watcher {
                     directories = act.dirs.len(),
                     "watching the workspace with kernel events"
                 );
+                for event in std::mem::take(&mut act.early) {
+                    act.on_kernel(Ok(event), ctx);
+                }
             }
-            Ok((_, dirs, Err(WatchLimit(count)))) => {
+            Ok((kernel, dirs, Err(WatchLimit(count)))) => {
+                kernel.close();
                 act.poll_instead(watch_limit(count, Some(dirs.len())), ctx);
             }
             Err(e) => act.poll_instead(format!("adding watches failed: {e}"), ctx),
@@ -275,6 +284,7 @@ impl Watcher {
         if let Some(events) = self.events.take() {
             ctx.cancel_future(events);
         }
+        self.early.clear();
         self.dirs.clear();
         self.mode = Mode::Polling;
         self.reason = Some(reason);
@@ -304,29 +314,44 @@ impl Watcher {
 
     /// One kernel event.
     fn on_kernel(&mut self, event: KernelEvent, ctx: &mut Context<Self>) {
-        let change = match event {
-            Ok(event) => match self.kernel.as_mut().and_then(|k| k.change(&event)) {
-                Some(change) => change,
-                None => return,
-            },
+        let event = match event {
+            Ok(event) => event,
             Err(e) => {
                 return tracing::warn!(error = %e, "reading the workspace's kernel events failed")
             }
         };
-        // A move's first half is settled before anything that came after it.
-        match (&change, self.moved_from.take()) {
-            (Change::MovedTo { path, cookie, .. }, Some(from)) if *cookie == from.cookie => {
-                ctx.cancel_future(from.timeout);
-                self.gone(&from.path, ctx);
-                self.arrived(path, ctx);
-                return self.renamed(&from.path, path, ctx);
+        if self.kernel.is_none() {
+            // The watches are being added (the map of watches is with that work): kept
+            // until it is done, beyond the bound counted as an overflow.
+            if self.mode == Mode::Starting {
+                if self.early.len() < EARLY_EVENTS {
+                    self.early.push(event);
+                } else {
+                    self.kernel_overflows += 1;
+                    self.overflows_unlogged += 1;
+                }
             }
-            (_, Some(from)) => {
-                ctx.cancel_future(from.timeout);
-                self.gone(&from.path, ctx);
-            }
-            (_, None) => {}
+            return;
         }
+        // A move's first half is settled before anything that came after it (and before
+        // that is read: a directory moved away no longer stands for its old path).
+        if let Some(from) = self.moved_from.take() {
+            ctx.cancel_future(from.timeout);
+            if kernel::second_half(&event, from.cookie) {
+                let Some(Change::MovedTo { path, .. }) =
+                    self.kernel.as_mut().and_then(|k| k.change(&event))
+                else {
+                    return self.gone(&from.path, ctx);
+                };
+                self.gone(&from.path, ctx);
+                self.arrived(&path, ctx);
+                return self.renamed(&from.path, &path, ctx);
+            }
+            self.gone(&from.path, ctx);
+        }
+        let Some(change) = self.kernel.as_mut().and_then(|k| k.change(&event)) else {
+            return;
+        };
         match change {
             Change::Overflow => {
                 // Logged once per window (a flood brings many).
@@ -350,7 +375,7 @@ impl Watcher {
             Change::Modified(path) => self.file(&path, Raw::Modified, ctx),
             Change::Removed { path, dir } => {
                 if dir || self.dirs.contains(&path) {
-                    self.dirs.remove(&path);
+                    self.dir_gone(&path);
                 } else {
                     self.file(&path, Raw::Removed, ctx);
                 }
@@ -387,10 +412,21 @@ impl Watcher {
     /// A path moved away (its new place is outside what is watched, or [`Self::renamed`]
     /// follows).
     fn gone(&mut self, path: &Path, ctx: &mut Context<Self>) {
-        if self.dirs.remove(path) {
-            return;
+        if self.dirs.contains(path) {
+            return self.dir_gone(path);
         }
         self.file(path, Raw::Removed, ctx);
+    }
+
+    /// A watched directory was removed or moved away: it and every directory below it
+    /// are forgotten and their watches taken down (a directory moved to an ignored
+    /// place, or out of the workspace, must not be reported under its old path; moved
+    /// within, its new place is walked and watched again).
+    fn dir_gone(&mut self, path: &Path) {
+        self.dirs.retain(|d| !d.starts_with(path));
+        if let Some(kernel) = self.kernel.as_mut() {
+            kernel.forget(path);
+        }
     }
 
     fn renamed(&mut self, from: &Path, to: &Path, ctx: &mut Context<Self>) {
@@ -585,8 +621,11 @@ impl Watcher {
 
     fn flush(&mut self, _: &mut Context<Self>) {
         self.first_pending = None;
-        let (changes, overflowed, git_refs) = self.pending.take();
+        let (changes, mut overflowed, git_refs) = self.pending.take();
         let overflows = std::mem::take(&mut self.overflows_unlogged);
+        // Lost events are changes nobody listed: counted, so that subscribers know to
+        // look again.
+        overflowed += overflows as usize;
         if overflows > 0 {
             tracing::warn!(
                 overflows,
@@ -768,6 +807,7 @@ impl Supervised for Watcher {
         }
         self.events = None;
         self.moved_from = None;
+        self.early.clear();
         self.dirs.clear();
         self.mode = Mode::Starting;
         self.reason = None;

@@ -48,6 +48,11 @@ pub enum Change {
     Overflow,
 }
 
+/// Whether `event` is the second half of the move whose first half had `cookie`.
+pub fn second_half(event: &Event, cookie: u32) -> bool {
+    event.mask.contains(EventMask::MOVED_TO) && event.cookie == cookie
+}
+
 /// Why a directory is not watched.
 #[derive(Debug, thiserror::Error)]
 pub enum WatchError {
@@ -101,11 +106,27 @@ impl Kernel {
         }
     }
 
-    /// Closes the instance on a blocking thread: the kernel takes a while (milliseconds
-    /// per batch of watches) to take them all down, which the actor need not wait for.
-    /// The event stream must be dropped too for the descriptor to close.
+    /// Drops the watches' handle on a blocking thread: closing the instance makes the
+    /// kernel wait out a grace period (~15 ms measured) that the actor need not wait
+    /// for. The event stream holds the descriptor too: whichever is dropped last closes
+    /// it (after a restart, this handle).
     pub fn close(self) {
         drop(tokio::task::spawn_blocking(move || drop(self)));
+    }
+
+    /// Takes down the watches of `dir` and of every directory below it.
+    pub fn forget(&mut self, dir: &Path) {
+        let gone: Vec<WatchDescriptor> = self
+            .dirs
+            .iter()
+            .filter(|(_, path)| path.starts_with(dir))
+            .map(|(wd, _)| wd.clone())
+            .collect();
+        for wd in gone {
+            self.dirs.remove(&wd);
+            // Already gone with its directory, or not: either way no longer watched.
+            let _ = self.watches.remove(wd);
+        }
     }
 
     /// Directories watched now.

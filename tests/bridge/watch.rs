@@ -89,6 +89,18 @@ async fn tool_writes_and_other_writes_are_each_reported_once() {
         )
         .await;
     wait_change(&bridge, "renamed src/moved.rs").await;
+    // A directory moved into an ignored one is no longer watched under its old name:
+    // what is written there afterwards is not reported.
+    std::fs::rename(
+        bridge.workspace.join("lib/deep"),
+        bridge.workspace.join("build/deep"),
+    )
+    .unwrap();
+    std::fs::write(bridge.workspace.join("build/deep/y.rs"), "y").unwrap();
+    std::fs::write(bridge.workspace.join("src/after.rs"), "z").unwrap();
+    let w = wait_change(&bridge, "created src/after.rs").await;
+    let recent = w["recent"].to_string();
+    assert!(!recent.contains("y.rs"), "{recent}");
     let shown = bridge.status_text().await;
     assert!(shown.contains("watch: events, "), "{shown}");
 }

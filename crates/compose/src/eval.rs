@@ -383,10 +383,7 @@ impl<'l, C> Eval<'l, C> {
     fn bounded(&self, value: &Value, what: &str) -> Result<(), Stop> {
         match value {
             Value::Array(items) if items.len() > self.limits.max_items => {
-                Err(Stop::Failed(format!(
-                    "{what} found more than {} results; at most {} are kept — narrow it",
-                    self.limits.max_items, self.limits.max_items
-                )))
+                Err(too_many(what, self.limits.max_items))
             }
             _ => Ok(()),
         }
@@ -422,8 +419,9 @@ impl<'l, C> Eval<'l, C> {
                     (one, _) => vec![one.clone()],
                 };
                 let mut converted = Vec::new();
+                // One call however many values it converts (each bounded by max_items).
+                self.step(c.to)?;
                 for item in items {
-                    self.step(c.to)?;
                     match (c.body)(self.ctx, item).await {
                         Outcome::Value(Value::Array(many)) => converted.extend(many),
                         Outcome::Value(one) => converted.push(one),
@@ -441,7 +439,9 @@ impl<'l, C> Eval<'l, C> {
                             ))
                         }
                     }
-                    self.bounded(&Value::Array(converted.clone()), c.to)?;
+                    if converted.len() > self.limits.max_items {
+                        return Err(too_many(c.to, self.limits.max_items));
+                    }
                 }
                 let many = arg.ty.many || converted.len() != 1;
                 Typed {
@@ -518,6 +518,12 @@ impl<'l, C> Eval<'l, C> {
             value.clone()
         }
     }
+}
+
+fn too_many(what: &str, max: usize) -> Stop {
+    Stop::Failed(format!(
+        "{what} found more than {max} results; at most {max} are kept — narrow it"
+    ))
 }
 
 /// `word` after its indefinite article.

@@ -327,6 +327,11 @@ impl<C> Language<C> {
     pub fn describe(&self, only: Option<&str>) -> Option<String> {
         let mut out = String::new();
         if let Some(name) = only {
+            if name == DESCRIBE {
+                return Some(format!(
+                    "{DESCRIBE}(name?: string) -> string\n  The language's guide, or one function or type in detail.\n"
+                ));
+            }
             if let Some(f) = self.get(name) {
                 out.push_str(&format!("{}\n  {}\n", f.signature(), f.description));
                 for p in &f.params {

@@ -51,15 +51,29 @@ fn words(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// The first text between two `quote`s that stand at word edges (so that the
+/// apostrophes of "where's" and "it's" are not quotes).
+fn quoted(text: &str, quote: char) -> Option<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let word = |i: usize| chars.get(i).is_some_and(|c| c.is_alphanumeric());
+    let opens =
+        (0..chars.len()).filter(|&i| chars[i] == quote && (i == 0 || !word(i - 1)) && word(i + 1));
+    for open in opens {
+        let close = (open + 1..chars.len()).find(|&i| chars[i] == quote && !word(i + 1))?;
+        let inside: String = chars[open + 1..close].iter().collect();
+        if !inside.trim().is_empty() {
+            return Some(inside.trim().to_string());
+        }
+    }
+    None
+}
+
 /// The name the request is about: quoted text, else the last identifier-like word
 /// that is neither a stop word nor part of the language's vocabulary.
 fn subject<C>(request: &str, lang: &Language<C>) -> Option<String> {
     for quote in ['`', '"', '\''] {
-        let mut parts = request.split(quote);
-        if let (Some(_), Some(inside), Some(_)) = (parts.next(), parts.next(), parts.next()) {
-            if !inside.trim().is_empty() {
-                return Some(inside.trim().to_string());
-            }
+        if let Some(inside) = quoted(request, quote) {
+            return Some(inside);
         }
     }
     let vocabulary: Vec<String> = lang
@@ -71,15 +85,12 @@ fn subject<C>(request: &str, lang: &Language<C>) -> Option<String> {
         .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c == '/'))
         .map(|w| w.trim_end_matches('.'))
         .rfind(|w| {
-            !w.is_empty()
-                && w.chars()
-                    .next()
-                    .is_some_and(|c| c.is_alphabetic() || c == '_' || c == '.')
-        })
-        .filter(|w| {
+            let starts = w.chars().next();
             let lw = words(w);
-            !lw.iter()
-                .all(|x| STOP.contains(&x.as_str()) || vocabulary.iter().any(|v| same(v, x)))
+            starts.is_some_and(|c| c.is_alphabetic() || c == '_' || c == '.')
+                && !lw
+                    .iter()
+                    .all(|x| STOP.contains(&x.as_str()) || vocabulary.iter().any(|v| same(v, x)))
         })
         .map(str::to_string)
 }
@@ -149,6 +160,28 @@ fn argument<C>(lang: &Language<C>, ty: Ty, subject: Option<&str>, depth: usize) 
 #[cfg(test)]
 mod tests {
     use super::words;
+
+    #[test]
+    fn the_subject_is_the_name_not_a_word_of_the_language() {
+        let lang: crate::Language<()> = crate::Language::default();
+        assert_eq!(
+            super::subject("where is greet", &lang),
+            Some("greet".into())
+        );
+        assert_eq!(
+            super::subject("where is greet called", &lang).as_deref(),
+            Some("called")
+        );
+    }
+
+    #[test]
+    fn apostrophes_are_not_quotes() {
+        assert_eq!(
+            super::quoted("where's 'greet' called", '\''),
+            Some("greet".into())
+        );
+        assert_eq!(super::quoted("where's greet? it's here", '\''), None);
+    }
 
     #[test]
     fn forms_of_a_word_are_one() {

@@ -97,11 +97,6 @@ impl Session {
         ctx.cancel_future(flight.handle);
         if let Some(watch) = flight.gone_watch {
             ctx.cancel_future(watch);
-            // The POST's own response stream: ended now, without an answer (an SSE
-            // stream just ends; a JSON response says the request was cancelled).
-            flight
-                .reply
-                .close(actix_ws::CloseCode::Normal, "the request was cancelled");
         }
         self.record_call(
             flight.tool,
@@ -109,6 +104,25 @@ impl Session {
             flight.summary,
             CallStatus::Cancelled,
         );
+        true
+    }
+
+    /// Cancels the call with `key` because its client said so (`notifications/cancelled`);
+    /// false when none runs under that key. A call asked by an HTTP POST has its own
+    /// response stream: it ends now, without an answer (an SSE stream just ends; a JSON
+    /// response says the request was cancelled), instead of staying open.
+    pub(super) fn cancel_call_by_client(&mut self, key: &CallKey, ctx: &mut Context<Self>) -> bool {
+        let own_stream = self
+            .in_flight
+            .get(key)
+            .filter(|f| f.gone_watch.is_some())
+            .map(|f| f.reply.clone());
+        if !self.cancel_call(key, ctx) {
+            return false;
+        }
+        if let Some(reply) = own_stream {
+            reply.close(actix_ws::CloseCode::Normal, "the request was cancelled");
+        }
         true
     }
 

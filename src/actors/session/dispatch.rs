@@ -474,7 +474,7 @@ impl Session {
                         // The client ends a subscriptions/listen stream by cancelling it.
                         conn.listeners.retain(|l| l.id != p.request_id);
                     }
-                    if self.cancel_call(&(generation, p.request_id.clone()), ctx) {
+                    if self.cancel_call_by_client(&(generation, p.request_id.clone()), ctx) {
                         tracing::debug!(session = %self.id, id = %p.request_id, reason = ?p.reason, "tool call cancelled by the client");
                     }
                 }

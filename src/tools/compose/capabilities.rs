@@ -373,6 +373,12 @@ async fn tool(ctx: &ToolContext, name: &str, args: Value) -> Result<Value, Strin
         .tools
         .get(name)
         .ok_or_else(|| format!("the bridge has no tool {name}"))?;
+    // What `tools.expose` hides from the model stays hidden behind this tool too.
+    if !t.exposed {
+        return Err(format!(
+            "{name} is not exposed (tools.expose), so ideCapability cannot run it"
+        ));
+    }
     t.validate(&args).map_err(|e| e.to_string())?;
     let answer = t
         .invoke(ctx.sibling(), args)
@@ -409,20 +415,38 @@ fn relative(ctx: &ToolContext, path: &str) -> String {
         .unwrap_or_else(|| path.to_string())
 }
 
-/// The lines of the files named, read once each (confined), for context.
-async fn lines_of(ctx: &ToolContext, files: Vec<String>) -> HashMap<String, Vec<String>> {
+/// Lines of files, by `(file, 1-based line)`.
+type Lines = HashMap<(String, u64), String>;
+
+/// Characters of a line kept for context and for finding a name in it.
+const LINE_KEPT: usize = 1000;
+
+/// The lines asked for, each file read once (confined; at most 200 files) and only the
+/// lines asked for kept (cut at [`LINE_KEPT`] characters).
+async fn lines_of(ctx: &ToolContext, wanted: Vec<(String, u64)>) -> Lines {
+    let mut by_file: HashMap<String, Vec<u64>> = HashMap::new();
+    for (file, line) in wanted {
+        by_file.entry(file).or_default().push(line);
+    }
     let workspace = ctx.services.workspace.clone();
     crate::tools::blocking(move || {
-        let mut read = HashMap::new();
-        for rel in files.into_iter().take(200) {
+        let mut kept = Lines::new();
+        for (rel, lines) in by_file.into_iter().take(200) {
             let Ok(abs) = workspace.resolve(&rel) else {
                 continue;
             };
-            if let Ok((text, _)) = crate::workspace::files::read_text(workspace.dir(), &abs) {
-                read.insert(rel, text.lines().map(str::to_string).collect());
+            let Ok((text, _)) = crate::workspace::files::read_text(workspace.dir(), &abs) else {
+                continue;
+            };
+            let all: Vec<&str> = text.lines().collect();
+            for line in lines {
+                let Some(at) = (line as usize).checked_sub(1).and_then(|i| all.get(i)) else {
+                    continue;
+                };
+                kept.insert((rel.clone(), line), at.chars().take(LINE_KEPT).collect());
             }
         }
-        read
+        kept
     })
     .await
     .unwrap_or_default()
@@ -437,22 +461,33 @@ async fn with_lines(ctx: &ToolContext, found: Vec<Value>) -> Vec<Value> {
             json!({"file": rel, "line": l["line"].take(), "column": l["column"].take()})
         })
         .collect();
-    let mut files: Vec<String> = found
-        .iter()
-        .filter_map(|l| l["file"].as_str().map(str::to_string))
-        .collect();
-    files.dedup();
-    let read = lines_of(ctx, files).await;
+    let key = |l: &Value| {
+        (
+            l["file"].as_str().unwrap_or("").to_string(),
+            l["line"].as_u64().unwrap_or(0),
+        )
+    };
+    let read = lines_of(ctx, found.iter().map(key).collect()).await;
     for l in &mut found {
-        let line = l["line"].as_u64().unwrap_or(0) as usize;
-        if let Some(text) = read
-            .get(l["file"].as_str().unwrap_or(""))
-            .and_then(|lines| lines.get(line.wrapping_sub(1)))
-        {
+        if let Some(text) = read.get(&key(l)) {
             l["text"] = json!(text.chars().take(LINE_CHARS).collect::<String>());
         }
     }
     found
+}
+
+/// A tool's symbols as symbol values (in `file` when they do not say), each with its
+/// column on its name.
+async fn symbols(ctx: &ToolContext, listed: &[Value], file: Option<&str>) -> Vec<Value> {
+    let place = |s: &Value| {
+        let file = relative(ctx, s["file"].as_str().or(file).unwrap_or(""));
+        (file, s["line"].as_u64().unwrap_or(1))
+    };
+    let lines = lines_of(ctx, listed.iter().map(place).collect()).await;
+    listed
+        .iter()
+        .map(|s| symbol_of(s, place(s), &lines))
+        .collect()
 }
 
 /// A position tool's locations (at `pointer` in its answer; an array or null at the
@@ -472,25 +507,17 @@ async fn locations(
     Ok(Value::Array(with_lines(ctx, found).await))
 }
 
-/// A symbol value from a tool's symbol, in `file` when the symbol does not say; its
-/// column moved onto its name when the line shows the name elsewhere.
-fn symbol_of(
-    ctx: &ToolContext,
-    s: &Value,
-    file: Option<&str>,
-    lines: &HashMap<String, Vec<String>>,
-) -> Value {
-    let file = relative(ctx, s["file"].as_str().or(file).unwrap_or(""));
+/// A symbol value from a tool's symbol at `(file, line)`; its column moved onto its
+/// name when the line shows the name elsewhere.
+fn symbol_of(s: &Value, (file, line): (String, u64), lines: &Lines) -> Value {
     let name = s["name"].as_str().unwrap_or("");
-    let line = s["line"].as_u64().unwrap_or(1);
     let mut column = s["column"].as_u64().unwrap_or(1);
-    if let Some(text) = lines.get(&file).and_then(|l| l.get(line as usize - 1)) {
+    if let Some(text) = lines.get(&(file.clone(), line)) {
         let from = text
             .char_indices()
-            .nth(column as usize - 1)
+            .nth((column as usize).saturating_sub(1))
             .map_or(0, |(i, _)| i);
-        let at_name = text[from..].starts_with(name);
-        if !at_name && !name.is_empty() {
+        if !name.is_empty() && !text[from..].starts_with(name) {
             if let Some(i) = word_at(text, name, from).or_else(|| word_at(text, name, 0)) {
                 column = text[..i].chars().count() as u64 + 1;
             }
@@ -525,14 +552,8 @@ fn word_at(text: &str, word: &str, from: usize) -> Option<usize> {
 async fn outline(ctx: &ToolContext, path: &str) -> Result<Value, String> {
     let answer = tool(ctx, "getDocumentSymbols", json!({"file": path})).await?;
     let rel = relative(ctx, path);
-    let lines = lines_of(ctx, vec![rel.clone()]).await;
-    let symbols = answer["symbols"].as_array().cloned().unwrap_or_default();
-    Ok(Value::Array(
-        symbols
-            .iter()
-            .map(|s| symbol_of(ctx, s, Some(&rel), &lines))
-            .collect(),
-    ))
+    let listed = answer["symbols"].as_array().cloned().unwrap_or_default();
+    Ok(Value::Array(symbols(ctx, &listed, Some(&rel)).await))
 }
 
 /// `findSymbol`: the editor's (or servers') symbol search, exact names only; when it
@@ -566,18 +587,8 @@ async fn find_symbol(ctx: &ToolContext, a: Args) -> Outcome {
         .await
         {
             Ok(answer) => {
-                let symbols = answer["symbols"].as_array().cloned().unwrap_or_default();
-                let files = symbols
-                    .iter()
-                    .filter_map(|s| s["file"].as_str().map(|f| relative(ctx, f)))
-                    .collect();
-                let lines = lines_of(ctx, files).await;
-                found.extend(
-                    symbols
-                        .iter()
-                        .map(|s| symbol_of(ctx, s, None, &lines))
-                        .filter(fits),
-                );
+                let listed = answer["symbols"].as_array().cloned().unwrap_or_default();
+                found.extend(symbols(ctx, &listed, None).await.into_iter().filter(fits));
             }
             Err(e) => failures.push(format!("symbol search: {e}")),
         }
@@ -614,7 +625,8 @@ async fn find_symbol(ctx: &ToolContext, a: Args) -> Outcome {
             failures.join("; ")
         ));
     }
-    found.dedup();
+    let mut seen = std::collections::HashSet::new();
+    found.retain(|s| seen.insert(s.to_string()));
     Outcome::Value(Value::Array(found))
 }
 
@@ -689,12 +701,12 @@ async fn selected_symbol(ctx: &ToolContext, sel: Value) -> Outcome {
             json!({"name": selected, "kind": "", "file": file, "line": line, "column": column}),
         );
     }
-    let lines = lines_of(ctx, vec![file.clone()]).await;
-    let Some(text) = lines.get(&file).and_then(|l| l.get(line as usize - 1)) else {
+    let lines = lines_of(ctx, vec![(file.clone(), line)]).await;
+    let Some(text) = lines.get(&(file.clone(), line)) else {
         return Outcome::Failed(format!("cannot read line {line} of {file}"));
     };
     let chars: Vec<char> = text.chars().collect();
-    let at = (column as usize - 1).min(chars.len());
+    let at = (column as usize).saturating_sub(1).min(chars.len());
     let start = (0..at)
         .rev()
         .take_while(|i| is_ident(chars[*i]))
@@ -793,17 +805,7 @@ async fn calls(ctx: &ToolContext, a: Args, direction: &str) -> Outcome {
         Err(e) => return Outcome::Failed(e),
     };
     let items = answer[direction].as_array().cloned().unwrap_or_default();
-    let files = items
-        .iter()
-        .filter_map(|s| s["file"].as_str().map(|f| relative(ctx, f)))
-        .collect();
-    let lines = lines_of(ctx, files).await;
-    Outcome::Value(Value::Array(
-        items
-            .iter()
-            .map(|s| symbol_of(ctx, s, None, &lines))
-            .collect(),
-    ))
+    Outcome::Value(Value::Array(symbols(ctx, &items, None).await))
 }
 
 /// `path:line` or `path:line:column`.

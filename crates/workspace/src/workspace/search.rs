@@ -5,7 +5,8 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Mutex};
+use std::sync::{mpsc, Arc, Condvar, Mutex};
+use std::time::Duration;
 
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::sinks::UTF8;
@@ -222,18 +223,25 @@ pub fn search(root: &Path, start: &Path, q: &Query<'_>) -> Result<Hits, SearchEr
         .map_or(1, |n| n.get())
         .min(MAX_WORKERS);
     let merged = Mutex::new(Merge::new(q.max_results));
+    // Notified at each merge: the walk waits on it while it is far enough ahead.
+    let advanced = Condvar::new();
     let stop = AtomicBool::new(false);
     // Files go out in the walker's (path) order, in batches (a hand-off per file costs
-    // more than reading a small one), a few batches ahead of the slowest worker; their
-    // matches are merged back in that order, so the answer is the one a single thread
-    // would give, and the walk stops once the first files filled it.
-    let (jobs, queue) = mpsc::sync_channel::<Batch>(workers * 2);
-    let queue = Mutex::new(queue);
+    // more than reading a small one), at most `LOOKAHEAD` batches ahead of the first
+    // one not merged yet (so a slow file early on cannot leave the rest of the tree's
+    // matches waiting in memory); their matches are merged back in that order, so the
+    // answer is the one a single thread would give, and the walk stops once the first
+    // files filled it.
+    let (jobs, queue) = mpsc::sync_channel::<Batch>(workers);
     std::thread::scope(|scope| {
-        // Dropped when the walk ends: the workers then finish.
-        let jobs = jobs;
+        // The workers own the receiving end: should they all end (a panic), the walk's
+        // next send fails instead of waiting for ever.
+        let queue = Arc::new(Mutex::new(queue));
+        let workers_alive = Arc::downgrade(&queue);
         for _ in 0..workers {
-            scope.spawn(|| {
+            let queue = Arc::clone(&queue);
+            let (merged, advanced, stop, matcher) = (&merged, &advanced, &stop, &matcher);
+            scope.spawn(move || {
                 let mut searcher = searcher();
                 loop {
                     let job = queue.lock().map(|q| q.recv());
@@ -243,15 +251,35 @@ pub fn search(root: &Path, start: &Path, q: &Query<'_>) -> Result<Hits, SearchEr
                         if stop.load(Ordering::Relaxed) || q.cancelled() {
                             break;
                         }
-                        found.push(search_file(&mut searcher, &matcher, &path, rel, q));
+                        found.push(search_file(&mut searcher, matcher, &path, rel, q));
                     }
                     let full = merged.lock().map(|mut m| m.add(index, found));
+                    advanced.notify_all();
                     if full.unwrap_or(true) {
                         stop.store(true, Ordering::Relaxed);
                     }
                 }
             });
         }
+        drop(queue);
+        let lookahead = workers * 2;
+        // Hands batch `index` out once it is near enough; false when the search is over.
+        let send = |index: usize, batch: Vec<(PathBuf, String)>| {
+            let Ok(mut m) = merged.lock() else {
+                return false;
+            };
+            while index >= m.next + lookahead {
+                if q.cancelled() || m.full || workers_alive.strong_count() == 0 {
+                    return false;
+                }
+                m = match advanced.wait_timeout(m, Duration::from_millis(50)) {
+                    Ok((m, _)) => m,
+                    Err(_) => return false,
+                };
+            }
+            drop(m);
+            jobs.send((index, batch)).is_ok()
+        };
         let mut index = 0;
         let mut batch = Vec::with_capacity(BATCH);
         for entry in walker(start, None).flatten() {
@@ -273,15 +301,17 @@ pub fn search(root: &Path, start: &Path, q: &Query<'_>) -> Result<Hits, SearchEr
             batch.push((entry.into_path(), rel));
             if batch.len() == BATCH {
                 let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
-                if jobs.send((index, full)).is_err() {
+                if !send(index, full) {
                     break;
                 }
                 index += 1;
             }
         }
         if !batch.is_empty() {
-            let _ = jobs.send((index, batch));
+            send(index, batch);
         }
+        // Dropped here, when the walk ends: the workers then finish.
+        drop(jobs);
     });
     if q.cancelled() {
         return Err(SearchError::Cancelled);
