@@ -169,3 +169,14 @@ async fn deep_wide_and_slow_programs_end_in_clear_errors() {
         "{answer}"
     );
 }
+
+#[tokio::test]
+async fn what_tools_expose_hides_stays_hidden_behind_it() {
+    let bridge = Bridge::launch(Options::default().set("tools.expose.exclude", "git")).await;
+    let mut agent = bridge.ready_agent().await;
+    let (failed, e) = ask(&mut agent, json!({"gitBlame": "src/main.rs:1"})).await;
+    assert!(
+        failed && e.contains("gitBlame is not exposed (tools.expose)"),
+        "{e}"
+    );
+}
