@@ -36,8 +36,7 @@ sys.path.insert(0, str(ROOT / "tests" / "python"))
 
 from conftest import McpOverHttp, start_bridge  # the tests' own helpers
 
-WORDS = ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron "
-         "pi rho sigma tau upsilon phi chi psi omega function return value struct impl").split()
+WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi", "omega", "function", "return", "value", "struct", "impl"]
 NEEDLE = "zzqx_never_present"
 
 

@@ -7,6 +7,7 @@ its own temporary CLAUDE_CONFIG_DIR, workspace and OS-assigned port.
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import tempfile
@@ -153,3 +154,29 @@ def call_over_mcp(port, token, tool, args):
         return session.call(tool, args)
     finally:
         session.close()
+
+
+def agent_with(bridge, kinds):
+    """The session holding connections of `kinds`, once every one is initialized."""
+    status = json.loads(http(bridge, "/status"))
+    for s in status["sessions"]:
+        if {c["kind"] for c in s["connections"]} >= kinds and all(c["initialized"] for c in s["connections"]):
+            return s
+    return None
+
+
+def settled(bridge, quiet=1.5):
+    """A predicate for `wait_until`: true once no MCP request (pings aside) reached the
+    bridge for `quiet` seconds."""
+    seen = {"total": None, "since": time.monotonic()}
+
+    def check():
+        metrics = http(bridge, "/metrics")
+        counts = re.findall(r'^ide_bridge_mcp_requests_total\{method="([^"]*)"\} (\d+)$', metrics, re.MULTILINE)
+        total = sum(int(n) for method, n in counts if method != "ping")
+        if total != seen["total"]:
+            seen["total"], seen["since"] = total, time.monotonic()
+            return False
+        return time.monotonic() - seen["since"] >= quiet
+
+    return check

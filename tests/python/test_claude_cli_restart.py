@@ -14,7 +14,7 @@ import time
 import urllib.request
 
 from claude_pty import Claude, environment, manual_mode, submit, trust, wait_until
-from conftest import call_over_mcp, start_bridge
+from conftest import call_over_mcp, settled, start_bridge
 from fake_model import FakeModel, mcp, text
 
 BRIDGE = os.environ.get("BRIDGE_BIN", "target/debug/ide-bridge")
@@ -135,6 +135,12 @@ def test_the_cli_gets_its_session_back_after_a_restart_and_a_crash(cli):
                     assert not opened[0].get("is_error"), opened
                     port, token = place.port, place.token
                     for how in (signal.SIGTERM, signal.SIGKILL):
+                        # Stopped once the CLI's connections are done with their
+                        # handshakes' follow-ups (listing tools, resources…): killed in the
+                        # middle of them, the CLI waits much longer before it tries again
+                        # (CI once: the IDE connection not back within 30 s).
+                        wait_until(settled({"port": place.port, "token": place.token}, quiet=1.0),
+                                   "the CLI's MCP requests to settle", 30, claude)
                         place.stop(how)
                         place.start()
                         assert (place.port, place.token) == (port, token), "same port and token"

@@ -17,7 +17,7 @@ import subprocess
 import time
 
 from claude_pty import Claude, environment, manual_mode, submit, trust, wait_until
-from conftest import http, running_bridge
+from conftest import agent_with, http, running_bridge, settled
 from fake_model import FakeModel, deferred_tools, mcp, offered_tools, text
 
 BRIDGE = os.environ.get("BRIDGE_BIN", "target/debug/ide-bridge")
@@ -67,15 +67,6 @@ def tools_through_the_relay(bridge, home):
         relay.wait(10)
 
 
-def agent_with(bridge, kinds):
-    """The session holding connections of `kinds`, once every one is initialized."""
-    status = json.loads(http(bridge, "/status"))
-    for s in status["sessions"]:
-        if {c["kind"] for c in s["connections"]} >= kinds and all(c["initialized"] for c in s["connections"]):
-            return s
-    return None
-
-
 def of_the_bridge(names):
     return {n.removeprefix(PREFIX) for n in names if n.startswith(PREFIX)}
 
@@ -83,23 +74,6 @@ def of_the_bridge(names):
 def requests_total(metrics, method):
     found = re.search(rf'^ide_bridge_mcp_requests_total{{method="{re.escape(method)}"}} (\d+)$', metrics, re.MULTILINE)
     return int(found.group(1)) if found else 0
-
-
-def settled(bridge, quiet=1.5):
-    """A predicate for `wait_until`: true once no MCP request (pings aside) reached the
-    bridge for `quiet` seconds."""
-    seen = {"total": None, "since": time.monotonic()}
-
-    def check():
-        metrics = http(bridge, "/metrics")
-        counts = re.findall(r'^ide_bridge_mcp_requests_total\{method="([^"]*)"\} (\d+)$', metrics, re.MULTILINE)
-        total = sum(int(n) for method, n in counts if method != "ping")
-        if total != seen["total"]:
-            seen["total"], seen["since"] = total, time.monotonic()
-            return False
-        return time.monotonic() - seen["since"] >= quiet
-
-    return check
 
 
 def test_every_bridge_tool_reaches_the_model_through_init(tmp_path, cli):

@@ -9,10 +9,17 @@ file's outline to find the definition, then its references."""
 import os
 import subprocess
 
-from claude_pty import Claude, claude_cli, environment, manual_mode, submit, trust, wait_until
-from conftest import running_bridge
+from claude_pty import (
+    Claude,
+    claude_cli,
+    environment,
+    manual_mode,
+    submit,
+    trust,
+    wait_until,
+)
+from conftest import agent_with, running_bridge, settled
 from fake_model import FakeModel, mcp, text
-from test_claude_cli_tools import agent_with, settled
 
 BRIDGE = os.environ.get("BRIDGE_BIN", "target/debug/ide-bridge")
 API_KEY = "sk-ant-ide-bridge-capability-key-0001"
