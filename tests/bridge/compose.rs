@@ -52,6 +52,13 @@ async fn nested_programs_answer_from_pylsp_and_two_definitions_answer_two_progra
     assert_eq!(as_text, answer);
     let (_, converted) = ask(&mut agent, json!({"findReferences": "greet"})).await;
     assert_eq!(converted, answer);
+    // What the program ran is in the agent's timeline, beside the program itself.
+    let timeline = bridge.status().await["recentActivity"].to_string();
+    assert!(
+        timeline.contains(r#""summary":"via ideCapability: file=greet.py, line=1, column=5""#)
+            && timeline.contains(r#""tool":"ideCapability""#),
+        "{timeline}"
+    );
 
     // A second definition: the same program is ambiguous, and each of its programs
     // runs to the references of its own definition.

@@ -2,16 +2,20 @@
 //! conversions, each declared once here: the tool's description and `describe` are
 //! written from these declarations. Every function runs bridge tools for the calling
 //! agent (so an editor answers when one is connected, the language-server pool when
-//! not, and claims and confinement apply as to any call).
+//! not, and claims and confinement apply as to any call), each recorded in the agent's
+//! timeline as its own calls are.
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
+use std::time::Instant;
 
 use futures_util::FutureExt;
 use ide_bridge_compose::{Args, Conversion, Function, Language, Outcome, Param, Ty, TypeInfo};
 use serde_json::{json, Map, Value};
 
+use crate::actors::activity_log::{CallStatus, RecordToolCall};
 use crate::protocol::mcp::Content;
+use crate::tools::summary::summarize;
 use crate::tools::ToolContext;
 
 /// The language, built once.
@@ -380,10 +384,31 @@ async fn tool(ctx: &ToolContext, name: &str, args: Value) -> Result<Value, Strin
         ));
     }
     t.validate(&args).map_err(|e| e.to_string())?;
+    let summary = format!("via ideCapability: {}", summarize(&args));
+    let started = Instant::now();
     let answer = t
         .invoke(ctx.sibling(), args)
         .map_err(|e| e.to_string())?
         .await;
+    // In the agent's timeline and the metrics like its own calls, so that the person
+    // sees what a program did.
+    let status = if answer.is_error {
+        CallStatus::Error
+    } else {
+        CallStatus::Success
+    };
+    let elapsed = started.elapsed();
+    ctx.services
+        .metrics
+        .record_tool_call(t.info.name, status.as_str(), elapsed.as_secs_f64());
+    ctx.services.activity.do_send(RecordToolCall {
+        tool: t.info.name.to_string(),
+        session_id: ctx.session_id.clone(),
+        status,
+        duration_ms: elapsed.as_millis() as u64,
+        summary,
+        native: false,
+    });
     let text: Vec<&str> = answer
         .content
         .iter()
