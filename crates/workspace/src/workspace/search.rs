@@ -485,42 +485,25 @@ mod tests {
                 }
             }
         }
-        let all = search(
-            r,
-            r,
-            &Query {
-                max_results: 1000,
-                ..q("needle")
-            },
-        )
-        .unwrap();
-        let got: Vec<(String, u64)> = all
-            .matches
-            .iter()
-            .map(|h| (h.path.clone(), h.line))
-            .collect();
-        assert_eq!(
-            (got, all.files_searched, all.truncated),
-            (expected.clone(), 60, false)
-        );
-        let ten = search(
-            r,
-            r,
-            &Query {
-                max_results: 10,
-                ..q("needle")
-            },
-        )
-        .unwrap();
-        let got: Vec<(String, u64)> = ten
-            .matches
-            .iter()
-            .map(|h| (h.path.clone(), h.line))
-            .collect();
-        assert_eq!(
-            (got, ten.files_searched, ten.truncated),
-            (expected[..10].to_vec(), 4, true)
-        );
+        let found = |max_results| {
+            let hits = search(
+                r,
+                r,
+                &Query {
+                    max_results,
+                    ..q("needle")
+                },
+            )
+            .unwrap();
+            let got: Vec<(String, u64)> = hits
+                .matches
+                .iter()
+                .map(|h| (h.path.clone(), h.line))
+                .collect();
+            (got, hits.files_searched, hits.truncated)
+        };
+        assert_eq!(found(1000), (expected.clone(), 60, false));
+        assert_eq!(found(10), (expected[..10].to_vec(), 4, true));
     }
 
     #[test]
