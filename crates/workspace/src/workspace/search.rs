@@ -36,6 +36,10 @@ pub const MAX_REPETITION: u64 = 1000;
 /// The searcher's buffer bound: a file with a longer line is skipped (and counted in
 /// `longLineFilesSkipped`) instead of buffered whole.
 pub const MAX_LINE_BYTES: usize = 2 * 1024 * 1024;
+/// Files up to this size are read whole, in as few reads as the kernel needs (one for
+/// most), and searched as one slice; larger ones are streamed through the searcher's
+/// buffer. Below [`MAX_LINE_BYTES`], so no line of a file read whole is over that bound.
+const WHOLE_READ_BYTES: usize = 1024 * 1024;
 
 /// Why a search did not run or did not finish.
 #[derive(Debug, thiserror::Error)]
@@ -112,7 +116,8 @@ pub struct Query<'a> {
     pub max_results: usize,
     /// Set when the caller gave up (timeout, cancellation): the search stops at the
     /// next file, the next buffer read (at most 64 KiB, or one line up to
-    /// [`MAX_LINE_BYTES`]) or the next match, and returns [`SearchError::Cancelled`].
+    /// [`MAX_LINE_BYTES`]; a file up to 1 MiB is read and searched whole) or the next
+    /// match, and returns [`SearchError::Cancelled`].
     pub cancel: Option<&'a AtomicBool>,
     /// When set, each file is opened beneath this root's directory handle
     /// ([`Root::open_beneath`]) rather than by its path, and only a regular file is
@@ -243,6 +248,7 @@ pub fn search(root: &Path, start: &Path, q: &Query<'_>) -> Result<Hits, SearchEr
             let (merged, advanced, stop, matcher) = (&merged, &advanced, &stop, &matcher);
             scope.spawn(move || {
                 let mut searcher = searcher();
+                let mut whole = Vec::new();
                 loop {
                     let job = queue.lock().map(|q| q.recv());
                     let Ok(Ok((index, files))) = job else { break };
@@ -251,7 +257,14 @@ pub fn search(root: &Path, start: &Path, q: &Query<'_>) -> Result<Hits, SearchEr
                         if stop.load(Ordering::Relaxed) || q.cancelled() {
                             break;
                         }
-                        found.push(search_file(&mut searcher, matcher, &path, rel, q));
+                        found.push(search_file(
+                            &mut searcher,
+                            &mut whole,
+                            matcher,
+                            &path,
+                            rel,
+                            q,
+                        ));
                     }
                     let full = merged.lock().map(|mut m| m.add(index, found));
                     advanced.notify_all();
@@ -348,6 +361,7 @@ struct FileHits {
 
 fn search_file(
     searcher: &mut Searcher,
+    whole: &mut Vec<u8>,
     matcher: &RegexMatcher,
     path: &Path,
     rel: String,
@@ -359,43 +373,76 @@ fn search_file(
             .map(File::from),
         None => File::open(path),
     };
-    let Ok(file) = opened else {
+    let Ok(mut file) = opened else {
         return FileHits::default();
     };
     // What was opened (not what was listed) must be a regular file, and not too big.
-    if !file
+    let Some(len) = file
         .metadata()
-        .is_ok_and(|m| m.is_file() && m.len() <= MAX_SEARCH_FILE_BYTES)
-    {
+        .ok()
+        .filter(|m| m.is_file() && m.len() <= MAX_SEARCH_FILE_BYTES)
+        .map(|m| m.len() as usize)
+    else {
         return FileHits::default();
-    }
+    };
     let most = q.max_results.saturating_add(1);
     let mut found = Vec::new();
-    let searched = searcher.search_reader(
-        matcher,
-        CancellableRead { file, query: q },
-        UTF8(|line, text| {
-            if found.len() >= most || q.cancelled() {
-                return Ok(false);
-            }
-            let text = text.trim_end_matches(['\n', '\r']);
-            let mut shown: String = text.chars().take(MAX_LINE_CHARS).collect();
-            if shown.len() < text.len() {
-                shown.push('…');
-            }
-            found.push(Hit {
-                path: rel.clone(),
-                line,
-                text: shown,
-            });
-            Ok(true)
-        }),
-    );
+    let sink = UTF8(|line, text| {
+        if found.len() >= most || q.cancelled() {
+            return Ok(false);
+        }
+        let text = text.trim_end_matches(['\n', '\r']);
+        let mut shown: String = text.chars().take(MAX_LINE_CHARS).collect();
+        if shown.len() < text.len() {
+            shown.push('…');
+        }
+        found.push(Hit {
+            path: rel.clone(),
+            line,
+            text: shown,
+        });
+        Ok(true)
+    });
+    let searched = if len <= WHOLE_READ_BYTES {
+        let Some(text) = read_whole(&mut file, len, whole, q) else {
+            return FileHits::default();
+        };
+        searcher.search_slice(matcher, text, sink)
+    } else {
+        searcher.search_reader(matcher, CancellableRead { file, query: q }, sink)
+    };
     FileHits {
         searched: true,
         long_line: searched.is_err_and(|e| e.to_string().contains("allocation limit")),
         matches: found,
     }
+}
+
+/// The first `len` bytes of `file` (its size when opened; what it grew by since is
+/// not read) in `buf`, reused from file to file: one `read` for most files. `None` when
+/// a read fails or the query is cancelled.
+fn read_whole<'b>(
+    file: &mut File,
+    len: usize,
+    buf: &'b mut Vec<u8>,
+    q: &Query<'_>,
+) -> Option<&'b [u8]> {
+    if buf.len() < len {
+        buf.resize(len, 0);
+    }
+    let mut filled = 0;
+    while filled < len {
+        if q.cancelled() {
+            return None;
+        }
+        match file.read(&mut buf[filled..len]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    Some(&buf[..filled])
 }
 
 /// Puts the files' hits back in walk order as they come in from the workers.
