@@ -2,7 +2,8 @@
 //! (actix-ws, the same stack) measured in the same run, at 1 and 5 concurrent agents,
 //! plus the bridge's resident memory idle and with 5 sessions.
 //!
-//! Run: `cargo bench --bench roundtrip` (optionally `-- --requests 20000`).
+//! Run: `cargo bench --bench roundtrip` (optionally `-- --requests 20000`, and
+//! `--agents 5` for one scenario only: what a profiler attached to the bridge sees).
 
 #[path = "common/baseline.rs"]
 mod baseline;
@@ -30,6 +31,14 @@ fn main() {
         .nth(1)
         .and_then(|n| n.parse().ok())
         .unwrap_or(DEFAULT_REQUESTS);
+    let scenarios: Vec<usize> = match std::env::args()
+        .skip_while(|a| a != "--agents")
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+    {
+        Some(agents) => vec![agents],
+        None => vec![1, 5],
+    };
     let (echo_proc, echo_port) = spawn(Baseline::Echo);
     let echo_pid = echo_proc.0.id();
     let bridge = Bridge::start_with(
@@ -62,7 +71,7 @@ fn main() {
     println!("| scenario | p50 µs | p99 µs | throughput req/s | server CPU µs/req |");
     println!("|---|---:|---:|---:|---:|");
     rt.block_on(async {
-        for agents in [1usize, 5] {
+        for agents in scenarios {
             // Interleave echo and tool-call batches so that machine noise hits both alike.
             let per_batch = requests / agents / ROUNDS;
             let mut echo_clients = connect_all(agents, || connect_echo(echo_port)).await;

@@ -215,7 +215,11 @@ impl Seed {
         };
         let dashboard = r.dashboard.start(self.dashboard(&r));
         let registry = r.registry.start(self.registry(&r));
-        let extension = r.extension.start(self.extension(&r));
+        let (extension, editor) = {
+            let client = self.extension(&r);
+            let presence = client.presence();
+            (r.extension.start(client), presence)
+        };
         let orchestrator = r.orchestrator.start(self.orchestrator(&r));
         let automation = match (&r.automation, self.automation.take()) {
             (Some(slot), Some((path, policy))) => {
@@ -252,6 +256,7 @@ impl Seed {
             orchestrator,
             automation,
             extension,
+            editor,
             checkpoint,
             writer,
             diagnostics,

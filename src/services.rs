@@ -12,7 +12,7 @@ use crate::actors::checkpoint::CheckpointActor;
 use crate::actors::claims::ClaimsActor;
 use crate::actors::dashboard::Dashboard;
 use crate::actors::diagnostics::DiagnosticsActor;
-use crate::actors::extension::ExtensionClient;
+use crate::actors::extension::{EditorPresence, ExtensionClient};
 use crate::actors::http_transport::HttpSessions;
 use crate::actors::language_servers::LanguageServers;
 use crate::actors::orchestrator::Orchestrator;
@@ -49,6 +49,8 @@ pub struct Services {
     pub watcher: Addr<Watcher>,
     /// The editor connection.
     pub extension: Addr<ExtensionClient>,
+    /// Whether an editor is connected (kept by `extension`).
+    pub editor: EditorPresence,
     /// Claude tasks.
     pub orchestrator: Addr<Orchestrator>,
     /// The browser page's sign-ins, diffs, approvals and reviews.

@@ -1,19 +1,28 @@
-//! The write half of a WebSocket connection: a channel to one writer task that owns
-//! the socket, so any actor can queue frames without awaiting and order is kept.
+//! The write half of a connection: a channel any actor queues frames on without
+//! awaiting, in order, read by the WebSocket response's body ([`websocket_body`]) or by
+//! an HTTP response or stream ([`FrameReceiver`]).
 //!
 //! The queue is bounded in bytes (`server.max_outbound_bytes`): a peer that stops
 //! reading would otherwise make it grow for as long as it stays connected. Past the
 //! bound the connection is dropped — the queued frames are freed and the TCP socket is
 //! shut down, since a close frame could never reach a peer that does not read.
 
+use std::io;
 use std::net::{Shutdown, TcpStream};
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
+use std::task::{self, Poll};
 
+use actix_http::ws::{Codec, Message};
+use actix_web::body::{BodySize, BoxBody, MessageBody};
+use actix_web::HttpResponse;
 use actix_ws::{CloseCode, CloseReason};
+use bytes::BytesMut;
 use prometheus_client::metrics::counter::Counter;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use tokio::sync::Notify;
+use tokio_util::codec::Encoder;
 
 /// WebSocket close reasons are limited to 123 bytes.
 const MAX_CLOSE_REASON: usize = 123;
@@ -118,10 +127,12 @@ struct Shared {
     bytes: ByteBudget,
     /// Set once the bound was passed; nothing is queued after that.
     overflowed: AtomicBool,
-    /// Wakes the writer to drop the connection.
+    /// Wakes a [`FrameReceiver`] to end its stream.
     drop_now: Notify,
     /// `ide_bridge_outbound_overflow_drops_total`.
     drops: Counter,
+    /// A WebSocket's TCP socket, shut down at the overflow (see [`WriterLimits`]).
+    socket: Option<Weak<TcpStream>>,
 }
 
 /// Cloneable handle that queues frames for one connection.
@@ -157,6 +168,11 @@ impl Outbound {
                     "dropping the connection: {overflow}"
                 );
                 shared.drop_now.notify_one();
+                // The peer reads nothing, so a close frame would only queue behind the
+                // rest: the TCP connection ends, and with it the transport's stream.
+                if let Some(socket) = shared.socket.as_ref().and_then(Weak::upgrade) {
+                    let _ = socket.shutdown(Shutdown::Both);
+                }
             }
             return false;
         }
@@ -218,6 +234,7 @@ impl Outbound {
             overflowed: AtomicBool::new(false),
             drop_now: Notify::new(),
             drops,
+            socket: None,
         });
         (
             Outbound {
@@ -272,15 +289,25 @@ pub struct WriterLimits {
     pub max_bytes: usize,
     /// The connection's TCP socket (a duplicate owned by the HTTP connection, see
     /// `http::conn`), shut down when the bound is passed. Weak, so that the socket is
-    /// closed with the connection and never kept open by a lingering writer; absent
-    /// when the server did not record it, and then dropping only frees the queue.
+    /// closed with the connection and never kept open by a lingering handle; absent
+    /// when the server did not record it, and then nothing more is queued past the
+    /// bound and what was queued is freed when the connection ends.
     pub socket: Option<Weak<TcpStream>>,
     /// Counts dropped connections.
     pub drops: Counter,
 }
 
-/// Starts the writer task for `ws` and returns the handle that feeds it.
-pub fn spawn_writer(ws: actix_ws::Session, limits: WriterLimits) -> Outbound {
+/// Makes `response` (an accepted WebSocket upgrade) write the frames queued on the
+/// handle returned with it: its body encodes them as the connection's HTTP dispatcher
+/// asks for more, so an answer goes from the queue to the socket with no task between.
+///
+/// The dispatcher asks only while its write buffer has room, so frames for a peer that
+/// does not read stay queued and counted; past `limits.max_bytes` the handle shuts the
+/// socket down itself (the body is not asked for anything then), and the dispatcher
+/// drops the body with what was queued. The upgrade's own body is kept unread inside
+/// the new one: dropping it is what tells the connection's message stream that the
+/// connection is over, which must happen when this body goes, not before.
+pub fn websocket_body(response: HttpResponse, limits: WriterLimits) -> (Outbound, HttpResponse) {
     let (tx, rx) = unbounded_channel();
     let shared = Arc::new(Shared {
         frames: AtomicUsize::new(0),
@@ -288,9 +315,103 @@ pub fn spawn_writer(ws: actix_ws::Session, limits: WriterLimits) -> Outbound {
         overflowed: AtomicBool::new(false),
         drop_now: Notify::new(),
         drops: limits.drops,
+        socket: limits.socket,
     });
-    actix_rt::spawn(write_loop(ws, rx, Arc::clone(&shared), limits.socket));
-    Outbound { tx, shared }
+    let response = response.map_body(|_, upgrade| {
+        FrameBody {
+            rx,
+            shared: Arc::clone(&shared),
+            codec: Codec::new(),
+            done: false,
+            _upgrade: upgrade,
+        }
+        .boxed()
+    });
+    (Outbound { tx, shared }, response)
+}
+
+/// Most bytes of frames encoded into one chunk for the dispatcher.
+const MAX_CHUNK: usize = 64 * 1024;
+/// Most payload bytes of a control frame (RFC 6455 5.5).
+const MAX_CONTROL_PAYLOAD: usize = 125;
+
+/// The body of a WebSocket response: the frames of its [`Outbound`] queue, encoded in
+/// order until a close frame, the last handle gone (then a normal close), or an overflow.
+struct FrameBody {
+    rx: UnboundedReceiver<Frame>,
+    shared: Arc<Shared>,
+    codec: Codec,
+    done: bool,
+    /// The upgrade's own body, never read (see [`websocket_body`]).
+    _upgrade: BoxBody,
+}
+
+impl FrameBody {
+    /// Encodes `frame` into `buf`; true when it was the last one (a close).
+    fn encode(&mut self, frame: Frame, buf: &mut BytesMut) -> io::Result<bool> {
+        let (message, last) = match frame {
+            Frame::Text(text) => (Message::Text(text.into()), false),
+            Frame::Ping => (Message::Ping(bytes::Bytes::new()), false),
+            Frame::Pong(data) => {
+                let cut = data.len().min(MAX_CONTROL_PAYLOAD);
+                (Message::Pong(data.slice(..cut)), false)
+            }
+            Frame::Close(code, reason) => (
+                Message::Close(Some(CloseReason {
+                    code,
+                    description: Some(reason),
+                })),
+                true,
+            ),
+        };
+        self.codec.encode(message, buf).map_err(io::Error::other)?;
+        Ok(last)
+    }
+}
+
+impl MessageBody for FrameBody {
+    type Error = io::Error;
+
+    fn size(&self) -> BodySize {
+        BodySize::Stream
+    }
+
+    fn poll_next(
+        self: Pin<&mut Self>,
+        cx: &mut task::Context<'_>,
+    ) -> Poll<Option<Result<bytes::Bytes, io::Error>>> {
+        let this = self.get_mut();
+        if this.done || this.shared.overflowed.load(Ordering::Acquire) {
+            this.rx.close();
+            return Poll::Ready(None);
+        }
+        let mut buf = BytesMut::new();
+        while buf.len() < MAX_CHUNK {
+            let frame = match this.rx.poll_recv(cx) {
+                Poll::Ready(Some(frame)) => frame,
+                // Every handle is gone: the connection ends with a normal close.
+                Poll::Ready(None) => Frame::Close(CloseCode::Normal, String::new()),
+                Poll::Pending => break,
+            };
+            this.shared.frames.fetch_sub(1, Ordering::Relaxed);
+            let len = frame.queued_len();
+            let last = this.encode(frame, &mut buf);
+            this.shared.bytes.release(len);
+            if last? {
+                this.done = true;
+                this.rx.close();
+                break;
+            }
+        }
+        if buf.is_empty() {
+            return if this.done {
+                Poll::Ready(None)
+            } else {
+                Poll::Pending
+            };
+        }
+        Poll::Ready(Some(Ok(buf.freeze())))
+    }
 }
 
 /// Cuts `reason` to what a close frame can carry, at a character boundary.
@@ -303,69 +424,6 @@ pub fn truncate_reason(mut reason: String) -> String {
         reason.truncate(cut);
     }
     reason
-}
-
-/// Writes frames in order until a close frame, a write error, the last handle gone, or
-/// an overflow (then the socket is shut down and everything queued is dropped).
-async fn write_loop(
-    mut ws: actix_ws::Session,
-    mut rx: UnboundedReceiver<Frame>,
-    shared: Arc<Shared>,
-    socket: Option<Weak<TcpStream>>,
-) {
-    let overflowed = loop {
-        let frame = tokio::select! {
-            biased;
-            () = shared.drop_now.notified() => break true,
-            frame = rx.recv() => frame,
-        };
-        let Some(frame) = frame else { break false };
-        shared.frames.fetch_sub(1, Ordering::Relaxed);
-        let len = frame.queued_len();
-        let write = async {
-            match frame {
-                Frame::Text(text) => ws.text(text).await.map(|()| true),
-                Frame::Ping => ws.ping(b"").await.map(|()| true),
-                Frame::Pong(data) => ws.pong(&data).await.map(|()| true),
-                Frame::Close(code, reason) => {
-                    // `close` consumes the session; the loop ends after it anyway.
-                    let _ = ws
-                        .clone()
-                        .close(Some(CloseReason {
-                            code,
-                            description: Some(reason),
-                        }))
-                        .await;
-                    Ok(false)
-                }
-            }
-        };
-        let written = tokio::select! {
-            biased;
-            () = shared.drop_now.notified() => break true,
-            written = write => written,
-        };
-        shared.bytes.release(len);
-        match written {
-            Ok(true) => {}
-            // Closed on purpose, or the socket is gone.
-            Ok(false) | Err(_) => return,
-        }
-    };
-    if overflowed {
-        // The peer reads nothing, so a close frame would only queue behind the rest:
-        // end the TCP connection; the Transport then sees its stream end and stops.
-        if let Some(socket) = socket.as_ref().and_then(Weak::upgrade) {
-            let _ = socket.shutdown(Shutdown::Both);
-        }
-        return;
-    }
-    let _ = ws
-        .close(Some(CloseReason {
-            code: CloseCode::Normal,
-            description: None,
-        }))
-        .await;
 }
 
 #[cfg(test)]

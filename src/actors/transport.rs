@@ -14,7 +14,7 @@ use super::heartbeat::{Heartbeat, Tick};
 use super::messages::connection::Generation;
 pub use super::messages::session::Peer;
 use super::messages::session::Rebind;
-use super::outbound::{spawn_writer, Frame, Outbound, WriterLimits};
+use super::outbound::{websocket_body, Frame, Outbound, WriterLimits};
 use super::rate_limit::{ConnectionLimits, Verdict};
 use crate::protocol::jsonrpc::{self, classify, Incoming, RpcError};
 use crate::services::Services;
@@ -32,22 +32,23 @@ pub struct Transport {
 impl Transport {
     /// Starts a transport for an upgraded connection and attaches it to `peer`;
     /// `socket` is the connection's TCP socket, shut down if its outbound queue
-    /// overflows (see [`WriterLimits`]).
+    /// overflows (see [`WriterLimits`]). Returns the upgrade's response, whose body now
+    /// writes what the transport's peer sends.
     pub fn start(
         peer: Box<dyn Peer>,
-        ws: actix_ws::Session,
+        response: actix_web::HttpResponse,
         stream: actix_ws::MessageStream,
         socket: Option<Weak<std::net::TcpStream>>,
         services: &Services,
-    ) -> Addr<Transport> {
+    ) -> actix_web::HttpResponse {
         let settings = &services.settings;
         let max = settings.server.max_message_bytes;
         let stream = stream
             .max_frame_size(max)
             .aggregate_continuations()
             .max_continuation_size(max);
-        let outbound = spawn_writer(
-            ws,
+        let (outbound, response) = websocket_body(
+            response,
             WriterLimits {
                 max_bytes: settings.server.max_outbound_bytes,
                 socket,
@@ -69,7 +70,8 @@ impl Transport {
         Transport::create(move |ctx| {
             ctx.add_stream(stream);
             transport
-        })
+        });
+        response
     }
 
     fn close(&self, ctx: &mut Context<Self>, code: CloseCode, reason: impl Into<String>) {

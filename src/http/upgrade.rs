@@ -9,7 +9,7 @@ use actix_web::dev::Payload;
 use actix_web::error::PayloadError;
 use actix_web::web::Bytes;
 use actix_web::{web, FromRequest, HttpRequest, HttpResponse};
-use actix_ws::{CloseCode, CloseReason};
+use actix_ws::CloseCode;
 use futures_util::Stream;
 
 use super::conn::ConnSocket;
@@ -17,7 +17,7 @@ use super::guard::{check_host_and_origin, check_token, Rejection};
 use super::{AGENT_AUTH_HEADER, EDITOR_AUTH_HEADER, RELAY_HEADER, SESSION_ANCHOR_HEADER};
 use crate::actors::extension::ExtensionClient;
 use crate::actors::frame_guard::FrameGuard;
-use crate::actors::outbound::truncate_reason;
+use crate::actors::outbound::{websocket_body, WriterLimits};
 use crate::actors::registry;
 use crate::actors::registry::{Admit, AdmitError, MayConnect, NotNow};
 use crate::actors::session::{
@@ -55,16 +55,15 @@ pub async fn upgrade(
     pace(&services).await?;
     let body = guard_frames(&req, body, services.settings.server.max_message_bytes).await?;
     if editor {
-        let (response, ws, stream) = actix_ws::handle(&req, body)?;
+        let (response, _, stream) = actix_ws::handle(&req, body)?;
         let services: Arc<Services> = services.into_inner();
-        Transport::start(
+        return Ok(Transport::start(
             Box::new(ExtensionClient::peer(&services.extension)),
-            ws,
+            response,
             stream,
             socket_of(&req),
             &services,
-        );
-        return Ok(response);
+        ));
     }
     let header_value = |name: &str| {
         req.headers()
@@ -80,35 +79,27 @@ pub async fn upgrade(
         Some(chain) => (ConnectionKind::Relay, parse_pids(chain)),
         None => (ConnectionKind::Ide, Vec::new()),
     };
-    let (response, ws, stream) = actix_ws::handle_with_protocols(&req, body, &["mcp"])?;
+    let (response, _, stream) = actix_ws::handle_with_protocols(&req, body, &["mcp"])?;
     let services: Arc<Services> = services.into_inner();
     match admit(&services, anchor, kind, client_pids).await {
-        Ok(session) => {
-            Transport::start(
-                Box::new(AgentPeer { session, kind }),
-                ws,
-                stream,
-                socket_of(&req),
-                &services,
-            );
-        }
+        Ok(session) => Ok(Transport::start(
+            Box::new(AgentPeer { session, kind }),
+            response,
+            stream,
+            socket_of(&req),
+            &services,
+        )),
         Err(err) => {
             let code = match err {
                 AdmitError::TooManySessions { .. } => CloseCode::Policy,
                 AdmitError::ShuttingDown => CloseCode::Away,
                 AdmitError::Fault(_) => CloseCode::Error,
             };
-            actix_rt::spawn(async move {
-                let _ = ws
-                    .close(Some(CloseReason {
-                        code,
-                        description: Some(truncate_reason(err.to_string())),
-                    }))
-                    .await;
-            });
+            let (outbound, response) = websocket_body(response, WriterLimits::default());
+            outbound.close(code, err.to_string());
+            Ok(response)
         }
-    };
-    Ok(response)
+    }
 }
 
 /// How long a connection to a full bridge waits for a slot to free before it is refused.

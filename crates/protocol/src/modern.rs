@@ -67,13 +67,22 @@ struct Params<'a> {
     meta: Option<&'a RawValue>,
 }
 
+/// Whether `params` holds [`VERSION_KEY`] anywhere: most requests do not, and are spared
+/// a parse. (A finder built once: `str::contains` prepares its search anew each call,
+/// on every request.)
+fn names_version(params: &str) -> bool {
+    static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(VERSION_KEY));
+    FINDER.find(params.as_bytes()).is_some()
+}
+
 /// The era of a request from its params: `Ok(None)` for the handshake revisions (no
 /// protocol version in `_meta`), `Ok(Some)` for the stateless one, an error for a
 /// `_meta` that names a version but is malformed (-32602) or names one the bridge does
 /// not speak (-32022, with the versions it does).
 pub fn classify(params: Option<&RawValue>) -> Result<Option<RequestMeta>, RpcError> {
     // Most requests are of the handshake era: a substring test spares them a parse.
-    let Some(raw) = params.filter(|p| p.get().contains(VERSION_KEY)) else {
+    let Some(raw) = params.filter(|p| names_version(p.get())) else {
         return Ok(None);
     };
     let Ok(Params { meta: Some(meta) }) = serde_json::from_str::<Params>(raw.get()) else {
@@ -116,7 +125,7 @@ pub fn is_stateless(params: Option<&RawValue>) -> bool {
 
 /// The protocol version a request's `_meta` names, as sent.
 pub fn requested_version(params: Option<&RawValue>) -> Option<String> {
-    let raw = params.filter(|p| p.get().contains(VERSION_KEY))?;
+    let raw = params.filter(|p| names_version(p.get()))?;
     let Params { meta } = serde_json::from_str::<Params>(raw.get()).ok()?;
     let Value::Object(meta) = serde_json::from_str::<Value>(meta?.get()).ok()? else {
         return None;

@@ -15,6 +15,7 @@ mod rpc;
 pub use messages::*;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -94,6 +95,23 @@ pub struct ExtensionLinks {
     pub activity: Addr<ActivityLog>,
 }
 
+/// Whether an editor is connected, readable without a message to the actor: a tool
+/// that can do without the editor learns it has none at once, instead of through the
+/// actor's mailbox. Set by the [`ExtensionClient`] as its connection comes and goes.
+#[derive(Debug, Clone, Default)]
+pub struct EditorPresence(Arc<AtomicBool>);
+
+impl EditorPresence {
+    /// True while an editor connection is attached.
+    pub fn connected(&self) -> bool {
+        self.0.load(Ordering::Acquire)
+    }
+
+    fn set(&self, connected: bool) {
+        self.0.store(connected, Ordering::Release);
+    }
+}
+
 /// The bridge's side of the one editor connection; one per bridge.
 pub struct ExtensionClient {
     conn: Option<Connection>,
@@ -109,6 +127,7 @@ pub struct ExtensionClient {
     last_selection_sent: Option<Value>,
     links: ExtensionLinks,
     metrics: Arc<Metrics>,
+    presence: EditorPresence,
 }
 
 impl ExtensionClient {
@@ -128,7 +147,13 @@ impl ExtensionClient {
             last_selection_sent: None,
             links,
             metrics,
+            presence: EditorPresence::default(),
         }
+    }
+
+    /// The flag this client keeps up to date.
+    pub fn presence(&self) -> EditorPresence {
+        self.presence.clone()
     }
 
     /// The same client with another clock and jitter (tests drive the breaker).
@@ -194,6 +219,7 @@ impl ExtensionClient {
             hello: None,
             connected_at: iso_now(),
         });
+        self.presence.set(true);
         tracing::info!("editor connected");
         self.lifecycle(LifecycleEvent::EditorConnected, String::new());
         self.tools_changed(true);
@@ -205,6 +231,7 @@ impl ExtensionClient {
 
     fn detach(&mut self, ctx: &mut Context<Self>) {
         self.conn = None;
+        self.presence.set(false);
         self.reject_all(ctx, |m| ExtError::Disconnected(m.to_string()));
         self.listeners.clear();
         self.cache.selection = None;

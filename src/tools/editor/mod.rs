@@ -39,6 +39,9 @@ pub(crate) async fn call_editor(
     method: Method,
     params: Value,
 ) -> Result<Value, ExtError> {
+    if !ctx.services.editor.connected() {
+        return Err(ExtError::NotConnected);
+    }
     let (reply, answer) = oneshot::channel();
     // A request that itself waits (`timeoutMs`: executeInTerminal, waitForTerminalOutput)
     // gets that long plus a margin from the editor, not the default request timeout, so
