@@ -452,6 +452,102 @@ mod tests {
         assert_eq!(budget.queued(), 0);
     }
 
+    /// What a client reads from `body`, until it ends (within 5 s).
+    async fn frames_of(body: BoxBody) -> Vec<actix_http::ws::Frame> {
+        use tokio_util::codec::Decoder;
+        let read = actix_web::body::to_bytes(body);
+        let bytes = tokio::time::timeout(std::time::Duration::from_secs(5), read)
+            .await
+            .expect("the body ends")
+            .unwrap();
+        let mut buf = BytesMut::from(&bytes[..]);
+        let mut codec = Codec::new().client_mode();
+        let mut frames = Vec::new();
+        while let Some(frame) = codec.decode(&mut buf).unwrap() {
+            frames.push(frame);
+        }
+        frames
+    }
+
+    #[actix_rt::test]
+    async fn a_websocket_body_writes_the_queue_in_order_and_closes_when_the_handles_go() {
+        use actix_http::ws::Frame as Wire;
+        let limits = WriterLimits {
+            max_bytes: 1000,
+            ..WriterLimits::default()
+        };
+        let (outbound, response) = websocket_body(HttpResponse::Ok().finish(), limits);
+        assert!(outbound.send_text("one".into()));
+        assert!(outbound.send(Frame::Ping));
+        assert!(outbound.send_text("two".into()));
+        assert_eq!(outbound.backlog(), 3);
+        let clone = outbound.clone();
+        drop(outbound);
+        assert!(clone.send(Frame::Pong(bytes::Bytes::from_static(b"p"))));
+        drop(clone);
+        let frames = frames_of(response.into_body()).await;
+        assert_eq!(
+            frames,
+            [
+                Wire::Text("one".into()),
+                Wire::Ping(bytes::Bytes::new()),
+                Wire::Text("two".into()),
+                Wire::Pong("p".into()),
+                Wire::Close(Some(CloseCode::Normal.into())),
+            ]
+        );
+    }
+
+    #[actix_rt::test]
+    async fn a_websocket_body_ends_at_a_close_frame_and_queues_nothing_after_an_overflow() {
+        use actix_http::ws::Frame as Wire;
+        let drops = Counter::default();
+        let limits = WriterLimits {
+            max_bytes: 1000,
+            drops: drops.clone(),
+            ..WriterLimits::default()
+        };
+        let (outbound, response) = websocket_body(HttpResponse::Ok().finish(), limits);
+        assert!(outbound.send_text("a".repeat(100)));
+        outbound.close(CloseCode::Policy, "r".repeat(200));
+        assert!(
+            outbound.send_text("after the close".into()),
+            "queued, never written"
+        );
+        let frames = frames_of(response.into_body()).await;
+        assert_eq!(frames.len(), 2, "{frames:?}");
+        assert_eq!(frames[0], Wire::Text("a".repeat(100).into()));
+        let Wire::Close(Some(reason)) = &frames[1] else {
+            panic!("{:?}", frames[1])
+        };
+        assert_eq!(reason.code, CloseCode::Policy);
+        assert_eq!(
+            reason.description.as_ref().map(String::len),
+            Some(MAX_CLOSE_REASON)
+        );
+        assert!(outbound.is_closed(), "the body dropped the queue");
+
+        let (outbound, response) = websocket_body(
+            HttpResponse::Ok().finish(),
+            WriterLimits {
+                max_bytes: 100,
+                drops: drops.clone(),
+                ..WriterLimits::default()
+            },
+        );
+        assert!(outbound.send_text("b".repeat(60)));
+        assert!(!outbound.send_text("c".repeat(41)), "101 bytes queued");
+        assert!(
+            !outbound.send_text("d".into()),
+            "nothing is queued after it"
+        );
+        assert_eq!(drops.get(), 1, "counted once");
+        assert!(
+            frames_of(response.into_body()).await.is_empty(),
+            "the body ends"
+        );
+    }
+
     #[actix_rt::test]
     async fn a_stream_whose_reader_falls_behind_ends_at_the_bound_and_not_before() {
         let drops = Counter::default();
