@@ -135,6 +135,20 @@ struct Shared {
     socket: Option<Weak<TcpStream>>,
 }
 
+impl Shared {
+    /// Nothing queued yet, bounded by `limits`.
+    fn new(limits: WriterLimits) -> Arc<Shared> {
+        Arc::new(Shared {
+            frames: AtomicUsize::new(0),
+            bytes: ByteBudget::new(limits.max_bytes),
+            overflowed: AtomicBool::new(false),
+            drop_now: Notify::new(),
+            drops: limits.drops,
+            socket: limits.socket,
+        })
+    }
+}
+
 /// Cloneable handle that queues frames for one connection.
 #[derive(Debug, Clone)]
 pub struct Outbound {
@@ -228,13 +242,10 @@ impl Outbound {
     /// [`Outbound::channel`] whose overflow is counted in `drops`.
     pub fn counted_channel(max_bytes: usize, drops: Counter) -> (Outbound, FrameReceiver) {
         let (tx, rx) = unbounded_channel();
-        let shared = Arc::new(Shared {
-            frames: AtomicUsize::new(0),
-            bytes: ByteBudget::new(max_bytes),
-            overflowed: AtomicBool::new(false),
-            drop_now: Notify::new(),
-            drops,
+        let shared = Shared::new(WriterLimits {
+            max_bytes,
             socket: None,
+            drops,
         });
         (
             Outbound {
@@ -309,14 +320,7 @@ pub struct WriterLimits {
 /// connection is over, which must happen when this body goes, not before.
 pub fn websocket_body(response: HttpResponse, limits: WriterLimits) -> (Outbound, HttpResponse) {
     let (tx, rx) = unbounded_channel();
-    let shared = Arc::new(Shared {
-        frames: AtomicUsize::new(0),
-        bytes: ByteBudget::new(limits.max_bytes),
-        overflowed: AtomicBool::new(false),
-        drop_now: Notify::new(),
-        drops: limits.drops,
-        socket: limits.socket,
-    });
+    let shared = Shared::new(limits);
     let response = response.map_body(|_, upgrade| {
         FrameBody {
             rx,
