@@ -52,8 +52,8 @@ pub struct ToolContext {
     pub session_id: SessionId,
     /// Prefix for terminals this session creates.
     pub terminal_prefix: Arc<str>,
-    /// The calling session's memory.
-    pub session: MemoryHandle,
+    /// The calling session's memory (shared by the session's calls).
+    pub session: Arc<MemoryHandle>,
     /// Shared services.
     pub services: Arc<Services>,
     /// Present when the request carried a progress token.

@@ -202,7 +202,10 @@ impl Session {
         let tool_ctx = ToolContext {
             session_id: self.id.clone(),
             terminal_prefix: Arc::clone(&self.terminal_prefix),
-            session: MemoryHandle::of(&ctx.address()),
+            session: match &self.memory {
+                Some(memory) => Arc::clone(memory),
+                None => Arc::new(MemoryHandle::of(&ctx.address())),
+            },
             services: Arc::clone(&services),
             progress,
         };

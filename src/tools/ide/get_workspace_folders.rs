@@ -1,7 +1,7 @@
 //! `getWorkspaceFolders`.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::protocol::editor::Method;
@@ -14,6 +14,23 @@ pub struct GetWorkspaceFolders;
 
 #[derive(Deserialize, JsonSchema)]
 pub struct Args {}
+
+/// The answer without an editor: serialised straight to text (a `json!` value would be
+/// a hashed map built and dropped on every call).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Folders<'a> {
+    success: bool,
+    folders: [Folder<'a>; 1],
+    root_path: &'a str,
+}
+
+#[derive(Serialize)]
+struct Folder<'a> {
+    name: &'a str,
+    uri: &'a str,
+    path: &'a str,
+}
 
 impl Tool for GetWorkspaceFolders {
     type Args = Args;
@@ -39,11 +56,15 @@ impl Tool for GetWorkspaceFolders {
             }
         }
         let ws = &ctx.services.workspace;
-        let root = ws.root().display().to_string();
-        Ok(CallToolResult::json(&json!({
-            "success": true,
-            "folders": [{ "name": ws.name(), "uri": file_url(ws.root()), "path": root }],
-            "rootPath": root,
-        })))
+        let root = ws.root().to_string_lossy();
+        Ok(CallToolResult::json(&Folders {
+            success: true,
+            folders: [Folder {
+                name: &ws.name(),
+                uri: &file_url(ws.root()),
+                path: &root,
+            }],
+            root_path: &root,
+        }))
     }
 }

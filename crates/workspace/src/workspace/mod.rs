@@ -65,14 +65,36 @@ impl Workspace {
 
 /// `file://` URL of an absolute path (percent-encoding what a URL cannot hold).
 pub fn file_url(path: &Path) -> String {
-    let mut out = String::from("file://");
-    for b in path.to_string_lossy().bytes() {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    let text = path.to_string_lossy();
+    let mut out = String::with_capacity("file://".len() + text.len());
+    out.push_str("file://");
+    for b in text.bytes() {
         match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
                 out.push(b as char)
             }
-            _ => out.push_str(&format!("%{b:02X}")),
+            _ => {
+                out.push('%');
+                out.push(HEX[usize::from(b >> 4)] as char);
+                out.push(HEX[usize::from(b & 15)] as char);
+            }
         }
     }
     out
+}
+
+#[cfg(test)]
+mod url_tests {
+    use super::file_url;
+    use std::path::Path;
+
+    #[test]
+    fn a_file_url_keeps_unreserved_bytes_and_percent_encodes_the_rest() {
+        assert_eq!(file_url(Path::new("/a/b-c_d.e~f")), "file:///a/b-c_d.e~f");
+        assert_eq!(
+            file_url(Path::new("/my dir/x%y#z?é")),
+            "file:///my%20dir/x%25y%23z%3F%C3%A9"
+        );
+    }
 }
