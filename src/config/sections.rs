@@ -150,10 +150,10 @@ section! {
         /// with a warning in the log naming the bound, counted in `/status`
         /// `outboundOverflowDrops` and `ide_bridge_outbound_overflow_drops_total`. A
         /// single reply larger than the bound goes out when nothing else is queued.
-        /// Besides this queue, actix-ws holds at most 32 frames per connection, so a
-        /// never-reading peer costs at most this bound plus 32 replies and the calls in
-        /// flight (measured with 256 KiB `readFile` replies, 10 calls in flight: +21–26
-        /// MiB RSS, debug build;
+        /// Besides this queue, the HTTP layer takes the next frame from it only while
+        /// its write buffer holds less than 32 KiB, so a never-reading peer costs at most
+        /// this bound, one reply and 32 KiB more, and the calls in flight (measured with
+        /// 256 KiB `readFile` replies, 10 calls in flight: +13 MiB RSS, debug build;
         /// `limits::a_client_that_never_reads_is_dropped_and_rss_stays_bounded`).
         #[schemars(range(min = MIB, max = 1024 * MIB))]
         pub max_outbound_bytes: usize = 8 * MIB,

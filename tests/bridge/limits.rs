@@ -515,9 +515,9 @@ fn a_client_that_never_reads_is_dropped_and_rss_stays_bounded() {
         sink.len()
     );
     peak = peak.max(rss_kib(bridge.pid()));
-    // 8 MiB queue + actix-ws's 32-frame channel (~8.4 MB of these replies) + the 10
-    // calls in flight (file, escaped result, frame: ~3 × 256 KiB each) + allocator
-    // slack; all 400 replies would be ~105 MB.
+    // 8 MiB queue + the HTTP layer's write buffer (32 KiB and one reply) + the 10 calls
+    // in flight (file, escaped result, frame: ~3 × 256 KiB each) + allocator slack; all
+    // 400 replies would be ~105 MB.
     eprintln!("RSS {before} KiB -> peak {peak} KiB");
     assert!(
         peak < before + 32 * 1024,
