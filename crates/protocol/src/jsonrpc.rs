@@ -5,6 +5,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 use std::fmt;
+use std::sync::Arc;
 
 /// Invalid JSON was received.
 pub const PARSE_ERROR: i64 = -32700;
@@ -26,13 +27,14 @@ pub const RATE_LIMITED: i64 = -32004;
 /// transport needs an answer to end the request (a JSON response to an HTTP POST).
 pub const REQUEST_CANCELLED: i64 = -32800;
 
-/// A request id: echoed back exactly as the client sent it.
+/// A request id: echoed back exactly as the client sent it. Both kinds share their
+/// text, so a clone (the in-flight map's key, the answer's id) allocates nothing.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum RequestId {
     /// Numeric id (the Claude Code CLI counts from 0), kept as the JSON text sent.
     Number(NumberId),
     /// String id.
-    String(String),
+    String(Arc<str>),
 }
 
 /// A numeric request id as the exact JSON text sent: `1e2`, `-0` and
@@ -40,7 +42,7 @@ pub enum RequestId {
 /// re-encoded (`100.0`, `-0.0`, `1.8446744073709552e19`). Two ids are the same when
 /// their text is (`1` and `1.0` are different ids).
 #[derive(Debug, Clone)]
-pub struct NumberId(Box<RawValue>);
+pub struct NumberId(Arc<RawValue>);
 
 impl NumberId {
     /// The id as an unsigned integer, when its text is one (ids the bridge sends).
@@ -56,7 +58,9 @@ impl NumberId {
 
 impl From<u64> for NumberId {
     fn from(n: u64) -> Self {
-        NumberId(RawValue::from_string(n.to_string()).expect("an integer is valid JSON"))
+        NumberId(Arc::from(
+            RawValue::from_string(n.to_string()).expect("an integer is valid JSON"),
+        ))
     }
 }
 
@@ -82,12 +86,14 @@ pub struct BadId;
 impl RequestId {
     /// The id in `raw` (any JSON value): a string or a number (kept as sent), `None`
     /// for `null`, [`BadId`] for anything else.
-    pub fn from_raw(raw: Box<RawValue>) -> Result<Option<RequestId>, BadId> {
+    pub fn from_raw(raw: &RawValue) -> Result<Option<RequestId>, BadId> {
         match raw.get().as_bytes().first() {
-            Some(b'"') => serde_json::from_str(raw.get())
-                .map(|s| Some(RequestId::String(s)))
+            Some(b'"') => serde_json::from_str::<std::borrow::Cow<str>>(raw.get())
+                .map(|s| Some(RequestId::String(Arc::from(s))))
                 .map_err(|_| BadId),
-            Some(b'-' | b'0'..=b'9') => Ok(Some(RequestId::Number(NumberId(raw)))),
+            Some(b'-' | b'0'..=b'9') => {
+                Ok(Some(RequestId::Number(NumberId(Arc::from(raw.to_owned())))))
+            }
             Some(b'n') => Ok(None),
             _ => Err(BadId),
         }
@@ -106,7 +112,7 @@ impl Serialize for RequestId {
 impl<'de> Deserialize<'de> for RequestId {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw = Box::<RawValue>::deserialize(d)?;
-        match RequestId::from_raw(raw) {
+        match RequestId::from_raw(&raw) {
             Ok(Some(id)) => Ok(id),
             Ok(None) | Err(_) => Err(serde::de::Error::custom(BadId)),
         }
@@ -172,10 +178,12 @@ impl RpcError {
 /// The envelope as received, before classification. Params stay raw so that their
 /// size can be checked before they are parsed.
 #[derive(Deserialize)]
-struct Envelope {
-    jsonrpc: Option<String>,
-    #[serde(default, deserialize_with = "present")]
-    id: Option<Box<RawValue>>,
+struct Envelope<'a> {
+    /// Borrowed from the frame: only compared.
+    #[serde(borrow)]
+    jsonrpc: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
     method: Option<String>,
     params: Option<Box<RawValue>>,
     result: Option<Box<RawValue>>,
@@ -184,8 +192,8 @@ struct Envelope {
 
 /// Distinguishes `"id": null` (Some(raw `null`)) from a missing id (None), and keeps
 /// the id's text so that numbers are echoed exactly.
-fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Box<RawValue>>, D::Error> {
-    Box::<RawValue>::deserialize(d).map(Some)
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
 }
 
 /// One classified incoming frame.
@@ -327,6 +335,25 @@ pub fn response<T: Serialize>(id: &RequestId, result: &T) -> String {
     })
 }
 
+/// Serialises the response to a `tools/call`. Not generic, so that it is compiled with
+/// this crate's optimisation (level 3 in release builds, where the rest of the bridge
+/// is optimised for size: escaping a tool's text is the costliest step of a cheap
+/// call), into a buffer sized from the result (not grown several times while the text
+/// is escaped into it).
+pub fn tool_call_response(id: &RequestId, result: &crate::mcp::CallToolResult) -> String {
+    let mut out = Vec::with_capacity(result.encoded_len_hint());
+    let message = ResponseOut {
+        jsonrpc: "2.0",
+        id,
+        result,
+    };
+    match serde_json::to_writer(&mut out, &message).map(|()| String::from_utf8(out)) {
+        Ok(Ok(text)) => text,
+        // Neither happens (serde_json writes UTF-8); the plain path logs what went wrong.
+        _ => to_string(&message),
+    }
+}
+
 /// Serialises an error response (`id: null` when the id is unknown).
 pub fn error_response(id: Option<&RequestId>, error: &RpcError) -> String {
     to_string(&ErrorOut {
@@ -385,9 +412,7 @@ pub fn error_value(id: &Value, code: i64, message: &str) -> Value {
 }
 
 /// Parses optional raw params into `T`, treating absent params as `{}`.
-pub fn parse_params<T: serde::de::DeserializeOwned>(
-    params: Option<&RawValue>,
-) -> Result<T, RpcError> {
+pub fn parse_params<'a, T: Deserialize<'a>>(params: Option<&'a RawValue>) -> Result<T, RpcError> {
     let text = params.map(RawValue::get).unwrap_or("{}");
     serde_json::from_str(text).map_err(|e| RpcError::invalid_params(format!("Invalid params: {e}")))
 }
@@ -395,6 +420,19 @@ pub fn parse_params<T: serde::de::DeserializeOwned>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tool_call_response_is_the_plain_response_whatever_the_text() {
+        for id in [
+            RequestId::String("a\"b".into()),
+            RequestId::Number(7.into()),
+        ] {
+            for text in [String::new(), "{\"k\": \"v\u{e9}\"}\n".repeat(50)] {
+                let result = crate::mcp::CallToolResult::text(text);
+                assert_eq!(tool_call_response(&id, &result), response(&id, &result));
+            }
+        }
+    }
 
     fn invalid_code(text: &str) -> i64 {
         match classify(text) {

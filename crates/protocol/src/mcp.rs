@@ -118,13 +118,16 @@ pub struct ListParams {
     pub cursor: Option<String>,
 }
 
-/// `tools/call` params; arguments stay raw so their size is checked before parsing.
+/// `tools/call` params, borrowed from the request's text: arguments stay raw so their
+/// size is checked before parsing.
 #[derive(Debug, Deserialize)]
-pub struct CallToolParams {
-    /// Tool name.
-    pub name: String,
+pub struct CallToolParams<'a> {
+    /// Tool name (owned only when the client escaped a character of it).
+    #[serde(borrow)]
+    pub name: std::borrow::Cow<'a, str>,
     /// Raw arguments.
-    pub arguments: Option<Box<RawValue>>,
+    #[serde(borrow)]
+    pub arguments: Option<&'a RawValue>,
     /// Request metadata (progress token).
     #[serde(rename = "_meta")]
     pub meta: Option<RequestMeta>,
@@ -197,6 +200,27 @@ pub struct CallToolResult {
 }
 
 impl CallToolResult {
+    /// About how many bytes this result takes as JSON: its texts with room for escapes
+    /// (a JSON document as text escapes every quote), twice when a structured copy
+    /// rides beside them. What a response's buffer is sized to, so that it is not
+    /// grown three or four times while the text is escaped into it.
+    pub fn encoded_len_hint(&self) -> usize {
+        let texts: usize = self
+            .content
+            .iter()
+            .map(|c| match c {
+                Content::Text { text } => text.len() + text.len() / 4 + 24,
+                Content::Image { data, mime_type } => data.len() + mime_type.len() + 48,
+            })
+            .sum();
+        let structured = if self.structured_content.is_some() {
+            texts
+        } else {
+            0
+        };
+        texts + structured + 64
+    }
+
     pub fn text(text: impl Into<String>) -> Self {
         Self {
             content: vec![Content::Text { text: text.into() }],

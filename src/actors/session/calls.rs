@@ -57,7 +57,7 @@ fn call_response(id: &RequestId, result: &CallToolResult, stateless: bool) -> St
         let value = serde_json::to_value(result).unwrap_or_default();
         jsonrpc::response(id, &crate::protocol::modern::complete("tools/call", value))
     } else {
-        jsonrpc::response(id, result)
+        jsonrpc::tool_call_response(id, result)
     }
 }
 
@@ -167,7 +167,7 @@ impl Session {
                 ),
             ));
         };
-        let raw = call.arguments.as_deref().map(|r| r.get()).unwrap_or("{}");
+        let raw = call.arguments.map_or("{}", RawValue::get);
         let limit = services.settings.tools.max_argument_bytes;
         if raw.len() > limit {
             return Err(RpcError::invalid_params(format!(

@@ -93,7 +93,7 @@ impl Session {
         ctx: &mut Context<Self>,
     ) -> Result<(), RpcError> {
         let task_id = uuid::Uuid::new_v4().to_string();
-        let call_id = RequestId::String(format!("task:{task_id}"));
+        let call_id = RequestId::String(format!("task:{task_id}").into());
         let (sink, mut answers) =
             Outbound::channel(self.services.settings.server.max_outbound_bytes);
         let caller = Caller {
