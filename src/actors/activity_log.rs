@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use actix::prelude::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use tokio::sync::{mpsc, oneshot};
 
 pub use super::messages::activity::{LifecycleEvent, RecordLifecycle};
@@ -19,89 +19,7 @@ use crate::persist::jsonl::{self, Appender};
 /// Actor name used in logs, metrics and faults.
 pub const NAME: &str = "activity_log";
 
-/// How a tool call ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum CallStatus {
-    /// The tool returned a result without `isError`.
-    Success,
-    /// The tool returned `isError: true`.
-    Error,
-    /// The per-tool timeout fired.
-    Timeout,
-    /// The client cancelled it, or its connection closed.
-    Cancelled,
-    /// Refused before running (concurrency cap, editor missing).
-    Rejected,
-    /// Answered with the expected refusal, not a failure (e.g. `openDiff` without an
-    /// editor: the CLI then asks in the terminal).
-    Declined,
-}
-
-impl CallStatus {
-    /// Lowercase name, as in the JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CallStatus::Success => "success",
-            CallStatus::Error => "error",
-            CallStatus::Timeout => "timeout",
-            CallStatus::Cancelled => "cancelled",
-            CallStatus::Rejected => "rejected",
-            CallStatus::Declined => "declined",
-        }
-    }
-}
-
-/// One timeline entry.
-#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Entry {
-    /// Monotonic id shared by all entry kinds.
-    pub id: u64,
-    /// Unix milliseconds.
-    pub timestamp: u64,
-    /// What happened.
-    #[serde(flatten)]
-    pub kind: EntryKind,
-}
-
-/// The two kinds of entries.
-#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(tag = "kind", rename_all = "camelCase")]
-pub enum EntryKind {
-    /// A finished tool call.
-    #[serde(rename_all = "camelCase")]
-    ToolCall {
-        /// Tool name.
-        tool: String,
-        /// The session that called it.
-        session_id: String,
-        /// How the call ended.
-        status: CallStatus,
-        /// Milliseconds from dispatch to answer.
-        #[serde(default)]
-        duration_ms: u64,
-        /// Short argument summary (no secrets, no file contents).
-        #[serde(default)]
-        summary: String,
-        /// A call of one of the agent's own tools (Claude Code's Read, Edit, Bash, …),
-        /// seen through its hooks, not a call of a bridge tool.
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        native: bool,
-    },
-    /// A lifecycle event.
-    #[serde(rename_all = "camelCase")]
-    Lifecycle {
-        /// What happened.
-        event: LifecycleEvent,
-        /// Session concerned, if any.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        session_id: Option<String>,
-        /// Shown after the event in the timeline.
-        #[serde(default)]
-        detail: String,
-    },
-}
+pub use crate::protocol::activity::{CallStatus, Entry, EntryKind};
 
 /// Record a finished tool call.
 #[derive(Debug, Message)]
@@ -301,7 +219,7 @@ impl ActivityLog {
         };
         self.next_id += 1;
         if self.persistence.is_some() || !self.subscribers.is_empty() {
-            match serde_json::to_string(&entry) {
+            match entry.to_line() {
                 Ok(line) => {
                     self.publish(&line);
                     if let Some(p) = &mut self.persistence {

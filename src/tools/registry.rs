@@ -119,6 +119,10 @@ pub struct RegisteredTool {
 impl RegisteredTool {
     /// Validates `args` against the schema; the message lists the first problems.
     pub fn validate(&self, args: &Value) -> Result<(), InvalidArguments> {
+        // The common case answers without collecting (or allocating) anything.
+        if self.validator.is_valid(args) {
+            return Ok(());
+        }
         let problems: Vec<String> = self
             .validator
             .iter_errors(args)

@@ -36,6 +36,9 @@ pub fn summarize(args: &Value) -> String {
     let Value::Object(map) = args else {
         return String::new();
     };
+    if map.is_empty() {
+        return String::new();
+    }
     let mut out = String::with_capacity(64);
     for (key, value) in map {
         if !out.is_empty() {

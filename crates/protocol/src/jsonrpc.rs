@@ -40,41 +40,81 @@ pub enum RequestId {
 /// A numeric request id as the exact JSON text sent: `1e2`, `-0` and
 /// `18446744073709551616` come back unchanged, where a parsed number would be
 /// re-encoded (`100.0`, `-0.0`, `1.8446744073709552e19`). Two ids are the same when
-/// their text is (`1` and `1.0` are different ids).
+/// their text is (`1` and `1.0` are different ids). A plain unsigned integer (JSON has
+/// one text for it: no sign, leading zero, fraction or exponent), what clients send
+/// nearly always, is kept as the number, without an allocation.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct NumberId(NumberText);
+
 #[derive(Debug, Clone)]
-pub struct NumberId(Arc<RawValue>);
+enum NumberText {
+    Plain(u64),
+    /// Any other number, as sent (its text is never a plain integer's, so the two
+    /// kinds never hold the same id).
+    Raw(Arc<RawValue>),
+}
 
 impl NumberId {
-    /// The id as an unsigned integer, when its text is one (ids the bridge sends).
-    pub fn as_u64(&self) -> Option<u64> {
-        self.0.get().parse().ok()
+    /// The id in a JSON number's text.
+    fn of(raw: &RawValue) -> Self {
+        let text = raw.get();
+        match text.parse::<u64>() {
+            Ok(n) if text.bytes().all(|b| b.is_ascii_digit()) => NumberId(NumberText::Plain(n)),
+            _ => NumberId(NumberText::Raw(Arc::from(raw.to_owned()))),
+        }
     }
 
-    /// The JSON text.
-    pub fn as_str(&self) -> &str {
-        self.0.get()
+    /// The id as an unsigned integer, when its text is one (ids the bridge sends).
+    pub fn as_u64(&self) -> Option<u64> {
+        match &self.0 {
+            NumberText::Plain(n) => Some(*n),
+            NumberText::Raw(_) => None,
+        }
     }
 }
 
 impl From<u64> for NumberId {
     fn from(n: u64) -> Self {
-        NumberId(Arc::from(
-            RawValue::from_string(n.to_string()).expect("an integer is valid JSON"),
-        ))
+        NumberId(NumberText::Plain(n))
     }
 }
 
-impl PartialEq for NumberId {
+impl PartialEq for NumberText {
     fn eq(&self, other: &Self) -> bool {
-        self.as_str() == other.as_str()
+        match (self, other) {
+            (NumberText::Plain(a), NumberText::Plain(b)) => a == b,
+            (NumberText::Raw(a), NumberText::Raw(b)) => a.get() == b.get(),
+            _ => false,
+        }
     }
 }
 
-impl Eq for NumberId {}
+impl Eq for NumberText {}
 
-impl std::hash::Hash for NumberId {
+impl std::hash::Hash for NumberText {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.as_str().hash(state);
+        match self {
+            NumberText::Plain(n) => n.hash(state),
+            NumberText::Raw(raw) => raw.get().hash(state),
+        }
+    }
+}
+
+impl fmt::Display for NumberId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            NumberText::Plain(n) => write!(f, "{n}"),
+            NumberText::Raw(raw) => f.write_str(raw.get()),
+        }
+    }
+}
+
+impl Serialize for NumberId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.0 {
+            NumberText::Plain(n) => s.serialize_u64(*n),
+            NumberText::Raw(raw) => raw.serialize(s),
+        }
     }
 }
 
@@ -91,9 +131,7 @@ impl RequestId {
             Some(b'"') => serde_json::from_str::<std::borrow::Cow<str>>(raw.get())
                 .map(|s| Some(RequestId::String(Arc::from(s))))
                 .map_err(|_| BadId),
-            Some(b'-' | b'0'..=b'9') => {
-                Ok(Some(RequestId::Number(NumberId(Arc::from(raw.to_owned())))))
-            }
+            Some(b'-' | b'0'..=b'9') => Ok(Some(RequestId::Number(NumberId::of(raw)))),
             Some(b'n') => Ok(None),
             _ => Err(BadId),
         }
@@ -103,7 +141,7 @@ impl RequestId {
 impl Serialize for RequestId {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
-            RequestId::Number(n) => n.0.serialize(s),
+            RequestId::Number(n) => n.serialize(s),
             RequestId::String(text) => text.serialize(s),
         }
     }
@@ -122,7 +160,7 @@ impl<'de> Deserialize<'de> for RequestId {
 impl fmt::Display for RequestId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            RequestId::Number(n) => f.write_str(n.as_str()),
+            RequestId::Number(n) => fmt::Display::fmt(n, f),
             RequestId::String(s) => write!(f, "{s:?}"),
         }
     }
@@ -500,6 +538,8 @@ mod tests {
             "1.50",
             "-1.5E+3",
             "0",
+            "17",
+            "18446744073709551615",
             "123456789012345678901234567890",
         ] {
             let Incoming::Request(req) = classify(&format!(
@@ -531,6 +571,20 @@ mod tests {
             "100 is not 1e2"
         );
         assert_eq!(RequestId::Number(NumberId::from(7)).to_string(), "7");
+        // A plain integer as sent is the id the bridge makes of the number.
+        let Incoming::Request(seven) = classify(r#"{"jsonrpc":"2.0","id":7,"method":"x"}"#) else {
+            panic!()
+        };
+        let ids: std::collections::HashSet<RequestId> =
+            [seven.id, RequestId::Number(NumberId::from(7))].into();
+        assert_eq!(ids.len(), 1);
+        assert_eq!(
+            ids.iter().next().and_then(|id| match id {
+                RequestId::Number(n) => n.as_u64(),
+                RequestId::String(_) => None,
+            }),
+            Some(7)
+        );
         assert!(
             serde_json::from_str::<crate::mcp::CancelledParams>(r#"{"requestId": null}"#).is_err()
         );

@@ -1,8 +1,10 @@
 //! ide-bridge's wire types: the JSON-RPC envelope, MCP messages in both revisions, the
 //! Claude Code IDE notifications, the editor extension's methods, the HTTP headers the
-//! bridge's parts agree on, and the string identities that travel on the wire. Nothing
-//! in this crate performs I/O; it is the floor every other crate stands on.
+//! bridge's parts agree on, the activity timeline's entries, and the string identities
+//! that travel on the wire. Nothing in this crate performs I/O; it is the floor every
+//! other crate stands on.
 
+pub mod activity;
 pub mod editor;
 pub mod generated;
 pub mod headers;
