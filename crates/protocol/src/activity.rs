@@ -149,10 +149,7 @@ impl Entry {
     /// Not generic, so that it is compiled with this crate's optimisation (level 3 in
     /// release builds): every tool call writes one.
     pub fn to_line(&self) -> serde_json::Result<String> {
-        let mut out = Vec::with_capacity(192 + self.kind.text_len());
-        serde_json::to_writer(&mut out, self)?;
-        // serde_json writes UTF-8.
-        String::from_utf8(out).map_err(serde::ser::Error::custom)
+        crate::jsonrpc::to_string_sized(self, 192 + self.kind.text_len())
     }
 }
 

@@ -379,17 +379,25 @@ pub fn response<T: Serialize>(id: &RequestId, result: &T) -> String {
 /// call), into a buffer sized from the result (not grown several times while the text
 /// is escaped into it).
 pub fn tool_call_response(id: &RequestId, result: &crate::mcp::CallToolResult) -> String {
-    let mut out = Vec::with_capacity(result.encoded_len_hint());
     let message = ResponseOut {
         jsonrpc: "2.0",
         id,
         result,
     };
-    match serde_json::to_writer(&mut out, &message).map(|()| String::from_utf8(out)) {
-        Ok(Ok(text)) => text,
-        // Neither happens (serde_json writes UTF-8); the plain path logs what went wrong.
-        _ => to_string(&message),
-    }
+    to_string_sized(&message, result.encoded_len_hint()).unwrap_or_else(|_| to_string(&message))
+}
+
+/// `value` as JSON text, written into a buffer of `capacity` bytes to begin with.
+/// Generic: it is compiled where it is called, so callers that want this crate's level-3
+/// build of it call it from a function of this crate that is not generic.
+pub(crate) fn to_string_sized<T: Serialize>(
+    value: &T,
+    capacity: usize,
+) -> serde_json::Result<String> {
+    let mut out = Vec::with_capacity(capacity);
+    serde_json::to_writer(&mut out, value)?;
+    // serde_json writes UTF-8.
+    String::from_utf8(out).map_err(serde::ser::Error::custom)
 }
 
 /// Serialises an error response (`id: null` when the id is unknown).
