@@ -17,15 +17,22 @@ pub struct Crash;
 #[rtype(result = "Result<(), ActorFault>")]
 pub struct Stall(pub Duration);
 
+/// Block the receiving actor's thread for the given time, as a busy actor would: its
+/// mailbox, timers and streams wait, and the kernel's queues behind them fill.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<(), ActorFault>")]
+pub struct Freeze(pub Duration);
+
 /// Close every connection of an agent's session from the bridge's side (1001), as a
 /// network cut would; the session itself stays and waits for its agent.
 #[derive(Debug, Message)]
 #[rtype(result = "bool")]
 pub struct CutConnections(pub String);
 
-/// Implements [`Crash`] and [`Stall`] for a supervised singleton actor: `Crash` panics
-/// inside the actor's panic boundary (so its supervisor restarts it), `Stall` answers
-/// after the given time without blocking the actor.
+/// Implements [`Crash`], [`Stall`] and [`Freeze`] for a supervised singleton actor:
+/// `Crash` panics inside the actor's panic boundary (so its supervisor restarts it),
+/// `Stall` answers after the given time without blocking the actor, `Freeze` blocks its
+/// thread (logged when it begins, so a test knows the actor is deaf).
 macro_rules! fault_handlers {
     ($actor:ty, $name:expr) => {
         impl actix::Handler<$crate::actors::fault::Crash> for $actor {
@@ -55,6 +62,23 @@ macro_rules! fault_handlers {
                         .into_actor(self)
                         .map(|_, _, _| Ok(())),
                 )
+            }
+        }
+
+        impl actix::Handler<$crate::actors::fault::Freeze> for $actor {
+            type Result = Result<(), $crate::actors::supervise::ActorFault>;
+            fn handle(
+                &mut self,
+                msg: $crate::actors::fault::Freeze,
+                _: &mut actix::Context<Self>,
+            ) -> Self::Result {
+                tracing::warn!(
+                    actor = $name,
+                    ms = msg.0.as_millis() as u64,
+                    "fault injection: blocking the actor's thread"
+                );
+                std::thread::sleep(msg.0);
+                Ok(())
             }
         }
     };

@@ -137,6 +137,11 @@ pub struct Watcher {
     /// New directories waiting to be watched and walked (one walk at a time).
     new_dirs: HashSet<PathBuf>,
     walking_new: bool,
+    /// The tree is being walked again after the kernel lost events.
+    resyncing: bool,
+    /// Another such walk is wanted (events were lost during one, or before the first
+    /// watches were in place).
+    resync_wanted: bool,
     /// Kernel queue overflows not yet logged.
     overflows_unlogged: u64,
     batches: u64,
@@ -180,6 +185,8 @@ impl Watcher {
             scanning: false,
             new_dirs: HashSet::new(),
             walking_new: false,
+            resyncing: false,
+            resync_wanted: false,
             overflows_unlogged: 0,
             batches: 0,
             changes_reported: 0,
@@ -259,6 +266,9 @@ impl Watcher {
                 for event in std::mem::take(&mut act.early) {
                     act.on_kernel(Ok(event), ctx);
                 }
+                if std::mem::take(&mut act.resync_wanted) {
+                    act.resync(ctx);
+                }
             }
             Ok((kernel, dirs, Err(WatchLimit(count)))) => {
                 kernel.close();
@@ -329,6 +339,7 @@ impl Watcher {
                 } else {
                     self.kernel_overflows += 1;
                     self.overflows_unlogged += 1;
+                    self.resync_wanted = true;
                 }
             }
             return;
@@ -358,6 +369,7 @@ impl Watcher {
                 self.kernel_overflows += 1;
                 self.overflows_unlogged += 1;
                 self.touched(ctx);
+                self.resync(ctx);
             }
             Change::Created { path, dir: true } => {
                 let rel = self.relative(&path).unwrap_or_default();
@@ -521,6 +533,103 @@ impl Watcher {
                 act.walk_new_dirs(ctx);
             }
         }));
+    }
+
+    /// After the kernel lost events: walks the tree again (off the actor), then watches
+    /// the directories that appeared meanwhile (nothing else would: their creation was
+    /// among the lost events), forgets those that went, and reports the files that
+    /// appeared or went. What changed inside files is not known; the window's
+    /// `overflowed` count tells subscribers that changes were lost. One walk at a time:
+    /// events lost during one ask for one more.
+    fn resync(&mut self, ctx: &mut Context<Self>) {
+        if self.resyncing || self.mode == Mode::Starting {
+            self.resync_wanted = true;
+            return;
+        }
+        if self.mode != Mode::Events {
+            // Polling compares whole scans: it loses nothing.
+            return;
+        }
+        self.resyncing = true;
+        self.resync_wanted = false;
+        let root = self.root().to_path_buf();
+        let (max_dirs, max_files) = (
+            self.settings.max_directories,
+            self.settings.max_polled_files,
+        );
+        let walk = actix_rt::task::spawn_blocking(move || walk(&root, max_dirs, max_files));
+        ctx.spawn(walk.into_actor(self).map(|walked, act, ctx| {
+            act.resyncing = false;
+            match walked {
+                Ok(walked) if act.mode == Mode::Events => act.resynced(walked, ctx),
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "walking the workspace again failed"),
+            }
+            if std::mem::take(&mut act.resync_wanted) {
+                act.resync(ctx);
+            }
+        }));
+    }
+
+    fn resynced(&mut self, walked: Walked, ctx: &mut Context<Self>) {
+        if walked.too_many {
+            let max = self.settings.max_directories;
+            return self.poll_instead(
+                format!("the workspace grew past {max} directories (watch.max_directories)"),
+                ctx,
+            );
+        }
+        self.rules = Some(walked.rules);
+        let now: HashSet<&PathBuf> = walked.dirs.iter().collect();
+        let gone: Vec<PathBuf> = self
+            .dirs
+            .iter()
+            .filter(|d| !now.contains(d))
+            .cloned()
+            .collect();
+        for dir in &gone {
+            self.dir_gone(dir);
+        }
+        // Files beyond the bound are not known either way: then only what is certain.
+        let max = self.settings.max_polled_files;
+        let complete = walked.files.len() < max && self.known.len() < max;
+        let root = self.root().to_path_buf();
+        let appeared: Vec<PathBuf> = walked
+            .files
+            .iter()
+            .filter(|f| complete && !self.known.contains(*f))
+            .map(|f| root.join(f))
+            .collect();
+        let went: Vec<PathBuf> = self
+            .known
+            .iter()
+            .filter(|f| complete && !walked.files.contains(*f))
+            .map(|f| root.join(f))
+            .collect();
+        for file in &appeared {
+            self.file(file, Raw::Created, ctx);
+        }
+        for file in &went {
+            self.file(file, Raw::Removed, ctx);
+        }
+        // A branch created or switched meanwhile is read again by whoever follows refs.
+        self.pending.git_refs_changed();
+        self.touched(ctx);
+        let new: Vec<PathBuf> = walked
+            .dirs
+            .into_iter()
+            .filter(|d| !self.dirs.contains(d))
+            .collect();
+        tracing::info!(
+            appeared = appeared.len(),
+            went = went.len(),
+            new_directories = new.len(),
+            gone_directories = gone.len(),
+            "walked the workspace again after the kernel lost events"
+        );
+        if self.watch_new(new.clone(), ctx) {
+            self.relist(new, appeared, ctx);
+        }
     }
 
     /// Lists `dirs` again now that they are watched: what was created in them between
@@ -817,6 +926,8 @@ impl Supervised for Watcher {
         self.first_pending = None;
         self.new_dirs.clear();
         self.walking_new = false;
+        self.resyncing = false;
+        self.resync_wanted = false;
         restarted(
             NAME,
             &self.metrics,

@@ -196,3 +196,82 @@ async fn a_window_lists_at_most_max_batch_paths_and_counts_the_rest() {
         .log()
         .contains("more workspace changes in one window than watch.max_batch"));
 }
+
+/// The kernel's own queue overflows while the watcher is busy (its thread blocked by
+/// fault injection, more events queued than `fs.inotify.max_queued_events`): the tree
+/// is walked again, so a directory created meanwhile is watched from then on (its
+/// creation was among the lost events) and the files that appeared or went meanwhile
+/// are reported.
+#[tokio::test]
+async fn after_the_kernel_loses_events_the_tree_is_walked_again() {
+    let queue: usize = std::fs::read_to_string("/proc/sys/fs/inotify/max_queued_events")
+        .expect("inotify's queue length")
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        queue <= 1 << 20,
+        "a queue of {queue} events is too long to flood here"
+    );
+    let bridge = Bridge::launch(
+        Options::default()
+            .file("flood/a.txt", "a")
+            .file("flood/b.txt", "b")
+            .file("old.txt", "x"),
+    )
+    .await;
+    bridge
+        .wait_status("kernel events", |s| {
+            (s["watch"]["mode"] == "events" && s["watch"]["directories"].as_u64() >= Some(3))
+                .then_some(())
+        })
+        .await;
+    let mut agent = bridge.ready_agent().await;
+    let id = agent.id();
+    agent
+        .send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                       "params": {"name": "debug_stall_actor",
+                                  "arguments": {"actor": "watcher", "ms": 5000, "block": true}}}))
+        .await;
+    wait_for(
+        "the watcher's thread blocked",
+        Duration::from_secs(20),
+        || {
+            bridge
+                .log()
+                .contains("fault injection: blocking the actor's thread")
+                .then_some(())
+        },
+    );
+    // More attribute changes than the kernel queues (alternating between two files, so
+    // the kernel cannot merge them), then, with events being lost, a new directory with
+    // a file in it, and a file removed.
+    use std::os::unix::fs::PermissionsExt;
+    let flood = bridge.workspace.join("flood");
+    for i in 0..queue + 1000 {
+        let file = flood.join(if i % 2 == 0 { "a.txt" } else { "b.txt" });
+        let mode = if i % 4 < 2 { 0o600 } else { 0o644 };
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    std::fs::create_dir_all(bridge.workspace.join("late/deep")).unwrap();
+    std::fs::write(bridge.workspace.join("late/deep/early.rs"), "x").unwrap();
+    std::fs::remove_file(bridge.workspace.join("old.txt")).unwrap();
+    let blocked = agent.response_to(&json!(id)).await;
+    assert!(!is_error(&blocked["result"]), "{blocked}");
+
+    let w = bridge
+        .wait_status("the walk after the overflow", |s| {
+            let w = &s["watch"];
+            let recent = w["recent"].as_array()?;
+            let seen = |c: &str| recent.iter().any(|r| r == c);
+            (seen("created late/deep/early.rs") && seen("removed old.txt")).then(|| w.clone())
+        })
+        .await;
+    assert!(w["kernelOverflows"].as_u64().unwrap() >= 1, "{w}");
+    assert!(bridge.log().contains("the kernel's event queue overflowed"));
+    // The new directories are watched now.
+    std::fs::write(bridge.workspace.join("late/deep/after.rs"), "y").unwrap();
+    wait_change(&bridge, "created late/deep/after.rs").await;
+    std::fs::write(bridge.workspace.join("late/top.rs"), "z").unwrap();
+    wait_change(&bridge, "created late/top.rs").await;
+}

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::registry::EditorUse;
 use super::registry::{CatalogError, ToolRegistry};
 use super::{Tool, ToolContext, ToolError, ToolResult, WorkspacePath};
-use crate::actors::fault::{Crash, Stall};
+use crate::actors::fault::{Crash, Freeze, Stall};
 use crate::actors::registry::ToolsChanged;
 use crate::actors::supervise::ActorFault;
 use crate::actors::{activity_log, registry};
@@ -140,13 +140,10 @@ where
     }
 }
 
-/// Arguments naming an actor (`ms`: how long a stall lasts).
+/// Arguments naming an actor.
 #[derive(Deserialize, JsonSchema)]
 pub struct ActorArgs {
     actor: Target,
-    #[serde(default)]
-    #[schemars(range(max = 600_000))]
-    ms: u64,
 }
 
 fn outcome(result: Result<(), ActorFault>) -> ToolResult {
@@ -167,17 +164,33 @@ impl Tool for DebugCrashActor {
     }
 }
 
-/// Holds a request in flight inside a singleton actor.
+/// Holds a request in flight inside a singleton actor, or blocks its thread.
 pub struct DebugStallActor;
 
-impl Tool for DebugStallActor {
-    type Args = ActorArgs;
-    const NAME: &'static str = "debug_stall_actor";
-    const DESCRIPTION: &'static str =
-        "Test only: keep a request in flight inside a singleton actor for ms.";
+/// An actor, how long (`ms`), and whether its thread is blocked that long (`block`: a
+/// busy actor, deaf to its mailbox and streams) rather than one request held.
+#[derive(Deserialize, JsonSchema)]
+pub struct StallArgs {
+    actor: Target,
+    #[serde(default)]
+    #[schemars(range(max = 600_000))]
+    ms: u64,
+    #[serde(default)]
+    block: bool,
+}
 
-    async fn call(ctx: ToolContext, args: ActorArgs) -> ToolResult {
-        outcome(send_to(&ctx, args.actor, Stall(Duration::from_millis(args.ms))).await)
+impl Tool for DebugStallActor {
+    type Args = StallArgs;
+    const NAME: &'static str = "debug_stall_actor";
+    const DESCRIPTION: &'static str = "Test only: keep a request in flight inside a singleton \
+        actor for ms (block: block the actor's thread that long instead).";
+
+    async fn call(ctx: ToolContext, args: StallArgs) -> ToolResult {
+        let time = Duration::from_millis(args.ms);
+        if args.block {
+            return outcome(send_to(&ctx, args.actor, Freeze(time)).await);
+        }
+        outcome(send_to(&ctx, args.actor, Stall(time)).await)
     }
 }
 
