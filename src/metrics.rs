@@ -2,6 +2,7 @@
 //! only increment them (see docs/decisions.md).
 
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -9,6 +10,8 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
+
+use crate::protocol::activity::CallStatus;
 
 /// One tool's calls so far ([`Metrics::tool_totals`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -59,6 +62,38 @@ pub struct MethodLabel {
 pub struct ActorLabel {
     /// Actor name.
     pub actor: String,
+}
+
+/// One tool's series in `tool_calls` and `tool_duration`, looked up once: recording a
+/// call then increments shared counters without hashing labels or taking the
+/// families' locks (a call's one lookup per series before). A status's series appears
+/// on its first call.
+pub struct ToolMeter {
+    tool: &'static str,
+    calls: Family<ToolLabels, Counter>,
+    by_status: [OnceLock<Counter>; CallStatus::ALL.len()],
+    duration: Histogram,
+}
+
+impl ToolMeter {
+    /// The tool's name.
+    pub fn tool(&self) -> &'static str {
+        self.tool
+    }
+
+    /// Records one finished call.
+    pub fn record(&self, status: CallStatus, seconds: f64) {
+        self.by_status[status as usize]
+            .get_or_init(|| {
+                let labels = ToolLabels {
+                    tool: self.tool,
+                    status: status.as_str(),
+                };
+                self.calls.get_or_create(&labels).clone()
+            })
+            .inc();
+        self.duration.observe(seconds);
+    }
 }
 
 fn duration_histogram() -> Histogram {
@@ -326,14 +361,17 @@ impl Metrics {
         }
     }
 
-    /// Records one finished tool call.
-    pub fn record_tool_call(&self, tool: &'static str, status: &'static str, seconds: f64) {
-        self.tool_calls
-            .get_or_create(&ToolLabels { tool, status })
-            .inc();
-        self.tool_duration
-            .get_or_create(&ToolNameLabel { tool })
-            .observe(seconds);
+    /// `tool`'s series, to record its calls with (see [`ToolMeter`]).
+    pub fn tool_meter(&self, tool: &'static str) -> ToolMeter {
+        ToolMeter {
+            tool,
+            calls: self.tool_calls.clone(),
+            by_status: Default::default(),
+            duration: self
+                .tool_duration
+                .get_or_create(&ToolNameLabel { tool })
+                .clone(),
+        }
     }
 
     /// Every tool's totals so far, read back from the exposition text (the histogram
@@ -464,10 +502,11 @@ mod tests {
     #[test]
     fn declined_and_cancelled_calls_are_not_failures_and_native_calls_stay_apart() {
         let m = Metrics::new();
-        m.record_tool_call("openDiff", "declined", 0.001);
-        m.record_tool_call("openDiff", "cancelled", 0.001);
-        m.record_tool_call("openDiff", "error", 0.001);
-        m.record_tool_call("openDiff", "timeout", 0.001);
+        m.tool_meter("openDiff").record(CallStatus::Declined, 0.001);
+        m.tool_meter("openDiff")
+            .record(CallStatus::Cancelled, 0.001);
+        m.tool_meter("openDiff").record(CallStatus::Error, 0.001);
+        m.tool_meter("openDiff").record(CallStatus::Timeout, 0.001);
         m.native_tool_calls
             .get_or_create(&ToolLabels {
                 tool: native_tool_label("Edit"),

@@ -1,6 +1,7 @@
 //! ActivityLog actor: a bounded timeline of tool calls and lifecycle events. Tool
 //! calls and lifecycle entries share one monotonic id so they merge into one timeline.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -25,8 +26,8 @@ pub use crate::protocol::activity::{CallStatus, Entry, EntryKind};
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub struct RecordToolCall {
-    /// Tool name.
-    pub tool: String,
+    /// Tool name (a bridge tool's is its static name).
+    pub tool: Cow<'static, str>,
     /// The session that called it.
     pub session_id: SessionId,
     /// How the call ended.
@@ -316,7 +317,9 @@ impl ActivityLog {
                     status,
                     ..
                 } => {
-                    q.session_id.as_ref().is_none_or(|s| s == session_id)
+                    q.session_id
+                        .as_ref()
+                        .is_none_or(|s| s == session_id.as_str())
                         && q.tool.as_ref().is_none_or(|t| t == tool)
                         && q.status.is_none_or(|st| st == *status)
                 }
@@ -362,7 +365,9 @@ fn watch_matches(w: &Watcher, e: &Entry) -> bool {
         EntryKind::ToolCall {
             tool, session_id, ..
         } => {
-            w.session_id.as_ref().is_none_or(|s| s == session_id)
+            w.session_id
+                .as_ref()
+                .is_none_or(|s| s == session_id.as_str())
                 && w.tool.as_ref().is_none_or(|t| t == tool)
         }
         EntryKind::Lifecycle { session_id, .. } => {
@@ -457,7 +462,7 @@ impl Handler<RecordToolCall> for ActivityLog {
             }
             act.push(EntryKind::ToolCall {
                 tool: msg.tool,
-                session_id: msg.session_id.to_string(),
+                session_id: msg.session_id,
                 status: msg.status,
                 duration_ms: msg.duration_ms,
                 summary: msg.summary,
@@ -565,7 +570,7 @@ crate::actors::fault::fault_handlers!(ActivityLog, NAME);
 mod tests {
     use super::*;
 
-    fn call(log: &mut ActivityLog, tool: &str, session: &str) {
+    fn call(log: &mut ActivityLog, tool: &'static str, session: &str) {
         log.totals.tool_calls += 1;
         log.push(EntryKind::ToolCall {
             tool: tool.into(),

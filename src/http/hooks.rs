@@ -676,7 +676,7 @@ async fn finish(services: &Services, agent: &AgentRef, ended: Ended) {
         call.summary.clone()
     };
     services.activity.do_send(RecordToolCall {
-        tool: call.tool.clone(),
+        tool: call.tool.clone().into(),
         session_id: agent.id.clone(),
         status,
         duration_ms,

@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use futures_util::future::LocalBoxFuture;
@@ -12,6 +13,7 @@ use serde_json::Value;
 
 use super::error::ToolResult;
 use super::{schema, ToolContext};
+use crate::metrics::{Metrics, ToolMeter};
 use crate::protocol::mcp::{paginate, CallToolResult, InvalidCursor, ToolInfo};
 
 pub use crate::protocol::mcp::PAGE_SIZE;
@@ -114,9 +116,19 @@ pub struct RegisteredTool {
     pub editor: EditorUse,
     validator: jsonschema::Validator,
     invoke: Invoker,
+    /// Its metrics' series, looked up on its first call.
+    meter: OnceLock<Arc<ToolMeter>>,
 }
 
 impl RegisteredTool {
+    /// The series its calls are recorded in.
+    pub fn meter(&self, metrics: &Metrics) -> Arc<ToolMeter> {
+        Arc::clone(
+            self.meter
+                .get_or_init(|| Arc::new(metrics.tool_meter(self.info.name))),
+        )
+    }
+
     /// Validates `args` against the schema; the message lists the first problems.
     pub fn validate(&self, args: &Value) -> Result<(), InvalidArguments> {
         // The common case answers without collecting (or allocating) anything.
@@ -197,7 +209,7 @@ pub struct ToolRegistry {
     tools: Vec<RegisteredTool>,
     /// The exposed tools' indices in `tools` (each tool's listing is kept once, in it).
     exposed: Vec<usize>,
-    index: HashMap<&'static str, usize>,
+    index: HashMap<&'static str, usize, foldhash::fast::RandomState>,
     group: &'static str,
 }
 
@@ -278,6 +290,7 @@ impl ToolRegistry {
             editor: T::EDITOR,
             validator,
             invoke: invoke::<T>,
+            meter: OnceLock::new(),
         });
         Ok(())
     }

@@ -1,7 +1,11 @@
 //! The activity timeline's entries: what the activity log keeps, writes to its file one
 //! JSON line each, and answers queries with (the activity resource, the page).
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
+
+use crate::id::SessionId;
 
 /// Lifecycle events recorded in the timeline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -80,6 +84,16 @@ pub enum CallStatus {
 }
 
 impl CallStatus {
+    /// Every status, in declaration order (`status as usize` indexes it).
+    pub const ALL: [CallStatus; 6] = [
+        CallStatus::Success,
+        CallStatus::Error,
+        CallStatus::Timeout,
+        CallStatus::Cancelled,
+        CallStatus::Rejected,
+        CallStatus::Declined,
+    ];
+
     /// Lowercase name, as in the JSON.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -113,10 +127,10 @@ pub enum EntryKind {
     /// A finished tool call.
     #[serde(rename_all = "camelCase")]
     ToolCall {
-        /// Tool name.
-        tool: String,
+        /// Tool name (a bridge tool's is its static name: no copy per call).
+        tool: Cow<'static, str>,
         /// The session that called it.
-        session_id: String,
+        session_id: SessionId,
         /// How the call ended.
         status: CallStatus,
         /// Milliseconds from dispatch to answer.
@@ -149,7 +163,41 @@ impl Entry {
     /// Not generic, so that it is compiled with this crate's optimisation (level 3 in
     /// release builds): every tool call writes one.
     pub fn to_line(&self) -> serde_json::Result<String> {
-        crate::jsonrpc::to_string_sized(self, 192 + self.kind.text_len())
+        let EntryKind::ToolCall {
+            tool,
+            session_id,
+            status,
+            duration_ms,
+            summary,
+            native,
+        } = &self.kind
+        else {
+            return crate::jsonrpc::to_string_sized(self, 192 + self.kind.text_len());
+        };
+        // Every tool call writes one: written directly (serde's path for the flattened
+        // kind goes through a map serialiser), the text serde gives (a test holds them
+        // equal), in the declarations' field order.
+        use crate::escape::{write_str, write_u64};
+        let mut out = Vec::with_capacity(192 + self.kind.text_len());
+        out.extend_from_slice(br#"{"id":"#);
+        write_u64(&mut out, self.id);
+        out.extend_from_slice(br#","timestamp":"#);
+        write_u64(&mut out, self.timestamp);
+        out.extend_from_slice(br#","kind":"toolCall","tool":"#);
+        write_str(&mut out, tool);
+        out.extend_from_slice(br#","sessionId":"#);
+        write_str(&mut out, session_id);
+        out.extend_from_slice(br#","status":""#);
+        out.extend_from_slice(status.as_str().as_bytes());
+        out.extend_from_slice(br#"","durationMs":"#);
+        write_u64(&mut out, *duration_ms);
+        out.extend_from_slice(br#","summary":"#);
+        write_str(&mut out, summary);
+        if *native {
+            out.extend_from_slice(br#","native":true"#);
+        }
+        out.push(b'}');
+        String::from_utf8(out).map_err(serde::ser::Error::custom)
     }
 }
 
@@ -191,6 +239,18 @@ mod tests {
                 },
             },
             Entry {
+                id: u64::MAX,
+                timestamp: 0,
+                kind: EntryKind::ToolCall {
+                    tool: "debug_\u{1}tool".into(),
+                    session_id: "s\"2".into(),
+                    status: CallStatus::Declined,
+                    duration_ms: 0,
+                    summary: String::new(),
+                    native: false,
+                },
+            },
+            Entry {
                 id: 8,
                 timestamp: 1,
                 kind: EntryKind::Lifecycle {
@@ -200,7 +260,22 @@ mod tests {
                 },
             },
         ];
-        for entry in entries {
+        for (i, status) in CallStatus::ALL.iter().enumerate() {
+            assert_eq!(*status as usize, i);
+        }
+        let each_status = CallStatus::ALL.map(|status| Entry {
+            id: 1,
+            timestamp: 2,
+            kind: EntryKind::ToolCall {
+                tool: "t".into(),
+                session_id: "s".into(),
+                status,
+                duration_ms: 3,
+                summary: "x".into(),
+                native: false,
+            },
+        });
+        for entry in entries.into_iter().chain(each_status) {
             let line = entry.to_line().unwrap();
             assert_eq!(line, serde_json::to_string(&entry).unwrap());
             assert!(!line.contains('\n'));

@@ -6,6 +6,7 @@
 
 pub mod activity;
 pub mod editor;
+pub mod escape;
 pub mod generated;
 pub mod headers;
 pub mod id;

@@ -81,15 +81,24 @@ impl Sampler {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::activity::CallStatus;
 
     #[test]
     fn a_sample_holds_the_calls_of_its_interval_only() {
         let metrics = Arc::new(Metrics::new());
-        metrics.record_tool_call("readFile", "success", 0.5);
+        metrics
+            .tool_meter("readFile")
+            .record(CallStatus::Success, 0.5);
         let mut s = Sampler::new(Arc::clone(&metrics));
-        metrics.record_tool_call("readFile", "success", 0.25);
-        metrics.record_tool_call("readFile", "error", 0.25);
-        metrics.record_tool_call("gitStatus", "timeout", 1.0);
+        metrics
+            .tool_meter("readFile")
+            .record(CallStatus::Success, 0.25);
+        metrics
+            .tool_meter("readFile")
+            .record(CallStatus::Error, 0.25);
+        metrics
+            .tool_meter("gitStatus")
+            .record(CallStatus::Timeout, 1.0);
         s.sample(10);
         s.sample(20);
         let samples = s.samples();

@@ -18,6 +18,7 @@ use crate::actors::messages::connection::Generation;
 use crate::actors::messages::session::MemoryHandle;
 use crate::actors::outbound::Outbound;
 use crate::actors::supervise::panic_message;
+use crate::metrics::ToolMeter;
 use crate::protocol::jsonrpc::{self, parse_params, RequestId, RpcError};
 use crate::protocol::mcp::{CallToolParams, CallToolResult, LogLevel};
 use crate::tools::{summary, ProgressReporter, ToolContext, ToolTimeout};
@@ -27,7 +28,8 @@ pub(super) type CallKey = (Generation, RequestId);
 
 pub(super) struct InFlight {
     handle: SpawnHandle,
-    tool: &'static str,
+    /// The tool's name and metrics.
+    tool: Arc<ToolMeter>,
     started: Instant,
     /// What the activity log shows about the arguments.
     summary: String,
@@ -68,19 +70,11 @@ enum Outcome {
 }
 
 impl Session {
-    fn record_call(
-        &self,
-        tool: &'static str,
-        started: Instant,
-        summary: String,
-        status: CallStatus,
-    ) {
+    fn record_call(&self, tool: &ToolMeter, started: Instant, summary: String, status: CallStatus) {
         let elapsed = started.elapsed();
-        self.services
-            .metrics
-            .record_tool_call(tool, status.as_str(), elapsed.as_secs_f64());
+        tool.record(status, elapsed.as_secs_f64());
         self.links.tool_calls.do_send(RecordToolCall {
-            tool: tool.to_string(),
+            tool: tool.tool().into(),
             session_id: self.id.clone(),
             status,
             duration_ms: elapsed.as_millis() as u64,
@@ -99,7 +93,7 @@ impl Session {
             ctx.cancel_future(watch);
         }
         self.record_call(
-            flight.tool,
+            &flight.tool,
             flight.started,
             flight.summary,
             CallStatus::Cancelled,
@@ -183,11 +177,11 @@ impl Session {
             ));
         }
         tool.validate(&args).map_err(RpcError::invalid_params)?;
-        let name = tool.info.name;
+        let meter = tool.meter(&services.metrics);
         let summary = summary::summarize(&args);
         let max = services.settings.tools.max_concurrent_per_session;
         if self.in_flight.len() >= max {
-            self.record_call(name, Instant::now(), summary, CallStatus::Rejected);
+            self.record_call(&meter, Instant::now(), summary, CallStatus::Rejected);
             reply.send_text(call_response(
                 &id,
                 &CallToolResult::error(format!("Too many concurrent tool calls (max {max})")),
@@ -253,7 +247,7 @@ impl Session {
             key,
             InFlight {
                 handle,
-                tool: name,
+                tool: meter,
                 started: Instant::now(),
                 summary,
                 reply,
@@ -283,11 +277,11 @@ impl Session {
                 (result, status)
             }
             Outcome::Panicked(message) => {
-                tracing::error!(session = %self.id, tool = flight.tool, %message, "tool handler panicked");
+                tracing::error!(session = %self.id, tool = flight.tool.tool(), %message, "tool handler panicked");
                 (
                     CallToolResult::error(format!(
                         "Tool \"{}\" failed with an internal error: {message}",
-                        flight.tool
+                        flight.tool.tool()
                     )),
                     CallStatus::Error,
                 )
@@ -295,7 +289,7 @@ impl Session {
             Outcome::TimedOut(limit) => {
                 let text = format!(
                     "Tool \"{}\" timed out after {}ms",
-                    flight.tool,
+                    flight.tool.tool(),
                     limit.as_millis()
                 );
                 self.log(
@@ -319,7 +313,7 @@ impl Session {
         flight
             .reply
             .send_text(call_response(&key.1, &result, flight.stateless));
-        self.record_call(flight.tool, flight.started, flight.summary, status);
+        self.record_call(&flight.tool, flight.started, flight.summary, status);
         self.stop_if_merged_and_idle(ctx);
     }
 }

@@ -90,7 +90,7 @@ pub struct Session {
     awareness: crate::coordination::awareness::Awareness,
     /// The agent's own tool calls between their hook and their end.
     native: crate::coordination::native::NativeCalls,
-    in_flight: HashMap<CallKey, InFlight>,
+    in_flight: HashMap<CallKey, InFlight, foldhash::fast::RandomState>,
     /// What every tool call of this agent is handed to reach its memory: built when the
     /// actor starts (six boxed recipients; building them per call cost 1 % of a cheap
     /// call's CPU), so the session holds its own address until it stops.
@@ -128,7 +128,7 @@ impl Session {
             terminals: Vec::new(),
             awareness: crate::coordination::awareness::Awareness::default(),
             native: crate::coordination::native::NativeCalls::default(),
-            in_flight: HashMap::new(),
+            in_flight: HashMap::default(),
             memory: None,
             tasks: HashMap::new(),
             grace_timer: None,

@@ -398,11 +398,10 @@ async fn tool(ctx: &ToolContext, name: &str, args: Value) -> Result<Value, Strin
         CallStatus::Success
     };
     let elapsed = started.elapsed();
-    ctx.services
-        .metrics
-        .record_tool_call(t.info.name, status.as_str(), elapsed.as_secs_f64());
+    t.meter(&ctx.services.metrics)
+        .record(status, elapsed.as_secs_f64());
     ctx.services.activity.do_send(RecordToolCall {
-        tool: t.info.name.to_string(),
+        tool: t.info.name.into(),
         session_id: ctx.session_id.clone(),
         status,
         duration_ms: elapsed.as_millis() as u64,
