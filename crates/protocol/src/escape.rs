@@ -89,6 +89,40 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
 }
 
+/// A JSON text being written by `serde_json` (an `io::Write`): the writes of the many
+/// small fragments a serialiser makes go through this crate's level-3 build instead of
+/// being instantiated where the serialised type is (the bridge's own crate is
+/// optimised for size, where each fragment was a call to `Vec::extend_from_slice`).
+pub struct JsonWriter(Vec<u8>);
+
+impl JsonWriter {
+    /// An empty text with room for `capacity` bytes.
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self(Vec::with_capacity(capacity))
+    }
+
+    /// The text written (`serde_json` writes UTF-8).
+    pub fn into_string(self) -> String {
+        String::from_utf8(self.0).unwrap_or_default()
+    }
+}
+
+impl std::io::Write for JsonWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.0.extend_from_slice(buf);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Appends `n`'s decimal digits to `out`, as `serde_json` writes an unsigned integer.
 pub fn write_u64(out: &mut Vec<u8>, mut n: u64) {
     let (mut digits, mut at) = ([0u8; 20], 20);

@@ -431,17 +431,16 @@ pub fn tool_call_response(id: &RequestId, result: &crate::mcp::CallToolResult) -
     String::from_utf8(out).unwrap_or_default()
 }
 
-/// `value` as JSON text, written into a buffer of `capacity` bytes to begin with.
-/// Generic: it is compiled where it is called, so callers that want this crate's level-3
-/// build of it call it from a function of this crate that is not generic.
+/// `value` as JSON text, written into a buffer of `capacity` bytes to begin with,
+/// through [`crate::escape::JsonWriter`] (whose writes are this crate's level-3 code
+/// wherever the serialiser is instantiated).
 pub(crate) fn to_string_sized<T: Serialize>(
     value: &T,
     capacity: usize,
 ) -> serde_json::Result<String> {
-    let mut out = Vec::with_capacity(capacity);
+    let mut out = crate::escape::JsonWriter::with_capacity(capacity);
     serde_json::to_writer(&mut out, value)?;
-    // serde_json writes UTF-8.
-    String::from_utf8(out).map_err(serde::ser::Error::custom)
+    Ok(out.into_string())
 }
 
 /// Serialises an error response (`id: null` when the id is unknown).
@@ -482,7 +481,7 @@ pub fn notification<T: Serialize>(method: &str, params: &T) -> String {
 
 fn to_string<T: Serialize>(value: &T) -> String {
     // Serialising these types cannot fail: every map key is a string.
-    serde_json::to_string(value).unwrap_or_else(|err| {
+    to_string_sized(value, 256).unwrap_or_else(|err| {
         tracing::error!(%err, "failed to serialise an outgoing message");
         String::from(
             r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"serialisation failed"}}"#,

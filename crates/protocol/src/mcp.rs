@@ -233,18 +233,24 @@ impl CallToolResult {
     /// JSON text beside it.
     pub fn structured<T: Serialize>(value: &T) -> Self {
         match serde_json::to_value(value) {
-            Ok(v @ Value::Object(_)) => Self {
-                structured_content: Some(v.clone()),
-                ..Self::text(v.to_string())
-            },
+            Ok(v @ Value::Object(_)) => {
+                let mut text = crate::escape::JsonWriter::with_capacity(256);
+                // A `Value` always serialises (its map keys are strings).
+                let _ = serde_json::to_writer(&mut text, &v);
+                Self {
+                    structured_content: Some(v),
+                    ..Self::text(text.into_string())
+                }
+            }
             Ok(_) => Self::error("failed to encode result: not an object"),
             Err(err) => Self::error(format!("failed to encode result: {err}")),
         }
     }
     /// One text item holding `value` as compact JSON.
     pub fn json<T: Serialize>(value: &T) -> Self {
-        match serde_json::to_string(value) {
-            Ok(text) => Self::text(text),
+        let mut text = crate::escape::JsonWriter::with_capacity(256);
+        match serde_json::to_writer(&mut text, value) {
+            Ok(()) => Self::text(text.into_string()),
             Err(err) => Self::error(format!("failed to encode result: {err}")),
         }
     }
@@ -443,6 +449,20 @@ mod tests {
         assert!(paginate(&items, Some("abc"), 50).is_err());
         let (exact, none) = paginate(&items[..50], None, 50).unwrap();
         assert_eq!((exact.len(), none), (50, None));
+    }
+
+    #[test]
+    fn json_and_structured_results_carry_the_compact_text() {
+        let value = serde_json::json!({"path": "a \"b\"\n", "n": 1, "list": [true, null]});
+        let text = |r: &CallToolResult| match &r.content[..] {
+            [Content::Text { text }] => text.clone(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(text(&CallToolResult::json(&value)), value.to_string());
+        let structured = CallToolResult::structured(&value);
+        assert_eq!(text(&structured), value.to_string());
+        assert_eq!(structured.structured_content, Some(value));
+        assert!(CallToolResult::structured(&1).is_error);
     }
 
     #[test]
