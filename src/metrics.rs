@@ -66,8 +66,9 @@ pub struct ActorLabel {
 
 /// One tool's series in `tool_calls` and `tool_duration`, looked up once: recording a
 /// call then increments shared counters without hashing labels or taking the
-/// families' locks (a call's one lookup per series before). A status's series appears
-/// on its first call.
+/// families' locks (a call's one lookup per series before). The tool's duration series
+/// appears (count 0) when its first call starts; a status's count series on the first
+/// call that ends so.
 pub struct ToolMeter {
     tool: &'static str,
     calls: Family<ToolLabels, Counter>,

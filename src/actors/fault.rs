@@ -18,7 +18,9 @@ pub struct Crash;
 pub struct Stall(pub Duration);
 
 /// Block the receiving actor's thread for the given time, as a busy actor would: its
-/// mailbox, timers and streams wait, and the kernel's queues behind them fill.
+/// mailbox, timers and streams wait, and the kernel's queues behind them fill. Only the
+/// actors on threads of their own (the watcher, the workspace writer) are blocked
+/// alone; for the others it blocks every actor on the system thread too.
 #[derive(Debug, Message)]
 #[rtype(result = "Result<(), ActorFault>")]
 pub struct Freeze(pub Duration);

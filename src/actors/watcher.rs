@@ -102,12 +102,14 @@ struct MovedFrom {
     timeout: SpawnHandle,
 }
 
-/// The first walk's result.
+/// A walk's result (the first one, or one after the kernel lost events).
 struct Walked {
     dirs: Vec<PathBuf>,
     files: HashSet<String>,
     rules: Rules,
     too_many: bool,
+    /// Some entry could not be read: what the walk lacks is not known to be gone.
+    errors: bool,
 }
 
 /// Watches the workspace (one per bridge).
@@ -266,7 +268,8 @@ impl Watcher {
                 for event in std::mem::take(&mut act.early) {
                     act.on_kernel(Ok(event), ctx);
                 }
-                if std::mem::take(&mut act.resync_wanted) {
+                // (Unless a replayed overflow started one already.)
+                if std::mem::take(&mut act.resync_wanted) && !act.resyncing {
                     act.resync(ctx);
                 }
             }
@@ -571,6 +574,11 @@ impl Watcher {
         }));
     }
 
+    /// What a walk after lost events found, against what the watcher holds. Events
+    /// went on being handled during the walk, so each difference is checked on disk
+    /// before it is acted on (a directory or file that came or went meanwhile is already
+    /// known, and the walk's view of it is stale); after a walk that could not read
+    /// everything, nothing is taken for gone.
     fn resynced(&mut self, walked: Walked, ctx: &mut Context<Self>) {
         if walked.too_many {
             let max = self.settings.max_directories;
@@ -580,11 +588,12 @@ impl Watcher {
             );
         }
         self.rules = Some(walked.rules);
+        let certain = !walked.errors;
         let now: HashSet<&PathBuf> = walked.dirs.iter().collect();
         let gone: Vec<PathBuf> = self
             .dirs
             .iter()
-            .filter(|d| !now.contains(d))
+            .filter(|d| certain && !now.contains(d) && !is_dir(d))
             .cloned()
             .collect();
         for dir in &gone {
@@ -599,18 +608,25 @@ impl Watcher {
             .iter()
             .filter(|f| complete && !self.known.contains(*f))
             .map(|f| root.join(f))
+            .filter(|f| std::fs::symlink_metadata(f).is_ok_and(|m| m.is_file()))
             .collect();
-        let went: Vec<PathBuf> = self
+        let went: Vec<String> = self
             .known
             .iter()
-            .filter(|f| complete && !walked.files.contains(*f))
-            .map(|f| root.join(f))
+            .filter(|f| complete && certain && !walked.files.contains(*f))
+            .filter(|f| {
+                std::fs::symlink_metadata(root.join(f))
+                    .is_err_and(|e| e.kind() == io::ErrorKind::NotFound)
+            })
+            .cloned()
             .collect();
         for file in &appeared {
             self.file(file, Raw::Created, ctx);
         }
-        for file in &went {
-            self.file(file, Raw::Removed, ctx);
+        for rel in &went {
+            // Out of the known set even when it is ignored now (never reported then).
+            self.known.remove(rel);
+            self.file(&root.join(rel), Raw::Removed, ctx);
         }
         // A branch created or switched meanwhile is read again by whoever follows refs.
         self.pending.git_refs_changed();
@@ -623,6 +639,7 @@ impl Watcher {
         tracing::info!(
             appeared = appeared.len(),
             went = went.len(),
+            errors = walked.errors,
             new_directories = new.len(),
             gone_directories = gone.len(),
             "walked the workspace again after the kernel lost events"
@@ -822,13 +839,19 @@ fn add_watches(kernel: &mut Kernel, root: &Path, dirs: &[PathBuf]) -> Result<(),
     Ok(())
 }
 
-/// The first walk: directories (more than `max_dirs` stops it), known files (at most
-/// `max_files`), and the ignore rules of the directories found.
+/// A walk of the tree: directories (more than `max_dirs` stops it), known files (at
+/// most `max_files`), the ignore rules of the directories found, and whether any entry
+/// could not be read.
 fn walk(root: &Path, max_dirs: usize, max_files: usize) -> Walked {
     let mut dirs = Vec::new();
     let mut files = HashSet::new();
     let mut too_many = false;
-    for entry in crate::workspace::tree::walker(root, None).flatten() {
+    let mut errors = false;
+    for entry in crate::workspace::tree::walker(root, None) {
+        let Ok(entry) = entry else {
+            errors = true;
+            continue;
+        };
         match entry.file_type() {
             Some(t) if t.is_dir() => {
                 if dirs.len() >= max_dirs {
@@ -851,6 +874,7 @@ fn walk(root: &Path, max_dirs: usize, max_files: usize) -> Walked {
         files,
         rules,
         too_many,
+        errors,
     }
 }
 

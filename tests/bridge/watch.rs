@@ -228,10 +228,12 @@ async fn after_the_kernel_loses_events_the_tree_is_walked_again() {
         .await;
     let mut agent = bridge.ready_agent().await;
     let id = agent.id();
+    let blocked_for = Duration::from_secs(5);
+    let ms = blocked_for.as_millis() as u64;
     agent
         .send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                        "params": {"name": "debug_stall_actor",
-                                  "arguments": {"actor": "watcher", "ms": 5000, "block": true}}}))
+                                  "arguments": {"actor": "watcher", "ms": ms, "block": true}}}))
         .await;
     wait_for(
         "the watcher's thread blocked",
@@ -243,6 +245,7 @@ async fn after_the_kernel_loses_events_the_tree_is_walked_again() {
                 .then_some(())
         },
     );
+    let blocked_at = std::time::Instant::now();
     // More attribute changes than the kernel queues (alternating between two files, so
     // the kernel cannot merge them), then, with events being lost, a new directory with
     // a file in it, and a file removed.
@@ -256,6 +259,12 @@ async fn after_the_kernel_loses_events_the_tree_is_walked_again() {
     std::fs::create_dir_all(bridge.workspace.join("late/deep")).unwrap();
     std::fs::write(bridge.workspace.join("late/deep/early.rs"), "x").unwrap();
     std::fs::remove_file(bridge.workspace.join("old.txt")).unwrap();
+    // All of it while the watcher was deaf (else this test would not lose events).
+    assert!(
+        blocked_at.elapsed() < blocked_for,
+        "the flood and the changes took {:?}, longer than the watcher was blocked",
+        blocked_at.elapsed()
+    );
     let blocked = agent.response_to(&json!(id)).await;
     assert!(!is_error(&blocked["result"]), "{blocked}");
 

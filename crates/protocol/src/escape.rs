@@ -103,7 +103,7 @@ impl JsonWriter {
 
     /// The text written (`serde_json` writes UTF-8).
     pub fn into_string(self) -> String {
-        String::from_utf8(self.0).unwrap_or_default()
+        String::from_utf8(self.0).expect("serde_json writes UTF-8")
     }
 }
 

@@ -427,8 +427,7 @@ pub fn tool_call_response(id: &RequestId, result: &crate::mcp::CallToolResult) -
         let _ = serde_json::to_writer(&mut out, structured);
     }
     out.extend_from_slice(b"}}");
-    // Every piece above is UTF-8.
-    String::from_utf8(out).unwrap_or_default()
+    String::from_utf8(out).expect("every piece above is UTF-8")
 }
 
 /// `value` as JSON text, written into a buffer of `capacity` bytes to begin with,

@@ -1,5 +1,6 @@
 //! Test-only tools (feature `fault-injection`): slow calls with progress, panics in
-//! tools and in actors, stalled actor requests, a list_changed trigger, and a forwarded
+//! tools and in actors, stalled actor requests and blocked actor threads, a
+//! list_changed trigger, and a forwarded
 //! editor tool whose paths sit under keys no other tool uses.
 
 use std::time::Duration;
