@@ -214,18 +214,32 @@ impl Watcher {
         )
     }
 
+    /// A walk of the whole tree on a blocking thread.
+    fn walk_off_actor(&self) -> actix_rt::task::JoinHandle<Walked> {
+        let root = self.root().to_path_buf();
+        let (max_dirs, max_files) = (
+            self.settings.max_directories,
+            self.settings.max_polled_files,
+        );
+        actix_rt::task::spawn_blocking(move || walk(&root, max_dirs, max_files))
+    }
+
+    /// The tree passed `watch.max_directories` while watched: poll instead.
+    fn grew_too_large(&mut self, ctx: &mut Context<Self>) {
+        let max = self.settings.max_directories;
+        self.poll_instead(
+            format!("the workspace grew past {max} directories (watch.max_directories)"),
+            ctx,
+        );
+    }
+
     /// Walks the tree off the actor, then watches it.
     fn begin(&mut self, ctx: &mut Context<Self>) {
         if self.settings.mode == WatchMode::Off {
             self.mode = Mode::Off;
             return;
         }
-        let root = self.root().to_path_buf();
-        let (max_dirs, max_files) = (
-            self.settings.max_directories,
-            self.settings.max_polled_files,
-        );
-        let walk = actix_rt::task::spawn_blocking(move || walk(&root, max_dirs, max_files));
+        let walk = self.walk_off_actor();
         ctx.spawn(walk.into_actor(self).map(|walked, act, ctx| match walked {
             Ok(walked) => act.walked(walked, ctx),
             Err(e) => act.poll_instead(format!("the first walk failed: {e}"), ctx),
@@ -507,11 +521,7 @@ impl Watcher {
             return;
         }
         if self.dirs.len() + self.new_dirs.len() >= self.settings.max_directories {
-            let max = self.settings.max_directories;
-            return self.poll_instead(
-                format!("the workspace grew past {max} directories (watch.max_directories)"),
-                ctx,
-            );
+            return self.grew_too_large(ctx);
         }
         self.new_dirs.insert(path.to_path_buf());
         self.walk_new_dirs(ctx);
@@ -555,12 +565,7 @@ impl Watcher {
         }
         self.resyncing = true;
         self.resync_wanted = false;
-        let root = self.root().to_path_buf();
-        let (max_dirs, max_files) = (
-            self.settings.max_directories,
-            self.settings.max_polled_files,
-        );
-        let walk = actix_rt::task::spawn_blocking(move || walk(&root, max_dirs, max_files));
+        let walk = self.walk_off_actor();
         ctx.spawn(walk.into_actor(self).map(|walked, act, ctx| {
             act.resyncing = false;
             match walked {
@@ -581,11 +586,7 @@ impl Watcher {
     /// everything, nothing is taken for gone.
     fn resynced(&mut self, walked: Walked, ctx: &mut Context<Self>) {
         if walked.too_many {
-            let max = self.settings.max_directories;
-            return self.poll_instead(
-                format!("the workspace grew past {max} directories (watch.max_directories)"),
-                ctx,
-            );
+            return self.grew_too_large(ctx);
         }
         self.rules = Some(walked.rules);
         let certain = !walked.errors;
@@ -679,11 +680,7 @@ impl Watcher {
                 continue;
             }
             if self.dirs.len() >= self.settings.max_directories {
-                let max = self.settings.max_directories;
-                self.poll_instead(
-                    format!("the workspace grew past {max} directories (watch.max_directories)"),
-                    ctx,
-                );
+                self.grew_too_large(ctx);
                 return false;
             }
             let Some(kernel) = self.kernel.as_mut() else {
