@@ -13,7 +13,7 @@ use crate::actors::activity_log::Query;
 use crate::actors::dashboard::{GetReview, ListReviews};
 use crate::protocol::jsonrpc::RpcError;
 use crate::services::Services;
-use crate::workspace::{file_url, tree::walker, Workspace};
+use crate::workspace::{tree::walker, Workspace};
 
 /// The activity log's newest entries, as JSON.
 pub const ACTIVITY_URI: &str = "ide-bridge://activity";
@@ -69,7 +69,7 @@ pub struct UriParams {
 /// The template of workspace files: the root's `file://` URL and `{+path}` (RFC 6570
 /// reserved expansion: the path keeps its slashes).
 pub fn file_template(workspace: &Workspace) -> String {
-    format!("{}/{{+path}}", file_url(workspace.root()))
+    format!("{}/{{+path}}", workspace.root_url())
 }
 
 /// What `uri` names: -32602 for a URI outside the workspace or of an unknown scheme.
@@ -358,6 +358,7 @@ fn paths_starting_with(root: &Path, prefix: &str) -> (Vec<String>, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workspace::file_url;
 
     #[test]
     fn uris_name_files_inside_the_workspace_the_activity_and_reviews_only() {
@@ -373,7 +374,7 @@ mod tests {
         );
         for bad in [
             "file:///etc/passwd",
-            &format!("{}/../x", file_url(ws.root())),
+            &format!("{}/../x", ws.root_url()),
             "ide-bridge://reviews/x",
             "test://static-text",
             "https://example.com/",

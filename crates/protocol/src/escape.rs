@@ -107,14 +107,21 @@ impl JsonWriter {
     }
 }
 
+/// Inlined where `serde_json` is instantiated: it writes a string as three calls (the
+/// quotes apart), each a byte or a few.
 impl std::io::Write for JsonWriter {
+    #[inline]
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.extend_from_slice(buf);
+        self.write_all(buf)?;
         Ok(buf.len())
     }
 
+    #[inline]
     fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
-        self.0.extend_from_slice(buf);
+        match buf {
+            [byte] => self.0.push(*byte),
+            _ => self.0.extend_from_slice(buf),
+        }
         Ok(())
     }
 

@@ -8,7 +8,6 @@ use crate::protocol::editor::Method;
 use crate::protocol::mcp::CallToolResult;
 use crate::tools::editor::call_editor;
 use crate::tools::{EditorUse, Tool, ToolContext, ToolResult};
-use crate::workspace::file_url;
 
 pub struct GetWorkspaceFolders;
 
@@ -56,15 +55,14 @@ impl Tool for GetWorkspaceFolders {
             }
         }
         let ws = &ctx.services.workspace;
-        let root = ws.root().to_string_lossy();
         Ok(CallToolResult::json(&Folders {
             success: true,
             folders: [Folder {
-                name: &ws.name(),
-                uri: &file_url(ws.root()),
-                path: &root,
+                name: ws.name(),
+                uri: ws.root_url(),
+                path: ws.root_text(),
             }],
-            root_path: &root,
+            root_path: ws.root_text(),
         }))
     }
 }

@@ -17,13 +17,34 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone)]
 pub struct Workspace {
     root: Root,
+    /// What answers say about the root, worked out once (the root never changes).
+    labels: std::sync::Arc<RootLabels>,
+}
+
+/// The root's name, text and URL.
+#[derive(Debug)]
+struct RootLabels {
+    name: String,
+    text: String,
+    url: String,
 }
 
 impl Workspace {
     /// Canonicalises `root`, which must be an existing directory.
     pub fn open(root: &Path) -> std::io::Result<Self> {
+        let root = Root::open(root)?;
+        let path = root.path();
+        let text = path.to_string_lossy().into_owned();
+        let labels = RootLabels {
+            name: path
+                .file_name()
+                .map_or_else(|| text.clone(), |n| n.to_string_lossy().into_owned()),
+            url: file_url(path),
+            text,
+        };
         Ok(Self {
-            root: Root::open(root)?,
+            root,
+            labels: std::sync::Arc::new(labels),
         })
     }
 
@@ -38,12 +59,19 @@ impl Workspace {
         &self.root
     }
 
-    /// The root's display name (last component).
-    pub fn name(&self) -> String {
-        self.root()
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| self.root().display().to_string())
+    /// The root's display name: its last component (the whole root for `/`).
+    pub fn name(&self) -> &str {
+        &self.labels.name
+    }
+
+    /// The root as text (bytes that are not UTF-8 replaced by U+FFFD).
+    pub fn root_text(&self) -> &str {
+        &self.labels.text
+    }
+
+    /// The root's `file://` URL ([`file_url`]).
+    pub fn root_url(&self) -> &str {
+        &self.labels.url
     }
 
     /// Resolves a tool-supplied path (relative to the root, absolute, or `file://`)
@@ -63,25 +91,24 @@ impl Workspace {
     }
 }
 
-/// `file://` URL of an absolute path (percent-encoding what a URL cannot hold).
+/// `file://` URL of an absolute path (percent-encoding what a URL cannot hold; bytes
+/// that are not UTF-8 are taken as U+FFFD first).
 pub fn file_url(path: &Path) -> String {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    let keep = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'-' | b'_' | b'.' | b'~');
     let text = path.to_string_lossy();
-    let mut out = String::with_capacity("file://".len() + text.len());
-    out.push_str("file://");
-    for b in text.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
-                out.push(b as char)
-            }
-            _ => {
-                out.push('%');
-                out.push(HEX[usize::from(b >> 4)] as char);
-                out.push(HEX[usize::from(b & 15)] as char);
-            }
-        }
+    let text = text.as_bytes();
+    let mut out = Vec::with_capacity("file://".len() + text.len());
+    out.extend_from_slice(b"file://");
+    let mut rest = text;
+    while let Some(at) = rest.iter().position(|b| !keep(b)) {
+        out.extend_from_slice(&rest[..at]);
+        let b = rest[at];
+        out.extend_from_slice(&[b'%', HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
+        rest = &rest[at + 1..];
     }
-    out
+    out.extend_from_slice(rest);
+    String::from_utf8(out).expect("kept bytes are ASCII, the rest percent-encoded")
 }
 
 #[cfg(test)]
@@ -90,11 +117,30 @@ mod url_tests {
     use std::path::Path;
 
     #[test]
+    fn the_roots_labels_are_its_name_text_and_url() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("my ws");
+        std::fs::create_dir(&root).unwrap();
+        let ws = super::Workspace::open(&root).unwrap();
+        assert_eq!(ws.name(), "my ws");
+        assert_eq!(ws.root_text(), ws.root().to_str().unwrap());
+        assert_eq!(ws.root_url(), file_url(ws.root()));
+        assert!(ws.root_url().ends_with("/my%20ws"), "{}", ws.root_url());
+        let top = super::Workspace::open(Path::new("/")).unwrap();
+        assert_eq!((top.name(), top.root_url()), ("/", "file:///"));
+    }
+
+    #[test]
     fn a_file_url_keeps_unreserved_bytes_and_percent_encodes_the_rest() {
         assert_eq!(file_url(Path::new("/a/b-c_d.e~f")), "file:///a/b-c_d.e~f");
         assert_eq!(
             file_url(Path::new("/my dir/x%y#z?é")),
             "file:///my%20dir/x%25y%23z%3F%C3%A9"
         );
+        assert_eq!(file_url(Path::new("/%")), "file:///%25");
+        assert_eq!(file_url(Path::new("")), "file://");
+        use std::os::unix::ffi::OsStrExt;
+        let not_utf8 = Path::new(std::ffi::OsStr::from_bytes(b"/a\xffb"));
+        assert_eq!(file_url(not_utf8), "file:///a%EF%BF%BDb");
     }
 }
