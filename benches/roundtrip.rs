@@ -13,7 +13,7 @@ mod harness;
 use std::time::{Duration, Instant};
 
 use baseline::{spawn, Baseline};
-use harness::{cpu_time, Agent, Bridge, Options};
+use harness::{run_time, Agent, Bridge, Options};
 use serde_json::json;
 
 const TOOL: &str = "getWorkspaceFolders";
@@ -201,7 +201,7 @@ where
 
 /// Every client does `per_client` sequential round trips, all clients concurrently.
 async fn run_batch(clients: &mut [Client], per_client: usize, server_pid: u32) -> Run {
-    let cpu_before = cpu_time(server_pid);
+    let cpu_before = run_time(server_pid);
     let start = Instant::now();
     let runs = futures_util::future::join_all(clients.iter_mut().map(|c| async move {
         let mut samples = Vec::with_capacity(per_client);
@@ -217,7 +217,7 @@ async fn run_batch(clients: &mut [Client], per_client: usize, server_pid: u32) -
     Run {
         samples: runs.into_iter().flatten().collect(),
         wall,
-        server_cpu: cpu_time(server_pid).saturating_sub(cpu_before),
+        server_cpu: run_time(server_pid).saturating_sub(cpu_before),
     }
 }
 

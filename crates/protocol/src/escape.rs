@@ -130,16 +130,30 @@ impl std::io::Write for JsonWriter {
     }
 }
 
-/// Appends `n`'s decimal digits to `out`, as `serde_json` writes an unsigned integer.
+/// Appends `n`'s decimal digits to `out`, as `serde_json` writes an unsigned integer:
+/// two digits per division (an activity line writes three numbers, a millisecond
+/// timestamp among them).
 pub fn write_u64(out: &mut Vec<u8>, mut n: u64) {
+    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+        2021222324252627282930313233343536373839\
+        4041424344454647484950515253545556575859\
+        6061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899";
     let (mut digits, mut at) = ([0u8; 20], 20);
-    loop {
+    let mut pair = |at: &mut usize, two: u64| {
+        let i = two as usize * 2;
+        *at -= 2;
+        digits[*at..*at + 2].copy_from_slice(&PAIRS[i..i + 2]);
+    };
+    while n >= 100 {
+        pair(&mut at, n % 100);
+        n /= 100;
+    }
+    if n >= 10 {
+        pair(&mut at, n);
+    } else {
         at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
+        digits[at] = b'0' + n as u8;
     }
     out.extend_from_slice(&digits[at..]);
 }
@@ -203,7 +217,13 @@ mod tests {
 
     #[test]
     fn numbers_are_written_as_serde_json_writes_them() {
-        for n in [0, 7, 10, 99, 1_700_000_000_000, u64::MAX] {
+        let powers = (0..20).flat_map(|e| {
+            let p = 10u64.pow(e);
+            [p - 1, p, p + 1, p.saturating_mul(7)]
+        });
+        let small = 0..20_000;
+        let wide = [1_700_000_000_000, u64::MAX];
+        for n in small.chain(wide).chain(powers) {
             let mut out = Vec::new();
             write_u64(&mut out, n);
             assert_eq!(out, serde_json::to_vec(&n).unwrap());
