@@ -464,7 +464,7 @@ impl Seed {
 
     fn checkpoint(&self, to: &Reservations) -> Option<CheckpointActor> {
         let path = self.checkpoint_path.clone()?;
-        let (w, port) = (self.workspace.root().display().to_string(), self.port);
+        let (w, port) = (self.workspace.root_text().to_owned(), self.port);
         let interval = self.settings.checkpoint.interval;
         let (r, a, m) = (
             to.registry.addr().recipient(),
@@ -558,7 +558,7 @@ async fn announce(
     lock: &std::path::Path,
     state: &std::path::Path,
 ) {
-    let workspace = services.workspace.root().display().to_string();
+    let workspace = services.workspace.root_text().to_owned();
     let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr())
         && services.settings.log.format != crate::config::LogFormat::Json;
     if !terminal {
@@ -759,7 +759,7 @@ fn claim_state(
         tracing::info!(workspace = %gone, "removed the state of a workspace not served for {} days", settings.state.prune_after_days);
     }
     state.touch();
-    let workspace_name = workspace.root().display().to_string();
+    let workspace_name = workspace.root_text().to_owned();
     let previous = settings
         .checkpoint
         .enabled
@@ -897,7 +897,7 @@ fn publish(services: &Services, port: u16) -> Result<PathBuf, AppError> {
     let ide_dir = lockfile::ide_dir();
     let lock = LockFile {
         pid: std::process::id(),
-        workspace_folders: vec![services.workspace.root().display().to_string()],
+        workspace_folders: vec![services.workspace.root_text().to_owned()],
         ide_name: services.settings.ide_name.clone(),
         transport: "ws".into(),
         auth_token: services.auth_token.clone(),

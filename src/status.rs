@@ -152,7 +152,7 @@ pub async fn collect(services: &Services) -> Result<BridgeStatus, ActorFault> {
         version: env!("CARGO_PKG_VERSION"),
         pid: std::process::id(),
         port: services.port,
-        workspace: services.workspace.root().display().to_string(),
+        workspace: services.workspace.root_text().to_owned(),
         ide_name: services.settings.ide_name.clone(),
         uptime_seconds: services.started.elapsed().as_secs(),
         started_at: services.started_at_ms,
