@@ -89,10 +89,11 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
 }
 
-/// A JSON text being written by `serde_json` (an `io::Write`): the writes of the many
-/// small fragments a serialiser makes go through this crate's level-3 build instead of
-/// being instantiated where the serialised type is (the bridge's own crate is
-/// optimised for size, where each fragment was a call to `Vec::extend_from_slice`).
+/// A JSON text being written by `serde_json` (an `io::Write`). The serialiser is
+/// instantiated where the serialised type is (the bridge's own crate, optimised for
+/// size), and writes many small fragments; these writes are inlined into it, a
+/// one-byte write a push (out of line, each was a call, and at "s" a call to
+/// `Vec::extend_from_slice`).
 pub struct JsonWriter(Vec<u8>);
 
 impl JsonWriter {
@@ -107,8 +108,8 @@ impl JsonWriter {
     }
 }
 
-/// Inlined where `serde_json` is instantiated: it writes a string as three calls (the
-/// quotes apart), each a byte or a few.
+/// Inlined where `serde_json` is instantiated: it writes a string as three writes (its
+/// quotes of one byte each apart).
 impl std::io::Write for JsonWriter {
     #[inline]
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
