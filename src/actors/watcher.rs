@@ -629,8 +629,12 @@ impl Watcher {
             self.known.remove(rel);
             self.file(&root.join(rel), Raw::Removed, ctx);
         }
-        // A branch created or switched meanwhile is read again by whoever follows refs.
+        // A branch created or switched meanwhile is read again by whoever follows refs,
+        // and a directory of branches created meanwhile is watched from now on.
         self.pending.git_refs_changed();
+        if let Some(kernel) = self.kernel.as_mut() {
+            watch_git_refs(kernel, &root);
+        }
         self.touched(ctx);
         let new: Vec<PathBuf> = walked
             .dirs
@@ -812,8 +816,7 @@ fn describe(c: &FileChange) -> String {
 /// The kernel refused a watch after this many directories.
 struct WatchLimit(usize);
 
-/// Watches `dirs` one by one, and git's refs: `.git` itself and every directory of
-/// `.git/refs/heads`.
+/// Watches `dirs` one by one, and git's refs ([`watch_git_refs`]).
 fn add_watches(kernel: &mut Kernel, root: &Path, dirs: &[PathBuf]) -> Result<(), WatchLimit> {
     for (i, dir) in dirs.iter().enumerate() {
         match kernel.watch(dir) {
@@ -822,6 +825,13 @@ fn add_watches(kernel: &mut Kernel, root: &Path, dirs: &[PathBuf]) -> Result<(),
             Err(e) => tracing::debug!(dir = %dir.display(), error = %e, "directory not watched"),
         }
     }
+    watch_git_refs(kernel, root);
+    Ok(())
+}
+
+/// Watches git's refs: `.git` itself and every directory of `.git/refs/heads` (a
+/// branch name with a slash is a directory). Watching one again changes nothing.
+fn watch_git_refs(kernel: &mut Kernel, root: &Path) {
     let git = root.join(".git");
     if is_dir(&git) {
         let _ = kernel.watch(&git);
@@ -833,7 +843,6 @@ fn add_watches(kernel: &mut Kernel, root: &Path, dirs: &[PathBuf]) -> Result<(),
             }
         }
     }
-    Ok(())
 }
 
 /// A walk of the tree: directories (more than `max_dirs` stops it), known files (at

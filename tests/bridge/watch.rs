@@ -217,7 +217,8 @@ async fn after_the_kernel_loses_events_the_tree_is_walked_again() {
         Options::default()
             .file("flood/a.txt", "a")
             .file("flood/b.txt", "b")
-            .file("old.txt", "x"),
+            .file("old.txt", "x")
+            .file(".git/refs/heads/main", "0"),
     )
     .await;
     bridge
@@ -259,6 +260,8 @@ async fn after_the_kernel_loses_events_the_tree_is_walked_again() {
     std::fs::create_dir_all(bridge.workspace.join("late/deep")).unwrap();
     std::fs::write(bridge.workspace.join("late/deep/early.rs"), "x").unwrap();
     std::fs::remove_file(bridge.workspace.join("old.txt")).unwrap();
+    // A branch name with a slash: a directory of git's refs.
+    std::fs::create_dir(bridge.workspace.join(".git/refs/heads/topic")).unwrap();
     // All of it while the watcher was deaf (else this test would not lose events).
     assert!(
         blocked_at.elapsed() < blocked_for,
@@ -283,4 +286,23 @@ async fn after_the_kernel_loses_events_the_tree_is_walked_again() {
     wait_change(&bridge, "created late/deep/after.rs").await;
     std::fs::write(bridge.workspace.join("late/top.rs"), "z").unwrap();
     wait_change(&bridge, "created late/top.rs").await;
+    // So is the directory of branches: a commit on `topic/x` is a batch of its own,
+    // one that lists no file (only git's refs changed).
+    let count = |w: &Value| {
+        let n = |k: &str| w[k].as_u64().unwrap();
+        (n("batches"), n("changesReported"), n("changesOverflowed"))
+    };
+    let before = count(&bridge.status().await["watch"]);
+    std::fs::write(bridge.workspace.join(".git/refs/heads/topic/x"), "1").unwrap();
+    let after = bridge
+        .wait_status("a batch for the new branch's ref", |s| {
+            let now = count(&s["watch"]);
+            (now.0 > before.0).then_some(now)
+        })
+        .await;
+    assert_eq!(
+        (after.1, after.2),
+        (before.1, before.2),
+        "{before:?} {after:?}"
+    );
 }
