@@ -131,9 +131,13 @@ async fn a_panicking_tool_is_a_tool_error_and_the_session_lives_on() {
     let bridge = Bridge::launch(Options::default()).await;
     let mut agent = bridge.ready_agent().await;
     let mut other = bridge.ready_agent().await;
-    let result = agent.call("debug_panic", json!({})).await;
-    assert!(is_error(&result));
-    assert!(text(&result).contains("internal error"), "{result}");
+    // At once (the session answers the call without spawning it) and after waiting
+    // (the call's own task).
+    for args in [json!({}), json!({"after_ms": 20})] {
+        let result = agent.call("debug_panic", args).await;
+        assert!(is_error(&result));
+        assert!(text(&result).contains("internal error"), "{result}");
+    }
     assert_eq!(
         text(&agent.call("close_tab", json!({"tab_name": "t"})).await),
         "TAB_CLOSED"

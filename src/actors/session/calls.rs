@@ -1,10 +1,12 @@
-//! Tool calls in flight: each runs as a future of the session under its timeout and a
-//! panic boundary, keyed by connection and request id so that a cancellation or a
-//! closed connection finds it; the concurrency cap refuses calls beyond
-//! `tools.max_concurrent_per_session`. Every call is recorded once, however it ends.
+//! Tool calls: a tool that answers on its first poll is answered at once; one that
+//! waits runs as a future of the session under its timeout and a panic boundary, keyed
+//! by connection and request id so that a cancellation or a closed connection finds it;
+//! the concurrency cap refuses calls beyond `tools.max_concurrent_per_session`. Every
+//! call is recorded once, however it ends.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::task::{self, Poll};
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
@@ -28,6 +30,15 @@ pub(super) type CallKey = (Generation, RequestId);
 
 pub(super) struct InFlight {
     handle: SpawnHandle,
+    /// How the call is answered and recorded when it ends.
+    answer: Answering,
+    /// Cancels the call when its own response stream closes (an HTTP POST whose
+    /// client went away); `None` when the answer goes to the connection itself.
+    gone_watch: Option<SpawnHandle>,
+}
+
+/// What answering and recording a call needs, however it ends.
+struct Answering {
     /// The tool's name and metrics.
     tool: Arc<ToolMeter>,
     started: Instant,
@@ -37,9 +48,6 @@ pub(super) struct InFlight {
     reply: Outbound,
     /// Asked in the stateless revision: the answer says its `resultType`.
     stateless: bool,
-    /// Cancels the call when its own response stream closes (an HTTP POST whose
-    /// client went away); `None` when the answer goes to the connection itself.
-    gone_watch: Option<SpawnHandle>,
 }
 
 /// Who asks for a tool call and how it is answered.
@@ -92,12 +100,13 @@ impl Session {
         if let Some(watch) = flight.gone_watch {
             ctx.cancel_future(watch);
         }
-        self.record_call(
-            &flight.tool,
-            flight.started,
-            flight.summary,
-            CallStatus::Cancelled,
-        );
+        let Answering {
+            tool,
+            started,
+            summary,
+            ..
+        } = flight.answer;
+        self.record_call(&tool, started, summary, CallStatus::Cancelled);
         true
     }
 
@@ -110,7 +119,7 @@ impl Session {
             .in_flight
             .get(key)
             .filter(|f| f.gone_watch.is_some())
-            .map(|f| f.reply.clone());
+            .map(|f| f.answer.reply.clone());
         if !self.cancel_call(key, ctx) {
             return false;
         }
@@ -203,9 +212,33 @@ impl Session {
             services: Arc::clone(&services),
             progress,
         };
-        let future = tool
+        let mut future = tool
             .invoke(tool_ctx, args)
             .map_err(RpcError::invalid_params)?;
+        let answer = Answering {
+            tool: meter,
+            started: Instant::now(),
+            summary,
+            reply,
+            stateless,
+        };
+        // Most tools answer without waiting for anything: polled once here, such a call
+        // is answered at once, without a task, a timer or a place among the calls in
+        // flight. A tool that waits is polled again, with the session's own waker, as
+        // soon as it is spawned below (actix polls what a handler spawned before it
+        // returns to the runtime).
+        let mut first = task::Context::from_waker(task::Waker::noop());
+        let done =
+            match std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut first))) {
+                Ok(Poll::Ready(result)) => Some(Outcome::Done(result)),
+                Ok(Poll::Pending) => None,
+                Err(payload) => Some(Outcome::Panicked(panic_message(payload.as_ref()))),
+            };
+        if let Some(outcome) = done {
+            self.answer_call(generation, &id, answer, outcome);
+            self.stop_if_merged_and_idle(ctx);
+            return Ok(());
+        }
         let timeout = match tool.timeout {
             ToolTimeout::Default => Some(services.settings.tool_timeout()),
             ToolTimeout::Unbounded => None,
@@ -234,10 +267,10 @@ impl Session {
         // 2026-07-28 says so; a client of the older revisions cannot read the answer).
         let own_stream = self
             .conn(generation)
-            .is_some_and(|c| c.outbound.same_channel(&reply));
+            .is_some_and(|c| c.outbound.same_channel(&answer.reply));
         let gone_watch = (!own_stream).then(|| {
             let key = key.clone();
-            ctx.spawn(reply.closed().into_actor(self).map(move |(), act, ctx| {
+            ctx.spawn(answer.reply.closed().into_actor(self).map(move |(), act, ctx| {
                 if act.cancel_call(&key, ctx) {
                     tracing::debug!(session = %act.id, id = %key.1, "tool call given up: its response stream closed");
                 }
@@ -247,11 +280,7 @@ impl Session {
             key,
             InFlight {
                 handle,
-                tool: meter,
-                started: Instant::now(),
-                summary,
-                reply,
-                stateless,
+                answer,
                 gone_watch,
             },
         );
@@ -265,6 +294,18 @@ impl Session {
         if let Some(watch) = flight.gone_watch {
             ctx.cancel_future(watch);
         }
+        self.answer_call(key.0, &key.1, flight.answer, outcome);
+        self.stop_if_merged_and_idle(ctx);
+    }
+
+    /// Answers call `id` of connection `generation` with how it ended, and records it.
+    fn answer_call(
+        &mut self,
+        generation: Generation,
+        id: &RequestId,
+        answer: Answering,
+        outcome: Outcome,
+    ) {
         let (result, status) = match outcome {
             Outcome::Done(result) => {
                 let status = if !result.is_error {
@@ -277,11 +318,11 @@ impl Session {
                 (result, status)
             }
             Outcome::Panicked(message) => {
-                tracing::error!(session = %self.id, tool = flight.tool.tool(), %message, "tool handler panicked");
+                tracing::error!(session = %self.id, tool = answer.tool.tool(), %message, "tool handler panicked");
                 (
                     CallToolResult::error(format!(
                         "Tool \"{}\" failed with an internal error: {message}",
-                        flight.tool.tool()
+                        answer.tool.tool()
                     )),
                     CallStatus::Error,
                 )
@@ -289,7 +330,7 @@ impl Session {
             Outcome::TimedOut(limit) => {
                 let text = format!(
                     "Tool \"{}\" timed out after {}ms",
-                    flight.tool.tool(),
+                    answer.tool.tool(),
                     limit.as_millis()
                 );
                 self.log(
@@ -302,7 +343,7 @@ impl Session {
         let mut result = result;
         // A notice about files other agents changed rides on the next answer a model
         // reads (never on the IDE connection, whose answers the CLI itself parses).
-        let model_facing = self.conn(key.0).is_some_and(|c| c.kind.model_facing());
+        let model_facing = self.conn(generation).is_some_and(|c| c.kind.model_facing());
         if model_facing && self.services.settings.hooks.notices {
             if let Some(notice) = self.awareness.take_notice() {
                 result
@@ -310,10 +351,9 @@ impl Session {
                     .push(crate::protocol::mcp::Content::Text { text: notice });
             }
         }
-        flight
+        answer
             .reply
-            .send_text(call_response(&key.1, &result, flight.stateless));
-        self.record_call(&flight.tool, flight.started, flight.summary, status);
-        self.stop_if_merged_and_idle(ctx);
+            .send_text(call_response(id, &result, answer.stateless));
+        self.record_call(&answer.tool, answer.started, answer.summary, status);
     }
 }

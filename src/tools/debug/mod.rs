@@ -60,18 +60,29 @@ impl Tool for DebugSleep {
     }
 }
 
-/// Panics inside the tool future.
+/// Panics inside the tool future: on its first poll, or after waiting `after_ms` (a
+/// call the session answers at once and one it spawns meet different panic
+/// boundaries).
 pub struct DebugPanic;
 
 #[derive(Deserialize, JsonSchema)]
-pub struct NoArgs {}
+#[serde(deny_unknown_fields)]
+pub struct PanicArgs {
+    #[serde(default)]
+    #[schemars(range(max = 10_000))]
+    after_ms: u64,
+}
 
 impl Tool for DebugPanic {
-    type Args = NoArgs;
+    type Args = PanicArgs;
     const NAME: &'static str = "debug_panic";
-    const DESCRIPTION: &'static str = "Test only: panic inside the tool handler.";
+    const DESCRIPTION: &'static str =
+        "Test only: panic inside the tool handler, at once or after after_ms.";
 
-    async fn call(_ctx: ToolContext, _args: NoArgs) -> ToolResult {
+    async fn call(_ctx: ToolContext, args: PanicArgs) -> ToolResult {
+        if args.after_ms > 0 {
+            actix::clock::sleep(Duration::from_millis(args.after_ms)).await;
+        }
         panic!("injected tool panic")
     }
 }
