@@ -12,6 +12,7 @@ use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
 use crate::protocol::activity::CallStatus;
+use crate::protocol::methods::Method;
 
 /// One tool's calls so far ([`Metrics::tool_totals`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -105,8 +106,12 @@ fn duration_histogram() -> Histogram {
 /// Every metric the bridge exports.
 pub struct Metrics {
     registry: Registry,
-    /// MCP requests from agents by method (known methods only).
-    pub mcp_requests: Family<MethodLabel, Counter>,
+    /// MCP requests from agents by method (known methods only): counted through
+    /// [`Metrics::count_request`].
+    mcp_requests: Family<MethodLabel, Counter>,
+    /// Each method's series of `mcp_requests`, looked up on its first request (then a
+    /// request increments it without hashing its label or taking the family's lock).
+    mcp_request_series: [OnceLock<Counter>; Method::COUNT],
     /// Tool calls by tool and status.
     pub tool_calls: Family<ToolLabels, Counter>,
     /// Tool call duration by tool.
@@ -347,6 +352,7 @@ impl Metrics {
             refused_connections,
             registry,
             mcp_requests,
+            mcp_request_series: std::array::from_fn(|_| OnceLock::new()),
             tool_calls,
             tool_duration,
             active_sessions,
@@ -360,6 +366,19 @@ impl Metrics {
             hooks_ignored,
             idle_seconds,
         }
+    }
+
+    /// Counts a request for `method` in `mcp_requests`.
+    pub fn count_request(&self, method: Method) {
+        self.mcp_request_series[method.index()]
+            .get_or_init(|| {
+                self.mcp_requests
+                    .get_or_create(&MethodLabel {
+                        method: method.name(),
+                    })
+                    .clone()
+            })
+            .inc();
     }
 
     /// `tool`'s series, to record its calls with (see [`ToolMeter`]).

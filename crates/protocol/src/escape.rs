@@ -89,24 +89,26 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
 }
 
-/// A JSON text being written by `serde_json` (an `io::Write`). The serialiser is
-/// instantiated where the serialised type is (the bridge's own crate, optimised for
-/// size), and writes many small fragments; these writes are inlined into it, a
-/// one-byte write a push (out of line, each was a call, and at "s" a call to
-/// `Vec::extend_from_slice`).
-pub struct JsonWriter(Vec<u8>);
-
-impl JsonWriter {
-    /// An empty text with room for `capacity` bytes.
-    pub fn with_capacity(capacity: usize) -> Self {
-        Self(Vec::with_capacity(capacity))
-    }
-
-    /// The text written (`serde_json` writes UTF-8).
-    pub fn into_string(self) -> String {
-        String::from_utf8(self.0).expect("serde_json writes UTF-8")
-    }
+/// `value` as compact JSON text, written into a buffer of `capacity` bytes to begin
+/// with through [`JsonWriter`]; `serde_json::to_string`'s text, byte for byte.
+pub fn to_json<T: serde::Serialize + ?Sized>(
+    value: &T,
+    capacity: usize,
+) -> serde_json::Result<String> {
+    let mut out = JsonWriter(Vec::with_capacity(capacity));
+    serde_json::to_writer(&mut out, value)?;
+    // SAFETY: only `serde_json`'s serialiser wrote into `out` (the writer never leaves
+    // this function), and it writes UTF-8 only: the `str`s it is given, ASCII
+    // punctuation, digits and escapes (`serde_json::to_string` relies on the same).
+    Ok(unsafe { String::from_utf8_unchecked(out.0) })
 }
+
+/// A JSON text being written by `serde_json` (an `io::Write`), for [`to_json`] only: the
+/// serialiser is instantiated where the serialised type is (the bridge's own crate,
+/// optimised for size), and writes many small fragments; these writes are inlined into
+/// it, a one-byte write a push (out of line, each was a call, and at "s" a call to
+/// `Vec::extend_from_slice`).
+struct JsonWriter(Vec<u8>);
 
 /// Inlined where `serde_json` is instantiated: it writes a string as three writes (its
 /// quotes of one byte each apart).

@@ -427,19 +427,9 @@ pub fn tool_call_response(id: &RequestId, result: &crate::mcp::CallToolResult) -
         let _ = serde_json::to_writer(&mut out, structured);
     }
     out.extend_from_slice(b"}}");
-    String::from_utf8(out).expect("every piece above is UTF-8")
-}
-
-/// `value` as JSON text, written into a buffer of `capacity` bytes to begin with,
-/// through [`crate::escape::JsonWriter`] (whose writes are this crate's level-3 code
-/// wherever the serialiser is instantiated).
-pub(crate) fn to_string_sized<T: Serialize>(
-    value: &T,
-    capacity: usize,
-) -> serde_json::Result<String> {
-    let mut out = crate::escape::JsonWriter::with_capacity(capacity);
-    serde_json::to_writer(&mut out, value)?;
-    Ok(out.into_string())
+    // SAFETY: every piece above is UTF-8: ASCII literals, `write_str`'s escaped copies
+    // of `str`s, the id's JSON text and `serde_json`'s text of a `Value`.
+    unsafe { String::from_utf8_unchecked(out) }
 }
 
 /// Serialises an error response (`id: null` when the id is unknown).
@@ -480,7 +470,7 @@ pub fn notification<T: Serialize>(method: &str, params: &T) -> String {
 
 fn to_string<T: Serialize>(value: &T) -> String {
     // Serialising these types cannot fail: every map key is a string.
-    to_string_sized(value, 256).unwrap_or_else(|err| {
+    crate::escape::to_json(value, 256).unwrap_or_else(|err| {
         tracing::error!(%err, "failed to serialise an outgoing message");
         String::from(
             r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"serialisation failed"}}"#,

@@ -234,12 +234,11 @@ impl CallToolResult {
     pub fn structured<T: Serialize>(value: &T) -> Self {
         match serde_json::to_value(value) {
             Ok(v @ Value::Object(_)) => {
-                let mut text = crate::escape::JsonWriter::with_capacity(256);
                 // A `Value` always serialises (its map keys are strings).
-                let _ = serde_json::to_writer(&mut text, &v);
+                let text = crate::escape::to_json(&v, 256).unwrap_or_default();
                 Self {
                     structured_content: Some(v),
-                    ..Self::text(text.into_string())
+                    ..Self::text(text)
                 }
             }
             Ok(_) => Self::error("failed to encode result: not an object"),
@@ -248,9 +247,8 @@ impl CallToolResult {
     }
     /// One text item holding `value` as compact JSON.
     pub fn json<T: Serialize>(value: &T) -> Self {
-        let mut text = crate::escape::JsonWriter::with_capacity(256);
-        match serde_json::to_writer(&mut text, value) {
-            Ok(()) => Self::text(text.into_string()),
+        match crate::escape::to_json(value, 256) {
+            Ok(text) => Self::text(text),
             Err(err) => Self::error(format!("failed to encode result: {err}")),
         }
     }

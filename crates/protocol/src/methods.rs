@@ -47,6 +47,14 @@ impl Method {
         Method::TasksCancel,
     ];
 
+    /// How many there are: [`Method::index`] is below it.
+    pub const COUNT: usize = Self::ALL.len();
+
+    /// Its place among the methods (for tables indexed by method).
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
     pub fn parse(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|m| m.name() == name)
     }
@@ -115,5 +123,13 @@ mod tests {
             assert_eq!(Method::parse(m.name()), Some(m));
         }
         assert_eq!(Method::parse("resources/watch"), None);
+    }
+
+    #[test]
+    fn every_method_has_its_own_index_below_the_count() {
+        for (i, m) in Method::ALL.into_iter().enumerate() {
+            assert_eq!(m.index(), i, "{m:?}");
+        }
+        assert_eq!(Method::COUNT, Method::ALL.len());
     }
 }

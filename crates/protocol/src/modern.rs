@@ -117,12 +117,6 @@ pub fn classify(params: Option<&RawValue>) -> Result<Option<RequestMeta>, RpcErr
     }))
 }
 
-/// The request's params name a protocol version in `_meta` (whether or not the rest
-/// of its envelope is right).
-pub fn is_stateless(params: Option<&RawValue>) -> bool {
-    requested_version(params).is_some()
-}
-
 /// The protocol version a request's `_meta` names, as sent.
 pub fn requested_version(params: Option<&RawValue>) -> Option<String> {
     let raw = params.filter(|p| names_version(p.get()))?;

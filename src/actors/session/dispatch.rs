@@ -16,7 +16,6 @@ use crate::actors::messages::connection::Generation;
 use crate::actors::messages::session::{ConnectionKind, FromClient, Listener, McpState};
 use crate::actors::outbound::Outbound;
 use crate::actors::supervise::catch;
-use crate::metrics::MethodLabel;
 use crate::protocol::ide::IdeConnectedParams;
 use crate::protocol::jsonrpc::{self, parse_params, Incoming, Request, RpcError};
 use crate::protocol::mcp::{
@@ -97,8 +96,11 @@ impl Session {
         match message {
             Incoming::Request(req) => {
                 let id = req.id.clone();
-                let stateless = modern::is_stateless(req.params.as_deref());
-                if let Err(err) = self.dispatch(generation, req, &reply, ctx) {
+                // The era of this request: its `_meta` names the stateless revision (an
+                // error when it does so wrongly: an answer of that revision too), or not.
+                let era = modern::classify(req.params.as_deref());
+                let stateless = !matches!(era, Ok(None));
+                if let Err(err) = self.dispatch(generation, req, era, &reply, ctx) {
                     let err = if stateless {
                         modern::error_of(err)
                     } else {
@@ -123,6 +125,7 @@ impl Session {
         &mut self,
         generation: Generation,
         req: Request,
+        era: Result<Option<modern::RequestMeta>, RpcError>,
         reply: &Outbound,
         ctx: &mut Context<Self>,
     ) -> Result<(), RpcError> {
@@ -132,18 +135,11 @@ impl Session {
                 req.id
             )));
         }
-        // The era of this request: its `_meta` names the stateless revision, or not.
-        let stateless = modern::classify(req.params.as_deref())?;
+        let stateless = era?;
         let Some(method) = Method::parse(&req.method) else {
             return Err(RpcError::method_not_found(&req.method));
         };
-        self.services
-            .metrics
-            .mcp_requests
-            .get_or_create(&MethodLabel {
-                method: method.name(),
-            })
-            .inc();
+        self.services.metrics.count_request(method);
         let params = req.params.as_deref();
         let Some(conn) = self.conn(generation) else {
             return Ok(());
