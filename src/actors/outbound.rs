@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::task::{self, Poll};
 
-use actix_http::ws::{Codec, Message};
+use actix_http::ws::{Codec, Message, OpCode, Parser};
 use actix_web::body::{BodySize, BoxBody, MessageBody};
 use actix_web::HttpResponse;
 use actix_ws::{CloseCode, CloseReason};
@@ -354,7 +354,13 @@ impl FrameBody {
     /// Encodes `frame` into `buf`; true when it was the last one (a close).
     fn encode(&mut self, frame: Frame, buf: &mut BytesMut) -> io::Result<bool> {
         let (message, last) = match frame {
-            Frame::Text(text) => (Message::Text(text.into()), false),
+            // What the server codec writes for `Message::Text`, from the string's bytes
+            // (the message would take them as a shared `ByteString`, allocated, only to
+            // copy them here).
+            Frame::Text(text) => {
+                Parser::write_message(buf, text.as_bytes(), OpCode::Text, true, false);
+                return Ok(false);
+            }
             Frame::Ping => (Message::Ping(bytes::Bytes::new()), false),
             Frame::Pong(data) => {
                 let cut = data.len().min(MAX_CONTROL_PAYLOAD);
@@ -484,7 +490,10 @@ mod tests {
         assert!(outbound.send_text("one".into()));
         assert!(outbound.send(Frame::Ping));
         assert!(outbound.send_text("two".into()));
-        assert_eq!(outbound.backlog(), 3);
+        // Past 125 bytes a frame's length takes two more bytes.
+        let long = "é".repeat(150);
+        assert!(outbound.send_text(long.clone()));
+        assert_eq!(outbound.backlog(), 4);
         let clone = outbound.clone();
         drop(outbound);
         assert!(clone.send(Frame::Pong(bytes::Bytes::from_static(b"p"))));
@@ -496,6 +505,7 @@ mod tests {
                 Wire::Text("one".into()),
                 Wire::Ping(bytes::Bytes::new()),
                 Wire::Text("two".into()),
+                Wire::Text(long.into()),
                 Wire::Pong("p".into()),
                 Wire::Close(Some(CloseCode::Normal.into())),
             ]
