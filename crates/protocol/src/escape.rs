@@ -1,7 +1,7 @@
 //! JSON string escaping a word at a time, for the texts on every call's path (a tool's
 //! answer, the activity line): the same bytes `serde_json` writes, found faster. Its
 //! loop looks at each byte; here eight bytes at a time are checked for anything that
-//! needs escaping (a control byte, `"` or `\`) and clean runs are copied whole.
+//! needs escaping (a control byte, `"` or `\`) and copied whole.
 
 /// `0x01` in every byte of a word.
 const ONES: u64 = 0x0101_0101_0101_0101;
@@ -64,28 +64,31 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
     out.reserve(bytes.len() + bytes.len() / 8 + 2);
     out.push(b'"');
-    // Clean runs are copied whole; a word at a time finds the next byte to escape.
-    let (mut start, mut i) = (0, 0);
+    // A word at a time: each is appended whole (one eight-byte store), then cut back to
+    // the byte before the first one to escape, if any, which is escaped; the next word
+    // starts after it. A text with an escape every few bytes (a JSON document as text)
+    // costs a word per escape, with no copy of a variable length.
+    let mut i = 0;
     while let Some(word) = bytes.get(i..i + 8) {
-        let mask = escape_mask(u64::from_le_bytes(word.try_into().expect("eight bytes")));
+        let word: [u8; 8] = word.try_into().expect("eight bytes");
+        out.extend_from_slice(&word);
+        let mask = escape_mask(u64::from_le_bytes(word));
         if mask == 0 {
             i += 8;
             continue;
         }
-        let at = i + (mask.trailing_zeros() / 8) as usize;
-        out.extend_from_slice(&bytes[start..at]);
-        write_escape(out, bytes[at]);
-        i = at + 1;
-        start = i;
+        let clean = (mask.trailing_zeros() / 8) as usize;
+        out.truncate(out.len() - 8 + clean);
+        write_escape(out, word[clean]);
+        i += clean + 1;
     }
-    for (at, &byte) in bytes.iter().enumerate().skip(i) {
-        if ESCAPES[usize::from(byte)] != 0 {
-            out.extend_from_slice(&bytes[start..at]);
+    for &byte in &bytes[i..] {
+        if ESCAPES[usize::from(byte)] == 0 {
+            out.push(byte);
+        } else {
             write_escape(out, byte);
-            start = at + 1;
         }
     }
-    out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
 }
 
