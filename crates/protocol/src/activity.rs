@@ -197,6 +197,7 @@ impl Entry {
             out.extend_from_slice(br#","native":true"#);
         }
         out.push(b'}');
+        debug_assert!(std::str::from_utf8(&out).is_ok());
         // SAFETY: every piece above is UTF-8: ASCII literals and digits, a status's
         // name and `write_str`'s escaped copies of `str`s.
         Ok(unsafe { String::from_utf8_unchecked(out) })

@@ -100,6 +100,7 @@ pub fn to_json<T: serde::Serialize + ?Sized>(
 ) -> serde_json::Result<String> {
     let mut out = JsonWriter(Vec::with_capacity(capacity));
     serde_json::to_writer(&mut out, value)?;
+    debug_assert!(std::str::from_utf8(&out.0).is_ok());
     // SAFETY: only `serde_json`'s serialiser wrote into `out` (the writer never leaves
     // this function), and it writes UTF-8 only: the `str`s it is given, ASCII
     // punctuation, digits and escapes (`serde_json::to_string` relies on the same).

@@ -427,6 +427,7 @@ pub fn tool_call_response(id: &RequestId, result: &crate::mcp::CallToolResult) -
         let _ = serde_json::to_writer(&mut out, structured);
     }
     out.extend_from_slice(b"}}");
+    debug_assert!(std::str::from_utf8(&out).is_ok());
     // SAFETY: every piece above is UTF-8: ASCII literals, `write_str`'s escaped copies
     // of `str`s, the id's JSON text and `serde_json`'s text of a `Value`.
     unsafe { String::from_utf8_unchecked(out) }

@@ -107,6 +107,7 @@ impl Session {
             ..
         } = flight.answer;
         self.record_call(&tool, started, summary, CallStatus::Cancelled);
+        self.stop_if_merged_and_idle(ctx);
         true
     }
 
@@ -224,9 +225,9 @@ impl Session {
         };
         // Most tools answer without waiting for anything: polled once here, such a call
         // is answered at once, without a task, a timer or a place among the calls in
-        // flight. A tool that waits is polled again, with the session's own waker, as
-        // soon as it is spawned below (actix polls what a handler spawned before it
-        // returns to the runtime).
+        // flight. A tool that waits is polled again, with the session's own waker, once
+        // it is spawned below: actix merges what a handler spawned into the same poll of
+        // the session's context, after the rest of its mailbox.
         let mut first = task::Context::from_waker(task::Waker::noop());
         let done =
             match std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut first))) {
