@@ -83,7 +83,10 @@ to the bridge that serves the working directory. MCP clients start this as a sub
 `ide-bridge init` registers it with Claude Code. It survives bridge restarts (reconnects and \
 replays the handshake). When no bridge serves the directory it starts one for the project \
 (the nearest .git/.hg/.jj/.svn root, never the home directory or /), unless --no-start; a \
-bridge started that way stops by itself once nothing has used it for server.idle_stop_ms."
+bridge started that way stops by itself once nothing has used it for server.idle_stop_ms. \
+When the client closes stdin it exits once every request read before is answered (at most \
+tools.timeout_ms later: what is still unanswered then gets an error), so `printf '...' | \
+ide-bridge mcp` prints its answers."
     )]
     Mcp {
         #[command(flatten)]

@@ -128,6 +128,7 @@ fn main() -> ExitCode {
                 binary: init::binary_path(),
                 config,
                 max_message_bytes: settings.server.max_message_bytes,
+                drain_limit: settings.tools.timeout,
             }))
         }
     }

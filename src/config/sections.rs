@@ -214,7 +214,9 @@ section! {
 section! {
     /// `[tools]`
     pub struct ToolSettings {
-        /// Default tool timeout (`openDiff` has none).
+        /// Default tool timeout (`openDiff` has none); also how long `ide-bridge mcp`
+        /// still waits for the answers to what its client asked once the client has
+        /// closed its stdin.
         #[serde(rename = "timeout_ms", with = "millis")]
         #[schemars(with = "u64", range(min = 100, max = 3_600_000))]
         pub timeout: Duration = ms(60_000),

@@ -16,13 +16,19 @@ const LIMIT: usize = 2 * 1024 * 1024;
 /// A relay process speaking newline-delimited JSON-RPC on its stdio.
 struct Relay {
     child: tokio::process::Child,
-    stdin: tokio::process::ChildStdin,
+    /// `None` once closed ([`Relay::close_stdin`]).
+    stdin: Option<tokio::process::ChildStdin>,
     stdout: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
     stderr_path: std::path::PathBuf,
 }
 
 impl Relay {
     fn start(bridge: &Bridge, cwd: &Path) -> Relay {
+        Self::start_with(bridge, cwd, &[])
+    }
+
+    /// [`Relay::start`] with more environment variables.
+    fn start_with(bridge: &Bridge, cwd: &Path, env: &[(&str, &str)]) -> Relay {
         let stderr_path = bridge.config_dir.join(format!(
             "relay-{}.log",
             std::time::SystemTime::now()
@@ -34,6 +40,7 @@ impl Relay {
             .args(["mcp", "--no-start"])
             .current_dir(cwd)
             .env("IDE_BRIDGE_SERVER__MAX_MESSAGE_BYTES", LIMIT.to_string())
+            .envs(env.iter().copied())
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::fs::File::create(&stderr_path).unwrap())
@@ -44,16 +51,36 @@ impl Relay {
         let stdout = BufReader::new(child.stdout.take().unwrap()).lines();
         Relay {
             child,
-            stdin,
+            stdin: Some(stdin),
             stdout,
             stderr_path,
         }
     }
 
     async fn send_line(&mut self, line: &str) {
-        self.stdin.write_all(line.as_bytes()).await.unwrap();
-        self.stdin.write_all(b"\n").await.unwrap();
-        self.stdin.flush().await.unwrap();
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(line.as_bytes()).await.unwrap();
+        stdin.write_all(b"\n").await.unwrap();
+        stdin.flush().await.unwrap();
+    }
+
+    /// Closes the relay's stdin (how an MCP client asks its stdio server to stop).
+    fn close_stdin(&mut self) {
+        drop(self.stdin.take());
+    }
+
+    /// Every message the relay writes until it closes stdout, then its exit status
+    /// (within `within`).
+    async fn rest_and_exit(&mut self, within: Duration) -> (Vec<Value>, std::process::ExitStatus) {
+        tokio::time::timeout(within, async {
+            let mut messages = Vec::new();
+            while let Some(line) = self.stdout.next_line().await.unwrap() {
+                messages.push(serde_json::from_str(&line).expect("one JSON message per line"));
+            }
+            (messages, self.child.wait().await.unwrap())
+        })
+        .await
+        .unwrap_or_else(|_| panic!("the relay did not exit in time; stderr: {}", self.stderr()))
     }
 
     /// The next message whose id is `id`.
@@ -198,7 +225,7 @@ async fn the_relay_ignores_lock_files_other_users_could_have_written() {
         move || listener.accept().ok().map(|_| ()),
     )
     .await;
-    drop(relay.stdin.shutdown().await);
+    relay.close_stdin();
 }
 
 /// A lock naming a live process that started long before it (pid 1 here) is stale:
@@ -391,4 +418,119 @@ async fn a_stateless_client_through_the_relay_keeps_its_listen_stream_across_a_b
         .tools_changed_on("listen:0", "when an editor connects")
         .await;
     bridge.stop_async().await;
+}
+
+/// `printf '…' | ide-bridge mcp`: what the client asked before it closed stdin is
+/// answered before the relay exits (the MCP stdio shutdown closes the server's input and
+/// waits for it to exit), though the bridge was not even connected when stdin closed.
+#[tokio::test]
+async fn requests_sent_before_stdin_closes_are_answered_before_the_relay_exits() {
+    let bridge = Bridge::launch(Options::default()).await;
+    let mut relay = Relay::start(&bridge, &bridge.workspace);
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "relay-test", "version": "1"}}});
+    relay.send_line(&init.to_string()).await;
+    relay
+        .send_line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .await;
+    relay
+        .send_line(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#)
+        .await;
+    relay
+        .send_line(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"getWorkspaceFolders","arguments":{}}}"#)
+        .await;
+    relay.close_stdin();
+    let (messages, status) = relay.rest_and_exit(Duration::from_secs(30)).await;
+    assert!(status.success(), "{status}; stderr: {}", relay.stderr());
+    let answer = |id: i64| {
+        messages
+            .iter()
+            .find(|m| m["id"] == json!(id))
+            .unwrap_or_else(|| {
+                panic!(
+                    "no answer to {id} in {messages:?}; stderr: {}",
+                    relay.stderr()
+                )
+            })
+    };
+    assert_eq!(answer(1)["result"]["serverInfo"]["name"], "ide-bridge");
+    assert!(answer(2)["result"]["tools"]
+        .as_array()
+        .is_some_and(|t| !t.is_empty()));
+    let folders = answer(3)["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(folders.contains("folders"), "{}", answer(3));
+}
+
+/// The handshake's answer names the `mcp` subprotocol the relay asks for.
+#[allow(clippy::result_large_err)] // tungstenite's callback type: its error is a response
+fn echo_mcp_protocol(
+    _: &tokio_tungstenite::tungstenite::handshake::server::Request,
+    mut response: tokio_tungstenite::tungstenite::handshake::server::Response,
+) -> Result<
+    tokio_tungstenite::tungstenite::handshake::server::Response,
+    tokio_tungstenite::tungstenite::handshake::server::ErrorResponse,
+> {
+    response
+        .headers_mut()
+        .insert("sec-websocket-protocol", "mcp".parse().unwrap());
+    Ok(response)
+}
+
+/// A request the bridge never answers holds the relay up for `tools.timeout_ms` after
+/// stdin closed, not longer: then it is answered with an error saying so, and the relay
+/// exits.
+#[tokio::test]
+async fn an_unanswered_request_is_answered_with_an_error_once_stdin_has_been_closed_for_the_tool_timeout(
+) {
+    let bridge = Bridge::launch(Options::default()).await;
+    let sub = bridge.workspace.join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    // A "bridge" that completes the WebSocket handshake and reads, never answering.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    plant_lock(&bridge, port, &sub);
+    let (received_tx, mut received) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let silent = tokio::spawn(async move {
+        let (stream, _) = listener.accept().await.unwrap();
+        let mut ws = tokio_tungstenite::accept_hdr_async(stream, echo_mcp_protocol)
+            .await
+            .unwrap();
+        while let Some(Ok(frame)) = futures_util::StreamExt::next(&mut ws).await {
+            if let Ok(text) = frame.into_text() {
+                let _ = received_tx.send(text.to_string());
+            }
+        }
+    });
+    let mut relay = Relay::start_with(&bridge, &sub, &[("IDE_BRIDGE_TOOLS__TIMEOUT_MS", "700")]);
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "relay-test", "version": "1"}}});
+    relay.send_line(&init.to_string()).await;
+    let passed_on = tokio::time::timeout(Duration::from_secs(20), received.recv())
+        .await
+        .expect("the relay passed initialize on to the planted bridge")
+        .unwrap();
+    assert!(passed_on.contains("initialize"), "{passed_on}");
+    let closed = std::time::Instant::now();
+    relay.close_stdin();
+    let (messages, status) = relay.rest_and_exit(Duration::from_secs(20)).await;
+    let waited = closed.elapsed();
+    assert!(status.success(), "{status}; stderr: {}", relay.stderr());
+    assert!(
+        waited >= Duration::from_millis(700),
+        "exited after {waited:?}"
+    );
+    let answer = messages
+        .iter()
+        .find(|m| m["id"] == json!(1))
+        .unwrap_or_else(|| panic!("initialize unanswered: {messages:?}"));
+    let why = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("closed stdin") && why.contains("700 ms (tools.timeout_ms)"),
+        "{answer}"
+    );
+    silent.abort();
 }

@@ -54,6 +54,10 @@ pub struct RelayOptions {
     /// Largest message passed on (`server.max_message_bytes`, the bridge's own
     /// limit): a longer one is answered with an error here and the connection kept.
     pub max_message_bytes: usize,
+    /// After the client closes stdin, how long its unanswered requests may still wait
+    /// for their answers before they are answered with an error and the relay exits
+    /// (`tools.timeout_ms`: a call the bridge runs ends within it, but for `openDiff`).
+    pub drain_limit: Duration,
 }
 
 /// A message from the client, or what is known of one that was too long.
@@ -143,14 +147,18 @@ struct Relay {
     local: LocalAnswers,
     /// [`RelayOptions::max_message_bytes`].
     max_message_bytes: usize,
+    /// [`RelayOptions::drain_limit`].
+    drain_limit: Duration,
 }
 
 impl Relay {
     fn new(options: RelayOptions) -> Self {
         let local = LocalAnswers::new(options.cwd.clone());
         let max_message_bytes = options.max_message_bytes;
+        let drain_limit = options.drain_limit;
         Self {
             max_message_bytes,
+            drain_limit,
             upstream: Upstream::new(options),
             out: stdio_writer(),
             initialize: None,
@@ -167,6 +175,9 @@ impl Relay {
         }
     }
 
+    /// Relays until the client closes stdin and every request it sent before that is
+    /// answered (the MCP stdio shutdown: the client closes our input and waits for us
+    /// to exit), or until [`Self::drain_limit`] after stdin closed.
     async fn run(mut self) -> u8 {
         let (lines_tx, mut lines) = mpsc::channel::<Option<Incoming>>(64);
         tokio::spawn(read_lines(lines_tx, self.max_message_bytes));
@@ -174,15 +185,74 @@ impl Relay {
         self.upstream
             .connect_soon(events_tx.clone(), Duration::ZERO);
         let mut tick = tokio::time::interval(Duration::from_millis(250));
+        // Set when stdin closes: the relay stops waiting for answers then.
+        let mut give_up_at: Option<tokio::time::Instant> = None;
         loop {
+            if give_up_at.is_some() && !self.awaits_answers() {
+                return 0;
+            }
+            let draining = give_up_at.is_some();
+            let give_up = async {
+                match give_up_at {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
-                line = lines.recv() => match line.flatten() {
+                line = lines.recv(), if !draining => match line.flatten() {
                     Some(Incoming::Line(line)) => self.on_client_line(line).await,
                     Some(Incoming::TooLong { id }) => self.refuse_too_long(id).await,
-                    None => return 0, // the client closed stdin: we are done
+                    None => {
+                        if self.awaits_answers() {
+                            tracing::info!(
+                                pending = self.pending.len(),
+                                queued = self.queue.len(),
+                                limit_ms = self.drain_limit.as_millis() as u64,
+                                "stdin closed; waiting for the answers to what was asked before exiting"
+                            );
+                        }
+                        give_up_at = Some(tokio::time::Instant::now() + self.drain_limit);
+                    }
                 },
                 Some(event) = events.recv() => self.on_event(event, &events_tx).await,
                 _ = tick.tick() => self.expire_queue().await,
+                () = give_up => {
+                    self.stop_waiting().await;
+                    return 0;
+                }
+            }
+        }
+    }
+
+    /// Whether a request the client sent is still unanswered (in flight to the bridge,
+    /// or waiting for one).
+    fn awaits_answers(&self) -> bool {
+        !self.pending.is_empty()
+            || self.queue.iter().any(|q| {
+                serde_json::from_str::<Value>(&q.line)
+                    .is_ok_and(|msg| matches!(kind_of(&msg), Kind::Request { .. }))
+            })
+    }
+
+    /// Stdin closed [`Self::drain_limit`] ago: what the bridge has not answered gets an
+    /// error, what still waits for a bridge the relay's own answer.
+    async fn stop_waiting(&mut self) {
+        let limit = self.drain_limit.as_millis();
+        tracing::warn!(
+            pending = self.pending.len(),
+            limit_ms = limit as u64,
+            "stdin closed and requests were still unanswered after tools.timeout_ms; exiting"
+        );
+        self.fail_pending(&format!(
+            "ide-bridge mcp exited without the bridge's answer: the client closed stdin \
+             and the answer did not come within {limit} ms (tools.timeout_ms)"
+        ))
+        .await;
+        for q in std::mem::take(&mut self.queue) {
+            if let Ok(msg) = serde_json::from_str::<Value>(&q.line) {
+                if let Kind::Request { id, method } = kind_of(&msg) {
+                    self.answer_locally(&id, &method, &msg).await;
+                }
             }
         }
     }
@@ -383,7 +453,12 @@ impl Relay {
                 if self.upstream.is_current(generation) {
                     tracing::info!(%why, "lost the bridge; reconnecting");
                     self.upstream.closed(why, events.clone());
-                    self.fail_pending().await;
+                    self.fail_pending(
+                        "The connection to ide-bridge was lost while this request was in \
+                         flight (the bridge restarted or stopped); the relay is reconnecting: \
+                         retry it",
+                    )
+                    .await;
                 }
             }
         }
@@ -480,17 +555,12 @@ impl Relay {
         }
     }
 
-    /// Requests in flight on a connection that just closed get an error.
-    async fn fail_pending(&mut self) {
+    /// Requests in flight get an error saying `why` they will not be answered.
+    async fn fail_pending(&mut self, why: &str) {
         for key in std::mem::take(&mut self.pending) {
             let id: Value = serde_json::from_str(&key).unwrap_or(Value::Null);
-            self.answer(local::error(
-                &id,
-                jsonrpc::INTERNAL_ERROR,
-                "The connection to ide-bridge was lost while this request was in flight \
-                 (the bridge restarted or stopped); the relay is reconnecting: retry it",
-            ))
-            .await;
+            self.answer(local::error(&id, jsonrpc::INTERNAL_ERROR, why))
+                .await;
         }
     }
 
