@@ -85,8 +85,8 @@ replays the handshake). When no bridge serves the directory it starts one for th
 (the nearest .git/.hg/.jj/.svn root, never the home directory or /), unless --no-start; a \
 bridge started that way stops by itself once nothing has used it for server.idle_stop_ms. \
 When the client closes stdin it exits once every request read before is answered (at most \
-tools.timeout_ms later: what is still unanswered then gets an error), so `printf '...' | \
-ide-bridge mcp` prints its answers."
+tools.timeout_ms later: what is still unanswered then gets an error; at once when nobody reads \
+its stdout any more), so `printf '...' | ide-bridge mcp` prints its answers."
     )]
     Mcp {
         #[command(flatten)]

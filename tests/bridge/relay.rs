@@ -18,7 +18,8 @@ struct Relay {
     child: tokio::process::Child,
     /// `None` once closed ([`Relay::close_stdin`]).
     stdin: Option<tokio::process::ChildStdin>,
-    stdout: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+    /// `None` once the test stopped reading it.
+    stdout: Option<tokio::io::Lines<BufReader<tokio::process::ChildStdout>>>,
     stderr_path: std::path::PathBuf,
 }
 
@@ -52,7 +53,7 @@ impl Relay {
         Relay {
             child,
             stdin: Some(stdin),
-            stdout,
+            stdout: Some(stdout),
             stderr_path,
         }
     }
@@ -74,7 +75,14 @@ impl Relay {
     async fn rest_and_exit(&mut self, within: Duration) -> (Vec<Value>, std::process::ExitStatus) {
         tokio::time::timeout(within, async {
             let mut messages = Vec::new();
-            while let Some(line) = self.stdout.next_line().await.unwrap() {
+            while let Some(line) = self
+                .stdout
+                .as_mut()
+                .expect("stdout is read")
+                .next_line()
+                .await
+                .unwrap()
+            {
                 messages.push(serde_json::from_str(&line).expect("one JSON message per line"));
             }
             (messages, self.child.wait().await.unwrap())
@@ -89,6 +97,8 @@ impl Relay {
             loop {
                 let line = self
                     .stdout
+                    .as_mut()
+                    .expect("stdout is read")
                     .next_line()
                     .await
                     .unwrap()
@@ -328,10 +338,13 @@ impl Relay {
 
     /// The next message; `None` when none comes within `wait`.
     async fn next(&mut self, wait: Duration) -> Option<Value> {
-        let line = tokio::time::timeout(wait, self.stdout.next_line())
-            .await
-            .ok()?
-            .unwrap()?;
+        let line = tokio::time::timeout(
+            wait,
+            self.stdout.as_mut().expect("stdout is read").next_line(),
+        )
+        .await
+        .ok()?
+        .unwrap()?;
         Some(serde_json::from_str(&line).expect("one JSON message per line"))
     }
 }
@@ -464,6 +477,32 @@ async fn requests_sent_before_stdin_closes_are_answered_before_the_relay_exits()
     assert!(folders.contains("folders"), "{}", answer(3));
 }
 
+/// A "bridge" for `sub` (a lock file naming it) that completes the WebSocket handshake
+/// and reads, never answering: what it receives comes out of the channel.
+async fn silent_bridge(
+    bridge: &Bridge,
+    sub: &Path,
+) -> (
+    tokio::task::JoinHandle<()>,
+    tokio::sync::mpsc::UnboundedReceiver<String>,
+) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    plant_lock(bridge, listener.local_addr().unwrap().port(), sub);
+    let (received_tx, received) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let task = tokio::spawn(async move {
+        let (stream, _) = listener.accept().await.unwrap();
+        let mut ws = tokio_tungstenite::accept_hdr_async(stream, echo_mcp_protocol)
+            .await
+            .unwrap();
+        while let Some(Ok(frame)) = futures_util::StreamExt::next(&mut ws).await {
+            if let Ok(text) = frame.into_text() {
+                let _ = received_tx.send(text.to_string());
+            }
+        }
+    });
+    (task, received)
+}
+
 /// The handshake's answer names the `mcp` subprotocol the relay asks for.
 #[allow(clippy::result_large_err)] // tungstenite's callback type: its error is a response
 fn echo_mcp_protocol(
@@ -488,22 +527,7 @@ async fn an_unanswered_request_is_answered_with_an_error_once_stdin_has_been_clo
     let bridge = Bridge::launch(Options::default()).await;
     let sub = bridge.workspace.join("sub");
     std::fs::create_dir(&sub).unwrap();
-    // A "bridge" that completes the WebSocket handshake and reads, never answering.
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    plant_lock(&bridge, port, &sub);
-    let (received_tx, mut received) = tokio::sync::mpsc::unbounded_channel::<String>();
-    let silent = tokio::spawn(async move {
-        let (stream, _) = listener.accept().await.unwrap();
-        let mut ws = tokio_tungstenite::accept_hdr_async(stream, echo_mcp_protocol)
-            .await
-            .unwrap();
-        while let Some(Ok(frame)) = futures_util::StreamExt::next(&mut ws).await {
-            if let Ok(text) = frame.into_text() {
-                let _ = received_tx.send(text.to_string());
-            }
-        }
-    });
+    let (silent, mut received) = silent_bridge(&bridge, &sub).await;
     let mut relay = Relay::start_with(&bridge, &sub, &[("IDE_BRIDGE_TOOLS__TIMEOUT_MS", "700")]);
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
@@ -516,6 +540,8 @@ async fn an_unanswered_request_is_answered_with_an_error_once_stdin_has_been_clo
     assert!(passed_on.contains("initialize"), "{passed_on}");
     let closed = std::time::Instant::now();
     relay.close_stdin();
+    // (The relay waits only while someone reads its answers:
+    // `a_client_that_closed_both_pipes_does_not_keep_the_relay_waiting`.)
     let (messages, status) = relay.rest_and_exit(Duration::from_secs(20)).await;
     let waited = closed.elapsed();
     assert!(status.success(), "{status}; stderr: {}", relay.stderr());
@@ -532,5 +558,38 @@ async fn an_unanswered_request_is_answered_with_an_error_once_stdin_has_been_clo
         why.contains("closed stdin") && why.contains("700 ms (tools.timeout_ms)"),
         "{answer}"
     );
+    silent.abort();
+}
+
+/// A client that went away altogether (its end of stdout closed too, as when it was
+/// killed) is not waited for: nobody would read the answers.
+#[tokio::test]
+async fn a_client_that_closed_both_pipes_does_not_keep_the_relay_waiting() {
+    let bridge = Bridge::launch(Options::default()).await;
+    let sub = bridge.workspace.join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let (silent, mut received) = silent_bridge(&bridge, &sub).await;
+    let mut relay = Relay::start_with(&bridge, &sub, &[("IDE_BRIDGE_TOOLS__TIMEOUT_MS", "60000")]);
+    relay
+        .send_line(r#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#)
+        .await;
+    let passed_on = tokio::time::timeout(Duration::from_secs(20), received.recv())
+        .await
+        .expect("the relay passed the request on to the planted bridge")
+        .unwrap();
+    assert!(passed_on.contains("tools/list"), "{passed_on}");
+    // Both pipes closed: the stdout reader goes first, then stdin.
+    drop(relay.stdout.take());
+    relay.close_stdin();
+    let status = tokio::time::timeout(Duration::from_secs(10), relay.child.wait())
+        .await
+        .unwrap_or_else(|_| {
+            panic!(
+                "the relay waited for answers nobody reads; stderr: {}",
+                relay.stderr()
+            )
+        })
+        .unwrap();
+    assert!(status.success(), "{status}");
     silent.abort();
 }

@@ -149,6 +149,8 @@ struct Relay {
     max_message_bytes: usize,
     /// [`RelayOptions::drain_limit`].
     drain_limit: Duration,
+    /// Nobody reads our stdout any more: answers would go nowhere.
+    stdout_gone: bool,
 }
 
 impl Relay {
@@ -159,6 +161,7 @@ impl Relay {
         Self {
             max_message_bytes,
             drain_limit,
+            stdout_gone: false,
             upstream: Upstream::new(options),
             out: stdio_writer(),
             initialize: None,
@@ -188,7 +191,7 @@ impl Relay {
         // Set when stdin closes: the relay stops waiting for answers then.
         let mut give_up_at: Option<tokio::time::Instant> = None;
         loop {
-            if give_up_at.is_some() && !self.awaits_answers() {
+            if give_up_at.is_some() && (self.stdout_gone || !self.awaits_answers()) {
                 return 0;
             }
             let draining = give_up_at.is_some();
@@ -203,7 +206,8 @@ impl Relay {
                     Some(Incoming::Line(line)) => self.on_client_line(line).await,
                     Some(Incoming::TooLong { id }) => self.refuse_too_long(id).await,
                     None => {
-                        if self.awaits_answers() {
+                        self.stdout_gone |= stdout_closed();
+                        if self.awaits_answers() && !self.stdout_gone {
                             tracing::info!(
                                 pending = self.pending.len(),
                                 queued = self.queue.len(),
@@ -289,6 +293,7 @@ impl Relay {
         if self.out.write_all(&line).await.is_err() || self.out.flush().await.is_err() {
             // Nobody reads our stdout any more; stdin's end will stop us.
             tracing::debug!("stdout closed");
+            self.stdout_gone = true;
         }
     }
 
@@ -623,6 +628,19 @@ fn stdio_writer() -> Box<dyn AsyncWrite + Unpin> {
         Some(pipe) => Box::new(pipe),
         None => Box::new(tokio::io::stdout()),
     }
+}
+
+/// Whether whoever read our stdout has closed it (the writing end of a pipe whose
+/// reading end is gone polls as an error): answers written now would go nowhere.
+fn stdout_closed() -> bool {
+    let mut fd = libc::pollfd {
+        fd: 1,
+        events: 0,
+        revents: 0,
+    };
+    // SAFETY: one valid `pollfd`, and a timeout of zero: it only asks.
+    let ready = unsafe { libc::poll(&mut fd, 1, 0) };
+    ready == 1 && fd.revents & (libc::POLLERR | libc::POLLHUP) != 0
 }
 
 /// `text` as one line: a message with line breaks (whitespace between JSON tokens;
