@@ -593,3 +593,45 @@ async fn a_client_that_closed_both_pipes_does_not_keep_the_relay_waiting() {
     assert!(status.success(), "{status}");
     silent.abort();
 }
+
+/// What the bridge would refuse (a batch, a message with neither method nor result, a
+/// line that is not JSON, another JSON-RPC version) is refused by the relay in the same
+/// words, before it exits: nothing the client sent goes unanswered.
+#[tokio::test]
+async fn messages_the_bridge_would_refuse_are_answered_with_its_errors() {
+    let bridge = Bridge::launch(Options::default()).await;
+    let mut relay = Relay::start(&bridge, &bridge.workspace);
+    for line in [
+        r#"[{"jsonrpc":"2.0","id":93,"method":"ping"}]"#,
+        r#"{"jsonrpc":"2.0","id":97}"#,
+        r#"{"jsonrpc":"1.0","id":98,"method":"ping"}"#,
+        "not json",
+        r#"{"jsonrpc":"2.0","id":99,"method":"ping"}"#,
+    ] {
+        relay.send_line(line).await;
+    }
+    relay.close_stdin();
+    let (messages, status) = relay.rest_and_exit(Duration::from_secs(30)).await;
+    assert!(status.success(), "{status}");
+    let error = |id: Value, code: i64, says: &str| {
+        assert!(
+            messages.iter().any(|m| m["id"] == id
+                && m["error"]["code"] == code
+                && m["error"]["message"]
+                    .as_str()
+                    .is_some_and(|t| t.contains(says))),
+            "no error {code} for {id} saying {says:?} in {messages:?}"
+        );
+    };
+    error(Value::Null, -32600, "Batch requests are not supported");
+    error(json!(97), -32600, "missing \"method\"");
+    error(json!(98), -32600, "\"jsonrpc\" must be \"2.0\"");
+    error(Value::Null, -32700, "Parse error");
+    assert!(
+        messages
+            .iter()
+            .any(|m| m["id"] == json!(99) && m.get("result").is_some()),
+        "the well-formed ping after them was answered: {messages:?}"
+    );
+    assert_eq!(messages.len(), 5, "{messages:?}");
+}

@@ -208,7 +208,7 @@ impl Relay {
                     None => {
                         self.stdout_gone |= stdout_closed();
                         if self.awaits_answers() && !self.stdout_gone {
-                            tracing::info!(
+                            tracing::debug!(
                                 pending = self.pending.len(),
                                 queued = self.queue.len(),
                                 limit_ms = self.drain_limit.as_millis() as u64,
@@ -302,18 +302,21 @@ impl Relay {
     }
 
     async fn on_client_line(&mut self, line: String) {
-        let Ok(msg) = serde_json::from_str::<Value>(&line) else {
-            if self.upstream.is_connected() {
-                self.upstream.send(line);
-            } else {
-                self.answer(local::error(
-                    &Value::Null,
-                    jsonrpc::PARSE_ERROR,
-                    "Parse error: not a JSON-RPC message",
-                ))
+        // What the bridge would refuse (not JSON, a batch, no method, a bad id or
+        // version) is refused here in the bridge's words: answered whether or not a
+        // bridge is there, and before the relay exits.
+        if let jsonrpc::Incoming::Invalid { id, error } = jsonrpc::classify(&line) {
+            tracing::debug!(
+                code = error.code,
+                "refused a client message: {}",
+                error.message
+            );
+            return self
+                .write(&jsonrpc::error_response(id.as_ref(), &error))
                 .await;
-            }
-            return;
+        }
+        let Ok(msg) = serde_json::from_str::<Value>(&line) else {
+            return; // classify parsed it
         };
         match kind_of(&msg) {
             Kind::Request { id, method } if method == "subscriptions/listen" => {
