@@ -169,6 +169,26 @@ mod tests {
         crate::generated::file("docs/tools.md", &made, "docs_tools_md");
     }
 
+    /// A misspelt argument name is refused, not ignored (`createFile` with `contents`
+    /// wrote an empty file): every tool's schema says `additionalProperties: false`,
+    /// but for the `ide` group's, whose arguments are the Claude Code CLI's own
+    /// contract — it calls them itself, and a newer CLI may send more.
+    #[test]
+    fn every_tool_but_the_clis_own_refuses_unknown_argument_names() {
+        let registry = super::build().expect("catalogue builds");
+        let lenient: Vec<&str> = registry
+            .tools()
+            .iter()
+            .filter(|t| t.group != "ide")
+            .filter(|t| t.info.input_schema["additionalProperties"] != false)
+            .map(|t| t.info.name)
+            .collect();
+        assert!(
+            lenient.is_empty(),
+            "add #[serde(deny_unknown_fields)] to: {lenient:?}"
+        );
+    }
+
     #[test]
     fn every_schema_compiles_and_names_are_unique() {
         let registry = super::build().expect("catalogue builds");

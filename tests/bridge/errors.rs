@@ -71,6 +71,28 @@ async fn tools_call_errors() {
 
     let resp = agent.request("tools/call", json!({"arguments": {}})).await;
     assert_eq!(error_code(&resp), -32602, "name missing");
+
+    // A misspelt argument name is refused, naming it, and nothing is written.
+    let resp = agent
+        .call_raw(
+            "createFile",
+            json!({"filePath": "new.txt", "contents": "hello"}),
+        )
+        .await;
+    assert_eq!(error_code(&resp), -32602, "unknown argument: {resp}");
+    assert!(
+        resp["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("contents"),
+        "{resp}"
+    );
+    assert!(!bridge.workspace.join("new.txt").exists());
+    // The CLI's own tools keep its contract: what a newer CLI adds is not refused.
+    let resp = agent
+        .call_raw("getWorkspaceFolders", json!({"addedByANewerCli": true}))
+        .await;
+    assert!(resp.get("result").is_some(), "{resp}");
 }
 
 #[tokio::test]

@@ -10,6 +10,7 @@ use crate::tools::{output, Tool, ToolContext, ToolResult};
 pub struct GetBridgeStatus;
 
 #[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Args {}
 
 /// `/status`, and which of its sessions is the caller's.

@@ -14,6 +14,7 @@ pub struct GetTerminalOutput;
 
 /// Also the editor's params.
 #[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Args {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1))]

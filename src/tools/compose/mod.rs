@@ -19,6 +19,7 @@ const SUGGESTIONS: usize = 3;
 pub struct IdeCapability;
 
 #[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Args {
     /// A program — a JSON object such as {"findReferences": {"symbol": {"findSymbol":
     /// {"name": "greet"}}}}, or the same as JSON text — or a request in plain words.

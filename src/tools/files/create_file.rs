@@ -15,7 +15,7 @@ pub struct CreateFile;
 
 /// Also the editor's params, defaults filled in.
 #[derive(Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Args {
     file_path: WorkspacePath,
     #[serde(default)]

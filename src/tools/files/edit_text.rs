@@ -18,7 +18,7 @@ use crate::workspace::edit::{LineEdit, MAX_EDITS};
 pub struct EditText;
 
 #[derive(Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Args {
     file_path: WorkspacePath,
     #[schemars(length(min = 1, max = MAX_EDITS))]

@@ -15,7 +15,7 @@ pub struct RenameFile;
 
 /// Also the editor's params, defaults filled in.
 #[derive(Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Args {
     old_path: WorkspacePath,
     new_path: WorkspacePath,

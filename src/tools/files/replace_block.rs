@@ -16,7 +16,7 @@ use crate::tools::{output, EditorUse, Tool, ToolContext, ToolResult, WorkspacePa
 pub struct ReplaceBlock;
 
 #[derive(Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Args {
     file_path: WorkspacePath,
     #[schemars(length(min = 1))]
