@@ -50,6 +50,22 @@ async fn read_file_ranges_caps_and_errors() {
             .contains("read on with startLine=3"),
         "{cut}"
     );
+    // A range that shows nothing is an error saying why, not an empty success.
+    for (range, says) in [
+        (
+            json!({"startLine": 9}),
+            "startLine 9 is past the end of the file, which has 5 lines",
+        ),
+        (
+            json!({"startLine": 3, "endLine": 2}),
+            "endLine 2 is before startLine 3",
+        ),
+    ] {
+        let mut args = range.clone();
+        args["filePath"] = json!("five.txt");
+        let r = agent.call("readFile", args).await;
+        assert!(is_error(&r) && text(&r).contains(says), "{range}: {r}");
+    }
 
     for (path, message) in [
         ("nope.txt", "File not found: "),

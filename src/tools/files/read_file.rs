@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{blocking, Tool, ToolContext, ToolResult, WorkspacePath};
+use crate::tools::{blocking, Tool, ToolContext, ToolError, ToolResult, WorkspacePath};
 use crate::workspace::files::{excerpt, read_text};
 
 pub struct ReadFile;
@@ -43,6 +43,20 @@ pub struct Answer {
     source: String,
 }
 
+/// What is wrong with a line range that shows nothing of a file of `total` lines.
+fn beyond(start: Option<usize>, end: Option<usize>, total: usize) -> Option<String> {
+    let start = start?;
+    match end {
+        Some(end) if end < start => Some(format!(
+            "endLine {end} is before startLine {start}: nothing to read"
+        )),
+        _ if start > total && start > 1 => Some(format!(
+            "startLine {start} is past the end of the file, which has {total} lines"
+        )),
+        _ => None,
+    }
+}
+
 impl Tool for ReadFile {
     type Args = Args;
     const NAME: &'static str = "readFile";
@@ -59,6 +73,9 @@ impl Tool for ReadFile {
         let (text, fingerprint) = blocking(move || read_text(&root, &p)).await??;
         ctx.record_version(path.clone(), Some(fingerprint));
         let ex = excerpt(&text, args.start_line, args.end_line, max);
+        if let Some(wrong) = beyond(args.start_line, args.end_line, ex.total_lines) {
+            return Err(ToolError::refused(wrong));
+        }
         Ok(CallToolResult::json(&Answer {
             file_path: path.display().to_string(),
             content: ex.content,

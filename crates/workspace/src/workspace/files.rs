@@ -196,14 +196,16 @@ pub struct Excerpt {
     pub truncated: bool,
 }
 
-/// Lines `start..=end` (1-based, clamped) of `text`, cut at `max_bytes` with a marker.
+/// Lines `start..=end` (1-based, clamped) of `text`, cut at `max_bytes` with a marker
+/// that says where to read on, or, when the first line alone is longer, that it is.
 pub fn excerpt(text: &str, start: Option<usize>, end: Option<usize>, max_bytes: usize) -> Excerpt {
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let total = lines.len();
     let start = start.unwrap_or(1).max(1);
     let end = end.unwrap_or(total).min(total);
     let mut content = String::new();
-    let mut truncated = false;
+    // The line cut short, if any: its number, how many of its bytes are shown, its length.
+    let mut cut_line: Option<(usize, usize, usize)> = None;
     let mut last = start.saturating_sub(1);
     if start <= end {
         for (i, line) in lines[start - 1..end].iter().enumerate() {
@@ -214,20 +216,28 @@ pub fn excerpt(text: &str, start: Option<usize>, end: Option<usize>, max_bytes: 
                     cut -= 1;
                 }
                 content.push_str(&line[..cut]);
-                truncated = true;
-                // The cut line is not complete: it is where to read on from.
-                last = start + i - 1;
+                cut_line = Some((start + i, cut, line.len()));
                 break;
             }
             content.push_str(line);
             last = start + i;
         }
     }
-    if truncated {
-        content.push_str(&format!(
-            "\n[… truncated at {max_bytes} bytes; read on with startLine={}]",
-            last + 1
-        ));
+    let truncated = cut_line.is_some();
+    match cut_line {
+        None => {}
+        Some((n, 0, _)) if n > start => content.push_str(&format!(
+            "[… truncated at {max_bytes} bytes; read on with startLine={n}]"
+        )),
+        Some((n, shown, len)) if n > start => content.push_str(&format!(
+            "\n[… line {n} cut after {shown} of its {len} bytes (maxBytes {max_bytes}); \
+             read on with startLine={n}]"
+        )),
+        Some((n, shown, len)) => content.push_str(&format!(
+            "\n[… line {n} alone is {len} bytes, more than maxBytes ({max_bytes}): {shown} \
+             shown; read it with a larger maxBytes (files.max_read_bytes is the most), or \
+             find what you need in it with searchWorkspace]"
+        )),
     }
     Excerpt {
         content,
@@ -357,12 +367,26 @@ mod tests {
             cut.end_line, 1,
             "line 2 was cut, so line 1 is the last complete one"
         );
-        assert!(
-            cut.content.starts_with("a\nbb") && cut.content.contains("read on with startLine=2")
+        assert_eq!(
+            cut.content,
+            "a\nbb\n[… line 2 cut after 2 of its 3 bytes (maxBytes 4); read on with startLine=2]"
         );
         let exact = excerpt(text, None, None, 5);
         assert_eq!((exact.end_line, exact.truncated), (2, true));
-        assert!(exact.content.contains("startLine=3"));
+        assert_eq!(
+            exact.content,
+            "a\nbb\n[… truncated at 5 bytes; read on with startLine=3]"
+        );
+        // A first line longer than the cap cannot be read on from by line: said so.
+        let long = excerpt("abcdefghij\nk\n", Some(1), None, 4);
+        assert!(long.truncated);
+        assert!(
+            long.content
+                .starts_with("abcd\n[… line 1 alone is 11 bytes")
+                && !long.content.contains("startLine"),
+            "{}",
+            long.content
+        );
         let empty = excerpt(text, Some(5), None, 1000);
         assert_eq!(empty.content, "");
         let utf8 = excerpt("ééé\n", None, None, 3);
