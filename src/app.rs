@@ -2,7 +2,7 @@
 
 use crate::actors::changes::{ChangesActor, ChangesLinks, FlushChanges};
 use crate::changes::Limits as ChangeLimits;
-use std::net::{IpAddr, TcpListener};
+use std::net::{IpAddr, SocketAddr, TcpListener};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -535,17 +535,33 @@ fn restore_sessions(services: &Arc<Services>, states: Vec<SessionState>) {
 }
 
 /// Binds the configured port; with port 0, the previous run's port when it is free, so
-/// that the lock file (and the agents that remember it) keep their address.
-fn bind(ip: IpAddr, port: u16, previous: Option<u16>) -> Result<TcpListener, AppError> {
-    if port == 0 {
-        if let Some(listener) = previous.and_then(|p| TcpListener::bind((ip, p)).ok()) {
-            return Ok(listener);
+/// that the lock file (and the agents that remember it) keep their address. When the
+/// address does not take connections to 127.0.0.1 (`::1`, one interface's address),
+/// 127.0.0.1 is bound at the same port too: that is where Claude Code, `ide-bridge mcp`
+/// and `ide-bridge status` connect (the lock file names only the port).
+fn bind(ip: IpAddr, port: u16, previous: Option<u16>) -> Result<Vec<TcpListener>, AppError> {
+    let bind_at = |ip: IpAddr, port: u16| {
+        TcpListener::bind((ip, port)).map_err(|source| AppError::Bind {
+            addr: SocketAddr::new(ip, port).to_string(),
+            source,
+        })
+    };
+    let first = match previous.filter(|_| port == 0) {
+        Some(p) => TcpListener::bind((ip, p)).or_else(|_| bind_at(ip, port))?,
+        None => bind_at(ip, port)?,
+    };
+    let loopback = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
+    let port = first.local_addr()?.port();
+    let mut listeners = vec![first];
+    match ip {
+        IpAddr::V4(v4) if v4.is_unspecified() || ip == loopback => {}
+        // Every interface: 127.0.0.1 too, where IPv6 sockets take IPv4 (Linux's default).
+        IpAddr::V6(v6) if v6.is_unspecified() => {
+            listeners.extend(TcpListener::bind((loopback, port)).ok());
         }
+        _ => listeners.push(bind_at(loopback, port)?),
     }
-    TcpListener::bind((ip, port)).map_err(|source| AppError::Bind {
-        addr: format!("{ip}:{port}"),
-        source,
-    })
+    Ok(listeners)
 }
 
 /// Says the bridge is up. For a person at a terminal: a short block with the page's
@@ -568,8 +584,8 @@ async fn announce(
             "off (ui.enabled = false)"
         };
         tracing::info!(
-            url = %format!("ws://{ip}:{port}/"),
-            mcp = %format!("http://{ip}:{port}/mcp"),
+            url = %format!("ws://{}/", SocketAddr::new(ip, port)),
+            mcp = %format!("http://{}/mcp", SocketAddr::new(ip, port)),
             page = %page,
             workspace = %workspace,
             lock = %lock.display(),
@@ -599,10 +615,11 @@ async fn announce(
         "\n  ide-bridge is serving {workspace}\n\n  \
          agents:    run `claude --ide` here (`ide-bridge init` once, for the model's tools)\n  \
          page:      {page}\n  \
-         MCP:       http://{ip}:{port}/mcp   (IDE connection ws://{ip}:{port}/)\n  \
+         MCP:       http://{addr}/mcp   (IDE connection ws://{addr}/)\n  \
          state:     {state}\n\n  \
          Ctrl-C stops it.\n",
-        state = state.display()
+        state = state.display(),
+        addr = SocketAddr::new(ip, port),
     );
 }
 
@@ -668,8 +685,8 @@ async fn serve(settings: Settings, rotate_token: bool) -> Result<(), AppError> {
     let ip = settings.server.bind;
     let port = claimed.port;
     let state_dir = claimed.state.dir().to_path_buf();
-    let (seed, listener, state) = claimed.into_seed(settings, checked);
-    let running = start_server(seed, listener).await?;
+    let (seed, listeners, state) = claimed.into_seed(settings, checked);
+    let running = start_server(seed, listeners).await?;
     let services = &running.services;
     // Handlers first: a signal after the lock exists must always remove it.
     let mut sigterm = signal(SignalKind::terminate())?;
@@ -732,7 +749,8 @@ fn warn_about_settings(settings: &Settings) {
 struct Claimed {
     state: WorkspaceState,
     previous: Option<(PathBuf, checkpoint::CheckpointData)>,
-    listener: TcpListener,
+    /// The configured address's, and 127.0.0.1's when that does not cover it.
+    listeners: Vec<TcpListener>,
     port: u16,
     auth_token: String,
 }
@@ -776,8 +794,8 @@ fn claim_state(
         tracing::info!(path = %path.display(), sessions = data.sessions.len(), "restoring from the latest checkpoint");
     }
     let previous_port = previous.as_ref().and_then(|(_, d)| d.port);
-    let listener = bind(settings.server.bind, settings.server.port, previous_port)?;
-    let port = listener.local_addr()?.port();
+    let listeners = bind(settings.server.bind, settings.server.port, previous_port)?;
+    let port = listeners[0].local_addr()?.port();
     if let Err(e) = state.record_owner(port) {
         tracing::warn!(%e, "could not record this bridge in its state directory");
     }
@@ -800,7 +818,7 @@ fn claim_state(
     Ok(Claimed {
         state,
         previous,
-        listener,
+        listeners,
         port,
         auth_token,
     })
@@ -812,7 +830,7 @@ impl Claimed {
         self,
         settings: Settings,
         checked: Checked,
-    ) -> (Seed, TcpListener, WorkspaceState) {
+    ) -> (Seed, Vec<TcpListener>, WorkspaceState) {
         let state = self.state;
         let seed = Seed {
             automation: checked.policy,
@@ -837,7 +855,7 @@ impl Claimed {
             port: self.port,
             settings,
         };
-        (seed, self.listener, state)
+        (seed, self.listeners, state)
     }
 }
 
@@ -851,12 +869,12 @@ struct Running {
 /// Starts the HTTP server on `listener`; the singleton actors start inside the first
 /// worker's app factory, so they share its arbiter with the sessions and transports
 /// that worker accepts: the tool-call path never wakes another thread.
-async fn start_server(seed: Seed, listener: TcpListener) -> Result<Running, AppError> {
+async fn start_server(seed: Seed, listeners: Vec<TcpListener>) -> Result<Running, AppError> {
     let workers = seed.settings.server.workers;
     // The seed is handed over exactly once.
     let seed = Arc::new(Mutex::new(Some(seed)));
     let cell: Arc<OnceLock<Arc<Services>>> = Arc::new(OnceLock::new());
-    let server = HttpServer::new({
+    let mut server = HttpServer::new({
         let (seed, cell) = (Arc::clone(&seed), Arc::clone(&cell));
         move || {
             let services = cell.get_or_init(|| {
@@ -878,9 +896,11 @@ async fn start_server(seed: Seed, listener: TcpListener) -> Result<Running, AppE
     // answered in the terminal) ends its handler, and what it waited for with it.
     .h1_allow_half_closed(false)
     .disable_signals()
-    .shutdown_timeout(1)
-    .listen(listener)?
-    .run();
+    .shutdown_timeout(1);
+    for listener in listeners {
+        server = server.listen(listener)?;
+    }
+    let server = server.run();
     let handle = server.handle();
     let task = actix_rt::spawn(server);
     let services = wait_for_services(&cell).await?;

@@ -126,7 +126,9 @@ section! {
     pub struct ServerSettings {
         /// Listen address; a non-loopback address logs a loud warning. Besides loopback
         /// names, this exact address (with the bridge's own port or none) is the only
-        /// `Host` accepted (see [protocol.md](protocol.md)).
+        /// `Host` accepted (see [protocol.md](protocol.md)). When it does not take
+        /// connections to 127.0.0.1 (`::1`, one interface's address), 127.0.0.1 is
+        /// listened on at the same port too: local clients connect there.
         #[serde(deserialize_with = "ip_address")]
         #[schemars(extend("x-allowed" = "IP address"))]
         pub bind: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST),

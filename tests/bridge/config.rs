@@ -144,6 +144,40 @@ fn non_loopback_bind_warns_loudly() {
     );
 }
 
+/// Bound to an address that does not take 127.0.0.1's connections (IPv6 loopback
+/// here), the bridge listens on 127.0.0.1 at the same port too: Claude Code,
+/// `ide-bridge mcp` and `status` connect there (the lock file names only the port).
+#[tokio::test]
+async fn a_bridge_bound_to_another_address_is_reached_at_127_0_0_1_too() {
+    let bridge = Bridge::launch(Options::default().arg("--bind").arg("::1")).await;
+    let mut agent = bridge.ready_agent().await;
+    let folders = agent
+        .call("getWorkspaceFolders", serde_json::json!({}))
+        .await;
+    assert!(text(&folders).contains("\"folders\""), "{folders}");
+    let out = async_command(&bridge.config_dir)
+        .args(["status", "--json", "--workspace"])
+        .arg(&bridge.workspace)
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The configured address answers as well, and the log writes it as a URL can.
+    let v6 = std::net::TcpStream::connect(("::1", bridge.port));
+    assert!(v6.is_ok(), "{v6:?}");
+    assert!(
+        bridge
+            .log()
+            .contains(&format!("ws://[::1]:{}/", bridge.port)),
+        "{}",
+        bridge.log()
+    );
+}
+
 #[test]
 fn each_subcommand_takes_only_its_own_flags() {
     let status_help = String::from_utf8_lossy(&run(&["status", "--help"], &[]).stdout).into_owned();
