@@ -82,6 +82,7 @@ fn origin_of(key: &str, overrides: &Overrides) -> String {
             .build()
             .is_ok_and(|c| c.get::<serde_json::Value>(key).is_ok());
         if in_file {
+            let file = std::fs::canonicalize(file).unwrap_or_else(|_| file.clone());
             return format!(", from {}", file.display());
         }
     }
@@ -94,6 +95,59 @@ fn key_in(error: &config::ConfigError) -> Option<String> {
     let start = text.find('`')? + 1;
     let end = start + text[start..].find('`')?;
     Some(text[start..end].to_string())
+}
+
+/// A `config` crate error said in the settings' terms where it names the key at fault:
+/// a value of the wrong type or not among an enumeration's is [`ConfigError::Invalid`]
+/// (with what the key allows), and every error says where the key's value came from.
+fn explain(error: config::ConfigError, overrides: &Overrides) -> ConfigError {
+    use config::ConfigError as E;
+    let (inner, key) = match &error {
+        E::At {
+            error: inner,
+            key: Some(key),
+            ..
+        } => (inner.as_ref(), key.clone()),
+        E::Type { key: Some(key), .. } => (&error, key.clone()),
+        _ => {
+            let origin = key_in(&error)
+                .map(|k| origin_of(&k, overrides))
+                .unwrap_or_default();
+            return ConfigError::Load { error, origin };
+        }
+    };
+    let invalid_value = |value: String, fallback: &str| ConfigError::Invalid {
+        allowed: reference::allowed_for(&key).unwrap_or_else(|| fallback.to_string()),
+        origin: origin_of(&key, overrides),
+        key: key.clone(),
+        value,
+    };
+    match inner {
+        E::Type {
+            unexpected,
+            expected,
+            ..
+        } => invalid_value(unexpected.to_string(), expected),
+        E::Message(m) if m.contains("does not have variant constructor") => {
+            let value = m.rsplit(' ').next().unwrap_or_default();
+            invalid_value(format!("{value:?}"), "see docs/configuration.md")
+        }
+        E::Message(m) => {
+            // `unknown field `x`, expected …` at key `section`: the key is section.x.
+            let field = m
+                .strip_prefix("unknown field `")
+                .and_then(|rest| rest.split('`').next());
+            let at = field.map_or(key.clone(), |f| format!("{key}.{f}"));
+            ConfigError::Load {
+                origin: origin_of(&at, overrides),
+                error,
+            }
+        }
+        _ => ConfigError::Load {
+            origin: origin_of(&key, overrides),
+            error,
+        },
+    }
 }
 
 /// Overrides coming from the command line, applied last.
@@ -136,12 +190,7 @@ impl Settings {
             };
         }
         let with_origin = |e: ConfigError| match e {
-            ConfigError::Load { error, .. } => {
-                let origin = key_in(&error)
-                    .map(|k| origin_of(&k, overrides))
-                    .unwrap_or_default();
-                ConfigError::Load { error, origin }
-            }
+            ConfigError::Load { error, .. } => explain(error, overrides),
             ConfigError::Invalid {
                 key,
                 value,
@@ -193,6 +242,22 @@ impl Settings {
                     format!("{origin:?}"),
                     "origins as browsers and apps send them: scheme://host[:port] \
                      (http://localhost:6274, vscode-file://vscode-app), no path, no wildcard",
+                ));
+            }
+        }
+        if let Some(dir) = &self.workspace {
+            if !std::fs::metadata(dir).is_ok_and(|m| m.is_dir()) {
+                let what = match std::fs::metadata(dir) {
+                    Ok(_) => "not a directory".to_string(),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                        "it does not exist".into()
+                    }
+                    Err(e) => e.to_string(),
+                };
+                return Err(invalid(
+                    "workspace",
+                    format!("{} ({what})", dir.display()),
+                    "an existing directory",
                 ));
             }
         }
@@ -583,6 +648,58 @@ mod tests {
         assert!(err.contains("max_session"), "{err}");
         let err = with(&[("bogus", "1")]).unwrap_err().to_string();
         assert!(err.contains("bogus"), "{err}");
+    }
+
+    /// Every way a value can be wrong names its key, what it allows and the layer it
+    /// came from, however deep the key.
+    #[test]
+    fn errors_name_the_key_what_it_allows_and_where_the_value_came_from() {
+        let cases: [(&[(&str, &str)], &[&str]); 4] = [
+            (
+                &[("sessions.max_sesions", "3")],
+                &["max_sesions", "from the command line"],
+            ),
+            (
+                &[("server.port", "70000")],
+                &[
+                    "`server.port`",
+                    "70000",
+                    "allowed: 0–65535",
+                    "from the command line",
+                ],
+            ),
+            (
+                &[("watch.mode", "x")],
+                &[
+                    "`watch.mode` = \"x\"",
+                    "allowed: auto, poll, off",
+                    "from the command line",
+                ],
+            ),
+            (
+                &[("lsp.prefer", "x")],
+                &["`lsp.prefer`", "allowed: editor, pool"],
+            ),
+        ];
+        for (values, says) in cases {
+            let err = with(values).unwrap_err().to_string();
+            for part in says {
+                assert!(err.contains(part), "{values:?}: {err:?} lacks {part:?}");
+            }
+            assert!(
+                !err.contains("WatchMode") && !err.contains("LspPrefer"),
+                "{err}"
+            );
+        }
+        let err = from_file("[server]\nworkers = -1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("`server.workers`")
+                && err.contains("allowed: 1–64")
+                && err.contains(", from /"),
+            "{err}"
+        );
     }
 
     #[test]

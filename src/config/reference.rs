@@ -183,6 +183,15 @@ fn allowed(key: &Key) -> String {
     if let Some(list) = s.get("enum").and_then(names) {
         return list;
     }
+    // An enumeration whose values have their own doc comments: one `const` each.
+    let consts = s.get("oneOf").and_then(Value::as_array).map(|a| {
+        a.iter()
+            .map(|v| v.get("const").and_then(Value::as_str))
+            .collect::<Option<Vec<_>>>()
+    });
+    if let Some(Some(list)) = consts {
+        return list.join(", ");
+    }
     if let Some(list) = s
         .get("items")
         .map(resolved)
@@ -206,6 +215,15 @@ fn allowed(key: &Key) -> String {
         (Some(min), Some(max)) => format!("{}–{}", show(min), show(max)),
         _ => String::new(),
     }
+}
+
+/// What the docs say `path` (a dotted key) allows; `None` for an unknown key or one
+/// whose allowed values the docs leave to its description.
+pub(super) fn allowed_for(path: &str) -> Option<String> {
+    entries().into_iter().find_map(|e| match e {
+        Entry::Key(k) if k.path == path => Some(allowed(&k)).filter(|a| !a.is_empty()),
+        _ => None,
+    })
 }
 
 /// How the docs show a key's default.

@@ -58,6 +58,23 @@ fn unknown_keys_and_bad_values_stop_start_up_naming_the_key() {
             &["requests"],
         ),
         (&["--set", "oops"], &[], &["KEY=VALUE"]),
+        // A deeper key, a wrong type, an enumeration: each names the key, what it
+        // allows and where the value came from.
+        (
+            &[],
+            &[("IDE_BRIDGE_SESSIONS__MAX_SESIONS", "3")],
+            &["max_sesions", "IDE_BRIDGE_SESSIONS__MAX_SESIONS"],
+        ),
+        (
+            &["--set", "server.port=70000"],
+            &[],
+            &["server.port", "0–65535", "from the command line"],
+        ),
+        (
+            &["--set", "watch.mode=x"],
+            &[],
+            &["watch.mode", "auto, poll, off", "from the command line"],
+        ),
     ];
     for (args, env, needles) in cases {
         let out = run(args, env);
@@ -122,10 +139,22 @@ fn layers_apply_in_order_file_env_flag() {
 }
 
 #[test]
-fn a_missing_workspace_is_a_clear_error() {
+fn a_missing_workspace_is_a_clear_configuration_error() {
     let out = run(&["--workspace", "/definitely/not/here"], &[]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("/definitely/not/here"));
+    assert_eq!(out.status.code(), Some(2), "a bad configuration exits 2");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("/definitely/not/here (it does not exist)")
+            && err.contains("from the command line"),
+        "{err}"
+    );
+    let out = run(
+        &["config"],
+        &[("IDE_BRIDGE_WORKSPACE", "/definitely/not/here")],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("IDE_BRIDGE_WORKSPACE"), "{err}");
 }
 
 #[test]
