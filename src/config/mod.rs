@@ -654,7 +654,9 @@ mod tests {
     /// came from, however deep the key.
     #[test]
     fn errors_name_the_key_what_it_allows_and_where_the_value_came_from() {
-        let cases: [(&[(&str, &str)], &[&str]); 4] = [
+        /// Overrides, and what the error says.
+        type Case<'a> = (&'a [(&'a str, &'a str)], &'a [&'a str]);
+        let cases: [Case; 4] = [
             (
                 &[("sessions.max_sesions", "3")],
                 &["max_sesions", "from the command line"],
