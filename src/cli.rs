@@ -28,6 +28,10 @@ pub struct Cli {
     /// Options for running the bridge.
     #[command(flatten)]
     pub run: RunArgs,
+    /// Replace this workspace's stored auth token with a new one (connected clients
+    /// must then re-read the lock file). Running the bridge only: not a setting.
+    #[arg(long)]
+    pub rotate_token: bool,
 }
 
 /// The workspace a subcommand is about.
@@ -214,10 +218,6 @@ pub struct RunArgs {
     /// Automation policy file (TOML, YAML or JSON); see docs/automation.md.
     #[arg(long, value_name = "FILE")]
     pub automation_policy: Option<PathBuf>,
-    /// Replace this workspace's stored auth token with a new one (connected clients
-    /// must then re-read the lock file).
-    #[arg(long)]
-    pub rotate_token: bool,
     /// Started on demand (by `ide-bridge mcp` or an editor plugin): stop by itself after
     /// server.idle_stop_ms with no agent, editor, browser page or Claude task.
     #[arg(long)]

@@ -37,7 +37,7 @@ fn main() -> ExitCode {
                 Err(code) => return ExitCode::from(code),
             };
             logging::init(&settings.log);
-            match app::run(settings, cli.run.rotate_token) {
+            match app::run(settings, cli.rotate_token) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     // Logged once: the log goes to stderr as well.

@@ -223,6 +223,13 @@ fn each_subcommand_takes_only_its_own_flags() {
     let out = run(&["status", "--port", "1"], &[]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unexpected argument '--port'"));
+    // `config` takes the settings' flags, not the run's actions.
+    let out = run(&["config", "--rotate-token"], &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "config --rotate-token did nothing before"
+    );
     let out = run(&["--port", "1", "status"], &[]);
     assert_eq!(
         out.status.code(),
