@@ -154,26 +154,15 @@ pub fn edit_json(
             return Err(InitError::NotAFile { path, kind });
         }
     }
-    // Parallel runs (several installs at once) take turns; the lock lives beside the
-    // file and is never removed (removing it would let two holders in).
-    let lock_path = path.with_file_name(format!(
+    // Parallel runs (several installs at once) take turns on a lock beside the file,
+    // removed when the edit is done.
+    let lock = EditLock::take(path.with_file_name(format!(
         ".{}.lock",
         path.file_name()
             .map(|n| n.to_string_lossy())
             .unwrap_or_default()
-    ));
-    let lock = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(&lock_path)
-        .map_err(io)?;
-    // SAFETY: flock on a descriptor we own; it is released when `lock` is dropped.
-    if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) } != 0 {
-        return Err(io(std::io::Error::last_os_error()));
-    }
+    )))
+    .map_err(io)?;
     let original = match std::fs::read_to_string(&path) {
         Ok(text) => Some(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -214,6 +203,46 @@ pub fn edit_json(
     lockfile::write_atomic(&path, text.as_bytes()).map_err(io)?;
     drop(lock);
     Ok(Change::Written { backup })
+}
+
+/// An exclusive lock on a file beside the one being edited, removed when it is let go.
+/// Whoever waited on the removed file finds the path no longer names what it locked,
+/// and takes the lock again on the new file: one holder at a time.
+struct EditLock {
+    /// Locked while open.
+    _held: std::fs::File,
+    path: PathBuf,
+}
+
+impl EditLock {
+    fn take(path: PathBuf) -> std::io::Result<Self> {
+        use std::os::unix::fs::MetadataExt;
+        loop {
+            let file = OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .mode(0o600)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(&path)?;
+            // SAFETY: flock on a descriptor we own; released when `file` is closed.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let held = file.metadata()?.ino();
+            if std::fs::symlink_metadata(&path).is_ok_and(|m| m.ino() == held) {
+                return Ok(Self { _held: file, path });
+            }
+        }
+    }
+}
+
+impl Drop for EditLock {
+    fn drop(&mut self) {
+        // Removed while still held (`_held` is closed after this): whoever takes the
+        // old file after it finds it gone.
+        let _ = std::fs::remove_file(&self.path);
+    }
 }
 
 /// Checks a server name.
@@ -269,15 +298,25 @@ pub fn apply_hooks(path: &Path, binary: &Path, remove: bool) -> Result<Change, I
     })
 }
 
-/// The snippets other MCP clients need, and the hooks, for `init --print`.
-pub fn snippets(name: &str, binary: &Path) -> String {
+/// The snippets other MCP clients need, and the hooks unless `no_hooks`, for `init
+/// --print`; Claude Code's files named where `init` would write them.
+pub fn snippets(name: &str, binary: &Path, no_hooks: bool) -> String {
     let bin = binary.display().to_string();
     let stdio = json!({ name: { "command": bin, "args": ["mcp"] } });
     let pretty = |v: &Value| serde_json::to_string_pretty(v).unwrap_or_default();
+    let hooks = if no_hooks {
+        String::new()
+    } else {
+        format!(
+            "Claude Code hooks ({}; the bridge sees and coordinates the CLI's own tools \
+             through them):\n{}\n\n",
+            settings_path().display(),
+            pretty(&json!({ "hooks": hooks::ours(&hooks::command_for(binary)) })),
+        )
+    };
     format!(
-        "Claude Code (~/.claude.json, or `claude mcp add --scope user {name} -- {bin} mcp`):\n{}\n\n\
-         Claude Code hooks (~/.claude/settings.json; the bridge sees and coordinates the \
-         CLI's own tools through them):\n{}\n\n\
+        "Claude Code ({}, or `claude mcp add --scope user {name} -- {bin} mcp`):\n{}\n\n\
+         {hooks}\
          Claude Desktop (claude_desktop_config.json) and Cursor (~/.cursor/mcp.json):\n{}\n\n\
          VS Code (.vscode/mcp.json or the user mcp.json):\n{}\n\n\
          Gemini CLI (~/.gemini/settings.json):\n{}\n\n\
@@ -285,8 +324,8 @@ pub fn snippets(name: &str, binary: &Path) -> String {
          Streamable HTTP clients: POST http://127.0.0.1:<port>/mcp with \
          `Authorization: Bearer <authToken>` (port and token are in the bridge's lock file, \
          <config dir>/ide/<port>.lock; the token stays the same across restarts of a workspace).\n",
+        claude_json_path().display(),
         pretty(&json!({ "mcpServers": { name: entry(binary) } })),
-        pretty(&json!({ "hooks": hooks::ours(&hooks::command_for(binary)) })),
         pretty(&json!({ "mcpServers": stdio })),
         pretty(&json!({ "servers": { name: { "type": "stdio", "command": bin, "args": ["mcp"] } } })),
         pretty(&json!({ "mcpServers": stdio })),
@@ -315,8 +354,13 @@ pub fn run(options: InitOptions<'_>) -> u8 {
         no_hooks,
     } = options;
     let binary = binary_path();
+    // A name `init` would refuse is refused for `--print` too, as a bad argument.
+    if let Err(e) = check_name(name) {
+        eprintln!("ide-bridge init: {e}");
+        return 2;
+    }
     if print {
-        print!("{}", snippets(name, &binary));
+        print!("{}", snippets(name, &binary, no_hooks));
         return 0;
     }
     let path = claude_json_path();
@@ -432,6 +476,13 @@ mod tests {
             apply(&path, "ide-bridge", bin, true).unwrap(),
             Change::Unchanged
         );
+        // The edits' lock is gone with them: only the file and its backup are left.
+        let mut left: Vec<String> = std::fs::read_dir(t.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, [".claude.json", ".claude.json.bak"]);
     }
 
     #[test]

@@ -740,6 +740,17 @@ fn init_installs_the_hooks_beside_the_server_and_remove_takes_out_exactly_them()
         printed.contains("PreToolUse") && printed.contains("\"async\": true"),
         "{printed}"
     );
+    // It names the files `init` writes (the config directory's), and leaves the hooks
+    // out with --no-hooks, as `init` does.
+    assert!(
+        printed.contains(&format!(
+            "Claude Code ({}",
+            config.join(".claude.json").display()
+        )) && printed.contains(&settings.display().to_string()),
+        "{printed}"
+    );
+    let printed = run(&["init", "--print", "--no-hooks"]);
+    assert!(!printed.contains("PreToolUse"), "{printed}");
     let removed = run(&["init", "--remove"]);
     assert!(
         removed.contains("Removed the ide-bridge hooks"),
@@ -755,6 +766,21 @@ fn init_installs_the_hooks_beside_the_server_and_remove_takes_out_exactly_them()
     assert!(!only_server.contains("hooks"), "{only_server}");
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
     assert_eq!(v["hooks"].as_object().unwrap().len(), 1);
+    // No lock file is left beside the files it edited.
+    let locks: Vec<_> = std::fs::read_dir(&config)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".lock"))
+        .map(|e| e.file_name())
+        .collect();
+    assert!(locks.is_empty(), "{locks:?}");
+    // A name `init` refuses is refused by --print too, as a bad argument.
+    let out = command(&config)
+        .args(["init", "--print", "--name", "bad name/x"])
+        .env("HOME", t.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
 }
 
 /// A transcript line recording how the call `id` ended, as the CLI appends it.
