@@ -43,6 +43,23 @@ async fn tools_call_errors() {
 
     let resp = agent.call_raw("noSuchTool", json!({})).await;
     assert_eq!(error_code(&resp), -32003);
+    assert!(
+        !resp["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("did you mean"),
+        "{resp}"
+    );
+    // A near miss is named.
+    let resp = agent.call_raw("readfile", json!({})).await;
+    assert_eq!(error_code(&resp), -32003);
+    assert!(
+        resp["error"]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("did you mean readFile?"),
+        "{resp}"
+    );
 
     let resp = agent
         .request(

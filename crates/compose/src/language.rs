@@ -302,24 +302,9 @@ impl<C> Language<C> {
         names
     }
 
-    /// The names closest to `name`, best first: those that hold its letters in order
-    /// (`findRefs` in `findReferences`), then by edit distance, ignoring case.
+    /// The names closest to `name`, best first ([`closest_names`]), three at most.
     pub fn nearest(&self, name: &str) -> Vec<&'static str> {
-        let lower = name.to_lowercase();
-        let mut scored: Vec<(bool, usize, &'static str)> = self
-            .names()
-            .into_iter()
-            .map(|n| {
-                let candidate = n.to_lowercase();
-                (
-                    !in_order(&lower, &candidate),
-                    distance(&lower, &candidate),
-                    n,
-                )
-            })
-            .collect();
-        scored.sort();
-        scored.into_iter().take(3).map(|(_, _, n)| n).collect()
+        closest_names(name, self.names()).take(3).collect()
     }
 
     /// The guide: the syntax, every function's signature and description, the types
@@ -387,6 +372,39 @@ impl<C> Language<C> {
     }
 }
 
+/// `names` closest to `name`, best first: those that hold its letters in order
+/// (`findRefs` in `findReferences`), then by edit distance, ignoring case.
+pub(crate) fn closest_names<'a>(
+    name: &str,
+    names: impl IntoIterator<Item = &'a str>,
+) -> impl Iterator<Item = &'a str> {
+    let lower = name.to_lowercase();
+    let mut scored: Vec<(bool, usize, &'a str)> = names
+        .into_iter()
+        .map(|n| {
+            let candidate = n.to_lowercase();
+            (
+                !in_order(&lower, &candidate),
+                distance(&lower, &candidate),
+                n,
+            )
+        })
+        .collect();
+    scored.sort();
+    scored.into_iter().map(|(_, _, n)| n)
+}
+
+/// `names` that look like a misspelling of `name`: the same but for case, or within
+/// a third of its length in edits (at least two); best first.
+pub fn likely_meant<'a>(name: &str, names: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+    let lower = name.to_lowercase();
+    let near = (lower.chars().count() / 3).max(2);
+    closest_names(name, names)
+        .take(3)
+        .filter(|n| distance(&lower, &n.to_lowercase()) <= near)
+        .collect()
+}
+
 /// Whether every character of `short` appears in `long`, in order.
 fn in_order(short: &str, long: &str) -> bool {
     let mut rest = long.chars();
@@ -413,7 +431,16 @@ fn distance(a: &str, b: &str) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::{distance, in_order};
+    use super::{distance, in_order, likely_meant};
+
+    #[test]
+    fn likely_meant_names_are_near_misses_only() {
+        let names = ["readFile", "readResource", "gitLog", "searchWorkspace"];
+        assert_eq!(likely_meant("readfile", names), ["readFile"]);
+        assert_eq!(likely_meant("redFile", names), ["readFile"]);
+        assert_eq!(likely_meant("searchWorkspce", names), ["searchWorkspace"]);
+        assert!(likely_meant("deployToProduction", names).is_empty());
+    }
 
     #[test]
     fn letters_in_order() {

@@ -15,7 +15,8 @@ pub mod words;
 
 pub use eval::{run, show, Answer, Limits, Request};
 pub use language::{
-    Args, Body, Conversion, Function, Language, LanguageError, Outcome, Param, Ty, TypeInfo,
+    likely_meant, Args, Body, Conversion, Function, Language, LanguageError, Outcome, Param, Ty,
+    TypeInfo,
 };
 
 #[cfg(test)]

@@ -163,10 +163,18 @@ impl Session {
             .get(&call.name)
             .filter(|t| !model_facing || t.exposed)
         else {
+            let callable = services.tools.tools().iter();
+            let names = callable
+                .filter(|t| !model_facing || t.exposed)
+                .map(|t| t.info.name);
+            let meant = match ide_bridge_compose::likely_meant(&call.name, names).as_slice() {
+                [] => String::new(),
+                names => format!("; did you mean {}?", names.join(" or ")),
+            };
             return Err(RpcError::new(
                 jsonrpc::TOOL_NOT_FOUND,
                 format!(
-                    "Unknown tool: {} (call tools/list for the available tools)",
+                    "Unknown tool: {} (call tools/list for the available tools){meant}",
                     call.name
                 ),
             ));
