@@ -570,8 +570,8 @@ section! {
         /// without an editor is declined at once, `ask` rules deny, and diffs and
         /// approvals never wait for a browser.
         pub enabled: bool = true,
-        /// A one-time sign-in link (`ide-bridge open`, the start-up message) works once
-        /// and this long.
+        /// A one-time sign-in link (`ide-bridge open`; the start-up message when the
+        /// bridge runs at a terminal) works once and this long.
         #[serde(rename = "login_code_ttl_ms", with = "millis")]
         #[schemars(with = "u64", range(min = 10_000, max = 3_600_000))]
         pub login_code_ttl: Duration = ms(300_000),
