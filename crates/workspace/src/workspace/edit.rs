@@ -187,7 +187,17 @@ fn offset(
         return Err(bad("positions are 1-based".into()));
     }
     let Some(&start) = starts.get(line - 1) else {
-        return Err(bad(format!("the file has {} lines", starts.len())));
+        // Counted as readFile counts them: the place after a last newline is the
+        // file's end, not a line of its own.
+        let lines = starts.len() - usize::from(text.ends_with('\n'));
+        return Err(bad(if text.ends_with('\n') {
+            format!(
+                "the file has {lines} lines (line {}, column 1 is its end, after the last newline)",
+                lines + 1
+            )
+        } else {
+            format!("the file has {lines} lines")
+        }));
     };
     let end = starts.get(line).map(|s| s - 1).unwrap_or(text.len());
     let content = &text[start..end];
@@ -259,10 +269,19 @@ mod tests {
             apply_edits(text, &[e(EditKind::Insert, 0, 1, None, Some("x"))]),
             Err(EditError::OutOfRange { .. })
         ));
-        assert!(matches!(
-            apply_edits(text, &[e(EditKind::Insert, 9, 1, None, Some("x"))]),
-            Err(EditError::OutOfRange { .. })
-        ));
+        let past = apply_edits(text, &[e(EditKind::Insert, 9, 1, None, Some("x"))]);
+        assert!(matches!(past, Err(EditError::OutOfRange { .. })));
+        // Lines counted as readFile counts them (2), the end named.
+        let said = past.unwrap_err().to_string();
+        assert!(
+            said.contains("the file has 2 lines (line 3, column 1 is its end"),
+            "{said}"
+        );
+        // And the end is a place to insert at.
+        assert_eq!(
+            apply_edits(text, &[e(EditKind::Insert, 3, 1, None, Some("x"))]).unwrap(),
+            "abc\ndef\nx"
+        );
         assert!(matches!(
             apply_edits(text, &[e(EditKind::Delete, 1, 1, None, None)]),
             Err(EditError::BadRange { .. })
