@@ -154,6 +154,7 @@ where
 
 /// Arguments naming an actor.
 #[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ActorArgs {
     actor: Target,
 }
@@ -182,6 +183,7 @@ pub struct DebugStallActor;
 /// An actor, how long (`ms`), and whether its thread is blocked that long (`block`: a
 /// busy actor, deaf to its mailbox and streams) rather than one request held.
 #[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct StallArgs {
     actor: Target,
     #[serde(default)]
@@ -211,6 +213,7 @@ pub struct DebugListChanged;
 
 /// `immediate`: without the debounce.
 #[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ListChangedArgs {
     #[serde(default)]
     immediate: bool,
@@ -234,7 +237,7 @@ impl Tool for DebugListChanged {
 pub struct DebugCutConnections;
 
 #[derive(Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CutArgs {
     session_id: String,
 }
