@@ -486,10 +486,23 @@ async fn silent_bridge(
     tokio::task::JoinHandle<()>,
     tokio::sync::mpsc::UnboundedReceiver<String>,
 ) {
+    silent_bridge_after(bridge, sub, std::future::ready(())).await
+}
+
+/// [`silent_bridge`] that completes no handshake before `ready`.
+async fn silent_bridge_after(
+    bridge: &Bridge,
+    sub: &Path,
+    ready: impl std::future::Future<Output = ()> + Send + 'static,
+) -> (
+    tokio::task::JoinHandle<()>,
+    tokio::sync::mpsc::UnboundedReceiver<String>,
+) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     plant_lock(bridge, listener.local_addr().unwrap().port(), sub);
     let (received_tx, received) = tokio::sync::mpsc::unbounded_channel::<String>();
     let task = tokio::spawn(async move {
+        ready.await;
         let (stream, _) = listener.accept().await.unwrap();
         let mut ws = tokio_tungstenite::accept_hdr_async(stream, echo_mcp_protocol)
             .await
@@ -562,36 +575,44 @@ async fn an_unanswered_request_is_answered_with_an_error_once_stdin_has_been_clo
 }
 
 /// A client that went away altogether (its end of stdout closed too, as when it was
-/// killed) is not waited for: nobody would read the answers.
+/// killed, or as a client that is done closes it after stdin) is not waited for: nobody
+/// would read the answers.
 #[tokio::test]
 async fn a_client_that_closed_both_pipes_does_not_keep_the_relay_waiting() {
     let bridge = Bridge::launch(Options::default()).await;
-    let sub = bridge.workspace.join("sub");
-    std::fs::create_dir(&sub).unwrap();
-    let (silent, mut received) = silent_bridge(&bridge, &sub).await;
-    let mut relay = Relay::start_with(&bridge, &sub, &[("IDE_BRIDGE_TOOLS__TIMEOUT_MS", "60000")]);
-    relay
-        .send_line(r#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#)
-        .await;
-    let passed_on = tokio::time::timeout(Duration::from_secs(20), received.recv())
-        .await
-        .expect("the relay passed the request on to the planted bridge")
-        .unwrap();
-    assert!(passed_on.contains("tools/list"), "{passed_on}");
-    // Both pipes closed: the stdout reader goes first, then stdin.
-    drop(relay.stdout.take());
-    relay.close_stdin();
-    let status = tokio::time::timeout(Duration::from_secs(10), relay.child.wait())
-        .await
-        .unwrap_or_else(|_| {
-            panic!(
-                "the relay waited for answers nobody reads; stderr: {}",
-                relay.stderr()
-            )
-        })
-        .unwrap();
-    assert!(status.success(), "{status}");
-    silent.abort();
+    for stdout_first in [true, false] {
+        let sub = bridge.workspace.join(format!("sub-{stdout_first}"));
+        std::fs::create_dir(&sub).unwrap();
+        let (silent, mut received) = silent_bridge(&bridge, &sub).await;
+        let mut relay =
+            Relay::start_with(&bridge, &sub, &[("IDE_BRIDGE_TOOLS__TIMEOUT_MS", "60000")]);
+        relay
+            .send_line(r#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#)
+            .await;
+        let passed_on = tokio::time::timeout(Duration::from_secs(20), received.recv())
+            .await
+            .expect("the relay passed the request on to the planted bridge")
+            .unwrap();
+        assert!(passed_on.contains("tools/list"), "{passed_on}");
+        if stdout_first {
+            drop(relay.stdout.take());
+            relay.close_stdin();
+        } else {
+            relay.close_stdin();
+            drop(relay.stdout.take());
+        }
+        let status = tokio::time::timeout(Duration::from_secs(10), relay.child.wait())
+            .await
+            .unwrap_or_else(|_| {
+                panic!(
+                    "stdout first: {stdout_first}: the relay waited for answers nobody reads; stderr: {}",
+                    relay.stderr()
+                )
+            })
+            .unwrap();
+        assert!(status.success(), "{status}");
+        silent.abort();
+    }
 }
 
 /// What the bridge would refuse (a batch, a message with neither method nor result, a
@@ -634,4 +655,47 @@ async fn messages_the_bridge_would_refuse_are_answered_with_its_errors() {
         "the well-formed ping after them was answered: {messages:?}"
     );
     assert_eq!(messages.len(), 5, "{messages:?}");
+}
+
+/// `initialize` and `initialized` sent while the bridge is not there yet both reach it
+/// once it is, in order (the notification used to be dropped: the relay expected to
+/// replay it, which it does only after answering `initialize` itself).
+#[tokio::test]
+async fn an_initialized_notification_waits_behind_its_initialize_for_the_bridge() {
+    let bridge = Bridge::launch(Options::default()).await;
+    let sub = bridge.workspace.join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let (open, opened) = tokio::sync::oneshot::channel::<()>();
+    let (silent, mut received) = silent_bridge_after(&bridge, &sub, async {
+        let _ = opened.await;
+    })
+    .await;
+    let mut relay = Relay::start(&bridge, &sub);
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "relay-test", "version": "1"}}});
+    relay.send_line(&init.to_string()).await;
+    relay
+        .send_line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .await;
+    // The relay has the two lines while no bridge answers its handshake (it reads them
+    // within milliseconds; were it slower, they would go straight through, as before).
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    open.send(()).unwrap();
+    let mut seen = Vec::new();
+    while !seen
+        .iter()
+        .any(|m: &String| m.contains("notifications/initialized"))
+    {
+        let next = tokio::time::timeout(Duration::from_secs(20), received.recv())
+            .await
+            .unwrap_or_else(|_| panic!("the bridge never got initialized: {seen:?}"))
+            .expect("the planted bridge runs");
+        seen.push(next);
+    }
+    assert!(
+        seen[0].contains("\"initialize\""),
+        "initialize first: {seen:?}"
+    );
+    silent.abort();
 }

@@ -56,7 +56,9 @@ pub struct RelayOptions {
     pub max_message_bytes: usize,
     /// After the client closes stdin, how long its unanswered requests may still wait
     /// for their answers before they are answered with an error and the relay exits
-    /// (`tools.timeout_ms`: a call the bridge runs ends within it, but for `openDiff`).
+    /// (`tools.timeout_ms`, as the relay's own configuration says it: most calls end
+    /// within it; those with a longer timeout of their own — `openDiff`, the watch
+    /// tools, `runClaudeTask` — are answered with that error).
     pub drain_limit: Duration,
 }
 
@@ -116,6 +118,10 @@ fn id_key(id: &Value) -> String {
 struct Queued {
     line: String,
     since: Instant,
+    /// A request (answered by someone), not a notification.
+    request: bool,
+    /// `notifications/initialized`, queued behind the `initialize` it follows.
+    initialized: bool,
 }
 
 struct Relay {
@@ -219,7 +225,11 @@ impl Relay {
                     }
                 },
                 Some(event) = events.recv() => self.on_event(event, &events_tx).await,
-                _ = tick.tick() => self.expire_queue().await,
+                _ = tick.tick() => {
+                    self.expire_queue().await;
+                    // A client closes stdout too once it is done (or was killed).
+                    self.stdout_gone |= draining && stdout_closed();
+                }
                 () = give_up => {
                     self.stop_waiting().await;
                     return 0;
@@ -231,11 +241,7 @@ impl Relay {
     /// Whether a request the client sent is still unanswered (in flight to the bridge,
     /// or waiting for one).
     fn awaits_answers(&self) -> bool {
-        !self.pending.is_empty()
-            || self.queue.iter().any(|q| {
-                serde_json::from_str::<Value>(&q.line)
-                    .is_ok_and(|msg| matches!(kind_of(&msg), Kind::Request { .. }))
-            })
+        !self.pending.is_empty() || self.queue.iter().any(|q| q.request)
     }
 
     /// Stdin closed [`Self::drain_limit`] ago: what the bridge has not answered gets an
@@ -336,6 +342,8 @@ impl Relay {
                     self.queue.push_back(Queued {
                         line,
                         since: Instant::now(),
+                        request: true,
+                        initialized: false,
                     });
                 } else {
                     self.answer_locally(&id, &method, &msg).await;
@@ -366,12 +374,19 @@ impl Relay {
                             .and_then(|v| v.get("id").map(id_key))
                             != cancelled
                     });
-                } else if method != "notifications/initialized" && self.queue.len() < MAX_QUEUED {
-                    // Replayed after connecting: `initialized` is sent by the replay.
-                    self.queue.push_back(Queued {
-                        line,
-                        since: Instant::now(),
-                    });
+                } else if self.queue.len() < MAX_QUEUED {
+                    // `initialized` after an `initialize` the relay answered is sent by
+                    // the replay after connecting; after one still queued, it waits
+                    // behind it (dropped then if the relay answers that one meanwhile).
+                    let initialized = method == "notifications/initialized";
+                    if !initialized || !self.initialize_answered {
+                        self.queue.push_back(Queued {
+                            line,
+                            since: Instant::now(),
+                            request: false,
+                            initialized,
+                        });
+                    }
                 }
             }
             Kind::Response { .. } | Kind::Invalid => {
@@ -474,6 +489,7 @@ impl Relay {
 
     /// Replays the handshake on a new bridge connection, then sends what waited.
     async fn after_connect(&mut self) {
+        let mut replayed_initialized = false;
         if self.initialize_answered {
             if let Some(mut init) = self.initialize.clone() {
                 self.replays += 1;
@@ -482,6 +498,7 @@ impl Relay {
                 if self.initialized {
                     let note = jsonrpc::notification("notifications/initialized", &json!({}));
                     self.upstream.send(note.to_string());
+                    replayed_initialized = true;
                 }
             }
         }
@@ -489,6 +506,9 @@ impl Relay {
             self.upstream.send(listen.to_string());
         }
         while let Some(q) = self.queue.pop_front() {
+            if q.initialized && replayed_initialized {
+                continue; // the replay sent it
+            }
             if let Ok(msg) = serde_json::from_str::<Value>(&q.line) {
                 if let Kind::Request { id, .. } = kind_of(&msg) {
                     self.pending.insert(id_key(&id));
