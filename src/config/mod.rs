@@ -128,9 +128,15 @@ fn explain(error: config::ConfigError, overrides: &Overrides) -> ConfigError {
             expected,
             ..
         } => invalid_value(unexpected.to_string(), expected),
-        E::Message(m) if m.contains("does not have variant constructor") => {
-            let value = m.rsplit(' ').next().unwrap_or_default();
+        E::Message(m) if m.contains(" does not have variant constructor ") => {
+            let value = m
+                .split_once(" does not have variant constructor ")
+                .map_or("", |(_, v)| v);
             invalid_value(format!("{value:?}"), "see docs/configuration.md")
+        }
+        // A number or a list where an enumeration's name belongs.
+        E::Message(m) if m.starts_with("value of enum ") => {
+            invalid_value("not a name".into(), "see docs/configuration.md")
         }
         E::Message(m) => {
             // `unknown field `x`, expected …` at key `section`: the key is section.x.
@@ -656,7 +662,7 @@ mod tests {
     fn errors_name_the_key_what_it_allows_and_where_the_value_came_from() {
         /// Overrides, and what the error says.
         type Case<'a> = (&'a [(&'a str, &'a str)], &'a [&'a str]);
-        let cases: [Case; 4] = [
+        let cases: [Case; 5] = [
             (
                 &[("sessions.max_sesions", "3")],
                 &["max_sesions", "from the command line"],
@@ -679,8 +685,12 @@ mod tests {
                 ],
             ),
             (
-                &[("lsp.prefer", "x")],
-                &["`lsp.prefer`", "allowed: editor, pool"],
+                &[("lsp.prefer", "x y")],
+                &["`lsp.prefer` = \"x y\"", "allowed: editor, pool"],
+            ),
+            (
+                &[("watch.mode", "1")],
+                &["`watch.mode` = \"1\"", "allowed: auto, poll, off"],
             ),
         ];
         for (values, says) in cases {

@@ -75,6 +75,11 @@ fn unknown_keys_and_bad_values_stop_start_up_naming_the_key() {
             &[],
             &["watch.mode", "auto, poll, off", "from the command line"],
         ),
+        (
+            &[],
+            &[("IDE_BRIDGE_WATCH__MODE", "1")],
+            &["watch.mode", "auto, poll, off", "IDE_BRIDGE_WATCH__MODE"],
+        ),
     ];
     for (args, env, needles) in cases {
         let out = run(args, env);

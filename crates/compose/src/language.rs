@@ -395,14 +395,24 @@ pub(crate) fn closest_names<'a>(
 }
 
 /// `names` that look like a misspelling of `name`: the same but for case, or within
-/// a third of its length in edits (at least two); best first.
+/// a third of its length in edits (at least two); fewest edits first.
 pub fn likely_meant<'a>(name: &str, names: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
     let lower = name.to_lowercase();
     let near = (lower.chars().count() / 3).max(2);
-    closest_names(name, names)
-        .take(3)
-        .filter(|n| distance(&lower, &n.to_lowercase()) <= near)
-        .collect()
+    let mut scored: Vec<(usize, bool, &'a str)> = names
+        .into_iter()
+        .map(|n| {
+            let candidate = n.to_lowercase();
+            (
+                distance(&lower, &candidate),
+                !in_order(&lower, &candidate),
+                n,
+            )
+        })
+        .filter(|(d, _, _)| *d <= near)
+        .collect();
+    scored.sort();
+    scored.into_iter().take(3).map(|(_, _, n)| n).collect()
 }
 
 /// Whether every character of `short` appears in `long`, in order.
@@ -435,9 +445,18 @@ mod tests {
 
     #[test]
     fn likely_meant_names_are_near_misses_only() {
-        let names = ["readFile", "readResource", "gitLog", "searchWorkspace"];
+        let names = [
+            "readFile",
+            "readResource",
+            "gitLog",
+            "searchWorkspace",
+            "createFile",
+            "renameFile",
+        ];
         assert_eq!(likely_meant("readfile", names), ["readFile"]);
         assert_eq!(likely_meant("redFile", names), ["readFile"]);
+        // Names holding the letters in order do not crowd out the one edit away.
+        assert_eq!(likely_meant("reaeFile", names)[0], "readFile");
         assert_eq!(likely_meant("searchWorkspce", names), ["searchWorkspace"]);
         assert!(likely_meant("deployToProduction", names).is_empty());
     }

@@ -62,7 +62,8 @@ impl Tool for ReadFile {
     const NAME: &'static str = "readFile";
     const DESCRIPTION: &'static str =
         "Read a text file in the workspace, optionally lines startLine..endLine (1-based, inclusive). \
-         Long output is cut with a marker telling where to continue.";
+         Long output is cut with a marker telling where to continue (or, for a first line longer \
+         than maxBytes, that it is).";
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let path = args.file_path.resolve(&ctx)?;
@@ -71,11 +72,12 @@ impl Tool for ReadFile {
         let p = path.clone();
         let root = ctx.services.workspace.dir().clone();
         let (text, fingerprint) = blocking(move || read_text(&root, &p)).await??;
-        ctx.record_version(path.clone(), Some(fingerprint));
         let ex = excerpt(&text, args.start_line, args.end_line, max);
+        // A read that shows nothing does not count as having seen the file.
         if let Some(wrong) = beyond(args.start_line, args.end_line, ex.total_lines) {
             return Err(ToolError::refused(wrong));
         }
+        ctx.record_version(path.clone(), Some(fingerprint));
         Ok(CallToolResult::json(&Answer {
             file_path: path.display().to_string(),
             content: ex.content,

@@ -189,14 +189,19 @@ fn offset(
     let Some(&start) = starts.get(line - 1) else {
         // Counted as readFile counts them: the place after a last newline is the
         // file's end, not a line of its own.
-        let lines = starts.len() - usize::from(text.ends_with('\n'));
-        return Err(bad(if text.ends_with('\n') {
+        let ends_line = text.is_empty() || text.ends_with('\n');
+        let lines = starts.len() - usize::from(ends_line);
+        let count = match lines {
+            1 => "1 line".to_string(),
+            n => format!("{n} lines"),
+        };
+        return Err(bad(if ends_line {
             format!(
-                "the file has {lines} lines (line {}, column 1 is its end, after the last newline)",
+                "the file has {count} (line {}, column 1 is its end)",
                 lines + 1
             )
         } else {
-            format!("the file has {lines} lines")
+            format!("the file has {count}")
         }));
     };
     let end = starts.get(line).map(|s| s - 1).unwrap_or(text.len());
