@@ -536,32 +536,71 @@ fn restore_sessions(services: &Arc<Services>, states: Vec<SessionState>) {
 
 /// Binds the configured port; with port 0, the previous run's port when it is free, so
 /// that the lock file (and the agents that remember it) keep their address. When the
-/// address does not take connections to 127.0.0.1 (`::1`, one interface's address),
-/// 127.0.0.1 is bound at the same port too: that is where Claude Code, `ide-bridge mcp`
-/// and `ide-bridge status` connect (the lock file names only the port).
+/// address does not take connections to 127.0.0.1 (`::1`, one interface's address, `::`
+/// where IPv6 sockets take no IPv4), 127.0.0.1 is bound at the same port too: that is
+/// where Claude Code, `ide-bridge mcp` and `ide-bridge status` connect (the lock file
+/// names only the port). With port 0, a port taken on 127.0.0.1 is given up for another.
 fn bind(ip: IpAddr, port: u16, previous: Option<u16>) -> Result<Vec<TcpListener>, AppError> {
-    let bind_at = |ip: IpAddr, port: u16| {
-        TcpListener::bind((ip, port)).map_err(|source| AppError::Bind {
-            addr: SocketAddr::new(ip, port).to_string(),
-            source,
-        })
-    };
-    let first = match previous.filter(|_| port == 0) {
-        Some(p) => TcpListener::bind((ip, p)).or_else(|_| bind_at(ip, port))?,
-        None => bind_at(ip, port)?,
-    };
+    const TRIES: usize = 5;
     let loopback = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
-    let port = first.local_addr()?.port();
-    let mut listeners = vec![first];
-    match ip {
-        IpAddr::V4(v4) if v4.is_unspecified() || ip == loopback => {}
-        // Every interface: 127.0.0.1 too, where IPv6 sockets take IPv4 (Linux's default).
-        IpAddr::V6(v6) if v6.is_unspecified() => {
-            listeners.extend(TcpListener::bind((loopback, port)).ok());
+    let ports: Vec<u16> = if port == 0 {
+        previous.into_iter().chain([0; TRIES]).collect()
+    } else {
+        vec![port]
+    };
+    let mut failed = None;
+    for (i, try_port) in ports.iter().enumerate() {
+        let first = match TcpListener::bind((ip, *try_port)) {
+            Ok(listener) => listener,
+            // The previous run's port is only a wish.
+            Err(_) if i == 0 && port == 0 && previous.is_some() => continue,
+            Err(source) => {
+                failed = Some((SocketAddr::new(ip, *try_port), source));
+                break;
+            }
+        };
+        if !needs_loopback_too(ip, &first) {
+            return Ok(vec![first]);
         }
-        _ => listeners.push(bind_at(loopback, port)?),
+        let bound = first.local_addr()?.port();
+        match TcpListener::bind((loopback, bound)) {
+            Ok(second) => return Ok(vec![first, second]),
+            Err(source) => failed = Some((SocketAddr::new(loopback, bound), source)),
+        }
     }
-    Ok(listeners)
+    let (addr, source) = failed.unwrap_or_else(|| {
+        let gone = std::io::Error::from(std::io::ErrorKind::AddrInUse);
+        (SocketAddr::new(ip, port), gone)
+    });
+    Err(AppError::Bind {
+        addr: addr.to_string(),
+        source,
+    })
+}
+
+/// Whether a listener on `ip` leaves 127.0.0.1 unserved: any address but 127.0.0.1
+/// and 0.0.0.0, and `::` on a system where IPv6 sockets take no IPv4 connections.
+fn needs_loopback_too(ip: IpAddr, listener: &TcpListener) -> bool {
+    match ip {
+        IpAddr::V4(v4) => !(v4.is_unspecified() || v4 == std::net::Ipv4Addr::LOCALHOST),
+        IpAddr::V6(v6) if v6.is_unspecified() => {
+            use std::os::fd::AsRawFd;
+            let mut only: libc::c_int = 0;
+            let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+            // SAFETY: a getsockopt into a c_int of its size on a socket we own.
+            let asked = unsafe {
+                libc::getsockopt(
+                    listener.as_raw_fd(),
+                    libc::IPPROTO_IPV6,
+                    libc::IPV6_V6ONLY,
+                    (&mut only as *mut libc::c_int).cast(),
+                    &mut len,
+                )
+            };
+            asked != 0 || only != 0
+        }
+        IpAddr::V6(_) => true,
+    }
 }
 
 /// Says the bridge is up. For a person at a terminal: a short block with the page's
@@ -1072,4 +1111,38 @@ pub(crate) fn services_for_tests(settings: Settings, root: &std::path::Path) -> 
         port: 0,
     }
     .start()
+}
+
+#[cfg(test)]
+mod bind_tests {
+    use super::*;
+
+    #[test]
+    fn an_address_besides_127_0_0_1_gets_a_loopback_listener_at_its_port() {
+        let v6 = "::1".parse().unwrap();
+        let listeners = bind(v6, 0, None).unwrap();
+        let ports: Vec<SocketAddr> = listeners.iter().map(|l| l.local_addr().unwrap()).collect();
+        assert_eq!(ports.len(), 2, "{ports:?}");
+        assert!(
+            ports[1].ip().is_loopback() && ports[1].is_ipv4() && ports[0].port() == ports[1].port()
+        );
+        let v4 = bind("127.0.0.1".parse().unwrap(), 0, None).unwrap();
+        assert_eq!(v4.len(), 1);
+    }
+
+    #[test]
+    fn a_port_taken_on_127_0_0_1_is_given_up_with_port_0_and_an_error_when_configured() {
+        let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = taken.local_addr().unwrap().port();
+        let v6: IpAddr = "::1".parse().unwrap();
+        // The previous run's port is free on ::1 but not on 127.0.0.1: another is chosen.
+        let listeners = bind(v6, 0, Some(port)).unwrap();
+        let chosen = listeners[0].local_addr().unwrap().port();
+        assert_ne!(chosen, port);
+        assert_eq!(listeners[1].local_addr().unwrap().port(), chosen);
+        drop(listeners);
+        // A configured port is kept or refused, naming the address that failed.
+        let err = bind(v6, port, None).unwrap_err().to_string();
+        assert!(err.contains(&format!("127.0.0.1:{port}")), "{err}");
+    }
 }
