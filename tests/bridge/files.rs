@@ -363,6 +363,70 @@ async fn tree_find_and_search_honour_gitignore() {
     );
 }
 
+/// Hidden files (a committed .github/) are skipped as ripgrep skips them, and found
+/// with includeHidden; .git never shows.
+#[tokio::test]
+async fn hidden_files_are_found_when_asked_for_and_git_never() {
+    let bridge = Bridge::launch(Options::default()).await;
+    let ws = &bridge.workspace;
+    std::fs::create_dir_all(ws.join(".github/workflows")).unwrap();
+    std::fs::write(ws.join(".github/workflows/ci.yml"), "name: ci\n").unwrap();
+    std::fs::create_dir_all(ws.join(".git")).unwrap();
+    std::fs::write(ws.join(".git/ci.yml"), "name: ci\n").unwrap();
+    let mut agent = bridge.ready_agent().await;
+    let paths = |listing: &Value, key: &str| -> Vec<String> {
+        listing[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+    for hidden in [false, true] {
+        let found = json_text(
+            &agent
+                .call(
+                    "findFiles",
+                    json!({"pattern": "*.yml", "includeHidden": hidden}),
+                )
+                .await,
+        );
+        let hits = json_text(
+            &agent
+                .call(
+                    "searchWorkspace",
+                    json!({"query": "name: ci", "includeHidden": hidden}),
+                )
+                .await,
+        );
+        let tree = json_text(
+            &agent
+                .call(
+                    "getFileTree",
+                    json!({"maxDepth": 1, "includeHidden": hidden}),
+                )
+                .await,
+        );
+        let want: Vec<String> = if hidden {
+            vec![".github/workflows/ci.yml".into()]
+        } else {
+            Vec::new()
+        };
+        assert_eq!(paths(&found, "entries"), want, "findFiles, hidden {hidden}");
+        assert_eq!(
+            paths(&hits, "matches"),
+            want,
+            "searchWorkspace, hidden {hidden}"
+        );
+        let top = paths(&tree, "entries");
+        assert_eq!(top.contains(&".github".to_string()), hidden, "{top:?}");
+        assert!(
+            !top.iter().any(|p| p.starts_with(".git/") || p == ".git"),
+            "{top:?}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn a_stale_session_gets_concurrent_modification_and_nothing_changes() {
     let bridge = Bridge::launch(Options::default()).await;

@@ -18,18 +18,24 @@ pub struct Args {
     path: Option<WorkspacePath>,
     #[schemars(range(min = 1))]
     max_results: Option<usize>,
+    /// Also hidden files and directories (names starting with a dot, such as .github;
+    /// .git never)
+    #[serde(default)]
+    include_hidden: bool,
 }
 
 impl Tool for FindFiles {
     type Args = Args;
     const NAME: &'static str = "findFiles";
     const DESCRIPTION: &'static str =
-        "Find files by glob (e.g. \"*.rs\" anywhere, or \"src/**/mod.rs\"), honouring .gitignore.";
+        "Find files by glob (e.g. \"*.rs\" anywhere, or \"src/**/mod.rs\"), honouring .gitignore \
+         and skipping hidden files unless includeHidden.";
     const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Listing>);
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let Scope { root, start, max } = Scope::of(&ctx, args.path.as_ref(), args.max_results)?;
-        let listing = blocking(move || find_files(&root, &start, &args.pattern, max))
+        let hidden = args.include_hidden;
+        let listing = blocking(move || find_files(&root, &start, &args.pattern, max, hidden))
             .await?
             .map_err(|e| ToolError::Refused(e.to_string()))?;
         Ok(CallToolResult::structured(&listing))

@@ -17,13 +17,18 @@ pub struct Args {
     max_depth: Option<usize>,
     #[schemars(range(min = 1))]
     max_entries: Option<usize>,
+    /// Also hidden files and directories (names starting with a dot, such as .github;
+    /// .git never)
+    #[serde(default)]
+    include_hidden: bool,
 }
 
 impl Tool for GetFileTree {
     type Args = Args;
     const NAME: &'static str = "getFileTree";
     const DESCRIPTION: &'static str =
-        "List files and directories below a workspace path (default: the root), honouring .gitignore.";
+        "List files and directories below a workspace path (default: the root), honouring \
+         .gitignore and skipping hidden ones unless includeHidden.";
     const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Listing>);
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
@@ -35,9 +40,10 @@ impl Tool for GetFileTree {
         let max = args.max_entries.unwrap_or(cap).min(cap);
         let depth = args.max_depth.unwrap_or(3);
         let root = ctx.services.workspace.root().to_path_buf();
+        let hidden = args.include_hidden;
         let walk = move || {
             if start.is_dir() {
-                Ok(file_tree(&root, &start, depth, max))
+                Ok(file_tree(&root, &start, depth, max, hidden))
             } else {
                 Err(ToolError::NotADirectory(start))
             }

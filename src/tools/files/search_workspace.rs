@@ -28,6 +28,10 @@ pub struct Args {
     path: Option<WorkspacePath>,
     #[schemars(range(min = 1))]
     max_results: Option<usize>,
+    /// Also hidden files and directories (names starting with a dot, such as .github;
+    /// .git never)
+    #[serde(default)]
+    include_hidden: bool,
 }
 
 /// Sets its flag when dropped.
@@ -48,7 +52,8 @@ impl Tool for SearchWorkspace {
     const NAME: &'static str = "searchWorkspace";
     const DESCRIPTION: &'static str =
         "Search file contents across the workspace (literal text, or a regex with regex: true), \
-         honouring .gitignore and skipping binary files. Regex limits: nested counted \
+         honouring .gitignore and skipping binary files (and hidden ones unless includeHidden, \
+         as ripgrep does). Regex limits: nested counted \
          repetitions multiply to at most 1000 (a{1000}, (a{10}){100}), compiled size 1 MiB; \
          files with a line over 2 MiB are skipped and counted (longLineFilesSkipped).";
     const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Hits>);
@@ -72,6 +77,7 @@ impl Tool for SearchWorkspace {
                     max_results: max,
                     cancel: Some(&cancel),
                     beneath: Some(&dir),
+                    hidden: args.include_hidden,
                 },
             )
         };

@@ -14,7 +14,7 @@ use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use regex_syntax::ast::{self, Ast, RepetitionKind, RepetitionRange};
 use serde::Serialize;
 
-use super::tree::{glob, walker};
+use super::tree::{glob, walker_showing};
 use super::Root;
 
 /// Lines longer than this are cut in results.
@@ -123,6 +123,8 @@ pub struct Query<'a> {
     /// ([`Root::open_beneath`]) rather than by its path, and only a regular file is
     /// read: a symlink swapped in between listing and reading leads nowhere.
     pub beneath: Option<&'a Root>,
+    /// Hidden files and directories too (names starting with a dot; `.git` never).
+    pub hidden: bool,
 }
 
 impl Query<'_> {
@@ -295,7 +297,7 @@ pub fn search(root: &Path, start: &Path, q: &Query<'_>) -> Result<Hits, SearchEr
         };
         let mut index = 0;
         let mut batch = Vec::with_capacity(BATCH);
-        for entry in walker(start, None).flatten() {
+        for entry in walker_showing(start, None, q.hidden).flatten() {
             if q.cancelled() || stop.load(Ordering::Relaxed) {
                 break;
             }
@@ -512,6 +514,7 @@ mod tests {
             max_results: 100,
             cancel: None,
             beneath: None,
+            hidden: false,
         }
     }
 
@@ -685,6 +688,7 @@ mod tests {
             &Query {
                 cancel: Some(&cancel),
                 beneath: None,
+                hidden: false,
                 ..q("needle")
             },
         )

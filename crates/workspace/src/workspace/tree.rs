@@ -1,6 +1,6 @@
 //! Walking the workspace the way git sees it: `.gitignore`, `.ignore` and global git
-//! excludes are honoured (the `ignore` crate), hidden files are skipped, `.git` never
-//! appears. Results are bounded.
+//! excludes are honoured (the `ignore` crate), hidden files are skipped unless asked for
+//! (as ripgrep does), `.git` never appears. Results are bounded.
 
 use std::path::Path;
 
@@ -28,12 +28,19 @@ pub struct Listing {
     pub truncated: bool,
 }
 
-/// A gitignore-aware walker below `start`, sorted by path, never following links.
-/// Ignore files of parent directories apply too, as they do for git.
+/// A gitignore-aware walker below `start`, sorted by path, never following links,
+/// skipping hidden files. Ignore files of parent directories apply too, as they do for
+/// git.
 pub fn walker(start: &Path, max_depth: Option<usize>) -> ignore::Walk {
+    walker_showing(start, max_depth, false)
+}
+
+/// [`walker`], with hidden files and directories (names starting with a dot) too when
+/// `hidden` (`.git` never).
+pub fn walker_showing(start: &Path, max_depth: Option<usize>, hidden: bool) -> ignore::Walk {
     WalkBuilder::new(start)
         .max_depth(max_depth)
-        .hidden(true)
+        .hidden(!hidden)
         .parents(true)
         .require_git(false)
         .follow_links(false)
@@ -57,11 +64,17 @@ fn kind(ft: Option<std::fs::FileType>) -> &'static str {
     }
 }
 
-/// The tree below `start`, at most `max_entries` entries.
-pub fn file_tree(root: &Path, start: &Path, max_depth: usize, max_entries: usize) -> Listing {
+/// The tree below `start`, at most `max_entries` entries; hidden ones too when `hidden`.
+pub fn file_tree(
+    root: &Path,
+    start: &Path,
+    max_depth: usize,
+    max_entries: usize,
+    hidden: bool,
+) -> Listing {
     let mut entries = Vec::new();
     let mut truncated = false;
-    for entry in walker(start, Some(max_depth)).flatten() {
+    for entry in walker_showing(start, Some(max_depth), hidden).flatten() {
         if entry.depth() == 0 {
             continue;
         }
@@ -100,12 +113,13 @@ pub fn glob(pattern: &str) -> Result<GlobMatcher, GlobError> {
 }
 
 /// Files below `start` whose workspace-relative path matches `pattern` (a pattern
-/// without `/` matches file names anywhere).
+/// without `/` matches file names anywhere); hidden ones too when `hidden`.
 pub fn find_files(
     root: &Path,
     start: &Path,
     pattern: &str,
     max_results: usize,
+    hidden: bool,
 ) -> Result<Listing, GlobError> {
     let full = if pattern.contains('/') {
         pattern.to_string()
@@ -115,7 +129,7 @@ pub fn find_files(
     let matcher = glob(&full)?;
     let mut entries = Vec::new();
     let mut truncated = false;
-    for entry in walker(start, None).flatten() {
+    for entry in walker_showing(start, None, hidden).flatten() {
         if entry.file_type().is_some_and(|t| t.is_dir()) {
             continue;
         }
@@ -159,12 +173,12 @@ mod tests {
     fn trees_honour_gitignore_and_depth() {
         let t = fixture();
         let root = t.path();
-        let all = file_tree(root, root, 10, 100);
+        let all = file_tree(root, root, 10, 100, false);
         let paths: Vec<&str> = all.entries.iter().map(|e| e.path.as_str()).collect();
         assert_eq!(paths, vec!["src", "src/a.rs", "src/deep", "src/deep/b.rs"]);
-        let shallow = file_tree(root, root, 1, 100);
+        let shallow = file_tree(root, root, 1, 100, false);
         assert_eq!(shallow.entries.len(), 1);
-        let capped = file_tree(root, root, 10, 2);
+        let capped = file_tree(root, root, 10, 2, false);
         assert!(capped.truncated && capped.entries.len() == 2);
     }
 
@@ -172,7 +186,7 @@ mod tests {
     fn find_matches_names_anywhere_or_paths() {
         let t = fixture();
         let root = t.path();
-        let rs = find_files(root, root, "*.rs", 100).unwrap();
+        let rs = find_files(root, root, "*.rs", 100, false).unwrap();
         assert_eq!(
             rs.entries
                 .iter()
@@ -180,8 +194,8 @@ mod tests {
                 .collect::<Vec<_>>(),
             vec!["src/a.rs", "src/deep/b.rs"]
         );
-        let top = find_files(root, root, "src/*.rs", 100).unwrap();
+        let top = find_files(root, root, "src/*.rs", 100, false).unwrap();
         assert_eq!(top.entries.len(), 1);
-        assert!(find_files(root, root, "a[", 10).is_err());
+        assert!(find_files(root, root, "a[", 10, false).is_err());
     }
 }
