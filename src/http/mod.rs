@@ -32,7 +32,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .route(web::post().to(mcp::post))
                 .route(web::get().to(mcp::get))
                 .route(web::delete().to(mcp::delete))
-                .route(web::method(actix_web::http::Method::OPTIONS).to(cors::preflight)),
+                .route(web::method(actix_web::http::Method::OPTIONS).to(cors::preflight))
+                .default_service(web::to(routes::mcp_method_not_allowed)),
         )
         .configure(ui::configure)
         .default_service(web::to(routes::not_found));

@@ -91,6 +91,15 @@ pub async fn activity_stream(
 pub async fn not_found(req: HttpRequest) -> HttpResponse {
     HttpResponse::NotFound().json(json!({
         "error": format!("No route for {} {}", req.method(), req.path()),
-        "routes": ["GET / (WebSocket)", "POST|GET|DELETE /mcp (streamable HTTP MCP)", "GET /health", "GET /status", "GET /metrics", "GET /activity/stream", "POST /hooks"],
+        "routes": ["GET / (WebSocket)", "POST|GET|DELETE /mcp (streamable HTTP MCP)", "GET /health", "GET /status", "GET /metrics", "GET /activity/stream", "POST /hooks", "GET /ui/ (the browser page: `ide-bridge open` signs in)"],
     }))
+}
+
+/// Another method on `/mcp`: 405 naming the ones it takes, as JSON like every error.
+pub async fn mcp_method_not_allowed(req: HttpRequest) -> HttpResponse {
+    HttpResponse::MethodNotAllowed()
+        .insert_header(("Allow", "POST, GET, DELETE, OPTIONS"))
+        .json(json!({
+            "error": format!("{} is not a method of /mcp: POST a JSON-RPC message, GET the server's stream, DELETE the session", req.method()),
+        }))
 }

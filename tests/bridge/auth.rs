@@ -277,7 +277,35 @@ fn health_is_open_status_and_metrics_need_the_bearer_token() {
         );
         assert_eq!(bridge.get(path).0, 200, "{path} with token");
     }
-    assert_eq!(http_get(bridge.port, "/nope", &[]).0, 404);
+    let (status, _, body) = http_request(bridge.port, "GET", "/nope", &[], b"");
+    assert_eq!(status, 404);
+    assert!(
+        body.contains("GET /ui/"),
+        "the page is among the routes: {body}"
+    );
+    // Another method on /mcp: 405 with what it takes, in JSON like every error.
+    let bearer = format!("Bearer {}", bridge.token);
+    let (status, head, body) = http_request(
+        bridge.port,
+        "PUT",
+        "/mcp",
+        &[("Authorization", &bearer)],
+        b"",
+    );
+    assert_eq!(status, 405, "{head}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("allow: post, get, delete, options"),
+        "{head}"
+    );
+    let body: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("PUT is not a method of /mcp"),
+        "{body}"
+    );
 }
 
 #[tokio::test]
