@@ -188,7 +188,8 @@ pub struct RunArgs {
     /// Workspace root served to agents [default: the current directory].
     #[arg(short, long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
-    /// Configuration file (TOML or JSON) layered over the defaults.
+    /// Configuration file layered over the defaults: TOML, JSON or YAML, by its extension
+    /// (.toml, .json, .yaml or .yml).
     #[arg(short, long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Address to listen on [default: 127.0.0.1]. Non-loopback addresses are warned about.
@@ -223,7 +224,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub on_demand: bool,
     /// Set any configuration key, e.g. --set rate_limit.requests=100 (repeatable; lists
-    /// comma-separated: --set commands.allow=git,cargo).
+    /// comma-separated: --set commands.allow=git,cargo; a dedicated flag for the same key
+    /// wins).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
 }

@@ -109,6 +109,17 @@ fn explain(error: config::ConfigError, overrides: &Overrides) -> ConfigError {
             ..
         } => (inner.as_ref(), key.clone()),
         E::Type { key: Some(key), .. } => (&error, key.clone()),
+        // Which formats there are, where the file's extension is none of them.
+        E::Foreign(cause)
+            if cause
+                .to_string()
+                .contains("is not of a supported file format") =>
+        {
+            return ConfigError::Load {
+                origin: " (use .toml, .json, .yaml or .yml)".into(),
+                error,
+            };
+        }
         _ => {
             let origin = key_in(&error)
                 .map(|k| origin_of(&k, overrides))
@@ -712,6 +723,20 @@ mod tests {
                 && err.contains(", from /"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_file_of_no_known_format_is_told_which_there_are() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bridge.conf");
+        std::fs::write(&path, "").unwrap();
+        let err = Settings::load(&Overrides {
+            config_file: Some(path),
+            values: Vec::new(),
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("use .toml, .json, .yaml or .yml"), "{err}");
     }
 
     #[test]
