@@ -120,17 +120,23 @@ impl Relay {
     }
 
     async fn initialize(&mut self) -> Value {
-        let r = self
-            .request(
-                1,
-                "initialize",
-                json!({"protocolVersion": "2025-06-18", "capabilities": {},
-                       "clientInfo": {"name": "relay-test", "version": "1"}}),
-            )
-            .await;
+        self.send_initialize().await;
+        let r = self.answer(json!(1)).await;
+        self.send_initialized().await;
+        r
+    }
+
+    /// Sends `initialize` (id 1), without waiting for its answer.
+    async fn send_initialize(&mut self) {
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "relay-test", "version": "1"}}});
+        self.send_line(&init.to_string()).await;
+    }
+
+    async fn send_initialized(&mut self) {
         self.send_line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
             .await;
-        r
     }
 
     fn stderr(&self) -> String {
@@ -440,13 +446,8 @@ async fn a_stateless_client_through_the_relay_keeps_its_listen_stream_across_a_b
 async fn requests_sent_before_stdin_closes_are_answered_before_the_relay_exits() {
     let bridge = Bridge::launch(Options::default()).await;
     let mut relay = Relay::start(&bridge, &bridge.workspace);
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "relay-test", "version": "1"}}});
-    relay.send_line(&init.to_string()).await;
-    relay
-        .send_line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
-        .await;
+    relay.send_initialize().await;
+    relay.send_initialized().await;
     relay
         .send_line(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#)
         .await;
@@ -542,10 +543,7 @@ async fn an_unanswered_request_is_answered_with_an_error_once_stdin_has_been_clo
     std::fs::create_dir(&sub).unwrap();
     let (silent, mut received) = silent_bridge(&bridge, &sub).await;
     let mut relay = Relay::start_with(&bridge, &sub, &[("IDE_BRIDGE_TOOLS__TIMEOUT_MS", "700")]);
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "relay-test", "version": "1"}}});
-    relay.send_line(&init.to_string()).await;
+    relay.send_initialize().await;
     let passed_on = tokio::time::timeout(Duration::from_secs(20), received.recv())
         .await
         .expect("the relay passed initialize on to the planted bridge")
@@ -671,13 +669,8 @@ async fn an_initialized_notification_waits_behind_its_initialize_for_the_bridge(
     })
     .await;
     let mut relay = Relay::start(&bridge, &sub);
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "relay-test", "version": "1"}}});
-    relay.send_line(&init.to_string()).await;
-    relay
-        .send_line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
-        .await;
+    relay.send_initialize().await;
+    relay.send_initialized().await;
     // The relay has the two lines while no bridge answers its handshake (it reads them
     // within milliseconds; were it slower, they would go straight through, as before).
     tokio::time::sleep(Duration::from_millis(200)).await;
