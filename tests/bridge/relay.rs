@@ -70,20 +70,20 @@ impl Relay {
         drop(self.stdin.take());
     }
 
+    /// The relay's next message; `None` once it closed stdout.
+    async fn read_message(&mut self) -> Option<Value> {
+        let stdout = self.stdout.as_mut().expect("stdout is read");
+        let line = stdout.next_line().await.unwrap()?;
+        Some(serde_json::from_str(&line).expect("one JSON message per line"))
+    }
+
     /// Every message the relay writes until it closes stdout, then its exit status
     /// (within `within`).
     async fn rest_and_exit(&mut self, within: Duration) -> (Vec<Value>, std::process::ExitStatus) {
         tokio::time::timeout(within, async {
             let mut messages = Vec::new();
-            while let Some(line) = self
-                .stdout
-                .as_mut()
-                .expect("stdout is read")
-                .next_line()
-                .await
-                .unwrap()
-            {
-                messages.push(serde_json::from_str(&line).expect("one JSON message per line"));
+            while let Some(msg) = self.read_message().await {
+                messages.push(msg);
             }
             (messages, self.child.wait().await.unwrap())
         })
@@ -95,15 +95,7 @@ impl Relay {
     async fn answer(&mut self, id: Value) -> Value {
         tokio::time::timeout(Duration::from_secs(20), async {
             loop {
-                let line = self
-                    .stdout
-                    .as_mut()
-                    .expect("stdout is read")
-                    .next_line()
-                    .await
-                    .unwrap()
-                    .expect("the relay closed stdout");
-                let msg: Value = serde_json::from_str(&line).expect("one JSON message per line");
+                let msg = self.read_message().await.expect("the relay closed stdout");
                 if msg["id"] == id {
                     return msg;
                 }
@@ -344,14 +336,7 @@ impl Relay {
 
     /// The next message; `None` when none comes within `wait`.
     async fn next(&mut self, wait: Duration) -> Option<Value> {
-        let line = tokio::time::timeout(
-            wait,
-            self.stdout.as_mut().expect("stdout is read").next_line(),
-        )
-        .await
-        .ok()?
-        .unwrap()?;
-        Some(serde_json::from_str(&line).expect("one JSON message per line"))
+        tokio::time::timeout(wait, self.read_message()).await.ok()?
     }
 }
 
