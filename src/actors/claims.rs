@@ -18,7 +18,7 @@ use super::messages::editor::NotifyEditor;
 use super::messages::session::SessionId;
 use super::supervise::{guard, restarted, ActorFault};
 use crate::automation::Event;
-use crate::coordination::claims::{Claim, ClaimError, ClaimTable, Holder};
+use crate::coordination::claims::{in_workspace, Claim, ClaimError, ClaimTable, Holder};
 use crate::metrics::Metrics;
 use crate::persist::snapshot_file::SnapshotFile;
 
@@ -249,9 +249,14 @@ impl Handler<ClaimFiles> for ClaimsActor {
     fn handle(&mut self, msg: ClaimFiles, ctx: &mut Context<Self>) -> Self::Result {
         guard(NAME, self, ctx, |act, ctx| {
             let ttl = u64::try_from(msg.ttl.as_millis()).unwrap_or(u64::MAX);
+            let patterns = msg
+                .patterns
+                .iter()
+                .map(|p| in_workspace(&act.root, p))
+                .collect::<Result<Vec<_>, _>>()?;
             let claim = act
                 .table
-                .claim(msg.holder, &msg.patterns, &msg.reason, ttl, now_ms())?;
+                .claim(msg.holder, &patterns, &msg.reason, ttl, now_ms())?;
             act.record(
                 LifecycleEvent::FilesClaimed,
                 holder_session(&claim.holder),
@@ -277,7 +282,13 @@ impl Handler<ReleaseFiles> for ClaimsActor {
     type Result = Result<Vec<Claim>, ActorFault>;
     fn handle(&mut self, msg: ReleaseFiles, ctx: &mut Context<Self>) -> Self::Result {
         guard(NAME, self, ctx, |act, ctx| {
-            let gone = act.table.release(&msg.holder, msg.paths.as_deref());
+            // A path outside the workspace names no claim: it releases nothing.
+            let paths = msg.paths.as_ref().map(|ps| {
+                ps.iter()
+                    .filter_map(|p| in_workspace(&act.root, p).ok())
+                    .collect::<Vec<_>>()
+            });
+            let gone = act.table.release(&msg.holder, paths.as_deref());
             if !gone.is_empty() {
                 act.ended(&gone, "released");
                 act.changed(ctx);

@@ -8,6 +8,8 @@
 //! pattern without glob characters also covers everything beneath it, so claiming
 //! `src/parser` claims the directory.
 
+use std::path::{Component, Path, PathBuf};
+
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 
@@ -154,6 +156,9 @@ pub enum ClaimError {
     BadPattern(String, String),
     #[error("at most {MAX_CLAIMS} claims may be held at once; release some first")]
     Full,
+    /// A path outside the workspace (absolute elsewhere, or climbing out with `..`).
+    #[error("{0} is outside the workspace: claim paths or globs in it (relative to its root, or absolute beneath it)")]
+    Outside(String),
     /// Another holder already claims some of these files.
     #[error("{pattern} is already claimed by {holder}{why}; choose other files or wait until that claim ends")]
     Taken {
@@ -178,6 +183,55 @@ fn compile(patterns: &[String]) -> Result<GlobSet, ClaimError> {
     builder
         .build()
         .map_err(|e| ClaimError::BadPattern(patterns.join(","), e.to_string()))
+}
+
+/// `p` as a claim pattern relative to the workspace `root` (canonical): an absolute
+/// path beneath it made relative, as the tools and hooks resolve the paths they check,
+/// then [`normalize_pattern`]; a path outside it, or climbing out with `..`, refused.
+pub fn in_workspace(root: &Path, p: &str) -> Result<String, ClaimError> {
+    let given = p.trim();
+    let outside = || ClaimError::Outside(given.to_string());
+    let relative = if Path::new(given).is_absolute() {
+        let path = lexical(Path::new(given));
+        let beneath = |path: &Path| {
+            path.strip_prefix(root)
+                .ok()
+                .map(|r| r.to_string_lossy().into_owned())
+        };
+        // The same place by another name (a symlink on the way to the root): as the
+        // filesystem sees it, for a path that exists or whose directory does.
+        let real = || {
+            std::fs::canonicalize(&path).ok().or_else(|| {
+                let dir = std::fs::canonicalize(path.parent()?).ok()?;
+                Some(dir.join(path.file_name()?))
+            })
+        };
+        beneath(&path)
+            .or_else(|| real().as_deref().and_then(beneath))
+            .ok_or_else(outside)?
+    } else {
+        given.to_string()
+    };
+    let pattern = normalize_pattern(&relative);
+    if pattern.split('/').any(|part| part == "..") {
+        return Err(outside());
+    }
+    Ok(pattern)
+}
+
+/// `path` with `.` and `..` worked out from its components alone.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// A pattern as stored: trimmed, `./` and leading `/` removed, `\` as `/`.
@@ -379,6 +433,23 @@ impl ClaimTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn claims_name_workspace_paths_whatever_way_they_are_given() {
+        let root = Path::new("/w/ws");
+        let ok = |p: &str| in_workspace(root, p).unwrap();
+        assert_eq!(ok("/w/ws/src/a.py"), "src/a.py");
+        assert_eq!(ok("/w/ws/./src/../src/*.py"), "src/*.py");
+        assert_eq!(ok("./src/a.py"), "src/a.py");
+        assert_eq!(ok("**/*.rs"), "**/*.rs");
+        for outside in ["/etc/hosts", "/w/wsx/a", "../a", "src/../../a", "/w/ws/../x"] {
+            assert_eq!(
+                in_workspace(root, outside),
+                Err(ClaimError::Outside(outside.into())),
+                "{outside}"
+            );
+        }
+    }
 
     fn agent(s: &str) -> Holder {
         Holder::Agent {

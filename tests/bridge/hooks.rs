@@ -182,12 +182,27 @@ async fn a_write_to_a_file_another_agent_claimed_is_refused_naming_the_holder_un
     let listed = json_text(&b.call("listClaims", json!({})).await);
     assert_eq!(listed["claims"][0]["patterns"], json!(["src/a.py"]));
     assert_eq!(listed["claims"][0]["yours"], false);
-    // B cannot claim what A holds.
+    // B cannot claim what A holds, by any name of it.
     let taken = b.call("claimFiles", json!({"paths": ["src"]})).await;
     assert!(
         is_error(&taken) && text(&taken).contains(&a_label),
         "{taken}"
     );
+    let absolute = bridge.workspace.join("src/a.py").display().to_string();
+    let taken = b.call("claimFiles", json!({"paths": [absolute]})).await;
+    assert!(
+        is_error(&taken) && text(&taken).contains(&a_label),
+        "{taken}"
+    );
+    // Nothing outside the workspace can be claimed (it used to become a claim on
+    // the workspace's own etc/hosts).
+    for outside in ["/etc/hosts", "../elsewhere.txt", "src/../../elsewhere.txt"] {
+        let refused = b.call("claimFiles", json!({"paths": [outside]})).await;
+        assert!(
+            is_error(&refused) && text(&refused).contains("is outside the workspace"),
+            "{outside}: {refused}"
+        );
+    }
     // Refusals are counted and in the timeline; `ide-bridge status` shows the claim.
     let status = bridge.status().await;
     assert_eq!(status["claims"]["refusedWrites"], 3, "{}", status["claims"]);
