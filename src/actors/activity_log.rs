@@ -56,7 +56,8 @@ pub struct Query {
     pub after_id: Option<u64>,
     /// Include lifecycle entries.
     pub include_lifecycle: bool,
-    /// At most this many (the newest).
+    /// At most this many: the first after the cursor when there is one (`after_id`,
+    /// `since_ms`), so that paging with the last id seen loses nothing; else the newest.
     pub limit: usize,
 }
 
@@ -341,8 +342,12 @@ impl ActivityLog {
             .cloned()
             .collect();
         out.sort_by_key(|e| e.id);
-        let skip = out.len().saturating_sub(q.limit);
-        out.drain(..skip);
+        if q.after_id.is_some() || q.since_ms.is_some() {
+            out.truncate(q.limit);
+        } else {
+            let skip = out.len().saturating_sub(q.limit);
+            out.drain(..skip);
+        }
         out
     }
 }
@@ -596,6 +601,38 @@ mod tests {
             "12 = 120 % of 10 triggers eviction to 10"
         );
         assert_eq!(log.tool_calls.front().unwrap().id, 3);
+    }
+
+    #[test]
+    fn a_cursor_pages_forward_without_gaps_and_no_cursor_gives_the_newest() {
+        let mut log = ActivityLog::new(100, Arc::new(Metrics::new()));
+        for _ in 0..10 {
+            call(&mut log, "a", "s1");
+        }
+        let ids = |q: Query| log.query(&q).iter().map(|e| e.id).collect::<Vec<_>>();
+        assert_eq!(
+            ids(Query {
+                after_id: Some(3),
+                limit: 2,
+                ..Default::default()
+            }),
+            [4, 5]
+        );
+        assert_eq!(
+            ids(Query {
+                since_ms: Some(0),
+                limit: 2,
+                ..Default::default()
+            }),
+            [1, 2]
+        );
+        assert_eq!(
+            ids(Query {
+                limit: 2,
+                ..Default::default()
+            }),
+            [9, 10]
+        );
     }
 
     #[test]

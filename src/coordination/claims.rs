@@ -442,7 +442,13 @@ mod tests {
         assert_eq!(ok("/w/ws/./src/../src/*.py"), "src/*.py");
         assert_eq!(ok("./src/a.py"), "src/a.py");
         assert_eq!(ok("**/*.rs"), "**/*.rs");
-        for outside in ["/etc/hosts", "/w/wsx/a", "../a", "src/../../a", "/w/ws/../x"] {
+        for outside in [
+            "/etc/hosts",
+            "/w/wsx/a",
+            "../a",
+            "src/../../a",
+            "/w/ws/../x",
+        ] {
             assert_eq!(
                 in_workspace(root, outside),
                 Err(ClaimError::Outside(outside.into())),

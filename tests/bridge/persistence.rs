@@ -93,6 +93,32 @@ async fn activity_and_sessions_survive_a_graceful_restart() {
         ids.windows(2).all(|w| w[0] < w[1]),
         "ids stay monotonic across restarts: {ids:?}"
     );
+    // Paging with the last id seen walks the whole log, without gaps.
+    let mut paged: Vec<u64> = Vec::new();
+    let mut after = 0;
+    loop {
+        let page = json_text(
+            &back
+                .call("getActivityLog", json!({"afterId": after, "limit": 2}))
+                .await,
+        );
+        let got: Vec<u64> = page["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["id"].as_u64().unwrap())
+            .collect();
+        paged.extend(&got);
+        if page["more"] != true {
+            break;
+        }
+        after = *got.last().unwrap();
+    }
+    assert_eq!(
+        paged[..ids.len()],
+        ids[..],
+        "paged {paged:?}, whole {ids:?}"
+    );
     assert!(all["entries"]
         .as_array()
         .unwrap()

@@ -42,7 +42,8 @@ pub struct ActivityQuery {
     after: Option<u64>,
 }
 
-/// `GET /ui/api/activity?limit=&after=`: the newest timeline entries, oldest first.
+/// `GET /ui/api/activity?limit=&after=`: timeline entries, oldest first: the newest,
+/// or with `after` the first ones after that id (the page catches up over its polls).
 pub async fn activity(
     services: web::Data<Services>,
     query: web::Query<ActivityQuery>,

@@ -29,6 +29,8 @@ pub struct Args {
 #[derive(Serialize, JsonSchema)]
 pub struct Answer {
     entries: Vec<Entry>,
+    /// More entries after these match (ask again with `afterId` the last id here).
+    more: bool,
 }
 
 fn default_limit() -> usize {
@@ -44,7 +46,9 @@ impl Tool for GetActivityLog {
     const NAME: &'static str = "getActivityLog";
     const DESCRIPTION: &'static str =
         "What every agent did: tool calls (tool, session, status, duration, argument summary) and \
-         lifecycle events, oldest first, filtered by session, tool, status, time (since, Unix ms) or id.";
+         lifecycle events, oldest first, filtered by session, tool, status, time (since, Unix ms) or id: \
+         the newest `limit` entries, or after a cursor (since, afterId) the first `limit` after it, with \
+         `more` when there are others (ask again with afterId the last id).";
     const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Answer>);
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
@@ -55,9 +59,20 @@ impl Tool for GetActivityLog {
             since_ms: args.since,
             after_id: args.after_id,
             include_lifecycle: args.include_lifecycle && args.status.is_none(),
-            limit: args.limit,
+            // One more than asked for, to know whether there are more.
+            limit: args.limit + 1,
         };
-        let entries = ask(&ctx.services.activity, activity_log::NAME, query).await?;
-        Ok(CallToolResult::structured(&Answer { entries }))
+        let paged = query.after_id.is_some() || query.since_ms.is_some();
+        let mut entries = ask(&ctx.services.activity, activity_log::NAME, query).await?;
+        let more = entries.len() > args.limit;
+        if more && paged {
+            entries.truncate(args.limit);
+        } else if more {
+            entries.remove(0);
+        }
+        Ok(CallToolResult::structured(&Answer {
+            entries,
+            more: more && paged,
+        }))
     }
 }
