@@ -361,3 +361,36 @@ fn failed_sign_ins_are_throttled_and_refusals_carry_the_page_headers() {
         }
     }
 }
+
+/// The sign-in cookie lasts `ui.session_idle_ms` of idleness, as the bridge's record of
+/// the browser does: every signed-in answer renews it (it was set once, at sign-in, and
+/// so ran out that long after it however busy the page was).
+#[test]
+fn every_signed_in_answer_renews_the_cookie() {
+    let bridge = Bridge::start_with(Options::default().set("ui.session_idle_ms", 600_000));
+    let cookie = sign_in(bridge.port, &bridge.token);
+    for path in ["/ui/api/reviews", "/ui/"] {
+        let (status, head, _) = http_request(bridge.port, "GET", path, &[("Cookie", &cookie)], b"");
+        assert_eq!(status, 200, "{path}");
+        let renewed = head
+            .lines()
+            .find(|l| l.to_ascii_lowercase().starts_with("set-cookie:"))
+            .unwrap_or_else(|| panic!("{path}: no Set-Cookie in {head}"));
+        assert!(
+            renewed.contains(&cookie)
+                && renewed.contains("Max-Age=600")
+                && renewed.contains("HttpOnly"),
+            "{path}: {renewed}"
+        );
+    }
+    // Refused requests renew nothing.
+    let (status, head, _) = http_request(
+        bridge.port,
+        "GET",
+        "/ui/api/reviews",
+        &[("Cookie", "x=y")],
+        b"",
+    );
+    assert_eq!(status, 401);
+    assert!(!head.to_ascii_lowercase().contains("set-cookie"), "{head}");
+}

@@ -61,7 +61,14 @@ pub async fn index(
     services: web::Data<Services>,
 ) -> Result<HttpResponse, PageError> {
     match signed_in(&req, &services, false).await {
-        Ok(()) => Ok(html(INDEX)),
+        Ok(renewed) => {
+            let mut page = html(INDEX);
+            if let Ok(value) = actix_web::http::header::HeaderValue::from_str(&renewed) {
+                page.headers_mut()
+                    .append(actix_web::http::header::SET_COOKIE, value);
+            }
+            Ok(page)
+        }
         Err(PageError::Refused(r)) if r.is_unauthorized() => Ok(HttpResponse::Unauthorized()
             .content_type("text/html; charset=utf-8")
             .body(LOGIN)),

@@ -34,7 +34,7 @@ pub struct Redeem {
 }
 
 /// `Set-Cookie` for the session cookie, or for its removal (`None`).
-fn set_cookie(port: u16, value: Option<(&str, u64)>) -> String {
+pub(super) fn set_cookie(port: u16, value: Option<(&str, u64)>) -> String {
     let name = cookie_name(port);
     match value {
         Some((v, max_age)) => {

@@ -192,12 +192,14 @@ fn page_on(services: &Services) -> Result<(), PageError> {
 }
 
 /// Passes when the page is on, `Host` (and `Origin`, see [`check_same_origin`]) are
-/// acceptable and the request carries a signed-in browser's cookie.
+/// acceptable and the request carries a signed-in browser's cookie; answers the
+/// `Set-Cookie` that renews it (its `Max-Age` counts idleness from now, as the bridge's
+/// own record of the browser does).
 async fn signed_in(
     req: &HttpRequest,
     services: &Services,
     changes_state: bool,
-) -> Result<(), PageError> {
+) -> Result<String, PageError> {
     page_on(services)?;
     check_same_origin(req, &services.settings, changes_state)?;
     let refused = |why: &str| {
@@ -211,11 +213,12 @@ async fn signed_in(
     let known = ask(
         &services.dashboard,
         crate::actors::dashboard::NAME,
-        CheckBrowser(value),
+        CheckBrowser(value.clone()),
     )
     .await?;
     if known {
-        Ok(())
+        let idle = services.settings.ui.session_idle.as_secs();
+        Ok(login::set_cookie(services.port, Some((&value, idle))))
     } else {
         Err(refused(
             "This browser's sign-in ended (it expired, was signed out, or the bridge restarted)",
@@ -237,7 +240,15 @@ async fn require_browser(
         }
     };
     match checked {
-        Ok(_) => Ok(next.call(req).await?.map_into_left_body()),
+        Ok(renewed) => {
+            let mut response = next.call(req).await?;
+            if let Ok(value) = actix_web::http::header::HeaderValue::from_str(&renewed) {
+                response
+                    .headers_mut()
+                    .append(actix_web::http::header::SET_COOKIE, value);
+            }
+            Ok(response.map_into_left_body())
+        }
         // A response, not an error: it passes back through the scope's headers
         // (Content-Security-Policy, nosniff, no-store) like every other answer.
         Err(refused) => Ok(req
