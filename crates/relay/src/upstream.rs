@@ -207,7 +207,7 @@ impl Upstream {
                 }
             }
             Absent::Refused(reason, retry_after) => {
-                tracing::warn!(%reason, "the bridge refused the relay's connection");
+                tracing::warn!(%reason, "could not connect to the bridge (it refused, or is gone); retrying");
                 retry_after.unwrap_or(backoff)
             }
         };
