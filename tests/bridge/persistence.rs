@@ -82,13 +82,16 @@ async fn activity_and_sessions_survive_a_graceful_restart() {
         .as_str()
         .unwrap()
         .contains("before-restart"));
+    let ids_in = |log: &Value| -> Vec<u64> {
+        log["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["id"].as_u64().unwrap())
+            .collect()
+    };
     let all = json_text(&back.call("getActivityLog", json!({"limit": 500})).await);
-    let ids: Vec<u64> = all["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["id"].as_u64().unwrap())
-        .collect();
+    let ids = ids_in(&all);
     assert!(
         ids.windows(2).all(|w| w[0] < w[1]),
         "ids stay monotonic across restarts: {ids:?}"
@@ -102,12 +105,7 @@ async fn activity_and_sessions_survive_a_graceful_restart() {
                 .call("getActivityLog", json!({"afterId": after, "limit": 2}))
                 .await,
         );
-        let got: Vec<u64> = page["entries"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|e| e["id"].as_u64().unwrap())
-            .collect();
+        let got = ids_in(&page);
         paged.extend(&got);
         if page["more"] != true {
             break;
