@@ -12,7 +12,7 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::input::HookEvent;
+use super::input::{HookEvent, HookInput, NativeAction};
 use crate::http::{CLIENT_HEADER, TASK_HEADER};
 use crate::orchestrator::TASK_ENV;
 use crate::{ancestry, http_client, lockfile};
@@ -73,12 +73,40 @@ pub fn run() -> u8 {
 fn forward() -> Result<Vec<u8>, Miss> {
     let body = read_input(&mut std::io::stdin().lock(), MAX_STDIN_BYTES).map_err(Miss::Stdin)?;
     let dir = project_dir(&body);
-    let (port, lock) = lockfile::find_bridge_for(&lockfile::ide_dir(), &dir)
-        .ok_or_else(|| Miss::NoBridge(dir.clone()))?;
+    let ide_dir = lockfile::ide_dir();
+    let project = lockfile::find_bridge_for(&ide_dir, &dir);
+    // A write into a workspace another bridge serves (a CLI started outside it, or in
+    // another project): that bridge's claims are asked first, and a refusal is the
+    // answer. A bridge that does not answer is passed over, as below.
+    if let Some((port, lock)) = written_file(&body)
+        .and_then(|file| lockfile::find_bridge_for(&ide_dir, &file))
+        .filter(|(port, _)| project.as_ref().map(|(p, _)| p) != Some(port))
+    {
+        match post(port, &lock, &body, QUICK_ANSWER) {
+            Ok(answer) if !answer.is_empty() => return Ok(answer),
+            Ok(_) => {}
+            Err(miss) if std::env::var_os(DEBUG_ENV).is_some() => {
+                eprintln!("ide-bridge hook: {miss}")
+            }
+            Err(_) => {}
+        }
+    }
+    let (port, lock) = project.ok_or_else(|| Miss::NoBridge(dir.clone()))?;
     let wait = match event_of(&body) {
         Some(HookEvent::PermissionRequest | HookEvent::Stop) => SLOW_ANSWER,
         _ => QUICK_ANSWER,
     };
+    post(port, &lock, &body, wait)
+}
+
+/// Posts the hook's input to the bridge on `port`, waiting at most `wait` for its
+/// answer.
+fn post(
+    port: u16,
+    lock: &lockfile::LockFile,
+    body: &[u8],
+    wait: Duration,
+) -> Result<Vec<u8>, Miss> {
     let mut request = http_client::Request::new("POST", port, PATH, &lock.auth_token)
         .header(CLIENT_HEADER, client_chain());
     // Inside a Claude task the bridge started: its permission policy answers the
@@ -90,7 +118,7 @@ fn forward() -> Result<Vec<u8>, Miss> {
         request = request.header(TASK_HEADER, task);
     }
     let (status, answer) = request
-        .json(&body)
+        .json(body)
         .timeouts(CONNECT_TIMEOUT, wait)
         .send()
         .map_err(|source| Miss::Unreachable { port, source })?;
@@ -101,6 +129,20 @@ fn forward() -> Result<Vec<u8>, Miss> {
         });
     }
     Ok(answer)
+}
+
+/// The file a `PreToolUse` of `Edit`, `Write` or `NotebookEdit` is about to change, as
+/// an absolute path with its existing part resolved (symlinks followed); `None` for
+/// any other hook, or a relative path (the CLI names files absolutely).
+fn written_file(input: &[u8]) -> Option<PathBuf> {
+    if event_of(input) != Some(HookEvent::PreToolUse) {
+        return None;
+    }
+    let input = HookInput::parse(input).ok()?;
+    let NativeAction::Write(path) = input.action() else {
+        return None;
+    };
+    path.is_absolute().then(|| super::real_path(path))
 }
 
 /// The directory whose bridge gets the hook: `$CLAUDE_PROJECT_DIR`, else the input's

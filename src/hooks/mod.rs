@@ -14,3 +14,43 @@ pub mod transcript;
 
 pub use answer::HookAnswer;
 pub use input::{HookEvent, HookInput, NativeAction};
+
+use std::path::{Path, PathBuf};
+
+/// `path` (absolute) with its longest existing prefix canonicalised (links followed)
+/// and the rest, what a write would create, appended as written.
+pub fn real_path(path: &Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut existing = path;
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            return rest.iter().rev().fold(real, |p, part| p.join(part));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::real_path;
+
+    #[test]
+    fn real_path_follows_links_and_keeps_what_does_not_exist_yet() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(real.join("ws")).unwrap();
+        std::os::unix::fs::symlink(real.join("ws"), real.join("link")).unwrap();
+        assert_eq!(
+            real_path(&real.join("link/a/b.txt")),
+            real.join("ws/a/b.txt")
+        );
+        assert_eq!(real_path(&real.join("link")), real.join("ws"));
+        assert_eq!(real_path(&real.join("ws/../ws/c")), real.join("ws/c"));
+    }
+}

@@ -317,7 +317,16 @@ async fn before_tool(
     let by = agent.map(|a| a.id.clone());
     match input.action() {
         NativeAction::Write(path) => {
-            let Some(rel) = services.workspace.relative(&path.to_string_lossy()) else {
+            // A path through a link from outside (the CLI named it so) is the file it
+            // leads to.
+            let Some(rel) = services
+                .workspace
+                .relative(&path.to_string_lossy())
+                .or_else(|| {
+                    let real = crate::hooks::real_path(path);
+                    services.workspace.relative(&real.to_string_lossy())
+                })
+            else {
                 return HookAnswer::Nothing;
             };
             let check = CheckWrite {

@@ -437,7 +437,8 @@ async fn malformed_unknown_oversized_and_foreign_hooks_have_no_effect_and_are_co
 }
 
 #[tokio::test]
-async fn the_hook_command_hands_the_input_over_and_is_silent_where_no_bridge_runs() {
+async fn the_hook_command_hands_the_input_over_even_from_outside_and_is_silent_where_no_bridge_runs(
+) {
     let bridge = Bridge::launch(Options::default().file("src/a.py", "a\n")).await;
     let mut a = relay_agent(&bridge, 95001, 781).await;
     let claimed = a
@@ -462,11 +463,36 @@ async fn the_hook_command_hands_the_input_over_and_is_silent_where_no_bridge_run
     // The holder's own hook: nothing printed.
     let out = run(ws.clone(), input.clone(), "95001").await;
     assert!(out.status.success() && out.stdout.is_empty(), "{out:?}");
-    // Where no bridge runs: nothing printed, nothing on stderr, exit 0, quickly.
+    // A CLI started where no bridge runs, writing into this workspace: the claim holds.
     let elsewhere = tempfile::tempdir().unwrap();
+    let dir = elsewhere.path().to_path_buf();
     let mut foreign = input.clone();
     foreign["cwd"] = json!(elsewhere.path());
-    let dir = elsewhere.path().to_path_buf();
+    let out = run(dir.clone(), foreign.clone(), "95002").await;
+    assert!(out.status.success(), "{out:?}");
+    let answer: Value = serde_json::from_slice(&out.stdout).expect("the bridge's answer");
+    assert!(deny_reason(&answer).unwrap().contains("mine"), "{answer}");
+    // … a new file in a new directory there too (what Write creates), through a link.
+    let link = elsewhere.path().join("link");
+    std::os::unix::fs::symlink(&ws, &link).unwrap();
+    let claimed = a
+        .call(
+            "claimFiles",
+            json!({"paths": ["new/**"], "reason": "mine too"}),
+        )
+        .await;
+    assert!(!is_error(&claimed), "{claimed}");
+    foreign["tool_name"] = json!("Write");
+    foreign["tool_input"] = json!({"file_path": link.join("new/dir/b.py"), "content": "b"});
+    let out = run(dir.clone(), foreign.clone(), "95002").await;
+    let answer: Value = serde_json::from_slice(&out.stdout).expect("the bridge's answer");
+    assert!(
+        deny_reason(&answer).unwrap().contains("mine too"),
+        "{answer}"
+    );
+    // Where no bridge runs, writing there: nothing printed, nothing on stderr, exit 0,
+    // quickly.
+    foreign["tool_input"]["file_path"] = json!(elsewhere.path().join("a.py"));
     let started = std::time::Instant::now();
     let out = run(dir, foreign, "95002").await;
     assert!(
