@@ -138,8 +138,9 @@ hooks alone; --print writes nothing and shows the configuration for other MCP cl
         long_about = "Run one Claude Code hook (what `ide-bridge init` installs in \
 $CLAUDE_CONFIG_DIR/settings.json): read the hook's JSON on stdin, find the bridge serving \
 $CLAUDE_PROJECT_DIR (else the input's cwd) through the lock files, post the JSON to its /hooks \
-with the lock file's token, and print the bridge's answer on stdout. With no bridge, or any \
-error, it prints nothing and exits 0, so the CLI carries on unaffected; set \
+with the lock file's token, and print the bridge's answer on stdout. Before an Edit, Write or \
+NotebookEdit of a file in another bridge's workspace, that bridge is asked first (its claims \
+refuse the write). With no bridge, or any error, it prints nothing and exits 0, so the CLI carries on unaffected; set \
 IDE_BRIDGE_HOOK_DEBUG=1 to see why on stderr."
     )]
     Hook,

@@ -2,6 +2,8 @@
 //! installs. It reads the hook's JSON on stdin, finds the bridge serving the project
 //! through the lock files, posts the JSON to its `/hooks` with the token and the
 //! process chain that identifies the agent, and prints the bridge's answer on stdout.
+//! A write into another bridge's workspace is first posted to that bridge, whose
+//! claims may refuse it.
 //!
 //! It never gets in the person's way: with no bridge, a bridge that does not answer,
 //! or any error, it prints nothing and exits 0, so the CLI carries on as if no hook
