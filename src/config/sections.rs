@@ -307,7 +307,8 @@ section! {
         #[serde(rename = "timeout_ms", with = "millis")]
         #[schemars(with = "u64", range(min = 100, max = 600_000))]
         pub timeout: Duration = ms(30_000),
-        /// Stdout and stderr kept per command, with a truncation marker.
+        /// Stdout and stderr kept per command; of longer output, the first and the
+        /// last half, around a marker saying how much was left out.
         #[schemars(range(min = KIB, max = 16 * MIB))]
         pub max_output_bytes: usize = 64 * KIB,
         /// Arguments per command.

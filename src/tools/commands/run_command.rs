@@ -20,7 +20,8 @@ pub struct Answer {
     exit_code: Option<i32>,
     stdout: String,
     stderr: String,
-    /// A stream went over `commands.max_output_bytes`.
+    /// A stream went over `commands.max_output_bytes`: its first and last halves are
+    /// kept, around a marker.
     truncated: bool,
     timed_out: bool,
     duration_ms: u64,

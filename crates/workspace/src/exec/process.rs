@@ -249,35 +249,97 @@ pub async fn run(spec: RunSpec) -> Result<RunOutput, RunError> {
     })
 }
 
-/// Reads a stream to its end, keeping the first `max` bytes (then a marker).
+/// Reads a stream to its end, keeping its first and last bytes (see [`Kept`]).
 async fn capture<R: AsyncRead + Unpin>(stream: Option<R>, max: usize) -> (String, bool) {
     let Some(mut stream) = stream else {
         return (String::new(), false);
     };
-    let mut kept = Vec::new();
-    let mut total = 0usize;
+    let mut kept = Kept::new(max);
     let mut buf = vec![0u8; 16 * 1024];
     loop {
         match stream.read(&mut buf).await {
             Ok(0) | Err(_) => break,
-            Ok(n) => {
-                total += n;
-                if kept.len() < max {
-                    let room = max - kept.len();
-                    kept.extend_from_slice(&buf[..n.min(room)]);
-                }
-            }
+            Ok(n) => kept.push(&buf[..n]),
         }
     }
-    let mut text = String::from_utf8_lossy(&kept).into_owned();
-    let truncated = total > max;
-    if truncated {
-        text.push_str(&format!(
-            "\n[… output truncated: {} of {total} bytes shown]",
-            kept.len()
-        ));
+    kept.finish()
+}
+
+/// At most `max` bytes of a stream: all of it when it fits, else its first half and
+/// its last half (where a build or a test run says how it ended) around a marker
+/// saying how much was left out. Cuts fall between characters.
+struct Kept {
+    head: Vec<u8>,
+    head_max: usize,
+    /// The bytes after the head, trimmed to the last `tail_max` from time to time.
+    tail: Vec<u8>,
+    tail_max: usize,
+    total: usize,
+}
+
+impl Kept {
+    fn new(max: usize) -> Self {
+        let head_max = max / 2;
+        Kept {
+            head: Vec::new(),
+            head_max,
+            tail: Vec::new(),
+            tail_max: max - head_max,
+            total: 0,
+        }
     }
-    (text, truncated)
+
+    fn push(&mut self, mut bytes: &[u8]) {
+        self.total += bytes.len();
+        let room = self.head_max - self.head.len();
+        let (to_head, rest) = bytes.split_at(bytes.len().min(room));
+        self.head.extend_from_slice(to_head);
+        bytes = rest;
+        if bytes.len() >= self.tail_max {
+            self.tail.clear();
+            bytes = &bytes[bytes.len() - self.tail_max..];
+        }
+        self.tail.extend_from_slice(bytes);
+        // Trimmed once it holds twice what is kept: a copy per `tail_max` bytes read.
+        if self.tail.len() >= 2 * self.tail_max {
+            self.tail.drain(..self.tail.len() - self.tail_max);
+        }
+    }
+
+    /// The text kept, and whether anything was left out.
+    fn finish(mut self) -> (String, bool) {
+        if self.tail.len() > self.tail_max {
+            self.tail.drain(..self.tail.len() - self.tail_max);
+        }
+        let kept = self.head.len() + self.tail.len();
+        if kept == self.total {
+            self.head.extend_from_slice(&self.tail);
+            return (String::from_utf8_lossy(&self.head).into_owned(), false);
+        }
+        // A character cut at the head's end or the tail's start is left out whole.
+        let head_end = match std::str::from_utf8(&self.head) {
+            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+            _ => self.head.len(),
+        };
+        let tail_start = self
+            .tail
+            .iter()
+            .take(3)
+            .take_while(|b| (**b & 0xC0) == 0x80)
+            .count();
+        let (head, tail) = (&self.head[..head_end], &self.tail[tail_start..]);
+        let omitted = self.total - head.len() - tail.len();
+        let text = format!(
+            "{}\n[… {omitted} bytes left out: the first {} and the last {} of {} bytes \
+             are shown]\n{}",
+            String::from_utf8_lossy(head),
+            head.len(),
+            tail.len(),
+            self.total,
+            String::from_utf8_lossy(tail),
+        );
+        (text, true)
+    }
 }
 
 #[cfg(test)]
@@ -320,10 +382,67 @@ mod tests {
         long.max_output = 100;
         let out = run(long).await.unwrap();
         assert!(
-            out.truncated && out.stdout.contains("100 of 5000 bytes"),
+            out.truncated
+                && out
+                    .stdout
+                    .contains("the first 50 and the last 50 of 5000 bytes"),
             "{}",
             out.stdout
         );
+    }
+
+    fn kept(max: usize, chunks: &[&[u8]]) -> (String, bool) {
+        let mut kept = Kept::new(max);
+        for c in chunks {
+            kept.push(c);
+        }
+        kept.finish()
+    }
+
+    #[test]
+    fn output_that_fits_is_kept_whole_and_longer_output_keeps_its_start_and_end() {
+        // At the limit, in pieces of every size: all of it.
+        let text: Vec<u8> = (0..100u8).map(|i| b'a' + i % 26).collect();
+        for piece in [1, 7, 49, 50, 51, 100] {
+            let chunks: Vec<&[u8]> = text.chunks(piece).collect();
+            assert_eq!(
+                kept(100, &chunks),
+                (String::from_utf8(text.clone()).unwrap(), false)
+            );
+        }
+        // One byte more: the first 50 and the last 50, the 101st byte's neighbour gone.
+        let mut more = text.clone();
+        more.push(b'!');
+        for piece in [1, 7, 50, 101] {
+            let chunks: Vec<&[u8]> = more.chunks(piece).collect();
+            let (out, cut) = kept(100, &chunks);
+            assert!(cut);
+            let (head, rest) = out
+                .split_once(
+                    "\n[… 1 bytes left out: the first 50 and the last 50 of 101 bytes are shown]\n",
+                )
+                .expect(&out);
+            assert_eq!(head.as_bytes(), &more[..50]);
+            assert_eq!(rest.as_bytes(), &more[51..]);
+        }
+        // A long stream keeps its very end.
+        let lines: String = (1..=10_000).map(|i| format!("{i}\n")).collect();
+        let chunks: Vec<&[u8]> = lines.as_bytes().chunks(4096).collect();
+        let (out, cut) = kept(1000, &chunks);
+        assert!(
+            cut && out.starts_with("1\n2\n3\n") && out.ends_with("9999\n10000\n"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn cuts_fall_between_characters() {
+        // "é" is two bytes: a 5-byte head would end inside the third one.
+        let text = "ééééééééééé".as_bytes();
+        let (out, cut) = kept(10, &[text]);
+        assert!(cut);
+        assert!(!out.contains('\u{FFFD}'), "{out}");
+        assert!(out.starts_with("éé\n[…") && out.ends_with("]\néé"), "{out}");
     }
 
     #[test]
