@@ -150,6 +150,25 @@ fn request_bodies_and_streams_are_refused_just_past_their_limit() {
     );
     assert_eq!(status, 400, "{body}");
     assert!(body.contains("larger than allowed"), "{body}");
+    // An id that is not a number, a query that does not parse: the page's JSON 400.
+    let (status, _, body) =
+        http_request(bridge.port, "POST", "/ui/api/approvals/x", &headers, b"{}");
+    assert_eq!(status, 400, "{body}");
+    let err: serde_json::Value = serde_json::from_str(&body).expect("a JSON error");
+    assert!(
+        err["error"]
+            .as_str()
+            .unwrap()
+            .contains("can not parse \"x\""),
+        "{body}"
+    );
+    let (status, body) = page_get(&bridge, &cookie, "/ui/api/activity?limit=many");
+    assert_eq!(status, 400, "{body}");
+    let err: serde_json::Value = serde_json::from_str(&body).expect("a JSON error");
+    assert!(
+        err["error"].as_str().unwrap().contains("(in ?limit=many)"),
+        "{body}"
+    );
     // One page stream at a time (ui.max_streams = 1): the second is refused with why.
     let first = open_events(bridge.port, &cookie, DEADLINE).expect("the first page watches");
     wait_for("the first page to watch", DEADLINE, || {

@@ -39,9 +39,17 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     let json_limit = web::JsonConfig::default()
         .limit(api::MAX_BODY_BYTES)
         .error_handler(|err, _| PageError::BadRequest(err.to_string()).into());
+    // A bad id in the path or a bad query is the page's 400 in JSON too.
+    let path = web::PathConfig::default()
+        .error_handler(|err, _| PageError::BadRequest(err.to_string()).into());
+    let query = web::QueryConfig::default().error_handler(|err, req| {
+        PageError::BadRequest(format!("{err} (in ?{})", req.query_string())).into()
+    });
     cfg.service(
         web::scope("/ui")
             .app_data(json_limit)
+            .app_data(path)
+            .app_data(query)
             .wrap(
                 DefaultHeaders::new()
                     .add(("Content-Security-Policy", CONTENT_SECURITY_POLICY))
