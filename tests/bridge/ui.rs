@@ -169,6 +169,25 @@ fn request_bodies_and_streams_are_refused_just_past_their_limit() {
         err["error"].as_str().unwrap().contains("(in ?limit=many)"),
         "{body}"
     );
+    // A claim that cannot be made at all is a 400; one someone else holds, a 409.
+    let claim = |paths: &str| {
+        let body = format!(r#"{{"paths": {paths}, "reason": "r"}}"#);
+        http_request(
+            bridge.port,
+            "POST",
+            "/ui/api/claims",
+            &headers,
+            body.as_bytes(),
+        )
+    };
+    for bad in ["[]", r#"["../outside"]"#, r#"["src/[a"]"#] {
+        let (status, _, body) = claim(bad);
+        assert_eq!(status, 400, "{bad}: {body}");
+    }
+    let (status, _, body) = claim(r#"["a.txt"]"#);
+    assert_eq!(status, 200, "{body}");
+    let (status, _, body) = claim(r#"["a.txt"]"#);
+    assert_eq!(status, 200, "the person renews their own claim: {body}");
     // One page stream at a time (ui.max_streams = 1): the second is refused with why.
     let first = open_events(bridge.port, &cookie, DEADLINE).expect("the first page watches");
     wait_for("the first page to watch", DEADLINE, || {

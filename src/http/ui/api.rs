@@ -17,7 +17,7 @@ use crate::actors::dashboard::{
 use crate::actors::orchestrator::{self as orchestrator_actor, CancelTask, ListTasks};
 use crate::automation::template::tail;
 use crate::changes::Selection;
-use crate::coordination::claims::Holder;
+use crate::coordination::claims::{ClaimError, Holder};
 use crate::orchestrator::{Task, TaskId};
 use crate::review::anchor::{line_ops, LineOp};
 use crate::services::Services;
@@ -247,7 +247,15 @@ pub async fn claim(
         },
     )
     .await??
-    .map_err(|e| PageError::Gone(e.to_string()))?;
+    .map_err(|e| match e {
+        // Someone else holds them, or there is no room for another claim now: 409.
+        ClaimError::Taken { .. } | ClaimError::Full => PageError::Gone(e.to_string()),
+        // What was asked for cannot be claimed at all: 400.
+        ClaimError::Empty
+        | ClaimError::TooManyPatterns
+        | ClaimError::BadPattern(..)
+        | ClaimError::Outside(_) => PageError::BadRequest(e.to_string()),
+    })?;
     Ok(HttpResponse::Ok().json(&claims::views(&[made], activity_log::now_ms())[0]))
 }
 
