@@ -188,6 +188,15 @@ fn request_bodies_and_streams_are_refused_just_past_their_limit() {
     assert_eq!(status, 200, "{body}");
     let (status, _, body) = claim(r#"["a.txt"]"#);
     assert_eq!(status, 200, "the person renews their own claim: {body}");
+    // No such task: 404, to cancel as to watch.
+    for (method, path) in [
+        ("POST", "/ui/api/tasks/nope/cancel"),
+        ("GET", "/ui/api/tasks/nope/output"),
+    ] {
+        let (status, _, body) = http_request(bridge.port, method, path, &headers, b"");
+        assert_eq!(status, 404, "{path}: {body}");
+        assert!(body.contains("No task"), "{body}");
+    }
     // One page stream at a time (ui.max_streams = 1): the second is refused with why.
     let first = open_events(bridge.port, &cookie, DEADLINE).expect("the first page watches");
     wait_for("the first page to watch", DEADLINE, || {

@@ -14,7 +14,7 @@ use crate::actors::dashboard::diffs::DiffView;
 use crate::actors::dashboard::{
     self, DecideApproval, DecideDiff, GetSamples, ListApprovals, ListDiffs,
 };
-use crate::actors::orchestrator::{self as orchestrator_actor, CancelTask, ListTasks};
+use crate::actors::orchestrator::{self as orchestrator_actor, CancelTask, ListTasks, TaskError};
 use crate::automation::template::tail;
 use crate::changes::Selection;
 use crate::coordination::claims::{ClaimError, Holder};
@@ -105,7 +105,13 @@ pub async fn cancel_task(
         },
     )
     .await?
-    .map_err(|e| PageError::Gone(e.to_string()))?;
+    .map_err(|e| match e {
+        // As the task's output stream says of an unknown id: 404.
+        TaskError::NotFound(_) => PageError::NotFound(e.to_string()),
+        TaskError::Fault(fault) => PageError::Fault(fault),
+        // Over already: 409.
+        _ => PageError::Gone(e.to_string()),
+    })?;
     tracing::info!(task = %task.id, "task cancelled from the browser page");
     Ok(HttpResponse::Ok().json(json!({ "id": task.id, "status": task.status })))
 }
