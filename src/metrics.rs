@@ -136,8 +136,7 @@ pub struct Metrics {
     pub native_tool_calls: Family<ToolLabels, Counter>,
     /// Hooks answered, by event and outcome.
     pub hook_events: Family<HookLabels, Counter>,
-    /// Hooks that had no effect, by reason (`malformed`, `unknownAgent`,
-    /// `otherWorkspace`, `tooLarge`).
+    /// Hooks that had no effect, by reason ([`HookIgnored`]).
     pub hooks_ignored: Family<ReasonLabel, Counter>,
     /// An on-demand bridge: seconds since anything last used it (0 while in use).
     pub idle_seconds: Gauge,
@@ -159,14 +158,47 @@ pub struct HookCounts {
     pub ignored: BTreeMap<&'static str, u64>,
 }
 
-/// Every reason a hook is ignored (`hooks_ignored`).
-pub const HOOK_IGNORED_REASONS: [&str; 5] = [
-    "malformed",
-    "unknownAgent",
-    "otherWorkspace",
-    "tooLarge",
-    "disabled",
-];
+/// Why a hook had no effect: the `hooks_ignored` label, and the keys of `/status`
+/// `hooks.ignored`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookIgnored {
+    /// Not a hook input (not JSON, or an event name that is not text).
+    Malformed,
+    /// From a CLI the bridge has no session for.
+    UnknownAgent,
+    /// From a CLI working outside the workspace.
+    OtherWorkspace,
+    /// Over `hooks.max_input_bytes`.
+    TooLarge,
+    /// `hooks.enabled = false`.
+    Disabled,
+    /// An event the bridge does not handle (`Notification`, …).
+    UnhandledEvent,
+}
+
+impl HookIgnored {
+    /// Every reason.
+    pub const ALL: [HookIgnored; 6] = [
+        HookIgnored::Malformed,
+        HookIgnored::UnknownAgent,
+        HookIgnored::OtherWorkspace,
+        HookIgnored::TooLarge,
+        HookIgnored::Disabled,
+        HookIgnored::UnhandledEvent,
+    ];
+
+    /// The label.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookIgnored::Malformed => "malformed",
+            HookIgnored::UnknownAgent => "unknownAgent",
+            HookIgnored::OtherWorkspace => "otherWorkspace",
+            HookIgnored::TooLarge => "tooLarge",
+            HookIgnored::Disabled => "disabled",
+            HookIgnored::UnhandledEvent => "unhandledEvent",
+        }
+    }
+}
 
 /// The CLI's own tools counted by name in `native_tool_calls` (any other name counts as
 /// `other`, so that no input can grow the label set).
@@ -484,7 +516,7 @@ impl Metrics {
                 }
             }
         }
-        for reason in HOOK_IGNORED_REASONS {
+        for reason in HookIgnored::ALL.map(HookIgnored::as_str) {
             let n = self
                 .hooks_ignored
                 .get(&ReasonLabel { reason })

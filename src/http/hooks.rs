@@ -45,31 +45,11 @@ use crate::exec::Confined;
 use crate::hooks::input::clip;
 use crate::hooks::transcript;
 use crate::hooks::{HookAnswer, HookEvent, HookInput, NativeAction};
-use crate::metrics::{native_tool_label, HookLabels, ReasonLabel, ToolLabels};
+use crate::metrics::{
+    native_tool_label, HookIgnored as Ignored, HookLabels, ReasonLabel, ToolLabels,
+};
 use crate::services::Services;
 use crate::tools::files::check_edit::edit_gate;
-
-/// Why a hook had no effect (the `hooks_ignored` label).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Ignored {
-    Malformed,
-    UnknownAgent,
-    OtherWorkspace,
-    TooLarge,
-    Disabled,
-}
-
-impl Ignored {
-    fn as_str(self) -> &'static str {
-        match self {
-            Ignored::Malformed => "malformed",
-            Ignored::UnknownAgent => "unknownAgent",
-            Ignored::OtherWorkspace => "otherWorkspace",
-            Ignored::TooLarge => "tooLarge",
-            Ignored::Disabled => "disabled",
-        }
-    }
-}
 
 fn ignore(services: &Services, why: Ignored) {
     services
@@ -123,6 +103,13 @@ pub async fn post(
     };
     let input = match HookInput::parse(&body) {
         Ok(input) => input,
+        // An event the bridge does not handle (`Notification`, `PreCompact`, one a newer
+        // CLI adds), with a hook someone pointed at `ide-bridge hook`: nothing to do,
+        // and nothing wrong with it.
+        Err(_) if unhandled_event(&body) => {
+            ignore(&services, Ignored::UnhandledEvent);
+            return Ok(respond(&HookAnswer::Nothing));
+        }
         Err(e) => {
             ignore(&services, Ignored::Malformed);
             tracing::debug!(%e, "ignoring a malformed hook");
@@ -190,6 +177,17 @@ pub async fn post(
         })
         .inc();
     Ok(respond(&answer))
+}
+
+/// True for a JSON object whose `hook_event_name` is text naming no event the bridge
+/// handles.
+fn unhandled_event(body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Named {
+        hook_event_name: String,
+    }
+    serde_json::from_slice::<Named>(body)
+        .is_ok_and(|n| HookEvent::parse(&n.hook_event_name).is_none())
 }
 
 fn header<'a>(req: &'a HttpRequest, name: &str) -> Option<&'a str> {

@@ -375,8 +375,14 @@ async fn malformed_unknown_oversized_and_foreign_hooks_have_no_effect_and_are_co
     assert_eq!(post(b"{}".to_vec(), false).await.0, 401);
     let (status, _, body) = post(b"not json".to_vec(), true).await;
     assert_eq!(status, 400, "{body}");
-    let (status, _, _) = post(br#"{"hook_event_name":"Bogus"}"#.to_vec(), true).await;
+    let (status, _, _) = post(br#"{"hook_event_name":5}"#.to_vec(), true).await;
     assert_eq!(status, 400);
+    // An event the bridge does not handle (a hook someone added for it): nothing, and
+    // no error either.
+    let notification = json!({"hook_event_name": "Notification", "message": "waiting",
+                               "cwd": bridge.workspace});
+    let (status, _, body) = post(notification.to_string().into_bytes(), true).await;
+    assert_eq!((status, body.as_str()), (200, ""));
     // At the limit it is read; one byte more is refused before it is read.
     let at_limit = |n: usize| {
         let mut v = read(&bridge, "x.txt");
@@ -416,6 +422,7 @@ async fn malformed_unknown_oversized_and_foreign_hooks_have_no_effect_and_are_co
         ("tooLarge", 1),
         ("otherWorkspace", 1),
         ("unknownAgent", 1),
+        ("unhandledEvent", 1),
     ] {
         let line = format!(r#"ide_bridge_hooks_ignored_total{{reason="{reason}"}} {n}"#);
         assert!(metrics.contains(&line), "{line} in\n{metrics}");
