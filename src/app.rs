@@ -777,7 +777,7 @@ fn warn_about_settings(settings: &Settings) {
         if crate::exec::policy::is_interpreter(program) {
             tracing::warn!(
                 program,
-                "commands.allow lists a shell or interpreter; it will be refused anyway"
+                "commands.allow lists a program that is never allowed (a shell, an interpreter, or one that runs other programs or reaches the network); it will be refused anyway"
             );
         }
     }

@@ -6,8 +6,9 @@ use std::path::Path;
 
 use crate::workspace::Workspace;
 
-/// Programs refused even when configured: shells, interpreters and wrappers that run
-/// arbitrary code.
+/// Programs refused even when configured: shells, interpreters, and programs that run
+/// other programs (launchers, build tools that run recipes, editors) or reach the
+/// network.
 pub const NEVER_ALLOWED: &[&str] = &[
     "sh",
     "bash",
@@ -288,8 +289,8 @@ pub enum PolicyError {
     /// Not a bare name.
     #[error("Command must be a bare program name (no path): {0:?}")]
     NotBare(String),
-    /// Shell or interpreter.
-    #[error("Command not allowed: {0:?} is a shell or interpreter and is never allowed")]
+    /// A shell, an interpreter or a launcher ([`NEVER_ALLOWED`]).
+    #[error("Command not allowed: {0:?} is never allowed: shells, interpreters and programs that run other programs or reach the network (env, xargs, find, make, ssh, curl, editors, …) are refused whatever commands.allow says")]
     Interpreter(String),
     /// Not in the allowlist.
     #[error("Command not in allowlist: {0:?} (allowed: {1}); add it to commands.allow")]
@@ -448,7 +449,7 @@ fn is_attached_short_flag(arg: &str) -> bool {
     b.len() > 2 && b[0] == b'-' && matches!(b[1], b'e' | b'c' | b'C')
 }
 
-/// True for shells and interpreters (by base name, ignoring version suffixes).
+/// True for what [`NEVER_ALLOWED`] names (by base name, ignoring version suffixes).
 pub fn is_interpreter(program: &str) -> bool {
     let base = Path::new(program)
         .file_name()
@@ -510,9 +511,9 @@ mod tests {
         let (_t, ws, p) = setup();
         let long = "y".repeat(65);
         let cases: Vec<(&str, Vec<&str>, &str)> = vec![
-            ("bash", vec!["-c", "id"], "shell or interpreter"),
-            ("python3", vec![], "shell or interpreter"),
-            ("python3.11", vec![], "shell or interpreter"),
+            ("bash", vec!["-c", "id"], "is never allowed"),
+            ("python3", vec![], "is never allowed"),
+            ("python3.11", vec![], "is never allowed"),
             ("/bin/sh", vec![], "bare program name"),
             ("./x.sh", vec![], "bare program name"),
             ("git status", vec![], "bare program name"),
