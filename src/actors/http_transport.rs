@@ -12,8 +12,8 @@ use actix::prelude::*;
 
 use super::messages::connection::Generation;
 use super::messages::session::{
-    Activity, Attach, ConnectionIdle, ConnectionKind, Detach, FromClient, Rebind, ReplacePush,
-    SessionHandle,
+    Activity, Attach, ConnectionIdle, ConnectionKind, Detach, FromClient, McpState, Rebind,
+    ReplacePush, SessionHandle,
 };
 use super::outbound::Outbound;
 use super::rate_limit::{ConnectionLimits, Verdict};
@@ -46,19 +46,23 @@ pub struct HttpTransport {
     /// What it was last told to do to its session.
     activity: Activity,
     table: Addr<HttpSessions>,
+    /// The MCP state its connection starts in (taken when it attaches).
+    mcp: Option<McpState>,
 }
 
 impl HttpTransport {
     /// A transport for `session`, known to `table` as `id`, that ends after
-    /// `idle_after` without requests or an open GET stream.
+    /// `idle_after` without requests or an open GET stream; its connection starts in
+    /// `mcp` (fresh, or resumed).
     pub fn new(
         id: String,
         session: SessionHandle,
         table: Addr<HttpSessions>,
         idle_after: Duration,
-        settings: &crate::config::RateLimitSettings,
-        metrics: Arc<Metrics>,
+        limits: (&crate::config::RateLimitSettings, Arc<Metrics>),
+        mcp: McpState,
     ) -> Self {
+        let (settings, metrics) = limits;
         Self {
             id,
             generation: Generation::next(),
@@ -71,6 +75,7 @@ impl HttpTransport {
             listens: Vec::new(),
             activity: Activity::Busy,
             table,
+            mcp: Some(mcp),
         }
     }
 
@@ -130,6 +135,7 @@ impl Actor for HttpTransport {
             kind: ConnectionKind::Http,
             outbound: self.push.clone(),
             transport: ctx.address().recipient(),
+            mcp: self.mcp.take().unwrap_or_default(),
         });
         ctx.run_interval(IDLE_CHECK, |act, ctx| {
             if !act.session.connected() {

@@ -898,6 +898,10 @@ impl Handler<Identify> for SessionRegistry {
         let found = guard(NAME, self, ctx, |act, _| {
             let slot = match &msg {
                 Identify::Session(id) => act.slots.get_key_value(id),
+                Identify::Anchor(anchor) => act
+                    .slots
+                    .iter()
+                    .find(|(_, slot)| slot.anchor.as_deref() == Some(anchor.as_str())),
                 Identify::Process(pids) => {
                     let near = &pids[..pids.len().min(2)];
                     // The client process itself first; a wrapper's child (a relay

@@ -24,7 +24,8 @@ use crate::actors::http_transport::{
     End, HttpTransport, Lookup, OpenStream, Post, PostRefused, Register,
 };
 use crate::actors::outbound::{Frame, FrameReceiver, Outbound};
-use crate::actors::session::ConnectionKind;
+use crate::actors::registry::Identify;
+use crate::actors::session::{ConnectionKind, McpState};
 use crate::protocol::jsonrpc::{self, classify, Incoming, RpcError};
 use crate::protocol::methods::Method;
 use crate::protocol::modern;
@@ -99,7 +100,7 @@ fn check_version(req: &HttpRequest) -> Result<(), Refused> {
 /// one that is unknown or ended.
 async fn session_of(
     req: &HttpRequest,
-    services: &Services,
+    services: &Arc<Services>,
 ) -> Result<actix::Addr<HttpTransport>, Refused> {
     let Some(id) = header_str(req, SESSION_HEADER) else {
         return Err(refuse(
@@ -107,13 +108,53 @@ async fn session_of(
             "Missing Mcp-Session-Id header: send initialize first",
         ));
     };
-    match services.http_sessions.send(Lookup(id.to_string())).await {
-        Ok(Some(addr)) => Ok(addr),
-        _ => Err(refuse(
+    if let Ok(Some(addr)) = services.http_sessions.send(Lookup(id.to_string())).await {
+        return Ok(addr);
+    }
+    match resume(req, services, id).await {
+        Some(resumed) => resumed,
+        None => Err(refuse(
             actix_web::http::StatusCode::NOT_FOUND,
             format!("Unknown or ended MCP session {id:?}: initialize a new one"),
         )),
     }
+}
+
+/// The anchor of an HTTP session whose client sent none of its own: kept in the
+/// checkpoint, it lets the client carry on after a restart with the session id it has.
+fn http_anchor(id: &str) -> String {
+    format!("mcp-session {id}")
+}
+
+/// A session id the table does not know but a session restored after a restart does
+/// (its anchor, [`http_anchor`]): the session is taken up again on a new transport,
+/// initialized at the version the client names (`MCP-Protocol-Version`, else the
+/// oldest the bridge speaks, as the specification says to assume), so that the client
+/// goes on without initializing anew. `None` when no session has it.
+async fn resume(
+    req: &HttpRequest,
+    services: &Arc<Services>,
+    id: &str,
+) -> Option<Result<actix::Addr<HttpTransport>, Refused>> {
+    let anchor = http_anchor(id);
+    services
+        .registry
+        .send(Identify::Anchor(anchor.clone()))
+        .await
+        .ok()
+        .flatten()?;
+    // Without the header, a server is to assume 2025-03-26 (the revision before it).
+    let requested = header_str(req, VERSION_HEADER).map_or("2025-03-26", str::trim);
+    let mcp = McpState {
+        initialized: true,
+        protocol_version: Some(crate::protocol::mcp::negotiate_version(Some(requested))),
+        ..McpState::default()
+    };
+    let resumed = open_transport(services, Some(anchor), id.to_string(), mcp).await;
+    if resumed.is_ok() {
+        tracing::info!(mcp_session = id, "HTTP MCP session resumed after a restart");
+    }
+    Some(resumed)
 }
 
 /// Reads the body, refusing (413) one over `server.max_message_bytes` before reading
@@ -439,7 +480,14 @@ async fn stateless_post(
     for _ in 0..2 {
         let transport = match services.http_sessions.send(Lookup(key.clone())).await {
             Ok(Some(addr)) => addr,
-            _ => match open_transport(services, Some(identity.clone()), key.clone()).await {
+            _ => match open_transport(
+                services,
+                Some(identity.clone()),
+                key.clone(),
+                McpState::default(),
+            )
+            .await
+            {
                 Ok(addr) => addr,
                 Err(refused) => return *refused,
             },
@@ -468,18 +516,19 @@ async fn start_session(
     req: &HttpRequest,
     services: &Arc<Services>,
 ) -> Result<(actix::Addr<HttpTransport>, String), Refused> {
-    let anchor = anchor_of(req);
     let id = uuid::Uuid::new_v4().simple().to_string();
-    let transport = open_transport(services, anchor, id.clone()).await?;
+    let anchor = anchor_of(req).unwrap_or_else(|| http_anchor(&id));
+    let transport = open_transport(services, Some(anchor), id.clone(), McpState::default()).await?;
     Ok((transport, id))
 }
 
 /// Admits an agent (a fresh session, or the one `anchor` names) and starts the HTTP
-/// transport that `id` names in the table of HTTP sessions.
+/// transport that `id` names in the table of HTTP sessions, its connection in `mcp`.
 async fn open_transport(
     services: &Arc<Services>,
     anchor: Option<String>,
     id: String,
+    mcp: McpState,
 ) -> Result<actix::Addr<HttpTransport>, Refused> {
     if let Err(e) = pace(services).await {
         return Err(Box::new(actix_web::ResponseError::error_response(
@@ -499,8 +548,8 @@ async fn open_transport(
         session,
         services.http_sessions.clone(),
         services.settings.grace_period().max(Duration::from_secs(1)),
-        &services.settings.rate_limit,
-        Arc::clone(&services.metrics),
+        (&services.settings.rate_limit, Arc::clone(&services.metrics)),
+        mcp,
     )
     .start();
     services

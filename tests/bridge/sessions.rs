@@ -187,3 +187,150 @@ async fn list_changed_waits_for_a_listener_when_nobody_listens() {
         .is_some());
     assert_eq!(bridge.status().await["pendingListChanged"], false);
 }
+
+/// One JSON-RPC message POSTed to `/mcp` (JSON answers only): status, head, body.
+async fn mcp_post(
+    bridge: &Bridge,
+    session: Option<&str>,
+    version: Option<&str>,
+    body: serde_json::Value,
+) -> (u16, String, String) {
+    let (port, bearer) = (bridge.port, format!("Bearer {}", bridge.token));
+    let (session, version) = (session.map(str::to_string), version.map(str::to_string));
+    off_runtime(move || {
+        let mut headers = vec![
+            ("Authorization", bearer.as_str()),
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ];
+        if let Some(id) = &session {
+            headers.push(("Mcp-Session-Id", id.as_str()));
+        }
+        if let Some(v) = &version {
+            headers.push(("MCP-Protocol-Version", v.as_str()));
+        }
+        http_request(port, "POST", "/mcp", &headers, body.to_string().as_bytes())
+    })
+    .await
+}
+
+/// The structured answer of a `tools/call` POSTed with JSON or SSE.
+fn call_result(body: &str) -> serde_json::Value {
+    let json = body
+        .lines()
+        .find_map(|l| l.strip_prefix("data: "))
+        .unwrap_or(body);
+    serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {body}"))
+}
+
+/// An HTTP client keeps its `Mcp-Session-Id` across a restart of the bridge: the
+/// restored session is taken up again (its claims and files with it), without a new
+/// `initialize`, which the client would not send (it is told nothing of the restart).
+#[tokio::test]
+async fn an_http_client_carries_on_after_a_restart_in_its_session() {
+    let place = Place::new();
+    let opts = || {
+        place
+            .options()
+            .set("sessions.grace_period_ms", 60_000)
+            .file("a.txt", "a\n")
+    };
+    let bridge = Bridge::launch(opts()).await;
+    let (status, head, body) = mcp_post(
+        &bridge,
+        None,
+        None,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "http-agent", "version": "0"}}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let mcp_id = head
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id: "))
+        .expect("a session id")
+        .trim()
+        .to_string();
+    let v = Some("2025-06-18");
+    mcp_post(
+        &bridge,
+        Some(&mcp_id),
+        v,
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await;
+    let call = |id: u64, name: &str, args: serde_json::Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": name, "arguments": args}})
+    };
+    let (_, _, body) = mcp_post(
+        &bridge,
+        Some(&mcp_id),
+        v,
+        call(2, "getBridgeStatus", json!({})),
+    )
+    .await;
+    let before = json_text(&call_result(&body)["result"])["yourSessionId"].clone();
+    let (_, _, body) = mcp_post(
+        &bridge,
+        Some(&mcp_id),
+        v,
+        call(
+            3,
+            "claimFiles",
+            json!({"paths": ["a.txt"], "reason": "mine"}),
+        ),
+    )
+    .await;
+    assert!(!is_error(&call_result(&body)["result"]), "{body}");
+    bridge.stop_async().await;
+
+    let bridge = Bridge::launch(opts()).await;
+    // Another agent is refused the claimed file: the claim came back with its session.
+    let mut other = bridge.ready_agent().await;
+    let refused = other
+        .call(
+            "createFile",
+            json!({"filePath": "a.txt", "content": "b\n", "overwrite": true}),
+        )
+        .await;
+    assert!(is_error(&refused), "{refused}");
+    // The client carries on with the id it has: the same session, its claim its own.
+    let (status, _, body) = mcp_post(
+        &bridge,
+        Some(&mcp_id),
+        v,
+        call(4, "getBridgeStatus", json!({})),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let after = json_text(&call_result(&body)["result"])["yourSessionId"].clone();
+    assert_eq!(after, before);
+    let (_, _, body) = mcp_post(
+        &bridge,
+        Some(&mcp_id),
+        v,
+        call(
+            5,
+            "createFile",
+            json!({"filePath": "a.txt", "content": "mine\n", "overwrite": true}),
+        ),
+    )
+    .await;
+    assert!(!is_error(&call_result(&body)["result"]), "{body}");
+    assert_eq!(
+        std::fs::read_to_string(bridge.workspace.join("a.txt")).unwrap(),
+        "mine\n"
+    );
+    // An id no session had is still a 404: the client initializes anew.
+    let (status, _, body) = mcp_post(
+        &bridge,
+        Some("0123456789abcdef0123456789abcdef"),
+        v,
+        call(6, "getBridgeStatus", json!({})),
+    )
+    .await;
+    assert_eq!(status, 404, "{body}");
+    assert!(body.contains("initialize a new one"), "{body}");
+}

@@ -120,6 +120,8 @@ pub enum Identify {
     Process(Vec<u32>),
     /// The session with this id.
     Session(SessionId),
+    /// The session reattached by this anchor (an HTTP session's, see `http::mcp`).
+    Anchor(String),
 }
 
 /// An agent as the registry knows it.

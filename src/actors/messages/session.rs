@@ -217,6 +217,7 @@ impl Peer for AgentPeer {
             kind: self.kind,
             outbound,
             transport,
+            mcp: McpState::default(),
         });
     }
 
@@ -257,6 +258,9 @@ pub struct Attach {
     pub outbound: Outbound,
     /// The transport, told when the session it feeds changes.
     pub transport: Recipient<Rebind>,
+    /// The MCP state it starts in: fresh, or, for an HTTP session resumed after a
+    /// restart, initialized as its client left it.
+    pub mcp: McpState,
 }
 
 /// The connection with this generation closed.

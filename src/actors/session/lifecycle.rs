@@ -13,8 +13,8 @@ use crate::actors::activity_log::LifecycleEvent;
 use crate::actors::messages::connection::Generation;
 use crate::actors::messages::editor::CloseSessionDiffs;
 use crate::actors::messages::session::{
-    Absorb, Activity, Adopt, Attach, ConnectionIdle, ConnectionKind, Detach, Evict, McpState,
-    MergeInto, Rebind, ReplacePush, Shutdown,
+    Absorb, Activity, Adopt, Attach, ConnectionIdle, ConnectionKind, Detach, Evict, MergeInto,
+    Rebind, ReplacePush, Shutdown,
 };
 
 /// How long a merged session keeps passing frames on to the session that took its
@@ -184,7 +184,7 @@ impl Handler<Attach> for Session {
             kind: msg.kind,
             outbound: msg.outbound,
             transport: msg.transport,
-            mcp: McpState::default(),
+            mcp: msg.mcp,
             activity: Activity::Busy,
             subscriptions: Default::default(),
             listeners: Vec::new(),

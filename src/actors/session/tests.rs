@@ -75,6 +75,7 @@ fn attach(session: &Addr<Session>, kind: ConnectionKind) -> Conn {
         kind,
         outbound,
         transport,
+        mcp: Default::default(),
     });
     Conn {
         generation,
@@ -238,6 +239,7 @@ async fn a_merged_session_hands_its_connections_over() {
         kind: ConnectionKind::Relay,
         outbound,
         transport,
+        mcp: Default::default(),
     });
     from.session.do_send(MergeInto {
         target: SessionHandle::from(into.session.clone()),
