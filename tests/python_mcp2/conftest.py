@@ -25,3 +25,40 @@ def notifying_bridge(tmp_path):
     )
     with running_bridge("--automation-policy", str(policy)) as b:
         yield b
+
+
+class RestartableBridge(dict):
+    """A bridge whose process can be stopped (SIGTERM, its final checkpoint written)
+    and started again on the same workspace and config directory: with the port 0 it
+    has by default, it binds the port it had, and keeps its token."""
+
+    def __init__(self, tmp):
+        super().__init__()
+        self.tmp = tmp
+        self["workspace"] = (tmp / "workspace").resolve()
+        self["workspace"].mkdir()
+        self["config_dir"] = tmp / "claude"
+        self.proc = None
+        self.start()
+
+    def start(self):
+        with open(self.tmp / "bridge.log", "ab") as log:
+            self.proc, self["port"], self["token"] = _shared.start_bridge(
+                self["workspace"], self["config_dir"], log
+            )
+
+    def restart(self):
+        _shared.stop_process(self.proc)
+        self.start()
+
+    def stop(self):
+        _shared.stop_process(self.proc)
+
+
+@_shared.pytest.fixture
+def restartable_bridge(tmp_path):
+    b = RestartableBridge(tmp_path)
+    try:
+        yield b
+    finally:
+        b.stop()

@@ -195,3 +195,33 @@ async def test_an_automation_notice_reaches_the_client_when_a_file_changes_on_di
     assert notices[0]["hook"] == "onFileChange"
     watched = status(notifying_bridge)["watch"]
     assert "created src/lib.rs" in watched["recent"], watched
+
+
+async def test_a_client_carries_on_in_its_session_across_a_restart_of_the_bridge(
+    restartable_bridge,
+):
+    """The SDK's client keeps its Mcp-Session-Id when the bridge restarts under it
+    (nothing tells it to initialize again): its next calls reach the same session, with
+    the claim it made before."""
+    bridge = restartable_bridge
+    (bridge["workspace"] / "a.txt").write_text("a\n")
+    async with client(bridge) as http:
+        async with streamable_http_client(mcp_url(bridge), http_client=http) as (read, write, *_):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                before = json.loads(
+                    (await session.call_tool("getBridgeStatus", {})).content[0].text
+                )["yourSessionId"]
+                claimed = await session.call_tool("claimFiles", {"paths": ["a.txt"], "reason": "mine"})
+                assert not claimed.is_error, claimed
+                port = bridge["port"]
+                bridge.restart()
+                assert bridge["port"] == port, "the restarted bridge is where it was"
+                after = await session.call_tool("getBridgeStatus", {})
+                assert not after.is_error, after
+                assert json.loads(after.content[0].text)["yourSessionId"] == before
+                wrote = await session.call_tool(
+                    "createFile", {"filePath": "a.txt", "content": "mine\n", "overwrite": True}
+                )
+                assert not wrote.is_error, wrote
+    assert (bridge["workspace"] / "a.txt").read_text() == "mine\n"
