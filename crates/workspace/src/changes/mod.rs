@@ -291,15 +291,21 @@ pub struct Ledger {
     totals: (usize, usize),
 }
 
+/// `text`'s lines, each with its `\n`.
 fn lines(text: &str) -> Vec<&str> {
     text.split_inclusive('\n').collect()
 }
 
-fn diff(old: &str, new: &str) -> Vec<DiffOp> {
+/// The line diff of `old` and `new` (Myers, given up for a coarser one after 250 ms).
+/// Lines end at `\n` only, as everywhere in the bridge (`str::lines`, `editText`,
+/// `readFile`): a lone `\r` is part of its line, where `similar`'s own line splitting
+/// would end a line there and disagree with [`lines`] about which line is which.
+pub fn line_diff(old: &str, new: &str) -> Vec<DiffOp> {
+    let (old, new) = (lines(old), lines(new));
     TextDiff::configure()
         .algorithm(Algorithm::Myers)
         .timeout(std::time::Duration::from_millis(250))
-        .diff_lines(old, new)
+        .diff_slices(&old, &new)
         .ops()
         .to_vec()
 }
@@ -329,7 +335,7 @@ fn carry(owners: &[Owner], old: &[u64], new: &[u64], by: &Owner) -> Vec<Owner> {
 pub fn hunks(old: &str, new: &str) -> Vec<Hunk> {
     let (old_lines, new_lines) = (lines(old), lines(new));
     let mut out: Vec<Hunk> = Vec::new();
-    for op in diff(old, new) {
+    for op in line_diff(old, new) {
         let (o, n) = (op.old_range(), op.new_range());
         if matches!(op, DiffOp::Equal { .. }) {
             continue;
@@ -763,6 +769,25 @@ mod tests {
     }
 
     const BASE: &str = "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\nk\nl\n";
+
+    /// A lone `\r` (an edit after a CRLF line's `\r`, or in replacement text) is part
+    /// of its line: the hunks say which lines changed, and nothing panics.
+    #[test]
+    fn a_lone_carriage_return_stays_inside_its_line() {
+        let before = "a\r\nb\r\nc\r\n";
+        for (after, old, new) in [
+            ("a\r\nb\r\nc\r?\n", vec!["c\r\n"], vec!["c\r?\n"]),
+            ("a\r#\nb\r\nc\r\n", vec!["a\r\n"], vec!["a\r#\n"]),
+            ("a\r\nt\rwo\r\nc\r\n", vec!["b\r\n"], vec!["t\rwo\r\n"]),
+        ] {
+            let h = hunks(before, after);
+            assert_eq!(h.len(), 1, "{after:?}: {h:?}");
+            assert!(h[0].old == old && h[0].new == new, "{after:?}: {h:?}");
+            let mut l = Ledger::new(Limits::default());
+            let c = rec(&mut l, "s", "A", "c.txt", "Edit", Some(before), after, 1);
+            assert_eq!(c.expect("recorded").hunks.len(), 1);
+        }
+    }
 
     fn with_two_hunks() -> (Ledger, String) {
         let mut l = Ledger::new(Limits::default());

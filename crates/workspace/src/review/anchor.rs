@@ -3,28 +3,15 @@
 //! lines all survived unchanged moves with them, one whose lines were edited or
 //! deleted is stale (and points at where they were).
 
-use std::time::Duration;
-
 use serde::Serialize;
-use similar::{Algorithm, DiffOp, TextDiff};
+use similar::DiffOp;
 
-/// Longest a diff may take before similar falls back to a coarser one.
-const DIFF_DEADLINE: Duration = Duration::from_millis(250);
+use crate::changes::line_diff as diff_lines;
 
 /// Where each line of a base text went in the current text.
 pub struct LineMap {
     ops: Vec<DiffOp>,
     current_lines: usize,
-}
-
-/// The line diff of `old` and `new`, given up for a coarser one after [`DIFF_DEADLINE`].
-fn diff_lines(old: &str, new: &str) -> Vec<DiffOp> {
-    TextDiff::configure()
-        .algorithm(Algorithm::Myers)
-        .timeout(DIFF_DEADLINE)
-        .diff_lines(old, new)
-        .ops()
-        .to_vec()
 }
 
 impl LineMap {
