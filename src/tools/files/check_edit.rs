@@ -24,7 +24,8 @@ pub struct CheckEdit;
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Args {
-    /// The file the text is proposed for (it need not exist yet)
+    /// The existing file the text is proposed for (a new file: write it, then
+    /// getDiagnostics)
     file_path: WorkspacePath,
     /// The whole proposed text of the file
     new_content: String,
@@ -86,7 +87,8 @@ pub(crate) async fn compare(
     }
     if !path.is_file() {
         return Err(format!(
-            "{} is not an existing file; checkEdit compares a proposal with the file's text",
+            "{} is not an existing file; checkEdit compares a proposal with the file's text \
+             (for a new file, write it and call getDiagnostics)",
             path.display()
         ));
     }

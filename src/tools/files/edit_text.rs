@@ -21,6 +21,10 @@ pub struct EditText;
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Args {
     file_path: WorkspacePath,
+    /// Each {type, line, column, endLine, endColumn, text}: insert puts text at
+    /// line:column; delete and replace take line:column to endLine:endColumn
+    /// (exclusive), replace putting text there. 1-based; columns in UTF-16 code units.
+    /// Every position refers to the file before any edit; overlapping edits are refused.
     #[schemars(length(min = 1, max = MAX_EDITS))]
     edits: Vec<LineEdit>,
 }
@@ -42,6 +46,8 @@ impl Tool for EditText {
     const EDITOR: EditorUse = EditorUse::Optional;
     const DESCRIPTION: &'static str =
         "Apply line/column edits (1-based; insert, delete, replace) to a file, all or none. \
+         Columns count UTF-16 code units, as the language-server tools report them (an emoji \
+         counts two); endColumn is exclusive. \
          Fails with 'File was modified concurrently' if the file changed since this session read it.";
     const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Answer>);
 

@@ -6,7 +6,9 @@ use serde::{Deserialize, Serialize};
 /// Most edits accepted in one `editText` call.
 pub const MAX_EDITS: usize = 1000;
 
-/// One edit, positions 1-based (columns count characters).
+/// One edit, positions 1-based. Columns count UTF-16 code units, as the language
+/// servers, the editors and the extension protocol do (a character beyond U+FFFF, an
+/// emoji, counts two), so that a position another tool reported can be edited at.
 #[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LineEdit {
@@ -16,7 +18,8 @@ pub struct LineEdit {
     /// Start line.
     #[schemars(range(min = 1))]
     pub line: usize,
-    /// Start column.
+    /// Start column (UTF-16 code units, as the language-server tools report them: a
+    /// character beyond U+FFFF counts two).
     #[schemars(range(min = 1))]
     pub column: usize,
     /// End line (delete, replace).
@@ -205,17 +208,32 @@ fn offset(
         }));
     };
     let end = starts.get(line).map(|s| s - 1).unwrap_or(text.len());
-    let content = &text[start..end];
-    let chars = content.chars().count();
-    if column > chars + 1 {
-        return Err(bad(format!("line {line} has {chars} characters")));
+    let mut content = &text[start..end];
+    // A CRLF line's `\r` is part of its end: a column after it would split the pair.
+    if end < text.len() {
+        content = content.strip_suffix('\r').unwrap_or(content);
     }
-    let byte = content
-        .char_indices()
-        .nth(column - 1)
-        .map(|(i, _)| i)
-        .unwrap_or(content.len());
-    Ok(start + byte)
+    let mut units = 0;
+    for (byte, c) in content.char_indices() {
+        if units == column - 1 {
+            return Ok(start + byte);
+        }
+        units += c.len_utf16();
+        if units > column - 1 {
+            return Err(bad(format!(
+                "column {column} falls inside {c:?}, which counts two columns (UTF-16)"
+            )));
+        }
+    }
+    if column - 1 > units {
+        let chars = content.chars().count();
+        return Err(bad(if chars == units {
+            format!("line {line} has {chars} characters")
+        } else {
+            format!("line {line} has {chars} characters, {units} columns in UTF-16")
+        }));
+    }
+    Ok(start + content.len())
 }
 
 #[cfg(test)]
@@ -265,6 +283,52 @@ mod tests {
             "ab!"
         );
         assert!(apply_edits("ab", &[e(EditKind::Insert, 1, 4, None, Some("!"))]).is_err());
+    }
+
+    /// The columns a language server reports (UTF-16) edit what it pointed at.
+    #[test]
+    fn columns_count_utf16_units_as_language_servers_do() {
+        // `total` starts at UTF-16 column 13 (each emoji counts two) and ends at 18.
+        let text = "s = \"😀😀\"; total(1)\n";
+        let replace = e(EditKind::Replace, 1, 13, Some((1, 18)), Some("sum"));
+        assert_eq!(
+            apply_edits(text, &[replace]).unwrap(),
+            "s = \"😀😀\"; sum(1)\n"
+        );
+        // Inside an emoji: refused, saying why.
+        let inside = apply_edits(text, &[e(EditKind::Insert, 1, 7, None, Some("x"))]);
+        assert!(
+            matches!(&inside, Err(EditError::OutOfRange { detail, .. }) if detail.contains("counts two")),
+            "{inside:?}"
+        );
+        // The line's end is column 21 (18 characters); one past it is refused.
+        let past = apply_edits(text, &[e(EditKind::Insert, 1, 22, None, Some("x"))]);
+        assert!(
+            matches!(&past, Err(EditError::OutOfRange { detail, .. })
+                if detail == "line 1 has 18 characters, 20 columns in UTF-16"),
+            "{past:?}"
+        );
+        assert!(apply_edits(text, &[e(EditKind::Insert, 1, 21, None, Some("x"))]).is_ok());
+    }
+
+    /// A CRLF line ends before its `\r`: a column after it would split the pair.
+    #[test]
+    fn a_crlf_line_ends_before_its_carriage_return() {
+        let text = "ab\r\ncd\r\n";
+        assert_eq!(
+            apply_edits(text, &[e(EditKind::Insert, 1, 3, None, Some("!"))]).unwrap(),
+            "ab!\r\ncd\r\n"
+        );
+        let past = apply_edits(text, &[e(EditKind::Insert, 1, 4, None, Some("!"))]);
+        assert!(
+            matches!(&past, Err(EditError::OutOfRange { detail, .. }) if detail == "line 1 has 2 characters"),
+            "{past:?}"
+        );
+        // A lone `\r` at the very end is text like any other.
+        assert_eq!(
+            apply_edits("ab\r", &[e(EditKind::Insert, 1, 4, None, Some("!"))]).unwrap(),
+            "ab\r!"
+        );
     }
 
     #[test]

@@ -90,10 +90,10 @@ pub struct Hits {
     /// Matches in path order.
     pub matches: Vec<Hit>,
     pub files_searched: usize,
-    /// True when `max_results` cut the results.
+    /// True when `maxResults` cut the results.
     pub truncated: bool,
-    /// Files not searched (to their end) because a line is longer than
-    /// [`MAX_LINE_BYTES`].
+    /// Files not searched (to their end) because a line is longer than 2 MiB
+    /// (`MAX_LINE_BYTES`).
     #[serde(skip_serializing_if = "is_zero", default)]
     pub long_line_files_skipped: usize,
 }

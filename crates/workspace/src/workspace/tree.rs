@@ -24,7 +24,7 @@ pub struct TreeEntry {
 pub struct Listing {
     /// The entries, sorted by path.
     pub entries: Vec<TreeEntry>,
-    /// True when `max_entries` cut the listing.
+    /// True when `maxEntries` cut the listing.
     pub truncated: bool,
 }
 
