@@ -31,6 +31,16 @@ const LIST_KEYS: [&str; 6] = [
 /// Prefix of environment overrides, e.g. `IDE_BRIDGE_SESSIONS__MAX_SESSIONS=3`.
 pub const ENV_PREFIX: &str = "IDE_BRIDGE";
 
+/// Variables of the prefix that are not settings, left out of the environment layer
+/// (which refuses an unknown key): the task id the orchestrator gives each Claude task
+/// (its `ide-bridge mcp` and hooks read the configuration too), the hook's debug
+/// switch, and the build's RELR switch (`build.rs`).
+pub const NOT_SETTINGS: [&str; 3] = [
+    crate::orchestrator::TASK_ENV,
+    crate::hooks::client::DEBUG_ENV,
+    "IDE_BRIDGE_NO_RELR",
+];
+
 /// Why configuration could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -184,7 +194,11 @@ impl Settings {
         if let Some(path) = &overrides.config_file {
             builder = builder.add_source(File::from(path.as_path()).required(true));
         }
+        let settings_only: config::Map<String, String> = std::env::vars()
+            .filter(|(name, _)| !NOT_SETTINGS.contains(&name.as_str()))
+            .collect();
         let mut environment = Environment::with_prefix(ENV_PREFIX)
+            .source(Some(settings_only))
             .prefix_separator("_")
             .separator("__")
             .try_parsing(true)

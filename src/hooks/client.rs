@@ -41,7 +41,7 @@ const QUICK_ANSWER: Duration = Duration::from_secs(10);
 const SLOW_ANSWER: Duration = Duration::from_secs(24 * 3600);
 
 /// Set to print why a hook had no effect on stderr.
-const DEBUG_ENV: &str = "IDE_BRIDGE_HOOK_DEBUG";
+pub const DEBUG_ENV: &str = "IDE_BRIDGE_HOOK_DEBUG";
 
 /// Why a hook had no effect (only shown with `IDE_BRIDGE_HOOK_DEBUG`).
 #[derive(Debug, thiserror::Error)]

@@ -113,6 +113,13 @@ fn layers_apply_in_order_file_env_flag() {
         serde_json::from_slice(&out.stdout).unwrap()
     };
     let c = effective(&[], &[]);
+    // The prefix's variables that are not settings (the task id every Claude task the
+    // bridge starts carries, the hook's debug switch, the build's) are not read as
+    // unknown settings: the task's own `ide-bridge mcp` and hooks load the
+    // configuration too.
+    for name in ["IDE_BRIDGE_TASK", "IDE_BRIDGE_HOOK_DEBUG", "IDE_BRIDGE_NO_RELR"] {
+        assert_eq!(effective(&[], &[(name, "1")]), c, "{name}");
+    }
     assert_eq!(
         (
             c["ide_name"].as_str(),
