@@ -509,6 +509,17 @@ fn restore_sessions(services: &Arc<Services>, states: Vec<SessionState>) {
             tracing::info!(session = %state.session_id, pid = ?state.client_pid(), "not restoring a session: its client process is gone");
             continue;
         }
+        // Its grace period goes on from when its agent left, not from this start.
+        let grace = services.settings.grace_period();
+        let gone_for = Duration::from_millis(
+            state
+                .disconnected_at
+                .map_or(0, |at| now_ms().saturating_sub(at)),
+        );
+        let Some(grace_left) = grace.checked_sub(gone_for).filter(|d| !d.is_zero()) else {
+            tracing::info!(session = %state.session_id, gone_ms = gone_for.as_millis() as u64, "not restoring a session: its grace period ran out while the bridge was down");
+            continue;
+        };
         let files: Vec<PathBuf> = state
             .opened_files
             .iter()
@@ -518,6 +529,7 @@ fn restore_sessions(services: &Arc<Services>, states: Vec<SessionState>) {
             id.clone(),
             files,
             state.client_pid(),
+            grace_left,
             Arc::clone(services),
             SessionLinks::of(services),
         )

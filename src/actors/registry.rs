@@ -767,6 +767,10 @@ impl Handler<ExportSessions> for SessionRegistry {
                     slot.session.opened_files.send(OpenedFiles),
                 );
                 let (ide_pid, relay_pids) = (slot.ide_pid, slot.relay_pids.clone());
+                let disconnected_at = slot.grace_since.map(|since| {
+                    crate::actors::activity_log::now_ms()
+                        .saturating_sub(since.elapsed().as_millis() as u64)
+                });
                 async move {
                     let opened_files = actix::clock::timeout(Duration::from_secs(1), ask)
                         .await
@@ -781,6 +785,7 @@ impl Handler<ExportSessions> for SessionRegistry {
                         anchor,
                         ide_pid,
                         relay_pids,
+                        disconnected_at,
                     })
                 }
             })

@@ -26,6 +26,10 @@ pub struct SessionState {
     /// A relay's parent process and its ancestors, nearest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub relay_pids: Vec<u32>,
+    /// When its last connection went (Unix ms; absent while one was open): its grace
+    /// period goes on from there across a restart, instead of starting again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disconnected_at: Option<u64>,
 }
 
 impl SessionState {
@@ -215,6 +219,7 @@ mod tests {
                 anchor: Some("c".into()),
                 ide_pid: Some(7),
                 relay_pids: vec![7, 1],
+                disconnected_at: Some(5),
             }],
         };
         save(&p, &data).unwrap();

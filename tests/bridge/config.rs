@@ -117,7 +117,11 @@ fn layers_apply_in_order_file_env_flag() {
     // bridge starts carries, the hook's debug switch, the build's) are not read as
     // unknown settings: the task's own `ide-bridge mcp` and hooks load the
     // configuration too.
-    for name in ["IDE_BRIDGE_TASK", "IDE_BRIDGE_HOOK_DEBUG", "IDE_BRIDGE_NO_RELR"] {
+    for name in [
+        "IDE_BRIDGE_TASK",
+        "IDE_BRIDGE_HOOK_DEBUG",
+        "IDE_BRIDGE_NO_RELR",
+    ] {
         assert_eq!(effective(&[], &[(name, "1")]), c, "{name}");
     }
     assert_eq!(

@@ -45,7 +45,13 @@ async fn activity_and_sessions_survive_a_graceful_restart() {
     agent
         .call("close_tab", json!({"tab_name": "before-restart"}))
         .await;
+    let left_after = now_ms();
     drop(agent);
+    first
+        .wait_status("the agent gone, its session in grace", |s| {
+            (s["sessions"][0]["inGrace"] == true).then_some(())
+        })
+        .await;
     first.stop_async().await;
     let checkpoint: Value = serde_json::from_str(
         &std::fs::read_to_string(place.state_dir().join("checkpoint.json")).unwrap(),
@@ -56,6 +62,11 @@ async fn activity_and_sessions_survive_a_graceful_restart() {
         place.workspace.display().to_string()
     );
     assert_eq!(checkpoint["sessions"][0]["sessionId"], id.as_str());
+    // When the agent left, so that its grace period goes on from there.
+    let left = checkpoint["sessions"][0]["disconnectedAt"]
+        .as_u64()
+        .unwrap();
+    assert!((left_after..=now_ms()).contains(&left), "{checkpoint}");
 
     let second = Bridge::launch(place.options()).await;
     assert_eq!(
@@ -371,6 +382,14 @@ async fn checkpoints_from_the_future_other_workspaces_or_broken_files_are_ignore
         "missing savedAt"
     );
     assert_eq!(restored_sessions(json!({"savedAt": now, "workspace": "WORKSPACE", "sessions": [{"sessionId": "../../x", "openedFiles": []}]})).await, 0, "bad session id");
+    // A session whose agent had left: its grace period (120 s by default) went on
+    // while the bridge was down, and is not started again.
+    let left = |ago: u64| {
+        json!({"savedAt": now, "workspace": "WORKSPACE", "sessions": [
+            {"sessionId": "0a1b2c3d", "openedFiles": [], "disconnectedAt": now - ago}]})
+    };
+    assert_eq!(restored_sessions(left(1_000)).await, 1, "1 s of 120 gone");
+    assert_eq!(restored_sessions(left(121_000)).await, 0, "grace over");
     let place = Place::new();
     std::fs::create_dir_all(place.state_dir()).unwrap();
     std::fs::write(place.state_dir().join("checkpoint.json"), "{ not json").unwrap();

@@ -25,8 +25,12 @@ impl Session {
     /// Starts the grace period: unless a connection comes back in time, the session
     /// ends.
     pub(super) fn start_grace(&mut self, ctx: &mut Context<Self>) {
+        self.start_grace_for(self.services.settings.grace_period(), ctx);
+    }
+
+    /// Starts a grace period of `grace`.
+    pub(super) fn start_grace_for(&mut self, grace: Duration, ctx: &mut Context<Self>) {
         self.cancel_grace(ctx);
-        let grace = self.services.settings.grace_period();
         self.grace_timer = Some(ctx.run_later(grace, |act, ctx| {
             act.grace_timer = None;
             act.end(LifecycleEvent::GraceExpired, "session closed", ctx);

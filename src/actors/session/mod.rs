@@ -22,6 +22,7 @@ pub use crate::actors::messages::session::*;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use actix::prelude::*;
 use actix_ws::CloseCode;
@@ -102,7 +103,8 @@ pub struct Session {
     ever_attached: bool,
     /// What its busiest connection does (reported to the registry when it changes).
     activity: crate::actors::messages::session::Activity,
-    restored: bool,
+    /// Restored from a checkpoint: what is left of its grace period.
+    restored: Option<Duration>,
     /// After a merge: the session that took this one's connections. Frames still
     /// addressed here are passed on; the actor stops once its own calls finished and
     /// the linger has passed (a transport may send here until it handled `Rebind`).
@@ -135,18 +137,19 @@ impl Session {
             created_at: iso_now(),
             ever_attached: false,
             activity: crate::actors::messages::session::Activity::Busy,
-            restored: false,
+            restored: None,
             merged_into: None,
             lingered: false,
         }
     }
 
-    /// A session restored from a checkpoint: it starts in its grace period, waiting
-    /// for its agent to reconnect.
+    /// A session restored from a checkpoint: it starts in what is left of its grace
+    /// period (`grace_left`), waiting for its agent to reconnect.
     pub fn restored(
         id: SessionId,
         opened_files: Vec<PathBuf>,
         client_pid: Option<u32>,
+        grace_left: Duration,
         services: Arc<Services>,
         links: SessionLinks,
     ) -> Self {
@@ -154,7 +157,7 @@ impl Session {
         session.opened_files = opened_files;
         session.client_pid = client_pid;
         session.ever_attached = true;
-        session.restored = true;
+        session.restored = Some(grace_left);
         session
     }
 
@@ -193,8 +196,8 @@ impl Actor for Session {
 
     fn started(&mut self, ctx: &mut Context<Self>) {
         self.memory = Some(Arc::new(MemoryHandle::of(&ctx.address())));
-        if self.restored {
-            self.start_grace(ctx);
+        if let Some(grace_left) = self.restored {
+            self.start_grace_for(grace_left, ctx);
         }
     }
 
