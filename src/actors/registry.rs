@@ -885,9 +885,11 @@ impl Handler<Broadcast> for SessionRegistry {
 
 impl Handler<Announce> for SessionRegistry {
     type Result = ();
+    /// Every session hears it, connected or not: one whose agent is between HTTP
+    /// requests or reconnecting has it waiting for its next tool call.
     fn handle(&mut self, msg: Announce, ctx: &mut Context<Self>) {
         let _ = guard(NAME, self, ctx, |act, _| {
-            for session in act.listening() {
+            for session in act.slots.values().map(|s| &s.session) {
                 session.log.do_send(AgentLog {
                     level: LogLevel::Notice,
                     data: msg.0.clone(),

@@ -334,3 +334,62 @@ async fn an_http_client_carries_on_after_a_restart_in_its_session() {
     assert_eq!(status, 404, "{body}");
     assert!(body.contains("initialize a new one"), "{body}");
 }
+
+/// An HTTP agent between requests (its session idle, no stream open) still gets an
+/// automation notice at its next tool call, as a connected WebSocket agent does.
+#[tokio::test]
+async fn an_http_agent_between_requests_gets_the_automation_notice_at_its_next_call() {
+    let bridge = Bridge::launch(
+        Options::default()
+            .file(
+                "automation.json",
+                r#"{"onFileChange": {"patterns": ["*.txt"], "action": "notify",
+                                     "message": "{{change}} {{file}}"}}"#,
+            )
+            .set("automation.policy", "automation.json"),
+    )
+    .await;
+    let v = Some("2025-06-18");
+    let (_, head, _) = mcp_post(
+        &bridge,
+        None,
+        v,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "http-agent", "version": "0"}}}),
+    )
+    .await;
+    let mcp_id = head
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id: "))
+        .expect("a session id")
+        .trim()
+        .to_string();
+    mcp_post(
+        &bridge,
+        Some(&mcp_id),
+        v,
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await;
+    let call = |id: u64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": "getWorkspaceFolders", "arguments": {}}})
+    };
+    mcp_post(&bridge, Some(&mcp_id), v, call(2)).await;
+    std::fs::write(bridge.workspace.join("d.txt"), "z\n").unwrap();
+    bridge
+        .wait_status("the notice", |s| {
+            let hooks = s["automation"]["hooks"].as_array()?;
+            hooks
+                .iter()
+                .any(|h| h["name"] == "onFileChange" && h["fired"] == 1)
+                .then_some(())
+        })
+        .await;
+    let (_, _, body) = mcp_post(&bridge, Some(&mcp_id), v, call(3)).await;
+    assert!(
+        body.contains("ide-bridge automation (onFileChange): created d.txt"),
+        "{body}"
+    );
+}

@@ -65,8 +65,9 @@ pub struct Broadcast {
     pub params: Value,
 }
 
-/// An automation `notify` hook's message for every listening agent's log (MCP
-/// `notifications/message` at level notice).
+/// An automation `notify` hook's message for every agent: in its log (MCP
+/// `notifications/message` at level notice) where a connection listens, and before its
+/// model at its next tool call.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub struct Announce(pub Value);
