@@ -526,8 +526,11 @@ section! {
         #[schemars(range(min = 1, max = 500))]
         pub max_history: usize = 500,
         /// Permission rules for tasks' tool requests: first match wins, default deny;
+        /// `tool` is a tool's name or `*`; `pattern`, a regex searched for (anchor it
+        /// with `^`) in the tool's input as compact JSON (`{"command":"cargo build"}`);
         /// `decision` is `allow`, `deny` or `ask` (the person decides in the browser
-        /// page).
+        /// page). An `allow` with a pattern never allows a compound Bash command
+        /// (`;`, `&&`, `|`, `&`, redirections, `$(…)`, backquotes, newlines).
         #[schemars(with = "Vec<serde_json::Value>", extend("x-allowed" = "rules `{tool, pattern?, decision}`"))]
         pub permissions: Vec<crate::orchestrator::permissions::RuleConfig> = Vec::new(),
         /// How long an `ask` waits for a decision in the page; then the request is
