@@ -202,6 +202,8 @@ pub async fn run(
     let work = async {
         let mut lines = BufReader::new(stdout).lines();
         let mut result: Option<(String, bool)> = None;
+        // The CLI's result repeats its last assistant text: shown once.
+        let mut last_text: Option<String> = None;
         while let Ok(Some(line)) = lines.next_line().await {
             let Ok(msg) = serde_json::from_str::<Value>(&line) else {
                 continue;
@@ -211,6 +213,7 @@ pub async fn run(
                     for item in msg["message"]["content"].as_array().into_iter().flatten() {
                         if let Some(text) = item["text"].as_str() {
                             let _ = events.send(Event::Output(text.to_string()));
+                            last_text = Some(text.to_string());
                         }
                     }
                 }
@@ -244,9 +247,9 @@ pub async fn run(
             }
         }
         stdin.take();
-        (child.wait().await, result)
+        (child.wait().await, result, last_text)
     };
-    let (status, result) = tokio::time::timeout(timeout, work)
+    let (status, result, last_text) = tokio::time::timeout(timeout, work)
         .await
         .map_err(|_| RunError::Timeout(timeout))?;
     let stderr = tokio::time::timeout(Duration::from_secs(1), stderr_task)
@@ -257,7 +260,9 @@ pub async fn run(
     let code = status.map_err(RunError::Wait)?.code();
     match (code, result) {
         (Some(0), Some((text, false))) => {
-            let _ = events.send(Event::Output(text.clone()));
+            if last_text.as_deref() != Some(text.as_str()) {
+                let _ = events.send(Event::Output(text.clone()));
+            }
             Ok(text)
         }
         (Some(0), None) => Ok(String::new()),

@@ -106,7 +106,21 @@ async fn a_task_runs_to_done_and_streams_progress_and_editor_output() {
         task["status"], "done",
         "CLAUDECODE is removed from the task's environment: {task}"
     );
-    assert_output(&task, "working on: say hello");
+    // The assistant's text and the result, each on a line of its own; a result that
+    // repeats the last text (as the real CLI's does) is shown once.
+    assert_eq!(
+        task["output"], "working on: say hello\ndone: say hello",
+        "{task}"
+    );
+    let echoed = json_text(
+        &agent
+            .call(
+                "runClaudeTask",
+                json!({"prompt": "mode:echo just once", "wait": true}),
+            )
+            .await,
+    );
+    assert_eq!(echoed["output"], "mode:echo just once", "{echoed}");
     assert!(agent
         .inbox
         .iter()

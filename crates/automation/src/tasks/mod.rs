@@ -104,10 +104,14 @@ impl Task {
         }
     }
 
-    /// Appends output, keeping the first [`MAX_OUTPUT_BYTES`].
+    /// Appends a piece of output (an assistant message, the result) on a line of its
+    /// own, keeping the first [`MAX_OUTPUT_BYTES`].
     pub fn push_output(&mut self, text: &str) {
         if self.output.len() >= MAX_OUTPUT_BYTES {
             return;
+        }
+        if !self.output.is_empty() && !self.output.ends_with('\n') {
+            self.output.push('\n');
         }
         let room = MAX_OUTPUT_BYTES - self.output.len();
         let mut cut = room.min(text.len());
@@ -238,6 +242,15 @@ mod tests {
         );
         std::fs::write(&p, "garbage").unwrap();
         assert!(load(&p, 9).is_empty());
+    }
+
+    #[test]
+    fn each_piece_of_output_is_a_line_of_its_own() {
+        let mut t = task(TaskStatus::Running);
+        t.push_output("thinking about it");
+        t.push_output("all done\n");
+        t.push_output("more");
+        assert_eq!(t.output, "thinking about it\nall done\nmore");
     }
 
     #[test]
