@@ -227,10 +227,12 @@ fn ruff(root: &Path, stdout: &str) -> Result<Vec<Located>, ShapeError> {
                 .ok_or(ShapeError::Missing("filename"))?,
         );
         let code = m["code"].as_str().map(str::to_string);
-        let severity = if code.is_none() {
-            Severity::Error
-        } else {
-            Severity::Warning
+        // Ruff calls every finding an error; the file's own errors are what cannot run:
+        // a syntax error (no code before ruff 0.5, `E999`, now `invalid-syntax`) and an
+        // undefined name (`F821`, a NameError). The rest are lints: warnings.
+        let severity = match code.as_deref() {
+            None | Some("E999" | "invalid-syntax" | "F821") => Severity::Error,
+            Some(_) => Severity::Warning,
         };
         let range = Range::from_one_based(
             num(&m["location"]["row"]),
@@ -431,6 +433,14 @@ mod tests {
             (r[0].1.severity, r[0].1.code.as_deref()),
             (Severity::Warning, Some("F401"))
         );
+        // What ruff 0.17 says of a syntax error and of an undefined name: errors.
+        for code in ["invalid-syntax", "F821"] {
+            let doc = format!(
+                r#"[{{"filename":"/w/a.py","code":"{code}","severity":"error","message":"m","location":{{"row":1,"column":12}},"end_location":{{"row":1,"column":13}}}}]"#
+            );
+            let r = parse(Linter::Ruff, root, &doc, "").unwrap();
+            assert_eq!(r[0].1.severity, Severity::Error, "{code}");
+        }
         let p = parse(Linter::Pyright, root, r#"{"generalDiagnostics":[{"file":"/w/a.py","severity":"error","message":"bad","range":{"start":{"line":4,"character":1},"end":{"line":4,"character":3}}}]}"#, "").unwrap();
         assert_eq!(p[0].1.range.start.line, 4);
         let g = parse(
