@@ -163,8 +163,8 @@ pub enum ServiceCommand {
         /// Write nothing: print the unit.
         #[arg(long)]
         print: bool,
-        /// Write the unit and enable it, but do not call systemctl (for machines without
-        /// a user manager, and for tests).
+        /// Write the unit but do not call systemctl: print the command that enables it
+        /// (for machines without a user manager, and for tests).
         #[arg(long)]
         no_systemctl: bool,
     },
@@ -388,4 +388,13 @@ mod tests {
             "config",
         );
     }
+}
+
+/// Writes `text` on stdout as a subcommand's output. A reader that stopped reading
+/// (`ide-bridge config | head`) ends the output quietly, as it does for other
+/// command-line tools, instead of a panic ("failed printing to stdout").
+pub fn print_stdout(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }

@@ -64,11 +64,14 @@ fn main() -> ExitCode {
                     1
                 });
             }
-            if shown.workspace.is_none() {
-                shown.workspace = std::env::current_dir().ok();
-            }
+            // The directory the bridge would serve, as it would resolve it.
+            let workspace = shown
+                .workspace
+                .take()
+                .or_else(|| std::env::current_dir().ok());
+            shown.workspace = workspace.map(|w| w.canonicalize().unwrap_or(w));
             match serde_json::to_string_pretty(&shown) {
-                Ok(text) => println!("{text}"),
+                Ok(text) => ide_bridge::cli::print_stdout(&format!("{text}\n")),
                 Err(e) => eprintln!("ide-bridge: {e}"),
             }
             ExitCode::SUCCESS

@@ -60,8 +60,13 @@ pub fn unit_text(binary: &Path, workspace: &Path, config: Option<&Path>) -> Stri
          ExecStart={exec}\n\
          WorkingDirectory={wd}\n\
          Environment={env}\n\
+         # The PATH of the shell that installed it: where `claude`, the linters and the\n\
+         # language servers were found (the user manager's own PATH is minimal).\n\
+         Environment={path}\n\
          Restart=on-failure\n\
          RestartSec=2\n\
+         # Exit 2 is a configuration error: restarting would only repeat it.\n\
+         RestartPreventExitStatus=2\n\
          # The bridge writes its final state and removes its lock file on SIGTERM.\n\
          KillSignal=SIGTERM\n\
          TimeoutStopSec=15\n\n\
@@ -72,6 +77,10 @@ pub fn unit_text(binary: &Path, workspace: &Path, config: Option<&Path>) -> Stri
         // A path, unquoted (systemd takes the rest of the line), `%` doubled.
         wd = workspace.display().to_string().replace('%', "%%"),
         env = quote(&format!("CLAUDE_CONFIG_DIR={}", claude_dir.display())),
+        path = quote(&format!(
+            "PATH={}",
+            std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into())
+        )),
     )
 }
 
@@ -148,9 +157,21 @@ fn install(workspace: Option<&Path>, config: Option<&Path>, print: bool, no_syst
             return 1;
         }
     };
+    // The service's bridge would stop at once on it (exit 2, which is not restarted):
+    // refused here, with the same message.
+    if let Some(file) = &config {
+        let overrides = crate::config::Overrides {
+            config_file: Some(file.clone()),
+            values: Vec::new(),
+        };
+        if let Err(e) = crate::config::Settings::load(&overrides) {
+            eprintln!("ide-bridge service: {e}");
+            return 2;
+        }
+    }
     let text = unit_text(&init::binary_path(), &workspace, config.as_deref());
     if print {
-        print!("{text}");
+        crate::cli::print_stdout(&text);
         return 0;
     }
     let name = unit_name(&workspace);

@@ -167,12 +167,12 @@ pub fn run(workspace: Option<&Path>, raw_json: bool) -> u8 {
         return 1;
     }
     if raw_json {
-        println!("{body}");
+        crate::cli::print_stdout(&format!("{body}\n"));
         return 0;
     }
     match serde_json::from_str::<Value>(&body) {
         Ok(status) => {
-            print!("{}", render(&status));
+            crate::cli::print_stdout(&render(&status));
             0
         }
         Err(e) => {

@@ -72,7 +72,31 @@ fn service_install_writes_a_unit_systemd_accepts_and_remove_takes_it_out() {
     let (code, printed) = run(&["service", "install", "--print"]);
     assert_eq!(code, Some(0));
     assert!(printed.contains("Restart=on-failure"), "{printed}");
+    // A configuration error (exit 2) is not restarted forever; the programs the
+    // installing shell finds are found by the service too.
+    assert!(printed.contains("RestartPreventExitStatus=2"), "{printed}");
+    assert!(printed.contains("Environment=\"PATH=/"), "{printed}");
     assert!(!xdg.exists(), "--print writes nothing");
+    // A configuration its bridge would refuse is refused here, naming the key.
+    let bad = tmp.path().join("bad.toml");
+    std::fs::write(&bad, "[sessions]\nmax_sessions = 0\n").unwrap();
+    let (code, _) = run(&[
+        "service",
+        "install",
+        "--print",
+        "--config",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(2));
+    let (code, _) = run(&[
+        "service",
+        "install",
+        "--no-systemctl",
+        "--config",
+        "/nonexistent.toml",
+    ]);
+    assert_eq!(code, Some(2));
+    assert!(!xdg.exists(), "nothing written for a refused configuration");
     let (code, said) = run(&["service", "install", "--no-systemctl"]);
     assert_eq!(code, Some(0), "{said}");
     let units: Vec<_> = std::fs::read_dir(xdg.join("systemd/user"))
