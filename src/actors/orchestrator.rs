@@ -56,7 +56,7 @@ pub enum TaskError {
         max: usize,
     },
     /// Cancelling a task that is over.
-    #[error("Task {id} already finished ({status:?})")]
+    #[error("Task {id} already finished ({status})")]
     Finished {
         /// The task.
         id: String,

@@ -67,6 +67,9 @@ pub struct Write {
     pub op: WriteOp,
 }
 
+/// [`Written::detail`] of a directory that was there already.
+pub const DIRECTORY_EXISTED: &str = "directory already existed";
+
 /// A successful write.
 #[derive(Debug)]
 pub struct Written {
@@ -94,6 +97,15 @@ pub enum WriteError {
     /// The target exists.
     #[error("Already exists: {0} (pass overwrite: true to replace it)")]
     Exists(String),
+    /// A file asked for where a directory is, or a directory where a file is.
+    #[error(
+        "{path} is a {is}: overwrite replaces files only; delete it first to make it a {wanted}"
+    )]
+    OtherKind {
+        path: String,
+        is: &'static str,
+        wanted: &'static str,
+    },
     /// The workspace root itself.
     #[error("Refusing to {0} the workspace root")]
     Root(&'static str),
@@ -152,21 +164,32 @@ impl WorkspaceWriter {
                 let exists = fs::symlink_metadata(&path).is_ok();
                 if directory {
                     if exists && !path.is_dir() {
-                        return Err(WriteError::Exists(shown));
+                        return Err(WriteError::OtherKind {
+                            path: shown,
+                            is: "file",
+                            wanted: "directory",
+                        });
                     }
                     root.create_dir_all(&path)
                         .map_err(|e| FileError::beneath(&path, e))?;
                     return Ok(Written {
                         fingerprint: None,
                         detail: if exists {
-                            "directory already existed"
+                            DIRECTORY_EXISTED
                         } else {
                             "directory created"
                         }
                         .into(),
                     });
                 }
-                if exists && (!overwrite || path.is_dir()) {
+                if exists && path.is_dir() {
+                    return Err(WriteError::OtherKind {
+                        path: shown,
+                        is: "directory",
+                        wanted: "file",
+                    });
+                }
+                if exists && !overwrite {
                     return Err(WriteError::Exists(shown));
                 }
                 if let Some(parent) = path.parent() {

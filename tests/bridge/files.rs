@@ -116,6 +116,37 @@ async fn create_delete_and_rename() {
         is_error(&again) && text(&again).starts_with("Already exists"),
         "{again}"
     );
+    // A directory where a file is asked for (overwrite or not), content for a
+    // directory, and a directory asked for again.
+    let dir = agent
+        .call(
+            "createFile",
+            json!({"filePath": "new/deep", "content": "x", "overwrite": true}),
+        )
+        .await;
+    assert!(
+        is_error(&dir) && text(&dir).ends_with("new/deep is a directory: overwrite replaces files only; delete it first to make it a file"),
+        "{dir}"
+    );
+    let both = agent
+        .call(
+            "createFile",
+            json!({"filePath": "d2", "content": "x", "isDirectory": true}),
+        )
+        .await;
+    assert!(
+        is_error(&both) && text(&both).contains("has none"),
+        "{both}"
+    );
+    let existed = json_text(
+        &agent
+            .call(
+                "createFile",
+                json!({"filePath": "new/deep", "isDirectory": true}),
+            )
+            .await,
+    );
+    assert_eq!(existed["created"], false, "{existed}");
     agent
         .call(
             "createFile",

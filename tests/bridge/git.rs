@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::harness::*;
 
@@ -113,6 +113,12 @@ async fn status_add_commit_log_diff_show_blame_branches() {
     );
     let branches = json_text(&agent.call("gitBranches", json!({})).await);
     assert_eq!(branches["current"], "main");
+    // A detached HEAD is on no branch: no current one, and not listed as one.
+    git(&bridge.workspace, &["checkout", "-q", "--detach"]).await;
+    let detached = json_text(&agent.call("gitBranches", json!({})).await);
+    assert_eq!(detached["current"], Value::Null, "{detached}");
+    assert_eq!(detached["branches"], json!(["main"]), "{detached}");
+    git(&bridge.workspace, &["checkout", "-q", "main"]).await;
 
     for bad in [
         json!({"from": "--output=/tmp/x"}),

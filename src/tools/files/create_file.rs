@@ -4,12 +4,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{by_editor, write};
-use crate::actors::writer::WriteOp;
+use crate::actors::writer::{WriteOp, DIRECTORY_EXISTED};
 use crate::protocol::editor::Method;
 use crate::protocol::mcp::CallToolResult;
 use crate::tools::claims::check_write;
 use crate::tools::editor::{request, try_editor_as};
-use crate::tools::{output, EditorUse, Tool, ToolContext, ToolResult, WorkspacePath};
+use crate::tools::{output, EditorUse, Tool, ToolContext, ToolError, ToolResult, WorkspacePath};
 
 pub struct CreateFile;
 
@@ -50,6 +50,11 @@ impl Tool for CreateFile {
     const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Answer>);
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
+        if args.is_directory && !args.content.is_empty() {
+            return Err(ToolError::refused(
+                "content is for a file: a directory (isDirectory: true) has none",
+            ));
+        }
         let path = args.file_path.resolve(&ctx)?;
         check_write(&ctx, &path, Self::NAME).await?;
         super::before_write(&ctx, &path).await;
@@ -71,7 +76,8 @@ impl Tool for CreateFile {
         Ok(CallToolResult::structured(&Answer {
             success: true,
             file_path: path.display().to_string(),
-            created: true,
+            // An existing directory asked for again was not created.
+            created: written.detail != DIRECTORY_EXISTED,
             detail: Some(written.detail),
             source: "workspace".into(),
         }))

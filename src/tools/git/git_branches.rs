@@ -40,6 +40,9 @@ impl Tool for GitBranches {
             .stdout
             .lines()
             .filter_map(|l| l.split_once('\t'))
+            // `(HEAD detached at 827c133)`, `(no branch, rebasing x)`: git's words for
+            // a HEAD on no branch, not a branch.
+            .filter(|(_, name)| !name.starts_with('('))
             .map(|(head, name)| {
                 if head == "*" {
                     current = Some(name.to_string());

@@ -43,6 +43,16 @@ pub enum TaskStatus {
     Interrupted,
 }
 
+impl std::fmt::Display for TaskStatus {
+    /// Its wire name (`cancelled`), as the tools and the page say it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match serde_json::to_value(self) {
+            Ok(serde_json::Value::String(name)) => f.write_str(&name),
+            _ => write!(f, "{self:?}"),
+        }
+    }
+}
+
 impl TaskStatus {
     /// Finished one way or another.
     pub fn is_final(self) -> bool {
