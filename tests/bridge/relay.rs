@@ -677,3 +677,19 @@ async fn an_initialized_notification_waits_behind_its_initialize_for_the_bridge(
     );
     silent.abort();
 }
+
+/// A bridge that refuses the relay's agent (every session slot held by a connected
+/// agent) says why, and the client hears it in the bridge's words.
+#[tokio::test]
+async fn a_refusal_for_too_many_sessions_reaches_the_client_in_the_bridges_words() {
+    let bridge = Bridge::launch(Options::default().set("sessions.max_sessions", 1)).await;
+    let _holder = bridge.ready_agent().await;
+    let mut relay = Relay::start(&bridge, &bridge.workspace);
+    relay.send_initialize().await;
+    let answer = relay.answer(json!(1)).await;
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("Too many sessions") && message.contains("1008"),
+        "{answer}"
+    );
+}

@@ -475,13 +475,9 @@ impl Relay {
             Event::Closed(generation, why) => {
                 if self.upstream.is_current(generation) {
                     tracing::info!(%why, "lost the bridge; reconnecting");
+                    let message = closed_message(&why);
                     self.upstream.closed(why, events.clone());
-                    self.fail_pending(
-                        "The connection to ide-bridge was lost while this request was in \
-                         flight (the bridge restarted or stopped); the relay is reconnecting: \
-                         retry it",
-                    )
-                    .await;
+                    self.fail_pending(&message).await;
                 }
             }
         }
@@ -818,6 +814,24 @@ impl IdScanner {
         let raw = self.found.as_deref()?;
         let v: Value = serde_json::from_slice(raw).ok()?;
         (v.is_string() || v.is_number()).then_some(v)
+    }
+}
+
+/// What a request in flight is answered when the bridge connection closed with `why`
+/// (`closed <code>: <reason>`, or the transport's error): a restart or a stop in
+/// general words, and anything else — the bridge refusing this agent (1008, too many
+/// sessions), an error — in the bridge's own words.
+fn closed_message(why: &str) -> String {
+    let restarted = why == "closed" || why.starts_with("closed 1001");
+    if restarted {
+        "The connection to ide-bridge was lost while this request was in flight (the \
+         bridge restarted or stopped); the relay is reconnecting: retry it"
+            .to_string()
+    } else {
+        format!(
+            "ide-bridge closed the connection while this request was in flight ({why}); \
+             the relay keeps trying to reconnect: retry it"
+        )
     }
 }
 
