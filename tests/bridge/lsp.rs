@@ -198,7 +198,7 @@ async fn a_missing_or_silent_server_and_a_file_without_one_are_clear_errors() {
     std::fs::write(
         &file,
         "[lsp.servers.silent]\ncommand = \"sleep\"\nargs = [\"600\"]\nextensions = [\"quiet\"]\n\
-         [lsp.servers.noisy]\ncommand = \"sh\"\nargs = [\"-c\", \"echo cannot find the toolchain >&2; exit 3\"]\nextensions = [\"noisy\"]\n",
+         [lsp.servers.noisy]\ncommand = \"sh\"\nargs = [\"-c\", \"echo error: cannot find the toolchain >&2; for i in 1 2 3 4 5 6 7 8 9 10; do echo frame $i >&2; done; exit 3\"]\nextensions = [\"noisy\"]\n",
     )
     .unwrap();
     let bridge = Bridge::launch(
@@ -235,9 +235,13 @@ async fn a_missing_or_silent_server_and_a_file_without_one_are_clear_errors() {
         "{silent}"
     );
     let noisy = agent.call("getHover", at("a.noisy")).await;
+    // What it said on stderr is in the error: the cause it gave first, and its last
+    // lines (a backtrace pushed the cause out of them).
     assert!(
-        text(&noisy).contains("(its last output: cannot find the toolchain)"),
-        "what it said on stderr is in the error: {noisy}"
+        text(&noisy).contains(
+            "(its first output: error: cannot find the toolchain; its last: frame 3 | frame 4"
+        ) && text(&noisy).contains("frame 10)"),
+        "{noisy}"
     );
     let status = bridge.status().await;
     let servers = status["languageServers"]["servers"].as_array().unwrap();

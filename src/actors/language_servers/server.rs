@@ -167,6 +167,9 @@ pub struct LanguageServer {
     waiters: Vec<DiagnosticsWaiter>,
     /// Its last lines on stderr.
     stderr: std::collections::VecDeque<String>,
+    /// Its first line on stderr, when the last ones no longer hold it: a server that
+    /// cannot start says why first, and a backtrace may follow.
+    stderr_first: Option<String>,
     /// Why it ended, once it did (told to the parent once).
     ended: Option<(bool, String)>,
 }
@@ -190,6 +193,7 @@ impl LanguageServer {
             held: HashMap::new(),
             waiters: Vec::new(),
             stderr: std::collections::VecDeque::new(),
+            stderr_first: None,
             ended: None,
         }
     }
@@ -368,7 +372,13 @@ impl LanguageServer {
         );
         if crashed && !self.stderr.is_empty() {
             let said: Vec<&str> = self.stderr.iter().map(String::as_str).collect();
-            what.push_str(&format!(" (its last output: {})", said.join(" | ")));
+            match &self.stderr_first {
+                Some(first) => what.push_str(&format!(
+                    " (its first output: {first}; its last: {})",
+                    said.join(" | ")
+                )),
+                None => what.push_str(&format!(" (its output: {})", said.join(" | "))),
+            }
         }
         self.cancellable.clear();
         self.held.clear();
@@ -910,7 +920,10 @@ impl Handler<StderrLine> for LanguageServer {
         }
         tracing::debug!(language = %self.launch.language, "language server: {line}");
         if self.stderr.len() == STDERR_LINES {
-            self.stderr.pop_front();
+            let gone = self.stderr.pop_front();
+            if self.stderr_first.is_none() {
+                self.stderr_first = gone;
+            }
         }
         self.stderr.push_back(line);
     }
