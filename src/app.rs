@@ -785,6 +785,21 @@ fn warn_about_settings(settings: &Settings) {
             "!!! LISTENING BEYOND LOOPBACK: anyone who can reach this address and read the token can drive your workspace. Use 127.0.0.1 unless you mean it. !!!"
         );
     }
+    // Found when a task starts, as the task's process would find it.
+    let claude = &settings.orchestrator.claude_binary;
+    let found = if claude.contains('/') {
+        std::path::Path::new(claude).is_file()
+    } else {
+        std::env::var_os("PATH")
+            .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(claude).is_file()))
+    };
+    if !found {
+        tracing::warn!(
+            claude_binary = %claude,
+            "orchestrator.claude_binary is not found{}: Claude tasks (runClaudeTask, automation prompts) will fail to start",
+            if claude.contains('/') { "" } else { " on PATH" }
+        );
+    }
     for program in &settings.commands.allow {
         if crate::exec::policy::is_interpreter(program) {
             tracing::warn!(

@@ -20,12 +20,38 @@ pub use crate::protocol::headers::{
 
 /// Registers every route.
 pub fn configure(cfg: &mut web::ServiceConfig) {
+    // Another method on a route of one method: 405 naming the one (not "no route").
+    let only = |method: &'static str| {
+        web::to(move |req: actix_web::HttpRequest| async move {
+            routes::method_not_allowed(&req, method)
+        })
+    };
     cfg.route("/", web::get().to(upgrade::upgrade))
-        .route("/health", web::get().to(routes::health))
-        .route("/status", web::get().to(routes::status))
-        .route("/metrics", web::get().to(routes::metrics))
-        .route("/activity/stream", web::get().to(routes::activity_stream))
-        .route(crate::hooks::client::PATH, web::post().to(hooks::post))
+        .service(
+            web::resource("/health")
+                .route(web::get().to(routes::health))
+                .default_service(only("GET")),
+        )
+        .service(
+            web::resource("/status")
+                .route(web::get().to(routes::status))
+                .default_service(only("GET")),
+        )
+        .service(
+            web::resource("/metrics")
+                .route(web::get().to(routes::metrics))
+                .default_service(only("GET")),
+        )
+        .service(
+            web::resource("/activity/stream")
+                .route(web::get().to(routes::activity_stream))
+                .default_service(only("GET")),
+        )
+        .service(
+            web::resource(crate::hooks::client::PATH)
+                .route(web::post().to(hooks::post))
+                .default_service(only("POST")),
+        )
         .service(
             web::resource("/mcp")
                 .wrap(actix_web::middleware::from_fn(cors::headers))

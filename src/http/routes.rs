@@ -95,6 +95,16 @@ pub async fn not_found(req: HttpRequest) -> HttpResponse {
     }))
 }
 
+/// 405 for a method other than `allow`, the one the route takes, as JSON like every
+/// error.
+pub fn method_not_allowed(req: &HttpRequest, allow: &'static str) -> HttpResponse {
+    HttpResponse::MethodNotAllowed()
+        .insert_header(("Allow", allow))
+        .json(json!({
+            "error": format!("{} {} is not served: use {allow}", req.method(), req.path()),
+        }))
+}
+
 /// Another method on `/mcp`: 405 naming the ones it takes, as JSON like every error.
 pub async fn mcp_method_not_allowed(req: HttpRequest) -> HttpResponse {
     HttpResponse::MethodNotAllowed()

@@ -306,6 +306,28 @@ fn health_is_open_status_and_metrics_need_the_bearer_token() {
             .contains("PUT is not a method of /mcp"),
         "{body}"
     );
+    // The routes of one method say which.
+    for (method, path, allow) in [
+        ("POST", "/health", "GET"),
+        ("DELETE", "/status", "GET"),
+        ("POST", "/metrics", "GET"),
+        ("GET", "/hooks", "POST"),
+    ] {
+        let (status, head, body) = http_request(
+            bridge.port,
+            method,
+            path,
+            &[("Authorization", &bearer)],
+            b"",
+        );
+        assert_eq!(status, 405, "{method} {path}: {head}");
+        assert!(
+            head.to_ascii_lowercase()
+                .contains(&format!("allow: {}", allow.to_ascii_lowercase())),
+            "{head}"
+        );
+        assert!(body.contains(&format!("use {allow}")), "{body}");
+    }
 }
 
 #[tokio::test]

@@ -189,6 +189,27 @@ fn non_loopback_bind_warns_loudly() {
     );
 }
 
+/// A Claude binary that is not there is said at start-up, not first when a task fails.
+#[test]
+fn a_missing_claude_binary_is_warned_about_at_start_up() {
+    let bridge = Bridge::start_with(
+        Options::default().set("orchestrator.claude_binary", "/nonexistent/claude"),
+    );
+    assert!(
+        bridge
+            .log()
+            .contains("orchestrator.claude_binary is not found: Claude tasks"),
+        "{}",
+        bridge.log()
+    );
+    let found = Bridge::start_with(Options::default().set("orchestrator.claude_binary", "sh"));
+    assert!(
+        !found.log().contains("claude_binary is not found"),
+        "{}",
+        found.log()
+    );
+}
+
 /// Bound to an address that does not take 127.0.0.1's connections (IPv6 loopback
 /// here), the bridge listens on 127.0.0.1 at the same port too: Claude Code,
 /// `ide-bridge mcp` and `status` connect there (the lock file names only the port).
