@@ -99,6 +99,34 @@ fn origin_of(key: &str, overrides: &Overrides) -> String {
     String::new()
 }
 
+/// Refuses a value of the wrong type in the configuration file (see
+/// [`reference::mistyped`]). Only the file's values have types of their own: the
+/// environment's and the flags' are text, converted as they are read.
+fn check_file_types(file: &std::path::Path) -> Result<(), ConfigError> {
+    // A file that does not read is left to the load itself, which says why.
+    let Ok(document) = Config::builder()
+        .add_source(File::from(file))
+        .build()
+        .and_then(|c| c.try_deserialize::<serde_json::Value>())
+    else {
+        return Ok(());
+    };
+    match reference::mistyped(&document) {
+        None => Ok(()),
+        Some((key, value)) => Err(ConfigError::Invalid {
+            allowed: reference::allowed_for(&key).unwrap_or_default(),
+            origin: format!(
+                ", from {}",
+                std::fs::canonicalize(file)
+                    .unwrap_or_else(|_| file.to_path_buf())
+                    .display()
+            ),
+            key,
+            value: value.to_string(),
+        }),
+    }
+}
+
 /// The key a `config` crate error names (between backticks), if any.
 fn key_in(error: &config::ConfigError) -> Option<String> {
     let text = error.to_string();
@@ -234,6 +262,9 @@ impl Settings {
                 allowed,
             },
         };
+        if let Some(file) = &overrides.config_file {
+            check_file_types(file)?;
+        }
         let settings: Settings = builder
             .build()
             .and_then(|b| b.try_deserialize())

@@ -226,6 +226,39 @@ pub(super) fn allowed_for(path: &str) -> Option<String> {
     })
 }
 
+/// The first value in `document` (a configuration file, as parsed) whose JSON type is
+/// not what its key declares (`"3"` or `3.7` for an integer, `1` for a boolean): its
+/// dotted key and the value. The `config` crate would convert them quietly (`3.7`
+/// becomes 4, `true` becomes 1). Keys the schema gives no type (or does not know: those
+/// are refused as unknown later) pass.
+pub(super) fn mistyped(document: &Value) -> Option<(String, Value)> {
+    entries().into_iter().find_map(|e| {
+        let Entry::Key(k) = e else {
+            return None;
+        };
+        let value = k
+            .path
+            .split('.')
+            .try_fold(document, |node, part| node.get(part))?;
+        let types: Vec<&str> = match k.schema.get("type") {
+            Some(Value::String(t)) => vec![t.as_str()],
+            Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => return None,
+        };
+        let fits = |t: &str| match t {
+            "integer" => value.is_i64() || value.is_u64(),
+            "number" => value.is_number(),
+            "boolean" => value.is_boolean(),
+            "string" => value.is_string(),
+            "array" => value.is_array(),
+            "object" => value.is_object(),
+            "null" => value.is_null(),
+            _ => true,
+        };
+        (!types.iter().any(|t| fits(t))).then(|| (k.path.clone(), value.clone()))
+    })
+}
+
 /// How the docs show a key's default.
 fn default_shown(key: &Key) -> String {
     if let Some(text) = key.schema.get("x-default").and_then(Value::as_str) {

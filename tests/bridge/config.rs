@@ -91,6 +91,41 @@ fn unknown_keys_and_bad_values_stop_start_up_naming_the_key() {
     }
 }
 
+/// A file's value of the wrong type is refused, naming the key and the file, not
+/// converted (`"3"`, `3.7` → 4, `true` → 1 for a number; `"yes"`, `1` for a switch).
+#[test]
+fn a_file_value_of_the_wrong_type_is_refused_not_converted() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (toml, key) in [
+        (
+            "[sessions]\nmax_sessions = \"3\"\n",
+            "sessions.max_sessions",
+        ),
+        ("[sessions]\nmax_sessions = 3.7\n", "sessions.max_sessions"),
+        ("[server]\nport = true\n", "server.port"),
+        ("[server]\non_demand = \"yes\"\n", "server.on_demand"),
+        ("[server]\non_demand = 1\n", "server.on_demand"),
+        ("[commands]\nallow = \"git\"\n", "commands.allow"),
+    ] {
+        let file = tmp.path().join("bad.toml");
+        std::fs::write(&file, toml).unwrap();
+        let out = run(&["config", "--config", file.to_str().unwrap()], &[]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{toml}: {err}");
+        assert!(
+            err.contains(&format!("`{key}`")) && err.contains("bad.toml"),
+            "{toml}: {err}"
+        );
+    }
+    // The same values as text from the environment are converted, as documented.
+    let out = run(&["config"], &[("IDE_BRIDGE_SESSIONS__MAX_SESSIONS", "3")]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn layers_apply_in_order_file_env_flag() {
     let tmp = tempfile::tempdir().unwrap();
