@@ -332,6 +332,15 @@ impl RunArgs {
     }
 }
 
+/// Writes `text` on stdout as a subcommand's output. A reader that stopped reading
+/// (`ide-bridge config | head`) ends the output quietly, as it does for other
+/// command-line tools, instead of a panic ("failed printing to stdout").
+pub fn print_stdout(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -388,13 +397,4 @@ mod tests {
             "config",
         );
     }
-}
-
-/// Writes `text` on stdout as a subcommand's output. A reader that stopped reading
-/// (`ide-bridge config | head`) ends the output quietly, as it does for other
-/// command-line tools, instead of a panic ("failed printing to stdout").
-pub fn print_stdout(text: &str) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }
