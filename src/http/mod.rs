@@ -20,38 +20,24 @@ pub use crate::protocol::headers::{
 
 /// Registers every route.
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    // Another method on a route of one method: 405 naming the one (not "no route").
-    let only = |method: &'static str| {
-        web::to(move |req: actix_web::HttpRequest| async move {
-            routes::method_not_allowed(&req, method)
-        })
-    };
     cfg.route("/", web::get().to(upgrade::upgrade))
-        .service(
-            web::resource("/health")
-                .route(web::get().to(routes::health))
-                .default_service(only("GET")),
-        )
-        .service(
-            web::resource("/status")
-                .route(web::get().to(routes::status))
-                .default_service(only("GET")),
-        )
-        .service(
-            web::resource("/metrics")
-                .route(web::get().to(routes::metrics))
-                .default_service(only("GET")),
-        )
-        .service(
-            web::resource("/activity/stream")
-                .route(web::get().to(routes::activity_stream))
-                .default_service(only("GET")),
-        )
-        .service(
-            web::resource(crate::hooks::client::PATH)
-                .route(web::post().to(hooks::post))
-                .default_service(only("POST")),
-        )
+        .service(one_method("/health", "GET", web::get().to(routes::health)))
+        .service(one_method("/status", "GET", web::get().to(routes::status)))
+        .service(one_method(
+            "/metrics",
+            "GET",
+            web::get().to(routes::metrics),
+        ))
+        .service(one_method(
+            "/activity/stream",
+            "GET",
+            web::get().to(routes::activity_stream),
+        ))
+        .service(one_method(
+            crate::hooks::client::PATH,
+            "POST",
+            web::post().to(hooks::post),
+        ))
         .service(
             web::resource("/mcp")
                 .wrap(actix_web::middleware::from_fn(cors::headers))
@@ -63,4 +49,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         )
         .configure(ui::configure)
         .default_service(web::to(routes::not_found));
+}
+
+/// `path` served by `route` (of the one `method`); another method is a 405 naming it,
+/// not "no route".
+fn one_method(path: &str, method: &'static str, route: actix_web::Route) -> actix_web::Resource {
+    web::resource(path).route(route).default_service(web::to(
+        move |req: actix_web::HttpRequest| async move { routes::method_not_allowed(&req, method) },
+    ))
 }

@@ -214,6 +214,37 @@ async fn mcp_post(
     .await
 }
 
+/// The protocol version the HTTP tests' client speaks.
+const HTTP_VERSION: &str = "2025-06-18";
+
+/// `initialize` and `notifications/initialized` over HTTP: the `Mcp-Session-Id`.
+async fn http_handshake(bridge: &Bridge) -> String {
+    let (status, head, body) = mcp_post(
+        bridge,
+        None,
+        None,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": HTTP_VERSION, "capabilities": {},
+            "clientInfo": {"name": "http-agent", "version": "0"}}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let mcp_id = head
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id: "))
+        .expect("a session id")
+        .trim()
+        .to_string();
+    mcp_post(
+        bridge,
+        Some(&mcp_id),
+        Some(HTTP_VERSION),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await;
+    mcp_id
+}
+
 /// The structured answer of a `tools/call` POSTed with JSON or SSE.
 fn call_result(body: &str) -> serde_json::Value {
     let json = body
@@ -236,30 +267,8 @@ async fn an_http_client_carries_on_after_a_restart_in_its_session() {
             .file("a.txt", "a\n")
     };
     let bridge = Bridge::launch(opts()).await;
-    let (status, head, body) = mcp_post(
-        &bridge,
-        None,
-        None,
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "http-agent", "version": "0"}}}),
-    )
-    .await;
-    assert_eq!(status, 200, "{body}");
-    let mcp_id = head
-        .lines()
-        .find_map(|l| l.strip_prefix("mcp-session-id: "))
-        .expect("a session id")
-        .trim()
-        .to_string();
-    let v = Some("2025-06-18");
-    mcp_post(
-        &bridge,
-        Some(&mcp_id),
-        v,
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-    )
-    .await;
+    let mcp_id = http_handshake(&bridge).await;
+    let v = Some(HTTP_VERSION);
     let call = |id: u64, name: &str, args: serde_json::Value| {
         json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                "params": {"name": name, "arguments": args}})
@@ -349,29 +358,8 @@ async fn an_http_agent_between_requests_gets_the_automation_notice_at_its_next_c
             .set("automation.policy", "automation.json"),
     )
     .await;
-    let v = Some("2025-06-18");
-    let (_, head, _) = mcp_post(
-        &bridge,
-        None,
-        v,
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "http-agent", "version": "0"}}}),
-    )
-    .await;
-    let mcp_id = head
-        .lines()
-        .find_map(|l| l.strip_prefix("mcp-session-id: "))
-        .expect("a session id")
-        .trim()
-        .to_string();
-    mcp_post(
-        &bridge,
-        Some(&mcp_id),
-        v,
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-    )
-    .await;
+    let v = Some(HTTP_VERSION);
+    let mcp_id = http_handshake(&bridge).await;
     let call = |id: u64| {
         json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                "params": {"name": "getWorkspaceFolders", "arguments": {}}})
