@@ -128,9 +128,9 @@ fn http_anchor(id: &str) -> String {
 
 /// A session id the table does not know but a session restored after a restart does
 /// (its anchor, [`http_anchor`]): the session is taken up again on a new transport,
-/// initialized at the version the client names (`MCP-Protocol-Version`, else the
-/// oldest the bridge speaks, as the specification says to assume), so that the client
-/// goes on without initializing anew. `None` when no session has it.
+/// initialized at the version the client names (`MCP-Protocol-Version`, else
+/// 2025-03-26, as the specification says to assume), so that the client goes on
+/// without initializing anew. `None` when no session has it.
 async fn resume(
     req: &HttpRequest,
     services: &Arc<Services>,
