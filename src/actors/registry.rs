@@ -623,7 +623,12 @@ impl SessionRegistry {
             SessionChange::Detached => {
                 self.last_disconnect_at = Some(iso_now());
                 if let Some(slot) = self.slots.get_mut(id) {
-                    slot.grace_since = Some(Instant::now());
+                    // Closed by the bridge's own shutdown, the agent did not leave: the
+                    // checkpoint keeps it as connected, and its grace period starts when
+                    // the next bridge does.
+                    if !self.closing {
+                        slot.grace_since = Some(Instant::now());
+                    }
                     slot.initialized = false;
                 }
                 self.connection_changed();

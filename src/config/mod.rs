@@ -75,14 +75,19 @@ impl From<config::ConfigError> for ConfigError {
 }
 
 /// Where the value of `key` came from, as an error says it: `, from <the layer>`.
+/// The environment variable of a dotted key (`IDE_BRIDGE_SESSIONS__MAX_SESSIONS`).
+fn env_name(key: &str) -> String {
+    format!(
+        "{ENV_PREFIX}_{}",
+        key.to_ascii_uppercase().replace('.', "__")
+    )
+}
+
 fn origin_of(key: &str, overrides: &Overrides) -> String {
     if overrides.values.iter().any(|(k, _)| k == key) {
         return ", from the command line (a flag or --set)".into();
     }
-    let env = format!(
-        "{ENV_PREFIX}_{}",
-        key.to_ascii_uppercase().replace('.', "__")
-    );
+    let env = env_name(key);
     if std::env::var_os(&env).is_some() {
         return format!(", from the environment variable {env}");
     }
@@ -235,6 +240,14 @@ impl Settings {
             environment = environment.with_list_parse_key(key);
         }
         builder = builder.add_source(environment);
+        // An empty list from the environment (`IDE_BRIDGE_COMMANDS__ALLOW=`) is an empty
+        // list, as `--set commands.allow=` is (the environment's list parsing makes it
+        // `[""]`); a flag given for the key still wins, below.
+        for key in LIST_KEYS {
+            if std::env::var(env_name(key)).is_ok_and(|v| v.trim().is_empty()) {
+                builder = builder.set_override(key, Vec::<String>::new())?;
+            }
+        }
         for (key, value) in &overrides.values {
             builder = if LIST_KEYS.contains(&key.as_str()) {
                 // `--set commands.allow=git,cargo`, as in the environment.

@@ -159,6 +159,24 @@ fn layers_apply_in_order_file_env_flag() {
     ] {
         assert_eq!(effective(&[], &[(name, "1")]), c, "{name}");
     }
+    // An empty list is empty from the environment as from --set (not `[""]`), and a
+    // flag still wins over the environment.
+    let empty = serde_json::json!([]);
+    assert_eq!(
+        effective(&[], &[("IDE_BRIDGE_COMMANDS__ALLOW", "")])["commands"]["allow"],
+        empty
+    );
+    assert_eq!(
+        effective(&["--set", "commands.allow="], &[])["commands"]["allow"],
+        empty
+    );
+    assert_eq!(
+        effective(
+            &["--set", "commands.allow=git"],
+            &[("IDE_BRIDGE_COMMANDS__ALLOW", "")]
+        )["commands"]["allow"],
+        serde_json::json!(["git"])
+    );
     assert_eq!(
         (
             c["ide_name"].as_str(),

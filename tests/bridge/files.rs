@@ -333,6 +333,18 @@ async fn tree_find_and_search_honour_gitignore() {
     std::fs::write(ws.join("build/out.rs"), "fn main() { println!(\"hi\"); }").unwrap();
     std::fs::write(ws.join("src/lib.rs"), "pub fn answer() -> u32 { 42 }\n").unwrap();
     let mut agent = bridge.ready_agent().await;
+    // A path that is not there is said to be missing, not searched and found empty.
+    for (tool, args) in [
+        ("searchWorkspace", json!({"query": "x", "path": "nope"})),
+        ("findFiles", json!({"pattern": "*.rs", "path": "nope"})),
+        ("getFileTree", json!({"path": "nope"})),
+    ] {
+        let r = agent.call(tool, args).await;
+        assert!(
+            is_error(&r) && text(&r).starts_with("File not found: ") && text(&r).ends_with("/nope"),
+            "{tool}: {r}"
+        );
+    }
     let tree = json_text(&agent.call("getFileTree", json!({})).await);
     let paths: Vec<&str> = tree["entries"]
         .as_array()

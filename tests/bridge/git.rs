@@ -28,6 +28,20 @@ async fn init_repo(dir: &Path) {
     git(dir, &["commit", "-q", "-m", "initial"]).await;
 }
 
+/// A repository without commits yet has an empty log, not git's error.
+#[tokio::test]
+async fn a_repository_without_commits_has_an_empty_log() {
+    let bridge = Bridge::launch(Options::default()).await;
+    git(&bridge.workspace, &["init", "-q", "-b", "main"]).await;
+    let mut agent = bridge.ready_agent().await;
+    let log = agent.call("gitLog", json!({})).await;
+    assert!(!is_error(&log), "{log}");
+    assert_eq!(json_text(&log)["commits"], json!([]));
+    // A revision that does not exist is still git's error.
+    let bad = agent.call("gitLog", json!({"ref": "main"})).await;
+    assert!(is_error(&bad), "{bad}");
+}
+
 #[tokio::test]
 async fn outside_a_repository_the_error_is_clear() {
     let bridge = Bridge::launch(Options::default()).await;

@@ -527,9 +527,20 @@ async fn claims_survive_a_restart_and_end_with_their_agent() {
         .call("claimFiles", json!({"paths": ["a.txt"], "reason": "r"}))
         .await;
     assert!(!is_error(&claimed), "{claimed}");
-    // Stopped with A connected: the final checkpoint keeps A's session.
+    // Stopped with A connected: the final checkpoint keeps A's session, as connected
+    // (the shutdown closed its connection; A did not leave), so that its grace period
+    // starts with the next bridge, however long the restart takes.
     bridge.stop_async().await;
     drop(a);
+    let checkpoint: Value = serde_json::from_str(
+        &std::fs::read_to_string(place.state_dir().join("checkpoint.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        checkpoint["sessions"][0]["disconnectedAt"],
+        Value::Null,
+        "{checkpoint}"
+    );
     let file = place.state_dir().join("claims.json");
     let mode =
         std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&file).unwrap().permissions());

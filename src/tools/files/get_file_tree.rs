@@ -5,6 +5,7 @@ use serde::Deserialize;
 
 use crate::protocol::mcp::CallToolResult;
 use crate::tools::{blocking, output, Tool, ToolContext, ToolError, ToolResult, WorkspacePath};
+use crate::workspace::files::FileError;
 use crate::workspace::tree::{file_tree, Listing};
 
 pub struct GetFileTree;
@@ -44,8 +45,10 @@ impl Tool for GetFileTree {
         let walk = move || {
             if start.is_dir() {
                 Ok(file_tree(&root, &start, depth, max, hidden))
-            } else {
+            } else if start.exists() {
                 Err(ToolError::NotADirectory(start))
+            } else {
+                Err(FileError::NotFound(start.display().to_string()).into())
             }
         };
         Ok(CallToolResult::structured(&blocking(walk).await??))

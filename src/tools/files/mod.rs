@@ -20,6 +20,7 @@ use super::{ToolContext, ToolError, ToolResult, WorkspacePath};
 use crate::actors::diagnostics::Invalidate;
 use crate::actors::registry::FileChanged;
 use crate::actors::writer::{self, Write, WriteOp, Written};
+use crate::workspace::files::FileError;
 
 /// Where a listing or search runs: the workspace root, the confined start directory
 /// (`path`, default the root) and the result cap (`max_results`, at most
@@ -38,6 +39,10 @@ impl Scope {
         max_results: Option<usize>,
     ) -> Result<Self, ToolError> {
         let start = path.unwrap_or(&WorkspacePath::from(".")).resolve(ctx)?;
+        // Searching where nothing is finds nothing, which would read as "no match".
+        if !start.exists() {
+            return Err(FileError::NotFound(start.display().to_string()).into());
+        }
         let cap = ctx.services.settings.files.max_results;
         Ok(Self {
             root: ctx.services.workspace.root().to_path_buf(),

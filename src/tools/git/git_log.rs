@@ -3,9 +3,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{check_ref_or_range, git, pathspec};
+use super::{check_ref_or_range, git, pathspec, GitError};
 use crate::protocol::mcp::CallToolResult;
-use crate::tools::{output, Tool, ToolContext, ToolResult, WorkspacePath};
+use crate::tools::{output, Tool, ToolContext, ToolError, ToolResult, WorkspacePath};
 
 pub struct GitLog;
 
@@ -65,7 +65,17 @@ impl Tool for GitLog {
         if let Some(p) = &args.path {
             argv.push(pathspec(&ctx, p)?);
         }
-        let out = git(&ctx, argv).await?;
+        let out = match git(&ctx, argv).await {
+            // A repository without commits yet (and no revision asked for): none.
+            Err(ToolError::Git(GitError::Failed { stderr, .. }))
+                if args.revision.is_none() && stderr.contains("does not have any commits yet") =>
+            {
+                return Ok(CallToolResult::structured(&Answer {
+                    commits: Vec::new(),
+                }));
+            }
+            out => out?,
+        };
         let commits: Vec<Commit> = out
             .stdout
             .lines()
