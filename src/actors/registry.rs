@@ -815,7 +815,17 @@ impl Handler<Restore> for SessionRegistry {
                     continue;
                 }
                 let mut slot = Slot::new(session, state.anchor);
-                slot.grace_since = Some(Instant::now());
+                // In grace since its agent left (before the restart, when known), so that
+                // the next checkpoint says the same and a further restart does not
+                // lengthen it.
+                let gone = state.disconnected_at.map_or(Duration::ZERO, |at| {
+                    Duration::from_millis(crate::actors::activity_log::now_ms().saturating_sub(at))
+                });
+                slot.grace_since = Some(
+                    Instant::now()
+                        .checked_sub(gone)
+                        .unwrap_or_else(Instant::now),
+                );
                 slot.ide_pid = state.ide_pid;
                 slot.relay_pids = state.relay_pids;
                 act.slots.insert(SessionId::from(state.session_id), slot);

@@ -332,6 +332,31 @@ async fn restored_sessions(checkpoint: Value) -> usize {
     bridge.status().await["sessions"].as_array().unwrap().len()
 }
 
+/// A restored session nobody came back to keeps, in the next checkpoint, when its agent
+/// left: a second restart does not lengthen its grace period.
+#[tokio::test]
+async fn a_restored_session_keeps_when_its_agent_left_across_another_restart() {
+    let place = Place::new();
+    std::fs::create_dir_all(place.state_dir()).unwrap();
+    let left = now_ms() - 5_000;
+    let checkpoint = json!({"savedAt": now_ms(), "workspace": place.workspace.display().to_string(),
+        "sessions": [{"sessionId": "0a1b2c3d", "openedFiles": [], "disconnectedAt": left}]});
+    let file = place.state_dir().join("checkpoint.json");
+    std::fs::write(&file, checkpoint.to_string()).unwrap();
+    let bridge = Bridge::launch(place.options()).await;
+    assert_eq!(
+        bridge.status().await["sessions"].as_array().unwrap().len(),
+        1
+    );
+    bridge.stop_async().await;
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let again = saved["sessions"][0]["disconnectedAt"].as_u64().unwrap();
+    assert!(
+        again.abs_diff(left) < 1_000,
+        "{left} became {again}: {saved}"
+    );
+}
+
 #[tokio::test]
 async fn checkpoints_from_the_future_other_workspaces_or_broken_files_are_ignored() {
     let session = json!([{"sessionId": "0a1b2c3d", "openedFiles": []}]);
