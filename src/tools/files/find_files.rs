@@ -28,8 +28,8 @@ impl Tool for FindFiles {
     type Args = Args;
     const NAME: &'static str = "findFiles";
     const DESCRIPTION: &'static str =
-        "Find files by glob (e.g. \"*.rs\" anywhere, or \"src/**/mod.rs\"), honouring .gitignore \
-         and skipping hidden files unless includeHidden.";
+        "Find files by glob (e.g. \"*.rs\" anywhere, or \"src/**/mod.rs\" from the workspace root \
+         or from path), honouring .gitignore and skipping hidden files unless includeHidden.";
     const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Listing>);
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {

@@ -112,21 +112,59 @@ pub fn glob(pattern: &str) -> Result<GlobMatcher, GlobError> {
         })
 }
 
-/// Files below `start` whose workspace-relative path matches `pattern` (a pattern
-/// without `/` matches file names anywhere); hidden ones too when `hidden`.
+/// Why [`find_files`] refused a pattern.
+#[derive(Debug, thiserror::Error)]
+pub enum FindError {
+    /// The pattern does not parse.
+    #[error(transparent)]
+    Glob(#[from] GlobError),
+    /// An absolute pattern that names no place inside the workspace.
+    #[error(
+        "The pattern {0:?} is an absolute path outside the workspace; give a glob relative \
+         to the workspace root (such as \"src/**/*.rs\") or a file name (\"*.rs\")"
+    )]
+    Outside(String),
+}
+
+/// The pattern as [`find_files`] matches it: without a leading `./`, and an absolute
+/// pattern inside the workspace made relative to its root; true when it was either
+/// (it is anchored, like a pattern with `/`, even when none is left).
+fn workspace_pattern<'p>(root: &Path, pattern: &'p str) -> Result<(&'p str, bool), FindError> {
+    let mut rest = pattern;
+    if Path::new(rest).is_absolute() {
+        let inside = root
+            .to_str()
+            .and_then(|r| rest.strip_prefix(r.trim_end_matches('/')))
+            .filter(|tail| tail.is_empty() || tail.starts_with('/'))
+            .ok_or_else(|| FindError::Outside(pattern.to_string()))?;
+        rest = inside.trim_start_matches('/');
+    }
+    while let Some(tail) = rest.strip_prefix("./") {
+        rest = tail.trim_start_matches('/');
+    }
+    Ok((rest, rest.len() != pattern.len()))
+}
+
+/// Files below `start` matching `pattern`: a pattern without `/` matches file names
+/// anywhere; one with `/` matches the path relative to the workspace root or to `start`
+/// (`./` in front and an absolute path inside the workspace are taken as that). Hidden
+/// ones too when `hidden`.
 pub fn find_files(
     root: &Path,
     start: &Path,
     pattern: &str,
     max_results: usize,
     hidden: bool,
-) -> Result<Listing, GlobError> {
-    let full = if pattern.contains('/') {
+) -> Result<Listing, FindError> {
+    let (pattern, anchored) = workspace_pattern(root, pattern)?;
+    let anchored = anchored || pattern.contains('/');
+    let full = if anchored {
         pattern.to_string()
     } else {
         format!("**/{pattern}")
     };
     let matcher = glob(&full)?;
+    let below_start = start != root && anchored;
     let mut entries = Vec::new();
     let mut truncated = false;
     for entry in walker_showing(start, None, hidden).flatten() {
@@ -134,7 +172,10 @@ pub fn find_files(
             continue;
         }
         let rel = relative(root, entry.path());
-        if !matcher.is_match(&rel) {
+        let matched = matcher.is_match(&rel)
+            || (below_start
+                && matcher.is_match(entry.path().strip_prefix(start).unwrap_or(entry.path())));
+        if !matched {
             continue;
         }
         if entries.len() >= max_results {
@@ -197,5 +238,40 @@ mod tests {
         let top = find_files(root, root, "src/*.rs", 100, false).unwrap();
         assert_eq!(top.entries.len(), 1);
         assert!(find_files(root, root, "a[", 10, false).is_err());
+    }
+
+    fn found(root: &Path, start: &Path, pattern: &str) -> Vec<String> {
+        let listing = find_files(root, start, pattern, 100, false).unwrap();
+        listing.entries.into_iter().map(|e| e.path).collect()
+    }
+
+    #[test]
+    fn a_pattern_may_start_with_dot_slash_or_the_root_or_be_relative_to_the_start() {
+        let t = fixture();
+        let root = t.path();
+        let abs = format!("{}/src/**/*.rs", root.display());
+        for pattern in ["./src/*.rs", ".//src/*.rs", "././src/*.rs"] {
+            assert_eq!(found(root, root, pattern), vec!["src/a.rs"], "{pattern}");
+        }
+        assert_eq!(found(root, root, &abs), vec!["src/a.rs", "src/deep/b.rs"]);
+        assert_eq!(found(root, root, "./*.rs"), Vec::<String>::new());
+        // Below a start, a path pattern may be the workspace's or the start's.
+        let src = root.join("src");
+        assert_eq!(found(root, &src, "deep/*.rs"), vec!["src/deep/b.rs"]);
+        assert_eq!(found(root, &src, "src/deep/*.rs"), vec!["src/deep/b.rs"]);
+        // From the root, a pattern is the workspace's alone.
+        assert_eq!(found(root, root, "deep/*.rs"), Vec::<String>::new());
+        let outside = find_files(root, root, "/etc/*.conf", 10, false).unwrap_err();
+        assert!(matches!(outside, FindError::Outside(_)), "{outside}");
+        assert!(
+            outside.to_string().contains("outside the workspace"),
+            "{outside}"
+        );
+        // A sibling whose name starts with the root's is outside too.
+        let sibling = format!("{}-other/*.rs", root.display());
+        assert!(matches!(
+            find_files(root, root, &sibling, 10, false),
+            Err(FindError::Outside(_))
+        ));
     }
 }
