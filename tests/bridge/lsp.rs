@@ -383,8 +383,12 @@ async fn typescript_answers_hover_and_workspace_symbols() {
 /// Options whose `.fake` files are served by `tests/fixtures/fake-lsp`, logging to
 /// `log` (answering requests with null when `answers`), with the config file in `dir`.
 fn with_fake_server(dir: &std::path::Path, log: &std::path::Path, answers: bool) -> Options {
+    fake_server_with(dir, log, if answers { ", \"answers\"" } else { "" })
+}
+
+/// [`with_fake_server`] with `extra` after the log's argument in its `args`.
+fn fake_server_with(dir: &std::path::Path, log: &std::path::Path, extra: &str) -> Options {
     let config = dir.join("bridge.toml");
-    let extra = if answers { ", \"answers\"" } else { "" };
     std::fs::write(
         &config,
         format!(
@@ -397,6 +401,57 @@ fn with_fake_server(dir: &std::path::Path, log: &std::path::Path, answers: bool)
     Options::default()
         .arg("--config")
         .arg(config.to_str().unwrap())
+}
+
+/// A request the server said it cannot answer (its `initialize` answer lacks the
+/// capability) is refused with that reason and never sent; one it registered later is.
+#[tokio::test]
+async fn what_the_server_does_not_offer_is_refused_by_name_and_what_it_registers_is_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let bridge = Bridge::launch(
+        fake_server_with(dir.path(), &log, ", \"answers\", \"registers\"").file("x.fake", "x"),
+    )
+    .await;
+    let mut agent = bridge.ready_agent().await;
+    let at = json!({"file": "x.fake", "line": 1, "column": 1});
+    let refused = agent.call("goToDefinition", at.clone()).await;
+    assert_eq!(refused["isError"], true, "{refused}");
+    let said = text(&refused);
+    assert!(
+        said.contains("does not offer textDocument/definition")
+            && said.contains("no definitionProvider")
+            && said.contains("fake-lsp"),
+        "{said}"
+    );
+    let registered = log.clone();
+    wait_for_blocking(
+        "the registration accepted",
+        Duration::from_secs(20),
+        move || {
+            std::fs::read_to_string(&registered)
+                .ok()
+                .filter(|t| t.lines().any(|l| l == "registered"))
+        },
+    )
+    .await;
+    let formatted = agent
+        .call("formatDocument", json!({"file": "x.fake"}))
+        .await;
+    assert_ne!(formatted["isError"], true, "{formatted}");
+    let hover = agent.call("getHover", at).await;
+    assert_ne!(hover["isError"], true, "{hover}");
+    let asked = std::fs::read_to_string(&log).unwrap();
+    let requests: Vec<&str> = asked
+        .lines()
+        .filter_map(|l| l.strip_prefix("request "))
+        .map(|l| l.split(' ').next().unwrap())
+        .collect();
+    assert_eq!(
+        requests,
+        ["textDocument/formatting", "textDocument/hover"],
+        "{asked}"
+    );
 }
 
 /// A server that initializes but never answers: an agent's cancellation reaches it as

@@ -69,6 +69,14 @@ pub enum LspError {
     /// The asker gave up (its tool call was cancelled).
     #[error("The request was cancelled")]
     Cancelled,
+    /// Its `initialize` answer leaves out what the request needs.
+    #[error("The {language} language server ({command}) does not offer {method}: its initialize answer has no {capability}")]
+    Unsupported {
+        language: String,
+        command: String,
+        method: &'static str,
+        capability: &'static str,
+    },
     /// It answered with an error.
     #[error("The language server could not answer: {message} ({code})")]
     Server { code: i64, message: String },

@@ -172,6 +172,10 @@ pub struct LanguageServer {
     stderr_first: Option<String>,
     /// Why it ended, once it did (told to the parent once).
     ended: Option<(bool, String)>,
+    /// What its `initialize` answer says it can do (`null` until then).
+    capabilities: Value,
+    /// The methods it registered since (`client/registerCapability`), by registration id.
+    registered: HashMap<String, String>,
 }
 
 impl LanguageServer {
@@ -195,6 +199,8 @@ impl LanguageServer {
             stderr: std::collections::VecDeque::new(),
             stderr_first: None,
             ended: None,
+            capabilities: Value::Null,
+            registered: HashMap::new(),
         }
     }
 
@@ -484,10 +490,24 @@ impl LanguageServer {
                 let root = &self.launch.root;
                 json!([{"uri": uri_of(root), "name": root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()}])
             }
-            "window/workDoneProgress/create"
-            | "client/registerCapability"
-            | "client/unregisterCapability"
-            | "window/showMessageRequest" => Value::Null,
+            "client/registerCapability" => {
+                for r in params["registrations"].as_array().into_iter().flatten() {
+                    if let (Some(id), Some(method)) = (r["id"].as_str(), r["method"].as_str()) {
+                        self.registered.insert(id.to_string(), method.to_string());
+                    }
+                }
+                Value::Null
+            }
+            "client/unregisterCapability" => {
+                // The specification's field is misspelt "unregisterations".
+                for r in params["unregisterations"].as_array().into_iter().flatten() {
+                    if let Some(id) = r["id"].as_str() {
+                        self.registered.remove(id);
+                    }
+                }
+                Value::Null
+            }
+            "window/workDoneProgress/create" | "window/showMessageRequest" => Value::Null,
             "workspace/applyEdit" => {
                 json!({"applied": false, "failureReason": "the bridge applies edits itself"})
             }
@@ -564,7 +584,7 @@ impl Actor for LanguageServer {
         let me = ctx.address();
         actix_rt::spawn(async move {
             let outcome = match actix::clock::timeout(timeout, rx).await {
-                Ok(Ok(Ok(_))) => Ok(()),
+                Ok(Ok(Ok(answer))) => Ok(answer.get("capabilities").cloned().unwrap_or_default()),
                 Ok(Ok(Err(e))) => Err(format!("failed to initialize: {e}")),
                 Ok(Err(_)) => return, // it ended meanwhile, and said why
                 Err(_) => Err(format!(
@@ -586,13 +606,14 @@ impl Actor for LanguageServer {
 /// `initialize` was answered (or failed, or timed out).
 #[derive(Message)]
 #[rtype(result = "()")]
-struct Initialized(Result<(), String>);
+struct Initialized(Result<Value, String>);
 
 impl Handler<Initialized> for LanguageServer {
     type Result = ();
     fn handle(&mut self, msg: Initialized, ctx: &mut Context<Self>) {
         match msg.0 {
-            Ok(()) => {
+            Ok(capabilities) => {
+                self.capabilities = capabilities;
                 self.ready = true;
                 self.notify("initialized", json!({}));
                 for ready in self.until_ready.drain(..) {
@@ -676,6 +697,41 @@ impl Deferred for Request {
     type Answer = Value;
 }
 
+/// The server capability (of `initialize`'s answer) a request `method` needs, for the
+/// methods the bridge asks whose capability a server may leave out.
+fn capability_of(method: &str) -> Option<&'static str> {
+    Some(match method {
+        "textDocument/hover" => "hoverProvider",
+        "textDocument/definition" => "definitionProvider",
+        "textDocument/references" => "referencesProvider",
+        "textDocument/documentSymbol" => "documentSymbolProvider",
+        "textDocument/formatting" => "documentFormattingProvider",
+        "textDocument/rename" => "renameProvider",
+        "textDocument/codeAction" => "codeActionProvider",
+        "textDocument/inlayHint" => "inlayHintProvider",
+        "textDocument/prepareCallHierarchy" => "callHierarchyProvider",
+        "textDocument/prepareTypeHierarchy" => "typeHierarchyProvider",
+        "workspace/symbol" => "workspaceSymbolProvider",
+        _ => return None,
+    })
+}
+
+impl LanguageServer {
+    /// The capability `method` needs when the server said it has not got it (absent,
+    /// `null` or `false`, and not registered since); `None` when it has, or when the
+    /// method needs none.
+    fn lacks(&self, method: &str) -> Option<&'static str> {
+        let capability = capability_of(method)?;
+        if self.registered.values().any(|m| m == method) {
+            return None;
+        }
+        match self.capabilities.get(capability) {
+            None | Some(Value::Null | Value::Bool(false)) => Some(capability),
+            Some(_) => None,
+        }
+    }
+}
+
 impl Handler<Request> for LanguageServer {
     type Result = ResponseFuture<Result<Value, LspError>>;
 
@@ -696,6 +752,15 @@ impl Handler<Request> for LanguageServer {
                 act.cancelled_early.remove(at);
                 let _ = tx.send(Err(LspError::Cancelled));
                 return Box::pin(async move { Err(LspError::Cancelled) });
+            }
+            if let Some(capability) = act.lacks(msg.method) {
+                let refused = LspError::Unsupported {
+                    language: act.launch.language.clone(),
+                    command: act.launch.config.command.clone(),
+                    method: msg.method,
+                    capability,
+                };
+                return Box::pin(async move { Err(refused) });
             }
             match synced {
                 Ok(()) => {
