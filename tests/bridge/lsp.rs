@@ -441,6 +441,28 @@ async fn what_the_server_does_not_offer_is_refused_by_name_and_what_it_registers
     assert_ne!(formatted["isError"], true, "{formatted}");
     let hover = agent.call("getHover", at).await;
     assert_ne!(hover["isError"], true, "{hover}");
+    // A position past the file's end is refused before the server is asked. The file
+    // is "x": one line of one character, whose end is column 2; line 2 does not exist.
+    let end = agent
+        .call(
+            "getHover",
+            json!({"file": "x.fake", "line": 1, "column": 2}),
+        )
+        .await;
+    assert_ne!(end["isError"], true, "{end}");
+    for (line, column, says) in [
+        (2, 1, "line 2 is past the end of"),
+        (1, 3, "column 3 is past the end of line 1 of"),
+    ] {
+        let past = agent
+            .call(
+                "getHover",
+                json!({"file": "x.fake", "line": line, "column": column}),
+            )
+            .await;
+        assert_eq!(past["isError"], true, "{past}");
+        assert!(text(&past).contains(says), "{past}");
+    }
     let asked = std::fs::read_to_string(&log).unwrap();
     let requests: Vec<&str> = asked
         .lines()
@@ -449,7 +471,11 @@ async fn what_the_server_does_not_offer_is_refused_by_name_and_what_it_registers
         .collect();
     assert_eq!(
         requests,
-        ["textDocument/formatting", "textDocument/hover"],
+        [
+            "textDocument/formatting",
+            "textDocument/hover",
+            "textDocument/hover"
+        ],
         "{asked}"
     );
 }

@@ -86,6 +86,9 @@ pub enum LspError {
     /// The file could not be given to it.
     #[error("{0}")]
     File(String),
+    /// The request's position is not in the file.
+    #[error("{0}")]
+    OutOfRange(String),
     /// The pool itself failed.
     #[error(transparent)]
     Fault(#[from] ActorFault),

@@ -697,6 +697,38 @@ impl Deferred for Request {
     type Answer = Value;
 }
 
+/// Refuses a request `position` (LSP's: 0-based, UTF-16 columns; `null` for a request
+/// without one) past the end of `file`'s `text`, which a server answers with nothing.
+fn within(file: &Path, text: &str, position: &Value) -> Result<(), LspError> {
+    let (Some(line), Some(character)) = (position["line"].as_u64(), position["character"].as_u64())
+    else {
+        return Ok(());
+    };
+    let lines = text.split('\n').count() as u64;
+    let Some(content) = usize::try_from(line)
+        .ok()
+        .and_then(|n| text.split('\n').nth(n))
+    else {
+        return Err(LspError::OutOfRange(format!(
+            "line {} is past the end of {}, which has {lines} lines",
+            line + 1,
+            file.display()
+        )));
+    };
+    let width = content.trim_end_matches('\r').encode_utf16().count() as u64;
+    if character > width {
+        return Err(LspError::OutOfRange(format!(
+            "column {} is past the end of line {} of {}, which is {width} characters long \
+             (UTF-16 units; column {} is its end)",
+            character + 1,
+            line + 1,
+            file.display(),
+            width + 1
+        )));
+    }
+    Ok(())
+}
+
 /// The server capability (of `initialize`'s answer) a request `method` needs, for the
 /// methods the bridge asks whose capability a server may leave out.
 fn capability_of(method: &str) -> Option<&'static str> {
@@ -742,7 +774,9 @@ impl Handler<Request> for LanguageServer {
         self.when_ready(msg, ctx, |act, msg| {
             let (tx, rx) = oneshot::channel();
             let synced = match &msg.file {
-                Some(file) => act.sync(file).map(drop),
+                Some(file) => act
+                    .sync(file)
+                    .and_then(|text| within(file, &text, &msg.params["position"])),
                 None => Ok(()),
             };
             let early = msg
