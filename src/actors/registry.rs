@@ -978,6 +978,7 @@ impl Handler<FileChanged> for SessionRegistry {
                 path: msg.path,
                 display: msg.display,
                 by,
+                at_ms: msg.at_ms,
             };
             for (_, slot) in act.slots.iter().filter(|(id, _)| **id != msg.by) {
                 slot.session.changed_by.do_send(changed.clone());

@@ -1,15 +1,24 @@
 //! What an agent knows about the files other agents change: the files it has seen
-//! (read or written, natively or through the bridge) and, for each of them another
-//! agent changed since, one notice waiting for its next tool call. A notice is given
-//! once; the file counts as unseen until the agent reads it again. Other notes for the
-//! model (automation notices) wait beside them.
+//! (read or written, natively or through the bridge), each with when it read them, and,
+//! for each of them another agent changed since, one notice waiting for its next tool
+//! call. A notice is given once; the file counts as unseen until the agent reads it
+//! again. Other notes for the model (automation notices) wait beside them.
+//!
+//! The bridge may learn of a native call only at the agent's next hook, so a read can be
+//! learned after a change it preceded: changes to files the agent had not seen are
+//! remembered a while ([`MAX_RECENT`]), and a read learned later that started before one
+//! of them gives its notice then. Times are Unix milliseconds: when a read started, when
+//! a change was done.
 
-use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::PathBuf;
 
 /// Files remembered as seen per agent; beyond this an arbitrary one is forgotten (the
 /// cost: one missed notice).
 pub const MAX_SEEN: usize = 4096;
+/// Changes to files the agent had not seen, remembered for a read learned late; beyond
+/// this the oldest is forgotten (the cost: one missed notice).
+pub const MAX_RECENT: usize = 256;
 /// Files with a waiting notice per agent; further changes are counted, not named.
 pub const MAX_NOTICES: usize = 50;
 /// Agents named per file in a notice.
@@ -17,10 +26,22 @@ const MAX_CHANGERS: usize = 3;
 /// Other notes kept for the next call (the oldest go first).
 pub const MAX_NOTES: usize = 10;
 
+/// A change to a file the agent had not seen when it was learned.
+#[derive(Debug)]
+struct Recent {
+    /// When it was done.
+    at_ms: u64,
+    display: String,
+    by: String,
+}
+
 /// One agent's view of other agents' changes.
 #[derive(Debug, Default)]
 pub struct Awareness {
-    seen: HashSet<PathBuf>,
+    /// Path → when the agent last started reading it (or finished writing it).
+    seen: HashMap<PathBuf, u64>,
+    /// Path → the last change another agent made to it while this one had not seen it.
+    recent: HashMap<PathBuf, Recent>,
     /// Workspace-relative path → the agents that changed it since this one saw it.
     notices: BTreeMap<String, Vec<String>>,
     /// Changes beyond [`MAX_NOTICES`] files, counted.
@@ -30,22 +51,64 @@ pub struct Awareness {
 }
 
 impl Awareness {
-    /// The agent read or wrote `path`: it knows the content now.
-    pub fn saw(&mut self, path: PathBuf) {
-        if self.seen.len() >= MAX_SEEN && !self.seen.contains(&path) {
-            if let Some(any) = self.seen.iter().next().cloned() {
+    /// The agent read `path` from `at_ms` on (or wrote it, done at `at_ms`): it knows
+    /// the content as of then. A change another agent made after that, learned
+    /// before this read was, gives its notice now.
+    pub fn saw(&mut self, path: PathBuf, at_ms: u64) {
+        if let Some(change) = self.recent.remove(&path) {
+            if change.at_ms >= at_ms {
+                self.seen.remove(&path);
+                self.notice(&change.display, &change.by);
+                return;
+            }
+        }
+        if self.seen.len() >= MAX_SEEN && !self.seen.contains_key(&path) {
+            if let Some(any) = self.seen.keys().next().cloned() {
                 self.seen.remove(&any);
             }
         }
-        self.seen.insert(path);
+        let last = self.seen.entry(path).or_insert(at_ms);
+        *last = (*last).max(at_ms);
     }
 
-    /// The agent `by` changed `path` (shown as `display`): when this agent had seen it,
-    /// a notice waits for its next call and the file counts as unseen.
-    pub fn changed_by(&mut self, path: &PathBuf, display: &str, by: &str) -> bool {
-        if !self.seen.remove(path) {
-            return false;
+    /// The agent `by` changed `path` (shown as `display`), done at `at_ms`: when this
+    /// agent had read it before that, a notice waits for its next call and the file
+    /// counts as unseen. True when a notice was queued.
+    pub fn changed_by(&mut self, path: &PathBuf, display: &str, by: &str, at_ms: u64) -> bool {
+        match self.seen.get(path) {
+            Some(&read) if read <= at_ms => {
+                self.seen.remove(path);
+                self.notice(display, by);
+                true
+            }
+            // It read the file after the change was done: it knows the new content.
+            Some(_) => false,
+            None => {
+                if self.recent.len() >= MAX_RECENT && !self.recent.contains_key(path) {
+                    let oldest = self.recent.iter().min_by_key(|(_, r)| r.at_ms);
+                    if let Some(oldest) = oldest.map(|(p, _)| p.clone()) {
+                        self.recent.remove(&oldest);
+                    }
+                }
+                let recent = Recent {
+                    at_ms,
+                    display: display.to_string(),
+                    by: by.to_string(),
+                };
+                match self.recent.get_mut(path) {
+                    Some(known) if known.at_ms > at_ms => {}
+                    Some(known) => *known = recent,
+                    None => {
+                        self.recent.insert(path.clone(), recent);
+                    }
+                }
+                false
+            }
         }
+    }
+
+    /// Queues a notice that `by` changed `display`.
+    fn notice(&mut self, display: &str, by: &str) {
         if let Some(changers) = self.notices.get_mut(display) {
             if !changers.iter().any(|c| c == by) && changers.len() < MAX_CHANGERS {
                 changers.push(by.to_string());
@@ -56,7 +119,6 @@ impl Awareness {
         } else {
             self.unnamed += 1;
         }
-        true
     }
 
     /// A note for the model at the agent's next tool call (an automation notice).
@@ -107,15 +169,15 @@ impl Awareness {
 
     /// Takes over a merged session's awareness.
     pub fn absorb(&mut self, other: Awareness) {
-        for path in other.seen {
-            self.saw(path);
+        for (path, at_ms) in other.seen {
+            self.saw(path, at_ms);
+        }
+        for (path, change) in other.recent {
+            self.changed_by(&path, &change.display, &change.by, change.at_ms);
         }
         for (file, by) in other.notices {
             for b in by {
-                let entry = self.notices.entry(file.clone()).or_default();
-                if !entry.contains(&b) && entry.len() < MAX_CHANGERS {
-                    entry.push(b);
-                }
+                self.notice(&file, &b);
             }
         }
         self.unnamed += other.unnamed;
@@ -134,20 +196,59 @@ mod tests {
         let mut a = Awareness::default();
         let p = PathBuf::from("/w/b.py");
         assert!(
-            !a.changed_by(&p, "b.py", "claude-code aaaa0001"),
+            !a.changed_by(&p, "b.py", "claude-code aaaa0001", 10),
             "not seen: no notice"
         );
-        a.saw(p.clone());
-        assert!(a.changed_by(&p, "b.py", "claude-code aaaa0001"));
+        a.saw(p.clone(), 20);
+        assert!(a.changed_by(&p, "b.py", "claude-code aaaa0001", 30));
         assert!(
-            !a.changed_by(&p, "b.py", "claude-code aaaa0001"),
+            !a.changed_by(&p, "b.py", "claude-code aaaa0001", 40),
             "unseen again"
         );
         let text = a.take_notice().unwrap();
         assert!(text.contains("b.py (by claude-code aaaa0001)"), "{text}");
         assert_eq!(a.take_notice(), None, "given once");
-        a.saw(p.clone());
-        assert!(a.changed_by(&p, "b.py", "x"));
+        a.saw(p.clone(), 50);
+        assert!(a.changed_by(&p, "b.py", "x", 60));
+    }
+
+    #[test]
+    fn a_read_learned_after_a_change_it_preceded_gives_the_notice_then() {
+        let mut a = Awareness::default();
+        let p = PathBuf::from("/w/README.md");
+        // B's edit, done at 200, is learned first; A's read, from 100, after it.
+        assert!(!a.changed_by(&p, "README.md", "B", 200));
+        assert_eq!(a.take_notice(), None);
+        a.saw(p.clone(), 100);
+        let text = a.take_notice().expect("the notice once the read is known");
+        assert!(text.contains("README.md (by B)"), "{text}");
+        // It counts as unseen: the next change is not noticed until it reads again.
+        assert!(!a.changed_by(&p, "README.md", "B", 300));
+        a.saw(p.clone(), 400);
+        assert_eq!(a.take_notice(), None, "a read after the change knows it");
+        // A read that started after a change learned later knows the change already.
+        assert!(!a.changed_by(&p, "README.md", "B", 350));
+        assert!(a.changed_by(&p, "README.md", "B", 500));
+        assert!(a.take_notice().is_some());
+    }
+
+    #[test]
+    fn changes_to_unseen_files_are_remembered_up_to_a_bound() {
+        let mut a = Awareness::default();
+        for i in 0..MAX_RECENT as u64 + 10 {
+            a.changed_by(
+                &PathBuf::from(format!("/w/{i}")),
+                &i.to_string(),
+                "B",
+                1000 + i,
+            );
+        }
+        assert_eq!(a.recent.len(), MAX_RECENT);
+        // The oldest went first.
+        a.saw(PathBuf::from("/w/0"), 1);
+        assert_eq!(a.take_notice(), None);
+        a.saw(PathBuf::from(format!("/w/{}", MAX_RECENT + 9)), 1);
+        assert!(a.take_notice().is_some());
     }
 
     #[test]
@@ -157,8 +258,8 @@ mod tests {
             a.note(format!("note {i}"));
         }
         let p = PathBuf::from("/w/x");
-        a.saw(p.clone());
-        a.changed_by(&p, "x", "b");
+        a.saw(p.clone(), 1);
+        a.changed_by(&p, "x", "b", 2);
         let text = a.take_notice().unwrap();
         assert!(
             text.starts_with("ide-bridge: another agent changed a file"),
@@ -175,12 +276,12 @@ mod tests {
     fn notices_and_memory_are_bounded() {
         let mut a = Awareness::default();
         for i in 0..MAX_SEEN + 10 {
-            a.saw(PathBuf::from(format!("/w/{i}")));
+            a.saw(PathBuf::from(format!("/w/{i}")), 1);
         }
         assert_eq!(a.seen.len(), MAX_SEEN);
-        let seen: Vec<PathBuf> = a.seen.iter().cloned().collect();
+        let seen: Vec<PathBuf> = a.seen.keys().cloned().collect();
         for p in &seen {
-            a.changed_by(p, &p.display().to_string(), "x");
+            a.changed_by(p, &p.display().to_string(), "x", 2);
         }
         assert_eq!(a.notices.len(), MAX_NOTICES);
         let text = a.take_notice().unwrap();

@@ -706,9 +706,18 @@ async fn finish(services: &Services, agent: &AgentRef, ended: Ended) {
             call: Some(call.tool_use_id),
         }),
         _ if failed => {}
-        Effect::Read(path) => agent.session.saw.do_send(Saw(path)),
+        // A read knows the file as it was when the read started; a write, as it was
+        // when the write was done.
+        Effect::Read(path) => agent.session.saw.do_send(Saw {
+            path,
+            at_ms: call.at_ms,
+        }),
         Effect::Write { path, display } => {
-            agent.session.saw.do_send(Saw(path.clone()));
+            let done_ms = call.at_ms.saturating_add(duration_ms);
+            agent.session.saw.do_send(Saw {
+                path: path.clone(),
+                at_ms: done_ms,
+            });
             // Awaited: the others' notices are queued before this hook answers.
             let changed = FileChanged {
                 by: agent.id.clone(),
@@ -716,6 +725,7 @@ async fn finish(services: &Services, agent: &AgentRef, ended: Ended) {
                 display,
                 tool: call.tool,
                 call: Some(call.tool_use_id),
+                at_ms: done_ms,
             };
             let _ = services.registry.send(changed).await;
         }

@@ -355,6 +355,89 @@ async fn an_agent_that_read_a_file_another_changed_is_told_once_at_its_next_call
     bridge.stop_async().await;
 }
 
+/// The bridge may hear how a read ended only after another agent's change to the file
+/// (the CLI reports a call's end at its next hook): a read that started before the
+/// change still gets its notice, and one that started after it does not.
+#[tokio::test]
+async fn a_read_heard_of_after_a_change_it_preceded_still_gets_the_notice() {
+    let bridge = Bridge::launch(
+        Options::default()
+            .file("b.py", "x = 1\n")
+            .file("c.py", "y = 1\n")
+            .file("d.py", "z = 1\n"),
+    )
+    .await;
+    let _a = relay_agent(&bridge, 93101, 781).await;
+    let mut b = relay_agent(&bridge, 93102, 781).await;
+    let b_id = json_text(&b.call("getBridgeStatus", json!({})).await)["yourSessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // A's calls start at their hooks (each in its transcript), and no end names a
+    // duration: when a call started is what its first hook said.
+    let projects = bridge.config_dir.join("projects").join("-w");
+    std::fs::create_dir_all(&projects).unwrap();
+    let a_transcript = projects.join("a.jsonl");
+    std::fs::write(&a_transcript, "").unwrap();
+    let call = |event: Value, id: &str| {
+        let mut v = event;
+        v["tool_use_id"] = json!(id);
+        v["transcript_path"] = json!(a_transcript);
+        v["duration_ms"] = json!(0);
+        v
+    };
+    // The clock moves on between two steps the test orders.
+    let tick = || {
+        let from = std::time::SystemTime::now();
+        wait_for("a millisecond", Duration::from_secs(1), || {
+            (from.elapsed().unwrap_or_default() >= Duration::from_millis(2)).then_some(())
+        });
+    };
+    // A starts reading b.py; B edits it; then A's read is heard to have ended.
+    hook(
+        &bridge,
+        93101,
+        call(before_read(&bridge, "b.py"), "toolu_a1"),
+    )
+    .await;
+    tick();
+    hook(&bridge, 93102, edit(&bridge, "PostToolUse", "b.py")).await;
+    hook(&bridge, 93101, call(read(&bridge, "b.py"), "toolu_a1")).await;
+    let (_, answer) = hook(
+        &bridge,
+        93101,
+        call(before_read(&bridge, "c.py"), "toolu_a2"),
+    )
+    .await;
+    let notice = context(&answer).expect("a notice for the read that preceded the change");
+    assert!(
+        notice.contains("b.py") && notice.contains(&b_id),
+        "{notice}"
+    );
+    hook(&bridge, 93101, call(read(&bridge, "c.py"), "toolu_a2")).await;
+    // A read of d.py that starts after B's edit of it was done knows the new text,
+    // however late its end is heard.
+    let mut edit_d = edit(&bridge, "PostToolUse", "d.py");
+    edit_d["tool_use_id"] = json!("toolu_b2");
+    hook(&bridge, 93102, edit_d).await;
+    tick();
+    hook(
+        &bridge,
+        93101,
+        call(before_read(&bridge, "d.py"), "toolu_a3"),
+    )
+    .await;
+    hook(&bridge, 93101, call(read(&bridge, "d.py"), "toolu_a3")).await;
+    let (_, answer) = hook(
+        &bridge,
+        93101,
+        call(before_read(&bridge, "b.py"), "toolu_a4"),
+    )
+    .await;
+    assert_eq!(answer, Value::Null, "no notice for a read after the change");
+    bridge.stop_async().await;
+}
+
 #[tokio::test]
 async fn malformed_unknown_oversized_and_foreign_hooks_have_no_effect_and_are_counted() {
     let limit = 64 * 1024;

@@ -152,4 +152,6 @@ pub struct FileChanged {
     pub tool: String,
     /// The native call (`toolu_…`) that changed it; `None` for a bridge write tool.
     pub call: Option<String>,
+    /// When the change was done (Unix ms): a native call's end, a bridge tool's write.
+    pub at_ms: u64,
 }

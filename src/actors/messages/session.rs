@@ -447,10 +447,14 @@ pub struct Absorb {
 }
 
 /// The agent read or wrote this file (natively, seen through a hook, or through a
-/// bridge tool): it knows its content.
+/// bridge tool): it knows its content as of `at_ms` (Unix ms: when a read started, when
+/// a write was done).
 #[derive(Message)]
 #[rtype(result = "()")]
-pub struct Saw(pub PathBuf);
+pub struct Saw {
+    pub path: PathBuf,
+    pub at_ms: u64,
+}
 
 /// Another agent changed a file; if this agent saw it since, a notice waits for its
 /// next tool call.
@@ -463,6 +467,8 @@ pub struct ChangedBy {
     pub display: String,
     /// The agent that changed it, as people see it.
     pub by: String,
+    /// When the change was done (Unix ms).
+    pub at_ms: u64,
 }
 
 /// The notice waiting for the agent's next tool call, if any (given once).

@@ -109,14 +109,15 @@ impl Handler<NativeEnd> for Session {
 impl Handler<Saw> for Session {
     type Result = ();
     fn handle(&mut self, msg: Saw, _: &mut Context<Self>) {
-        self.awareness.saw(msg.0);
+        self.awareness.saw(msg.path, msg.at_ms);
     }
 }
 
 impl Handler<ChangedBy> for Session {
     type Result = ();
     fn handle(&mut self, msg: ChangedBy, _: &mut Context<Self>) {
-        self.awareness.changed_by(&msg.path, &msg.display, &msg.by);
+        self.awareness
+            .changed_by(&msg.path, &msg.display, &msg.by, msg.at_ms);
     }
 }
 
@@ -147,7 +148,8 @@ impl Handler<RecordVersion> for Session {
         match msg.fingerprint {
             Some(fp) => {
                 // Read or written through a bridge tool: the agent knows this content.
-                self.awareness.saw(msg.path.clone());
+                self.awareness
+                    .saw(msg.path.clone(), crate::actors::activity_log::now_ms());
                 if self.read_versions.len() >= MAX_READ_VERSIONS
                     && !self.read_versions.contains_key(&msg.path)
                 {

@@ -122,6 +122,7 @@ pub(crate) async fn announce(ctx: &ToolContext, path: &Path, tool: &str) {
             display,
             tool: tool.to_string(),
             call: None,
+            at_ms: crate::actors::activity_log::now_ms(),
         };
         let _ = ctx.services.registry.send(changed).await;
     }
