@@ -364,7 +364,7 @@ pub fn render(s: &Value) -> String {
     ));
     if let Some(a) = s.get("automation") {
         out.push_str(&format!(
-            "automation: {}, {} fired ({} in the last hour, cap {}), {} skipped{}\n",
+            "automation: {}, {} fired ({} started in the last hour, cap {}), {} skipped{}\n",
             str_of(&a["policy"]),
             a["fired"],
             a["firedLastHour"],

@@ -117,7 +117,7 @@ async fn a_matching_save_starts_one_task_and_the_cooldown_holds_the_next() {
     assert!(bridge.log().contains("cooldown"), "the skip is logged");
     let shown = bridge.status_text().await;
     assert!(
-        shown.contains("automation.toml, 1 fired (1 in the last hour, cap 10), 1 skipped"),
+        shown.contains("automation.toml, 1 fired (1 started in the last hour, cap 10), 1 skipped"),
         "{shown}"
     );
     // Per hook: the save of README.md missed the patterns, the second save hit the

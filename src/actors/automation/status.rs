@@ -18,7 +18,7 @@ pub struct AutomationStatus {
     pub hooks: Vec<HookStatus>,
     /// Cap over all hooks.
     pub max_tasks_per_hour: u32,
-    /// Firings in the last hour.
+    /// Tasks, commands and linter runs started in the last hour (what the cap counts).
     pub fired_last_hour: usize,
     /// Firings since the bridge started.
     pub fired: u64,

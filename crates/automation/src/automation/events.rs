@@ -368,7 +368,7 @@ pub fn schema() -> Value {
     properties.insert(
         "maxTasksPerHour".into(),
         json!({
-            "description": "Firings of all hooks together (whatever their action) in any sliding hour.",
+            "description": "Tasks, commands and linter runs all hooks together may start in any sliding hour (notifications and the gates' checks are not counted).",
             "type": "integer", "minimum": 1, "maximum": 1000
         }),
     );

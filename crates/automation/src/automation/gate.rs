@@ -1,5 +1,6 @@
-//! When a hook may fire: a per-hook-per-file cooldown and a tasks-per-hour cap over
-//! all hooks. Time is passed in, so tests choose it.
+//! When a hook may fire: a per-hook-per-file cooldown and a cap over all hooks on the
+//! tasks and commands started per hour (a notification is not counted). Time is passed
+//! in, so tests choose it.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -20,7 +21,9 @@ pub enum Skip {
         cooldown_ms: u64,
     },
     /// The hourly cap is reached.
-    #[error("hourly cap: {0} automation tasks started in the last hour")]
+    #[error(
+        "hourly cap: {0} automation tasks and commands started in the last hour (maxTasksPerHour)"
+    )]
     HourlyCap(u32),
 }
 
@@ -32,13 +35,15 @@ pub struct Gate {
 }
 
 impl Gate {
-    /// Whether `hook` may fire for `file` at `now_ms`; if so, records the firing.
+    /// Whether `hook` may fire for `file` at `now_ms`; if so, records the firing. A
+    /// firing that starts something (`counted`: a task, a command, the linters) counts
+    /// against `max_per_hour` and is refused past it; a notification is not.
     pub fn admit(
         &mut self,
         hook: &'static str,
         file: &str,
         cooldown_ms: u64,
-        max_per_hour: u32,
+        max_per_hour: Option<u32>,
         now_ms: u64,
     ) -> Result<(), Skip> {
         let key = (hook, file.to_string());
@@ -58,10 +63,12 @@ impl Gate {
         {
             self.fired.pop_front();
         }
-        if self.fired.len() >= max_per_hour as usize {
-            return Err(Skip::HourlyCap(max_per_hour));
+        if let Some(max) = max_per_hour {
+            if self.fired.len() >= max as usize {
+                return Err(Skip::HourlyCap(max));
+            }
+            self.fired.push_back(now_ms);
         }
-        self.fired.push_back(now_ms);
         if self.last_fired.len() >= MAX_TRACKED {
             self.forget_oldest();
         }
@@ -77,7 +84,7 @@ impl Gate {
         }
     }
 
-    /// Tasks started in the hour before `now_ms`.
+    /// Tasks and commands started in the hour before `now_ms`.
     pub fn fired_last_hour(&self, now_ms: u64) -> usize {
         self.fired
             .iter()
@@ -105,9 +112,9 @@ mod tests {
     fn cooldown_holds_at_4_9_s_and_releases_at_5_1_s() {
         let mut g = Gate::default();
         let t0 = 1_000_000;
-        assert_eq!(g.admit("onFileSave", "a.rs", 5_000, 100, t0), Ok(()));
+        assert_eq!(g.admit("onFileSave", "a.rs", 5_000, Some(100), t0), Ok(()));
         assert_eq!(
-            g.admit("onFileSave", "a.rs", 5_000, 100, t0 + 4_900),
+            g.admit("onFileSave", "a.rs", 5_000, Some(100), t0 + 4_900),
             Err(Skip::Cooldown {
                 since_ms: 4_900,
                 cooldown_ms: 5_000
@@ -115,23 +122,29 @@ mod tests {
         );
         // Another file and another hook are not held back.
         assert_eq!(
-            g.admit("onFileSave", "b.rs", 5_000, 100, t0 + 4_900),
+            g.admit("onFileSave", "b.rs", 5_000, Some(100), t0 + 4_900),
             Ok(())
         );
         assert_eq!(
-            g.admit("onDiagnosticsStateChange", "a.rs", 5_000, 100, t0 + 4_900),
+            g.admit(
+                "onDiagnosticsStateChange",
+                "a.rs",
+                5_000,
+                Some(100),
+                t0 + 4_900
+            ),
             Ok(())
         );
         assert_eq!(
-            g.admit("onFileSave", "a.rs", 5_000, 100, t0 + 5_100),
+            g.admit("onFileSave", "a.rs", 5_000, Some(100), t0 + 5_100),
             Ok(())
         );
         // The cooldown restarts from the last firing.
         assert!(g
-            .admit("onFileSave", "a.rs", 5_000, 100, t0 + 10_000)
+            .admit("onFileSave", "a.rs", 5_000, Some(100), t0 + 10_000)
             .is_err());
         assert!(g
-            .admit("onFileSave", "a.rs", 5_000, 100, t0 + 10_100)
+            .admit("onFileSave", "a.rs", 5_000, Some(100), t0 + 10_100)
             .is_ok());
     }
 
@@ -139,35 +152,58 @@ mod tests {
     fn the_hourly_cap_is_a_sliding_window() {
         let mut g = Gate::default();
         for i in 0..3 {
-            assert!(g.admit("h", &format!("f{i}"), 5_000, 3, i * 1_000).is_ok());
+            assert!(g
+                .admit("h", &format!("f{i}"), 5_000, Some(3), i * 1_000)
+                .is_ok());
         }
         assert_eq!(
-            g.admit("h", "f3", 5_000, 3, 10_000),
+            g.admit("h", "f3", 5_000, Some(3), 10_000),
             Err(Skip::HourlyCap(3))
         );
         assert_eq!(g.fired_last_hour(10_000), 3);
         // The first firing leaves the window at exactly one hour.
         assert_eq!(
-            g.admit("h", "f3", 5_000, 3, HOUR_MS - 1),
+            g.admit("h", "f3", 5_000, Some(3), HOUR_MS - 1),
             Err(Skip::HourlyCap(3))
         );
-        assert!(g.admit("h", "f3", 5_000, 3, HOUR_MS).is_ok());
+        assert!(g.admit("h", "f3", 5_000, Some(3), HOUR_MS).is_ok());
     }
 
     #[test]
     fn a_refused_firing_does_not_count() {
         let mut g = Gate::default();
-        assert!(g.admit("h", "a", 5_000, 2, 0).is_ok());
-        assert!(g.admit("h", "a", 5_000, 2, 1).is_err());
-        assert!(g.admit("h", "b", 5_000, 2, 2).is_ok());
+        assert!(g.admit("h", "a", 5_000, Some(2), 0).is_ok());
+        assert!(g.admit("h", "a", 5_000, Some(2), 1).is_err());
+        assert!(g.admit("h", "b", 5_000, Some(2), 2).is_ok());
         assert_eq!(g.fired_last_hour(3), 2);
+    }
+
+    #[test]
+    fn a_notification_has_its_cooldown_but_is_not_counted_against_the_cap() {
+        let mut g = Gate::default();
+        assert!(g.admit("h", "a", 5_000, Some(1), 0).is_ok());
+        for i in 0..5 {
+            assert!(g.admit("n", &format!("f{i}"), 5_000, None, 1).is_ok());
+        }
+        assert_eq!(
+            g.admit("n", "f0", 5_000, None, 2),
+            Err(Skip::Cooldown {
+                since_ms: 1,
+                cooldown_ms: 5_000
+            })
+        );
+        assert_eq!(g.fired_last_hour(3), 1);
+        assert_eq!(
+            g.admit("h", "b", 5_000, Some(1), 3),
+            Err(Skip::HourlyCap(1))
+        );
     }
 
     #[test]
     fn touch_restarts_the_cooldown() {
         let mut g = Gate::default();
         g.touch("a", &["h"], 10_000);
-        assert!(g.admit("h", "a", 5_000, 10, 14_900).is_err());
-        assert!(g.admit("h", "a", 5_000, 10, 15_000).is_ok());
+        assert!(g.admit("h", "a", 5_000, Some(10), 14_900).is_err());
+        assert!(g.admit("h", "a", 5_000, Some(10), 15_000).is_ok());
     }
 }

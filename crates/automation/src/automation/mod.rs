@@ -714,13 +714,23 @@ impl Engine {
                 })
             }
         };
-        match self.gate.admit(
-            hook.name,
-            &subject,
-            hook.cooldown_ms,
-            self.policy.max_tasks_per_hour,
-            now_ms,
-        ) {
+        // A done-gate checks every stop: not a firing the hourly cap counts (its
+        // `maxHolds` bounds it). A notification starts nothing: the cap does not count
+        // it either, its cooldown holds.
+        if hook.hold.is_some() {
+            return Outcome::Fire(Firing {
+                hook: hook.name,
+                subject,
+                deed,
+                timeout_ms: hook.timeout_ms,
+            });
+        }
+        let cap =
+            (!matches!(deed, Action::Notify { .. })).then_some(self.policy.max_tasks_per_hour);
+        match self
+            .gate
+            .admit(hook.name, &subject, hook.cooldown_ms, cap, now_ms)
+        {
             Ok(()) => Outcome::Fire(Firing {
                 hook: hook.name,
                 subject,
@@ -883,6 +893,57 @@ mod tests {
         let out = e.handle(&saved("b"), 5_200, false);
         assert!(
             matches!(&out[0], Outcome::Skipped { kind: SkipKind::HourlyCap, reason, .. } if reason.starts_with("hourly cap"))
+        );
+    }
+
+    /// The cap counts what starts something: notifications and the done-gate's checks
+    /// fire past it.
+    #[test]
+    fn notifications_and_the_done_gate_are_not_held_back_by_the_cap() {
+        let mut e = engine(json!({"maxTasksPerHour": 1,
+            "onFileSave": {"patterns": ["*"], "prompt": "p", "cooldownMs": 5000},
+            "onAgentEdited": {"action": "notify", "message": "m", "cooldownMs": 5000},
+            "onAgentStop": {"action": "command", "command": "git", "args": ["diff", "--exit-code"]}}));
+        assert_eq!(
+            fired(&e.handle(&Event::FileSaved { file: "a".into() }, 0, false)).len(),
+            1
+        );
+        for i in 0..5 {
+            let edited = Event::AgentEdited {
+                session: "s".into(),
+                agent: "A".into(),
+                file: format!("f{i}"),
+                tool: "Edit".into(),
+            };
+            assert_eq!(
+                fired(&e.handle(&edited, 10 + i, false)).len(),
+                1,
+                "notification {i}"
+            );
+        }
+        for i in 0..3 {
+            let stopped = Event::AgentStopped {
+                session: "s".into(),
+                agent: "A".into(),
+                message: String::new(),
+            };
+            assert_eq!(
+                fired(&e.handle(&stopped, 20 + i, false)).len(),
+                1,
+                "stop {i}"
+            );
+        }
+        assert_eq!(e.fired_last_hour(30), 1);
+        let out = e.handle(&Event::FileSaved { file: "b".into() }, 30, false);
+        assert!(
+            matches!(
+                &out[0],
+                Outcome::Skipped {
+                    kind: SkipKind::HourlyCap,
+                    ..
+                }
+            ),
+            "{out:?}"
         );
     }
 

@@ -221,7 +221,8 @@ pub struct Hook {
 pub struct Policy {
     /// Enabled hooks.
     pub hooks: Vec<Hook>,
-    /// Firings all hooks together may make per sliding hour.
+    /// Tasks and commands (and linter runs) all hooks together may start per sliding
+    /// hour; notifications and the gates' checks are not counted.
     pub max_tasks_per_hour: u32,
     /// Things worth a warning (deprecated keys).
     pub warnings: Vec<String>,
