@@ -15,8 +15,8 @@ use super::messages::changes::AgentWrote;
 use super::messages::claims::{AgentGone, ClaimsLink, ClaimsMove};
 use super::messages::editor::NotifyEditor;
 pub use super::messages::registry::{
-    AgentRef, Announce, Broadcast, EditorConnected, ExportSessions, FileChanged, Identify, Mention,
-    RegistryHandle, SessionChange, SessionEvent, TellAgent, ToolsChanged,
+    AgentRef, Announce, Broadcast, Delivery, EditorConnected, ExportSessions, FileChanged,
+    Identify, Mention, RegistryHandle, SessionChange, SessionEvent, TellAgent, ToolsChanged,
 };
 use super::messages::session::{
     AgentLog, ChangedBy, ConnectionKind, Describe, Evict, MergeInto, NotifyListChanged,
@@ -845,7 +845,7 @@ impl SessionRegistry {
         }
     }
 
-    fn mention(&mut self, mut params: serde_json::Value) {
+    fn mention(&mut self, mut params: serde_json::Value) -> Delivery {
         // The editor may address one agent (`sessionId`, as /status names it); the
         // agent sees the mention without it.
         let target = params
@@ -853,16 +853,19 @@ impl SessionRegistry {
             .and_then(|p| p.remove("sessionId"))
             .and_then(|v| v.as_str().map(str::to_string));
         if let Some(id) = target {
-            match self.slots.get(id.as_str()) {
-                Some(slot) => slot.session.send_notification.do_send(SendNotification {
-                    method: "at_mentioned",
-                    params,
-                }),
-                None => {
-                    tracing::warn!(session = %id, "dropping an at_mentioned for a session that does not exist")
+            return match self.slots.get(id.as_str()) {
+                Some(slot) => {
+                    slot.session.send_notification.do_send(SendNotification {
+                        method: "at_mentioned",
+                        params,
+                    });
+                    Delivery::Sent(1)
                 }
-            }
-            return;
+                None => {
+                    tracing::warn!(session = %id, "dropping an at_mentioned for a session that does not exist");
+                    Delivery::NoSuchSession(id)
+                }
+            };
         }
         if self.listening().next().is_none() {
             let now = Instant::now();
@@ -873,14 +876,17 @@ impl SessionRegistry {
                 self.mentions.remove(0);
             }
             self.mentions.push((now, params));
-            return;
+            return Delivery::Queued;
         }
+        let mut sent = 0;
         for session in self.listening() {
             session.send_notification.do_send(SendNotification {
                 method: "at_mentioned",
                 params: params.clone(),
             });
+            sent += 1;
         }
+        Delivery::Sent(sent)
     }
 
     fn close_all(&mut self) {
@@ -1007,9 +1013,9 @@ impl Handler<TellAgent> for SessionRegistry {
 }
 
 impl Handler<Mention> for SessionRegistry {
-    type Result = ();
-    fn handle(&mut self, msg: Mention, ctx: &mut Context<Self>) {
-        let _ = guard(NAME, self, ctx, |act, _| act.mention(msg.0));
+    type Result = Result<Delivery, ActorFault>;
+    fn handle(&mut self, msg: Mention, ctx: &mut Context<Self>) -> Self::Result {
+        guard(NAME, self, ctx, |act, _| act.mention(msg.0))
     }
 }
 

@@ -112,6 +112,160 @@ async fn a_sign_in_outlives_a_panic_of_the_dashboard() {
     );
 }
 
+/// What the person asks of the page that names nothing — an agent session, a file, a
+/// change or hunk that does not exist, lines backwards, a claim the tool would refuse —
+/// is refused saying so, never answered as done.
+#[tokio::test]
+async fn page_requests_that_name_nothing_are_refused_by_name() {
+    let bridge = Bridge::launch(Options::default().file("a.py", "a = 1\n")).await;
+    let cookie = sign_in(bridge.port, &bridge.token);
+    let port = bridge.port;
+    let post = move |path: &'static str, body: Value| {
+        let cookie = cookie.clone();
+        off_runtime(move || {
+            let origin = format!("http://127.0.0.1:{port}");
+            let headers = [
+                ("Cookie", cookie.as_str()),
+                ("Origin", origin.as_str()),
+                ("Content-Type", "application/json"),
+            ];
+            let (status, _, text) =
+                http_request(port, "POST", path, &headers, body.to_string().as_bytes());
+            let answer: Value = serde_json::from_str(&text).unwrap_or(json!({"raw": text}));
+            (status, answer)
+        })
+    };
+    let error = |answer: &Value| answer["error"].as_str().unwrap_or_default().to_string();
+    // Nobody listens yet: the place is kept, and the answer says it was not sent.
+    let (status, answer) = post("/ui/api/mention", json!({"path": "a.py"})).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(
+        (answer["sent"].clone(), answer["queued"].clone()),
+        (json!(false), json!(true)),
+        "{answer}"
+    );
+    for (body, code, says) in [
+        (
+            json!({"path": "a.py", "sessionId": "ffffffff"}),
+            404,
+            "No agent session \"ffffffff\"",
+        ),
+        (
+            json!({"path": "a.py", "sessionId": ""}),
+            404,
+            "No agent session \"\"",
+        ),
+        (json!({"path": "gone.py"}), 404, "File not found: gone.py"),
+        (
+            json!({"path": "a.py", "start": 10, "end": 2}),
+            400,
+            "end (2) is before start (10)",
+        ),
+        (
+            json!({"path": "a.py", "start": "x"}),
+            400,
+            "Invalid request body: invalid type: string",
+        ),
+    ] {
+        let (status, answer) = post("/ui/api/mention", body.clone()).await;
+        assert_eq!(status, code, "{body}: {answer}");
+        assert!(error(&answer).contains(says), "{body}: {answer}");
+    }
+    let mut agent = bridge.ready_agent().await;
+    let id = json_text(&agent.call("getBridgeStatus", json!({})).await)["yourSessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (status, answer) = post(
+        "/ui/api/mention",
+        json!({"path": "a.py", "start": 1, "sessionId": id}),
+    )
+    .await;
+    assert_eq!(
+        (status, answer["sent"].clone(), answer["agents"].clone()),
+        (200, json!(true), json!(1)),
+        "{answer}"
+    );
+    // The place kept while nobody listened, then the one sent to this agent.
+    for _ in 0..2 {
+        let m = agent
+            .notification("at_mentioned", DEADLINE)
+            .await
+            .expect("the place");
+        assert!(
+            m["params"]["filePath"].as_str().unwrap().ends_with("/a.py"),
+            "{m}"
+        );
+    }
+    // No such change, hunk, file or agent: nothing to keep or undo, and the page says so.
+    agent
+        .call(
+            "replaceBlock",
+            json!({"filePath": "a.py", "oldContent": "a = 1", "newContent": "a = 2"}),
+        )
+        .await;
+    let changes = off_runtime({
+        let bridge_port = bridge.port;
+        let cookie = sign_in(bridge_port, &bridge.token);
+        move || {
+            http_request(
+                bridge_port,
+                "GET",
+                "/ui/api/changes",
+                &[("Cookie", &cookie)],
+                b"",
+            )
+        }
+    })
+    .await;
+    let listed: Value = serde_json::from_str(&changes.2).unwrap();
+    let change = listed[0]["id"].as_u64().expect("the agent's change");
+    for (path, body, says) in [
+        (
+            "/ui/api/changes/undo",
+            json!({"change": 99999}),
+            "No change matches change 99999",
+        ),
+        (
+            "/ui/api/changes/undo",
+            json!({"change": change, "hunk": 42}),
+            "there is no hunk 42",
+        ),
+        (
+            "/ui/api/changes/undo",
+            json!({"file": "../../etc/passwd"}),
+            "No change matches file",
+        ),
+        (
+            "/ui/api/changes/keep",
+            json!({"session": "zz"}),
+            "agent session \"zz\"",
+        ),
+    ] {
+        let (status, answer) = post(path, body.clone()).await;
+        assert_eq!(status, 404, "{body}: {answer}");
+        assert!(error(&answer).contains(says), "{body}: {answer}");
+    }
+    let (status, answer) = post("/ui/api/changes/keep", json!({"change": change})).await;
+    assert_eq!(
+        (status, answer["kept"].clone()),
+        (200, json!(1)),
+        "{answer}"
+    );
+    // A claim is checked as claimFiles checks it.
+    let (status, answer) = post(
+        "/ui/api/claims",
+        json!({"paths": ["zz.py"], "ttlMinutes": 0}),
+    )
+    .await;
+    assert_eq!(status, 400, "{answer}");
+    assert!(
+        error(&answer).contains("ttlMinutes") && error(&answer).contains("minimum of 1"),
+        "{answer}"
+    );
+    bridge.stop_async().await;
+}
+
 #[test]
 fn request_bodies_and_streams_are_refused_just_past_their_limit() {
     let bridge = Bridge::start_with(Options::default().set("ui.max_streams", 1));
@@ -155,11 +309,9 @@ fn request_bodies_and_streams_are_refused_just_past_their_limit() {
         http_request(bridge.port, "POST", "/ui/api/approvals/x", &headers, b"{}");
     assert_eq!(status, 400, "{body}");
     let err: serde_json::Value = serde_json::from_str(&body).expect("a JSON error");
-    assert!(
-        err["error"]
-            .as_str()
-            .unwrap()
-            .contains("can not parse \"x\""),
+    assert_eq!(
+        err["error"],
+        "/ui/api/approvals/x does not name anything here: its id must be a whole number",
         "{body}"
     );
     let (status, body) = page_get(&bridge, &cookie, "/ui/api/activity?limit=many");

@@ -82,11 +82,22 @@ pub struct TellAgent {
     pub text: String,
 }
 
-/// An `at_mentioned` from the editor: delivered to listening agents (or the one its
-/// `sessionId` names), or queued briefly until one listens.
+/// An `at_mentioned` from the editor or the page: delivered to listening agents (or the
+/// one its `sessionId` names), or queued briefly until one listens.
 #[derive(Debug, Message)]
-#[rtype(result = "()")]
+#[rtype(result = "Result<Delivery, crate::actors::supervise::ActorFault>")]
 pub struct Mention(pub Value);
+
+/// What became of a [`Mention`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Delivery {
+    /// Sent to this many agents.
+    Sent(usize),
+    /// No agent listens: kept for the first that does, within the registry's TTL.
+    Queued,
+    /// The session it names does not exist.
+    NoSuchSession(String),
+}
 
 /// An editor connected: tell it how many agents are here.
 #[derive(Debug, Message)]

@@ -21,6 +21,8 @@ use crate::coordination::claims::{ClaimError, Holder};
 use crate::orchestrator::{Task, TaskId};
 use crate::review::anchor::{line_ops, LineOp};
 use crate::services::Services;
+use crate::tools::changes::Unselected;
+use crate::tools::claims::claim_files::ClaimFiles as ClaimFilesTool;
 
 /// Largest request body the page sends (an accepted diff's text is the largest).
 pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
@@ -235,12 +237,22 @@ pub struct PersonClaim {
 }
 
 /// `POST /ui/api/claims`: the person claims files (agents' writes to them are refused
-/// with "the person is editing …").
+/// with "the person is editing …"). The body is `claimFiles`' arguments, checked
+/// against that tool's schema.
 pub async fn claim(
     services: web::Data<Services>,
-    body: web::Json<PersonClaim>,
+    body: web::Json<serde_json::Value>,
 ) -> Result<HttpResponse, PageError> {
     let body = body.into_inner();
+    if let Some(tool) = services
+        .tools
+        .get(<ClaimFilesTool as crate::tools::Tool>::NAME)
+    {
+        tool.validate(&body)
+            .map_err(|e| PageError::BadRequest(e.to_string()))?;
+    }
+    let body: PersonClaim =
+        serde_json::from_value(body).map_err(|e| PageError::BadRequest(e.to_string()))?;
     let ttl = services.settings.claims.ttl(body.ttl_minutes);
     let made = ask(
         &services.claims,
@@ -307,19 +319,19 @@ pub struct Decision {
 }
 
 impl Decision {
-    fn selection(&self) -> Result<Selection, PageError> {
+    /// The hunks it names, when it names any that exist.
+    async fn selection(&self, services: &Services) -> Result<Selection, PageError> {
         let s = Selection {
             change: self.change,
             hunk: self.hunk,
             file: self.file.clone(),
             session: self.session.clone(),
         };
-        if s.is_given() {
-            Ok(s)
-        } else {
-            Err(PageError::BadRequest(
-                "say which hunks: change (and hunk), file or session".into(),
-            ))
+        match crate::tools::changes::selects(services, &s).await {
+            Ok(()) => Ok(s),
+            Err(e @ Unselected::Empty) => Err(PageError::BadRequest(e.to_string())),
+            Err(e @ Unselected::Nothing(_)) => Err(PageError::NotFound(e.to_string())),
+            Err(Unselected::Fault(e)) => Err(PageError::Unavailable(e)),
         }
     }
 }
@@ -329,7 +341,7 @@ pub async fn keep_changes(
     services: web::Data<Services>,
     body: web::Json<Decision>,
 ) -> Result<HttpResponse, PageError> {
-    let selection = body.selection()?;
+    let selection = body.selection(&services).await?;
     let kept = ask(
         &services.changes,
         changes_actor::NAME,
@@ -344,7 +356,7 @@ pub async fn undo_changes(
     services: web::Data<Services>,
     body: web::Json<Decision>,
 ) -> Result<HttpResponse, PageError> {
-    let selection = body.selection()?;
+    let selection = body.selection(&services).await?;
     let report = crate::tools::changes::undo(&services, selection, &body.reason)
         .await
         .map_err(|e| PageError::Unavailable(e.to_string()))?;

@@ -18,6 +18,7 @@ mod review;
 
 use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::error::JsonPayloadError;
 use actix_web::http::{Method, StatusCode};
 use actix_web::middleware::{from_fn, DefaultHeaders, Next};
 use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
@@ -38,10 +39,25 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'
 pub fn configure(cfg: &mut web::ServiceConfig) {
     let json_limit = web::JsonConfig::default()
         .limit(api::MAX_BODY_BYTES)
-        .error_handler(|err, _| PageError::BadRequest(err.to_string()).into());
-    // A bad id in the path or a bad query is the page's 400 in JSON too.
-    let path = web::PathConfig::default()
-        .error_handler(|err, _| PageError::BadRequest(err.to_string()).into());
+        .error_handler(|err, _| {
+            let said = match err {
+                JsonPayloadError::Deserialize(e) => format!("Invalid request body: {e}"),
+                JsonPayloadError::ContentType => {
+                    "The request body must be JSON (Content-Type: application/json)".into()
+                }
+                other => other.to_string(),
+            };
+            PageError::BadRequest(said).into()
+        });
+    // A bad id in the path or a bad query is the page's 400 in JSON too. The page's
+    // ids in paths that can fail to parse are numbers.
+    let path = web::PathConfig::default().error_handler(|_, req| {
+        PageError::BadRequest(format!(
+            "{} does not name anything here: its id must be a whole number",
+            req.path()
+        ))
+        .into()
+    });
     let query = web::QueryConfig::default().error_handler(|err, req| {
         PageError::BadRequest(format!("{err} (in ?{})", req.query_string())).into()
     });

@@ -12,7 +12,8 @@ use serde_json::json;
 use super::{ask, PageError};
 use crate::actors::dashboard::{self, GetReview, ListReviews, PresentedReview};
 use crate::actors::extension::{Call, ExtError};
-use crate::actors::messages::registry::Mention;
+use crate::actors::messages::registry::{Delivery, Mention};
+use crate::actors::registry;
 use crate::review::anchor::{excerpt as lines_of, Fate};
 use crate::review::{resolve, Resolved};
 use crate::services::Services;
@@ -199,7 +200,13 @@ async fn locate(services: &Services, place: &Place) -> Result<(String, u32, u32)
         }
         (_, _, Some(path)) => {
             let start = place.start.unwrap_or(1).max(1);
-            (path.clone(), start, place.end.unwrap_or(start).max(start))
+            let end = place.end.unwrap_or(start);
+            if end < start {
+                return Err(PageError::BadRequest(format!(
+                    "end ({end}) is before start ({start}): lines are 1-based and inclusive"
+                )));
+            }
+            (path.clone(), start, end)
         }
         _ => {
             return Err(PageError::BadRequest(
@@ -211,6 +218,9 @@ async fn locate(services: &Services, place: &Place) -> Result<(String, u32, u32)
         .workspace
         .resolve(&path)
         .map_err(|e| PageError::BadRequest(e.to_string()))?;
+    if !abs.is_file() {
+        return Err(PageError::NotFound(format!("File not found: {path}")));
+    }
     Ok((abs.display().to_string(), start, end))
 }
 
@@ -258,8 +268,27 @@ pub async fn mention(
     if let Some(session) = &body.session_id {
         params["sessionId"] = json!(session);
     }
-    services.registry.do_send(Mention(params));
-    tracing::info!(%file, start, end, "a place sent to the agents from the browser page");
-    Ok(HttpResponse::Ok()
-        .json(json!({ "sent": true, "filePath": file, "lineStart": start, "lineEnd": end })))
+    let delivery = ask(&services.registry, registry::NAME, Mention(params)).await??;
+    let mut answer = json!({ "filePath": file, "lineStart": start, "lineEnd": end });
+    match delivery {
+        Delivery::Sent(agents) => {
+            answer["sent"] = json!(true);
+            answer["agents"] = json!(agents);
+        }
+        Delivery::Queued => {
+            answer["sent"] = json!(false);
+            answer["queued"] = json!(true);
+            answer["reason"] = json!(format!(
+                "No agent is listening: the place goes to the first that connects within {} s",
+                registry::MENTION_TTL.as_secs()
+            ));
+        }
+        Delivery::NoSuchSession(id) => {
+            return Err(PageError::NotFound(format!(
+                "No agent session {id:?} (the page's list of agents names them)"
+            )))
+        }
+    }
+    tracing::info!(%file, start, end, ?answer, "a place sent to the agents from the browser page");
+    Ok(HttpResponse::Ok().json(answer))
 }

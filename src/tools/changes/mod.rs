@@ -42,6 +42,38 @@ impl Which {
     }
 }
 
+/// Why `selection` selects nothing: it is empty, or names a change, hunk, file or
+/// session the change sets do not have. `Ok` when it names at least one hunk.
+pub async fn selects(services: &Services, selection: &Selection) -> Result<(), Unselected> {
+    if !selection.is_given() {
+        return Err(Unselected::Empty);
+    }
+    let selected = ask(&services.changes, NAME, List(selection.clone()))
+        .await
+        .map_err(|e| Unselected::Fault(e.to_string()))?;
+    match selection.unmatched(&selected) {
+        Some(why) => Err(Unselected::Nothing(why)),
+        None => Ok(()),
+    }
+}
+
+/// What [`selects`] found wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum Unselected {
+    #[error("Say which hunks: change (and hunk), file, or session")]
+    Empty,
+    #[error("{0}")]
+    Nothing(String),
+    #[error("{0}")]
+    Fault(String),
+}
+
+impl From<Unselected> for ToolError {
+    fn from(e: Unselected) -> Self {
+        ToolError::refused(e.to_string())
+    }
+}
+
 /// Undoes `selection` and tells each agent whose hunks were undone, with `reason`.
 pub async fn undo(
     services: &Services,
@@ -51,7 +83,11 @@ pub async fn undo(
     let report = ask(&services.changes, NAME, Undo(selection)).await?;
     let mut told: Vec<(&str, Vec<String>)> = Vec::new();
     for u in &report.undone {
-        let lines = format!("lines {}–{} of {}", u.from, u.to, u.file);
+        let lines = if u.from == u.to {
+            format!("line {} of {}", u.from, u.file)
+        } else {
+            format!("lines {}–{} of {}", u.from, u.to, u.file)
+        };
         match told.iter_mut().find(|(s, _)| *s == u.session) {
             Some((_, all)) => all.push(lines),
             None => told.push((&u.session, vec![lines])),
@@ -187,11 +223,7 @@ impl Tool for UndoChanges {
             file: args.file,
             session: args.session,
         };
-        if !selection.is_given() {
-            return Err(ToolError::refused(
-                "Say which hunks: change (and hunk), file, or session",
-            ));
-        }
+        selects(&ctx.services, &selection).await?;
         let report = undo(
             &ctx.services,
             selection,
@@ -212,11 +244,7 @@ impl Tool for KeepChanges {
 
     async fn call(ctx: ToolContext, args: Which) -> ToolResult {
         let selection = args.selection();
-        if !selection.is_given() {
-            return Err(ToolError::refused(
-                "Say which hunks: change (and hunk), file, or session",
-            ));
-        }
+        selects(&ctx.services, &selection).await?;
         let kept = ask(&ctx.services.changes, NAME, Keep(selection)).await?;
         Ok(CallToolResult::structured(&Kept { kept }))
     }

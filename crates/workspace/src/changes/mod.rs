@@ -210,6 +210,44 @@ impl Selection {
     pub fn is_given(&self) -> bool {
         self.change.is_some() || self.file.is_some() || self.session.is_some()
     }
+
+    /// What this selection names that does not exist, given the changes its change,
+    /// file and session select (`selected`); `None` when it names at least one hunk.
+    pub fn unmatched(&self, selected: &[Change]) -> Option<String> {
+        if selected.is_empty() {
+            let mut named = Vec::new();
+            if let Some(id) = self.change {
+                named.push(format!("change {id}"));
+            }
+            if let Some(file) = &self.file {
+                named.push(format!("file {file:?} (workspace-relative)"));
+            }
+            if let Some(session) = &self.session {
+                named.push(format!("agent session {session:?}"));
+            }
+            return Some(format!(
+                "No change matches {} (listChanges and the page's Changes name them)",
+                named.join(" and ")
+            ));
+        }
+        match (self.change, self.hunk) {
+            (Some(id), Some(hunk)) => {
+                let count = selected
+                    .iter()
+                    .find(|c| c.id == id)
+                    .map_or(0, |c| c.hunks.len());
+                (hunk >= count).then(|| {
+                    format!(
+                        "Change {id} has {count} hunk{} (0–{}): there is no hunk {hunk}",
+                        if count == 1 { "" } else { "s" },
+                        count.saturating_sub(1)
+                    )
+                })
+            }
+            (None, Some(_)) => Some("hunk needs change: a hunk is one change's".into()),
+            _ => None,
+        }
+    }
 }
 
 /// Why one hunk was not undone.

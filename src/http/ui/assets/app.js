@@ -645,7 +645,8 @@ async function sendMention(place) {
   if (target && target.value) body.sessionId = target.value;
   try {
     const answer = await post('mention', body);
-    toast(`Sent @${answer.filePath.split('/').pop()}#L${answer.lineStart}-${answer.lineEnd}`);
+    const place = `@${answer.filePath.split('/').pop()}#L${answer.lineStart}-${answer.lineEnd}`;
+    toast(answer.sent ? `Sent ${place}` : `${place}: ${answer.reason}`);
   } catch (e) { toast(e.message, 'error'); }
 }
 
