@@ -528,6 +528,36 @@ impl SessionRegistry {
         Ok(())
     }
 
+    /// Ends the sessions in grace whose client process is known and gone: no agent can
+    /// come back to them, and their claims would hold other agents back for nothing.
+    fn end_sessions_of_gone_clients(&mut self) {
+        let gone: Vec<(SessionId, u32)> = self
+            .slots
+            .iter()
+            .filter(|(_, slot)| slot.grace_since.is_some())
+            .filter_map(|(id, slot)| {
+                let pid = slot.ide_pid.or(slot.relay_pids.first().copied())?;
+                (!crate::lockfile::pid_alive(pid)).then(|| (id.clone(), pid))
+            })
+            .collect();
+        for (id, pid) in gone {
+            let Some(slot) = self.slots.remove(&id) else {
+                continue;
+            };
+            self.gone(&id, &slot);
+            slot.session.evict.do_send(Evict {
+                reason: "its client process is gone".into(),
+            });
+            tracing::info!(session = %id, pid, "session ended: its client process is gone");
+            self.lifecycle(
+                LifecycleEvent::GraceExpired,
+                Some(&id),
+                format!("its client process (pid {pid}) is gone: no agent can come back"),
+            );
+        }
+        self.update_gauge();
+    }
+
     fn schedule_list_changed(&mut self, immediate: bool, ctx: &mut Context<Self>) {
         if immediate {
             if let Some(handle) = self.list_changed_timer.take() {
@@ -562,8 +592,17 @@ impl SessionRegistry {
     }
 }
 
+/// How often sessions in grace are checked for a client process that is gone.
+const CLIENT_CHECK: Duration = Duration::from_secs(2);
+
 impl Actor for SessionRegistry {
     type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        ctx.run_interval(CLIENT_CHECK, |act, ctx| {
+            let _ = guard(NAME, act, ctx, |act, _| act.end_sessions_of_gone_clients());
+        });
+    }
 }
 
 impl Supervised for SessionRegistry {

@@ -649,6 +649,79 @@ async fn claims_survive_a_restart_and_end_with_their_agent() {
     bridge.stop_async().await;
 }
 
+/// An agent whose CLI process has ended cannot come back: its session ends without
+/// waiting out the grace period, and its claims with it. While the process lives, the
+/// session waits.
+#[tokio::test]
+async fn the_claims_of_an_agent_whose_process_ended_go_at_once() {
+    let bridge = Bridge::launch(
+        Options::default()
+            .set("sessions.grace_period_ms", 600_000)
+            .file("a.txt", "a\n"),
+    )
+    .await;
+    let mut cli = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .unwrap();
+    let mut a = relay_agent(&bridge, cli.id(), 784).await;
+    let claimed = a
+        .call("claimFiles", json!({"paths": ["a.txt"], "reason": "r"}))
+        .await;
+    assert!(!is_error(&claimed), "{claimed}");
+    drop(a);
+    let mut b = relay_agent(&bridge, 96102, 785).await;
+    bridge
+        .wait_status("A's session in grace", |s| {
+            s["sessions"]
+                .as_array()?
+                .iter()
+                .any(|x| x["inGrace"] == true)
+                .then_some(())
+        })
+        .await;
+    // Two checks of the client processes later, A's claim still holds: its CLI lives.
+    let check = Duration::from_secs(5);
+    let still = b.call("listClaims", json!({})).await;
+    assert_eq!(
+        json_text(&still)["claims"].as_array().unwrap().len(),
+        1,
+        "{still}"
+    );
+    let since = std::time::Instant::now();
+    wait_for("two checks", check, || {
+        (since.elapsed() >= Duration::from_millis(4100)).then_some(())
+    });
+    let still = b.call("listClaims", json!({})).await;
+    assert_eq!(
+        json_text(&still)["claims"].as_array().unwrap().len(),
+        1,
+        "{still}"
+    );
+    cli.kill().unwrap();
+    cli.wait().unwrap();
+    bridge
+        .wait_status("A's claim ends with its process", |s| {
+            s["claims"]["held"].as_array()?.is_empty().then_some(())
+        })
+        .await;
+    let r = b
+        .call(
+            "createFile",
+            json!({"filePath": "a.txt", "content": "b\n", "overwrite": true}),
+        )
+        .await;
+    assert!(!is_error(&r), "{r}");
+    let activity = b.call("getActivityLog", json!({"limit": 50})).await;
+    assert!(
+        activity
+            .to_string()
+            .contains("is gone: no agent can come back"),
+        "{activity}"
+    );
+    bridge.stop_async().await;
+}
+
 #[tokio::test]
 async fn claims_follow_their_agent_back_into_a_new_session_after_a_restart() {
     let place = Place::new();

@@ -502,6 +502,18 @@ async fn structured_results_match_their_output_schemas() {
     git(&["init", "-q", "-b", "main"]);
     git(&["config", "user.name", "t"]);
     git(&["config", "user.email", "t@t"]);
+    // A change of this agent's for keepChanges and undoChanges to select.
+    let made = agent
+        .call(
+            "createFile",
+            json!({"filePath": "kept.txt", "content": "k\n"}),
+        )
+        .await;
+    assert!(!is_error(&made), "{made}");
+    let me = json_text(&agent.call("getBridgeStatus", json!({})).await)["yourSessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let calls = [
         (
             "claimFiles",
@@ -510,8 +522,8 @@ async fn structured_results_match_their_output_schemas() {
         ("listClaims", json!({})),
         ("releaseFiles", json!({})),
         ("listChanges", json!({})),
-        ("keepChanges", json!({"session": "nobody"})),
-        ("undoChanges", json!({"session": "nobody"})),
+        ("keepChanges", json!({ "session": me })),
+        ("undoChanges", json!({ "session": me })),
         ("whoChanged", json!({"file": "README.md"})),
         ("gitStatus", json!({})),
         ("gitAdd", json!({"paths": ["README.md"]})),
