@@ -31,6 +31,7 @@ use crate::actors::supervise::Reserved;
 use crate::actors::watcher::Watcher;
 use crate::actors::writer::WorkspaceWriter;
 use crate::config::Settings;
+use crate::coordination::awareness::Awareness;
 use crate::lockfile::{self, LockFile};
 use crate::metrics::Metrics;
 use crate::orchestrator::driver::DriverConfig;
@@ -528,6 +529,7 @@ fn restore_sessions(services: &Arc<Services>, states: Vec<SessionState>) {
         let session = Session::restored(
             id.clone(),
             files,
+            Awareness::restore(state.awareness.clone()),
             state.client_pid(),
             grace_left,
             Arc::clone(services),

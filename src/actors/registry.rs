@@ -19,8 +19,8 @@ pub use super::messages::registry::{
     Identify, Mention, RegistryHandle, SessionChange, SessionEvent, TellAgent, ToolsChanged,
 };
 use super::messages::session::{
-    AgentLog, ChangedBy, ConnectionKind, Describe, Evict, MergeInto, NotifyListChanged,
-    OpenedFiles, SendNotification, SessionHandle, SessionId, SessionInfo, Shutdown,
+    AgentLog, ChangedBy, ConnectionKind, Describe, Evict, Keep, MergeInto, NotifyListChanged,
+    SendNotification, SessionHandle, SessionId, SessionInfo, Shutdown,
 };
 use super::rate_limit::MinInterval;
 use super::supervise::{guard, restarted, ActorFault};
@@ -808,7 +808,7 @@ impl Handler<ExportSessions> for SessionRegistry {
                 let (id, anchor, ask) = (
                     id.clone(),
                     slot.anchor.clone(),
-                    slot.session.opened_files.send(OpenedFiles),
+                    slot.session.keep.send(Keep),
                 );
                 let (ide_pid, relay_pids) = (slot.ide_pid, slot.relay_pids.clone());
                 let disconnected_at = slot.grace_since.map(|since| {
@@ -816,16 +816,18 @@ impl Handler<ExportSessions> for SessionRegistry {
                         .saturating_sub(since.elapsed().as_millis() as u64)
                 });
                 async move {
-                    let opened_files = actix::clock::timeout(Duration::from_secs(1), ask)
+                    let kept = actix::clock::timeout(Duration::from_secs(1), ask)
                         .await
                         .ok()?
                         .ok()?;
                     Some(SessionState {
                         session_id: id.to_string(),
-                        opened_files: opened_files
+                        opened_files: kept
+                            .opened_files
                             .iter()
                             .map(|p| p.display().to_string())
                             .collect(),
+                        awareness: kept.awareness,
                         anchor,
                         ide_pid,
                         relay_pids,
@@ -1052,9 +1054,12 @@ impl Handler<TellAgent> for SessionRegistry {
 }
 
 impl Handler<Mention> for SessionRegistry {
-    type Result = Result<Delivery, ActorFault>;
+    type Result = MessageResult<Mention>;
     fn handle(&mut self, msg: Mention, ctx: &mut Context<Self>) -> Self::Result {
-        guard(NAME, self, ctx, |act, _| act.mention(msg.0))
+        MessageResult(
+            guard(NAME, self, ctx, |act, _| act.mention(msg.0))
+                .unwrap_or_else(|fault| Delivery::Failed(fault.to_string())),
+        )
     }
 }
 

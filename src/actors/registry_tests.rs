@@ -10,8 +10,8 @@ use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 
 use super::*;
 use crate::actors::messages::session::{
-    Absorb, Adopt, Attach, ChangedBy, ConnectionIdle, Detach, FromClient, NativeCursor, NativeEnd,
-    NativeSettle, NativeStart, NativeToRead, ReplacePush, Saw, TakeNotice,
+    Absorb, Adopt, Attach, ChangedBy, ConnectionIdle, Detach, FromClient, Kept, NativeCursor,
+    NativeEnd, NativeSettle, NativeStart, NativeToRead, ReplacePush, Saw, TakeNotice,
 };
 use crate::actors::test_support::{next_matching, Capture};
 
@@ -65,7 +65,7 @@ record!(
     |_m, _a| Got::Other,
     SessionInfo::unresponsive(_a.id.clone())
 );
-record!(OpenedFiles, |_m, _a| Got::Other, Vec::new());
+record!(Keep, |_m, _a| Got::Other, Kept::default());
 record!(Attach, |_m, _a| Got::Other, ());
 record!(Detach, |_m, _a| Got::Other, ());
 record!(FromClient, |_m, _a| Got::Other, ());

@@ -13,6 +13,8 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::PathBuf;
 
+use serde::{Deserialize, Serialize};
+
 /// Files remembered as seen per agent; beyond this an arbitrary one is forgotten (the
 /// cost: one missed notice).
 pub const MAX_SEEN: usize = 4096;
@@ -25,6 +27,8 @@ pub const MAX_NOTICES: usize = 50;
 const MAX_CHANGERS: usize = 3;
 /// Other notes kept for the next call (the oldest go first).
 pub const MAX_NOTES: usize = 10;
+/// Seen files a checkpoint keeps per agent (the most recently read).
+pub const MAX_KEPT_SEEN: usize = 512;
 
 /// A change to a file the agent had not seen when it was learned.
 #[derive(Debug)]
@@ -167,6 +171,59 @@ impl Awareness {
         ))
     }
 
+    /// What a checkpoint keeps: everything but the oldest seen files past
+    /// [`MAX_KEPT_SEEN`] (and paths that are not UTF-8).
+    pub fn export(&self) -> Remembered {
+        let mut seen: Vec<(String, u64)> = self
+            .seen
+            .iter()
+            .filter_map(|(p, at)| Some((p.to_str()?.to_string(), *at)))
+            .collect();
+        seen.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        seen.truncate(MAX_KEPT_SEEN);
+        let mut recent: Vec<RememberedChange> = self
+            .recent
+            .iter()
+            .filter_map(|(p, r)| {
+                Some(RememberedChange {
+                    path: p.to_str()?.to_string(),
+                    at_ms: r.at_ms,
+                    display: r.display.clone(),
+                    by: r.by.clone(),
+                })
+            })
+            .collect();
+        recent.sort_by(|a, b| a.path.cmp(&b.path));
+        Remembered {
+            seen,
+            recent,
+            notices: self.notices.clone(),
+            unnamed: self.unnamed,
+            notes: self.notes.iter().cloned().collect(),
+        }
+    }
+
+    /// An awareness as a checkpoint kept it, within this process's bounds.
+    pub fn restore(kept: Remembered) -> Awareness {
+        let mut a = Awareness::default();
+        for (path, at_ms) in kept.seen.into_iter().take(MAX_SEEN) {
+            a.saw(PathBuf::from(path), at_ms);
+        }
+        for c in kept.recent.into_iter().take(MAX_RECENT) {
+            a.changed_by(&PathBuf::from(c.path), &c.display, &c.by, c.at_ms);
+        }
+        for (file, by) in kept.notices {
+            for b in by {
+                a.notice(&file, &b);
+            }
+        }
+        a.unnamed += kept.unnamed;
+        for note in kept.notes {
+            a.note(note);
+        }
+        a
+    }
+
     /// Takes over a merged session's awareness.
     pub fn absorb(&mut self, other: Awareness) {
         for (path, at_ms) in other.seen {
@@ -185,6 +242,48 @@ impl Awareness {
             self.note(note);
         }
     }
+}
+
+/// An agent's awareness as a checkpoint keeps it, so that a restart loses neither its
+/// notices nor what it read.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Remembered {
+    /// Absolute path and when it was read (Unix ms), most recent first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub seen: Vec<(String, u64)>,
+    /// Changes to files it had not seen.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub recent: Vec<RememberedChange>,
+    /// Waiting notices: workspace-relative path → who changed it.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub notices: BTreeMap<String, Vec<String>>,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unnamed: usize,
+    /// Other notes waiting for its next call.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+impl Remembered {
+    /// Nothing to keep.
+    pub fn is_empty(&self) -> bool {
+        *self == Remembered::default()
+    }
+}
+
+/// A change to a file the agent had not seen, as a checkpoint keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RememberedChange {
+    pub path: String,
+    pub at_ms: u64,
+    pub display: String,
+    pub by: String,
 }
 
 #[cfg(test)]
@@ -289,5 +388,56 @@ mod tests {
             text.contains(&format!("{} more", MAX_SEEN - MAX_NOTICES)),
             "{text}"
         );
+    }
+
+    #[test]
+    fn what_a_checkpoint_keeps_comes_back_as_it_was() {
+        let mut a = Awareness::default();
+        let (read, unseen, told) = (
+            PathBuf::from("/w/read.py"),
+            PathBuf::from("/w/unseen.py"),
+            PathBuf::from("/w/told.py"),
+        );
+        a.saw(read.clone(), 100);
+        a.saw(told.clone(), 100);
+        a.changed_by(&told, "told.py", "B", 200);
+        a.changed_by(&unseen, "unseen.py", "B", 300);
+        a.note("a note".into());
+        let kept = a.export();
+        let text = serde_json::to_string(&kept).unwrap();
+        let back: Remembered = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, kept);
+        let mut b = Awareness::restore(back);
+        // The waiting notice and note, once.
+        let notice = b.take_notice().unwrap();
+        assert!(
+            notice.contains("told.py (by B)") && notice.ends_with("a note"),
+            "{notice}"
+        );
+        // What it read: a later change is noticed.
+        assert!(b.changed_by(&read, "read.py", "C", 400));
+        // The change it had not seen: a read learned late that preceded it.
+        b.saw(unseen, 250);
+        assert!(b.take_notice().unwrap().contains("unseen.py (by B)"));
+        assert!(Remembered::default().is_empty());
+        assert_eq!(serde_json::to_string(&Remembered::default()).unwrap(), "{}");
+    }
+
+    #[test]
+    fn a_checkpoint_keeps_the_most_recently_seen_files() {
+        let mut a = Awareness::default();
+        for i in 0..MAX_KEPT_SEEN as u64 + 5 {
+            a.saw(PathBuf::from(format!("/w/{i}")), i);
+        }
+        let kept = a.export();
+        assert_eq!(kept.seen.len(), MAX_KEPT_SEEN);
+        assert_eq!(
+            kept.seen[0],
+            (
+                format!("/w/{}", MAX_KEPT_SEEN + 4),
+                MAX_KEPT_SEEN as u64 + 4
+            )
+        );
+        assert!(!kept.seen.iter().any(|(p, _)| p == "/w/0"));
     }
 }

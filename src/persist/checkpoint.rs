@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::coordination::awareness::Remembered;
+
 /// A `savedAt` further in the future than this is refused.
 pub const FUTURE_TOLERANCE_MS: u64 = 5_000;
 
@@ -30,6 +32,10 @@ pub struct SessionState {
     /// period goes on from there across a restart, instead of starting again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disconnected_at: Option<u64>,
+    /// What the agent knows of other agents' changes: the files it read, the notices
+    /// waiting for it.
+    #[serde(default, skip_serializing_if = "Remembered::is_empty")]
+    pub awareness: Remembered,
 }
 
 impl SessionState {
@@ -220,6 +226,7 @@ mod tests {
                 ide_pid: Some(7),
                 relay_pids: vec![7, 1],
                 disconnected_at: Some(5),
+                awareness: Remembered::default(),
             }],
         };
         save(&p, &data).unwrap();

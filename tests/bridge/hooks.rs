@@ -722,6 +722,61 @@ async fn the_claims_of_an_agent_whose_process_ended_go_at_once() {
     bridge.stop_async().await;
 }
 
+/// What an agent knows of other agents' changes outlives a restart of the bridge: the
+/// notice waiting for it, and the files it read (a change after the restart is
+/// noticed).
+#[tokio::test]
+async fn notices_and_what_an_agent_read_survive_a_restart() {
+    let place = Place::new();
+    let opts = || {
+        place
+            .options()
+            .file("b.py", "b = 1\n")
+            .file("c.py", "c = 1\n")
+            .file("d.py", "d = 1\n")
+    };
+    let bridge = Bridge::launch(opts()).await;
+    // Live processes, so that both sessions are restored.
+    let me = std::process::id();
+    let mut cli = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .unwrap();
+    let other = cli.id();
+    let a = relay_agent(&bridge, me, 792).await;
+    let b = relay_agent(&bridge, other, 793).await;
+    // A reads b.py and c.py; B edits b.py: A's notice waits.
+    hook(&bridge, me, read(&bridge, "b.py")).await;
+    let mut read_c = read(&bridge, "c.py");
+    read_c["tool_use_id"] = json!("toolu_c");
+    hook(&bridge, me, read_c).await;
+    hook(&bridge, other, edit(&bridge, "PostToolUse", "b.py")).await;
+    bridge.stop_async().await;
+    drop((a, b));
+
+    let bridge = Bridge::launch(opts()).await;
+    let _a = relay_agent(&bridge, me, 792).await;
+    let _b = relay_agent(&bridge, other, 793).await;
+    let (_, answer) = hook(&bridge, me, before_read(&bridge, "d.py")).await;
+    let notice = context(&answer).expect("the notice from before the restart");
+    assert!(
+        notice.contains("b.py") && !notice.contains("c.py"),
+        "{notice}"
+    );
+    // B edits c.py, which A read before the restart: A is told.
+    let mut edit_c = edit(&bridge, "PostToolUse", "c.py");
+    edit_c["tool_use_id"] = json!("toolu_c2");
+    hook(&bridge, other, edit_c).await;
+    let mut next = before_read(&bridge, "d.py");
+    next["tool_use_id"] = json!("toolu_d2");
+    let (_, answer) = hook(&bridge, me, next).await;
+    let notice = context(&answer).expect("a notice for a file read before the restart");
+    assert!(notice.contains("c.py"), "{notice}");
+    cli.kill().unwrap();
+    cli.wait().unwrap();
+    bridge.stop_async().await;
+}
+
 #[tokio::test]
 async fn claims_follow_their_agent_back_into_a_new_session_after_a_restart() {
     let place = Place::new();

@@ -85,7 +85,7 @@ pub struct TellAgent {
 /// An `at_mentioned` from the editor or the page: delivered to listening agents (or the
 /// one its `sessionId` names), or queued briefly until one listens.
 #[derive(Debug, Message)]
-#[rtype(result = "Result<Delivery, crate::actors::supervise::ActorFault>")]
+#[rtype(result = "Delivery")]
 pub struct Mention(pub Value);
 
 /// What became of a [`Mention`].
@@ -97,6 +97,15 @@ pub enum Delivery {
     Queued,
     /// The session it names does not exist.
     NoSuchSession(String),
+    /// The registry failed while delivering it.
+    Failed(String),
+}
+
+impl Default for Delivery {
+    /// Sent to nobody (what a stand-in registry answers).
+    fn default() -> Self {
+        Delivery::Sent(0)
+    }
 }
 
 /// An editor connected: tell it how many agents are here.

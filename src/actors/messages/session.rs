@@ -92,7 +92,7 @@ pub struct SessionHandle {
     /// From the registry.
     pub describe: Recipient<Describe>,
     /// From the registry (checkpoints).
-    pub opened_files: Recipient<OpenedFiles>,
+    pub keep: Recipient<Keep>,
     /// From the registry.
     pub notify_list_changed: Recipient<NotifyListChanged>,
     /// From the registry.
@@ -134,7 +134,7 @@ impl SessionHandle {
             + Handler<Absorb>
             + Handler<MergeInto>
             + Handler<Describe>
-            + Handler<OpenedFiles>
+            + Handler<Keep>
             + Handler<NotifyListChanged>
             + Handler<SendNotification>
             + Handler<AgentLog>
@@ -160,7 +160,7 @@ impl SessionHandle {
             absorb: addr.clone().recipient(),
             merge_into: addr.clone().recipient(),
             describe: addr.clone().recipient(),
-            opened_files: addr.clone().recipient(),
+            keep: addr.clone().recipient(),
             notify_list_changed: addr.clone().recipient(),
             send_notification: addr.clone().recipient(),
             log: addr.clone().recipient(),
@@ -517,10 +517,23 @@ pub struct NativeEnd {
     pub error: String,
 }
 
-/// Files this session opened, oldest first (also its durable state for checkpoints).
+/// Files this session opened, oldest first.
 #[derive(Message)]
 #[rtype(result = "Vec<PathBuf>")]
 pub struct OpenedFiles;
+
+/// What a checkpoint keeps of this session: the files it opened (oldest first) and
+/// what it knows of other agents' changes.
+#[derive(Message)]
+#[rtype(result = "Kept")]
+pub struct Keep;
+
+/// [`Keep`]'s answer.
+#[derive(Debug, Default)]
+pub struct Kept {
+    pub opened_files: Vec<PathBuf>,
+    pub awareness: crate::coordination::awareness::Remembered,
+}
 
 /// Remember a file as opened by this session.
 #[derive(Message)]

@@ -9,9 +9,9 @@ use actix::prelude::*;
 
 use super::{Session, MAX_OPENED_FILES, MAX_READ_VERSIONS, MAX_TERMINALS};
 use crate::actors::messages::session::{
-    Absorb, ChangedBy, KnownVersion, NativeCursor, NativeEnd, NativeSettle, NativeStart,
-    NativeToRead, OpenedFiles, RecordOpened, RecordTerminal, RecordVersion, Saw, TakeNotice,
-    TerminalRun, Terminals,
+    Absorb, ChangedBy, Keep, Kept, KnownVersion, NativeCursor, NativeEnd, NativeSettle,
+    NativeStart, NativeToRead, OpenedFiles, RecordOpened, RecordTerminal, RecordVersion, Saw,
+    TakeNotice, TerminalRun, Terminals,
 };
 use crate::coordination::native::Ended;
 use crate::workspace::files::Fingerprint;
@@ -125,6 +125,16 @@ impl Handler<TakeNotice> for Session {
     type Result = Option<String>;
     fn handle(&mut self, _: TakeNotice, _: &mut Context<Self>) -> Self::Result {
         self.awareness.take_notice()
+    }
+}
+
+impl Handler<Keep> for Session {
+    type Result = MessageResult<Keep>;
+    fn handle(&mut self, _: Keep, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(Kept {
+            opened_files: self.opened_files.clone(),
+            awareness: self.awareness.export(),
+        })
     }
 }
 

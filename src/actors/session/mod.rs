@@ -148,6 +148,7 @@ impl Session {
     pub fn restored(
         id: SessionId,
         opened_files: Vec<PathBuf>,
+        awareness: crate::coordination::awareness::Awareness,
         client_pid: Option<u32>,
         grace_left: Duration,
         services: Arc<Services>,
@@ -155,6 +156,7 @@ impl Session {
     ) -> Self {
         let mut session = Self::new(id, services, links);
         session.opened_files = opened_files;
+        session.awareness = awareness;
         session.client_pid = client_pid;
         session.ever_attached = true;
         session.restored = Some(grace_left);

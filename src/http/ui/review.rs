@@ -268,7 +268,7 @@ pub async fn mention(
     if let Some(session) = &body.session_id {
         params["sessionId"] = json!(session);
     }
-    let delivery = ask(&services.registry, registry::NAME, Mention(params)).await??;
+    let delivery = ask(&services.registry, registry::NAME, Mention(params)).await?;
     let mut answer = json!({ "filePath": file, "lineStart": start, "lineEnd": end });
     match delivery {
         Delivery::Sent(agents) => {
@@ -288,6 +288,7 @@ pub async fn mention(
                 "No agent session {id:?} (the page's list of agents names them)"
             )))
         }
+        Delivery::Failed(why) => return Err(PageError::Unavailable(why)),
     }
     tracing::info!(%file, start, end, ?answer, "a place sent to the agents from the browser page");
     Ok(HttpResponse::Ok().json(answer))
