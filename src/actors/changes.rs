@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::messages::activity::RecordLifecycle;
-pub use super::messages::changes::{AgentWrote, BeforeWrite, WriteAbandoned};
+pub use super::messages::changes::{AgentWrote, Baseline, BeforeWrite, WriteAbandoned};
 use super::messages::dashboard::ChangesUpdated;
 use super::messages::editor::NotifyEditor;
 use super::messages::session::SessionId;
@@ -332,10 +332,11 @@ impl Handler<BeforeWrite> for ChangesActor {
                 );
                 return;
             }
-            let text = match msg.text {
-                Some(text) if text.len() <= act.limits.max_file_bytes => Ok(Some(text)),
-                Some(_) => Err("larger than the limit: not followed".to_string()),
-                None => read_text(&msg.path, act.limits.max_file_bytes),
+            let text = match msg.baseline {
+                Baseline::Text(text) if text.len() <= act.limits.max_file_bytes => Ok(Some(text)),
+                Baseline::Text(_) => Err("larger than the limit: not followed".to_string()),
+                Baseline::Absent => Ok(None),
+                Baseline::Disk => read_text(&msg.path, act.limits.max_file_bytes),
             };
             match text {
                 Ok(text) => act

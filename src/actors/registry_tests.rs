@@ -76,7 +76,7 @@ record!(Absorb, |_m, _a| Got::Other, ());
 record!(Saw, |_m, _a| Got::Other, ());
 record!(ChangedBy, |m, _a| Got::ChangedBy(m.display, m.by), ());
 record!(TakeNotice, |_m, _a| Got::Other, None);
-record!(NativeStart, |_m, _a| Got::Other, ());
+record!(NativeStart, |_m, _a| Got::Other, None);
 record!(NativeCursor, |_m, _a| Got::Other, None);
 record!(NativeToRead, |_m, _a| Got::Other, Vec::new());
 record!(NativeSettle, |_m, _a| Got::Other, (Vec::new(), 0));

@@ -13,6 +13,9 @@ pub const MAX_STARTED: usize = 64;
 /// Transcripts whose read offset an agent keeps (its conversation and its sub-agents');
 /// the least recently used is forgotten beyond this.
 pub const MAX_TRANSCRIPTS: usize = 16;
+/// Outcomes of calls not started when read, kept for a hook that comes after its
+/// call's result was read (the oldest is dropped beyond this).
+pub const MAX_ORPHANS: usize = 64;
 /// A call still waiting this long after its hook is given up (its result went where the
 /// bridge does not read, or the CLI stopped): it no longer counts, and it is dropped.
 pub const STALE_MS: u64 = 10 * 60 * 1000;
@@ -45,6 +48,9 @@ pub struct Started {
     pub denied: bool,
     /// The transcript its result is written to.
     pub transcript: PathBuf,
+    /// Its `PreToolUse` hook came (the file it writes was read before it ran); false for
+    /// a call found in its transcript.
+    pub heard: bool,
 }
 
 /// A call that ended.
@@ -71,15 +77,20 @@ pub struct NativeCalls {
     started: VecDeque<Started>,
     /// Calls that ended lately, oldest first.
     finished: VecDeque<String>,
+    /// Outcomes read before their call was known, oldest first: a hook that comes after
+    /// its call's result was read (several calls at once, a slow hook) ends at once.
+    orphans: VecDeque<Outcome>,
 }
 
 impl NativeCalls {
     /// A call started (a second hook for the same call replaces the first). Calls given
-    /// up on ([`STALE_MS`]) are dropped.
-    pub fn start(&mut self, call: Started) {
+    /// up on ([`STALE_MS`]) are dropped. Answers the call ended, when its outcome was
+    /// read already.
+    pub fn start(&mut self, call: Started) -> Option<Ended> {
         if self.finished.contains(&call.tool_use_id) {
-            return; // it ended already (known from its transcript before its hook came)
+            return None; // it ended already (known from its transcript before its hook came)
         }
+        let id = call.tool_use_id.clone();
         let horizon = call.at_ms.saturating_sub(STALE_MS);
         self.started
             .retain(|c| c.tool_use_id != call.tool_use_id && c.at_ms >= horizon);
@@ -87,12 +98,21 @@ impl NativeCalls {
             self.started.pop_front();
         }
         self.started.push_back(call);
+        let orphan = self.orphans.iter().position(|o| o.tool_use_id == id)?;
+        let o = self.orphans.remove(orphan)?;
+        self.end(
+            &id,
+            o.is_error,
+            o.at_ms.unwrap_or(0).max(self.started.back()?.at_ms),
+            o.text,
+        )
     }
 
     /// Calls the transcript shows that no hook announced (a hook the CLI gave up on, or
     /// one that reached the bridge after the call was read): started now, so that their
-    /// outcomes end them.
-    pub fn discover(&mut self, calls: Vec<Started>) {
+    /// outcomes end them. Answers those whose outcome was read already.
+    pub fn discover(&mut self, calls: Vec<Started>) -> Vec<Ended> {
+        let mut ended = Vec::new();
         for call in calls {
             let known = self.finished.contains(&call.tool_use_id)
                 || self
@@ -100,9 +120,10 @@ impl NativeCalls {
                     .iter()
                     .any(|c| c.tool_use_id == call.tool_use_id);
             if !known {
-                self.start(call);
+                ended.extend(self.start(call));
             }
         }
+        ended
     }
 
     /// Where to read the transcript at `path` from; `None` when the agent has not read
@@ -128,12 +149,18 @@ impl NativeCalls {
         self.cursors.push_back((path.to_path_buf(), offset));
     }
 
-    /// The transcripts that calls wait on, each with where to read it from.
-    pub fn to_read(&self) -> Vec<(PathBuf, Option<u64>)> {
+    /// The transcripts that calls wait on, and `also` (the one a hook names, where a
+    /// call no hook announced may be), each with where to read it from.
+    pub fn to_read(&self, also: Option<PathBuf>) -> Vec<(PathBuf, Option<u64>)> {
         let mut out: Vec<(PathBuf, Option<u64>)> = Vec::new();
-        for c in &self.started {
-            if !out.iter().any(|(p, _)| *p == c.transcript) {
-                out.push((c.transcript.clone(), self.cursor(&c.transcript)));
+        for path in self
+            .started
+            .iter()
+            .map(|c| &c.transcript)
+            .chain(also.as_ref())
+        {
+            if !out.iter().any(|(p, _)| p == path) {
+                out.push((path.clone(), self.cursor(path)));
             }
         }
         out
@@ -149,13 +176,26 @@ impl NativeCalls {
         now_ms: u64,
     ) -> Vec<Ended> {
         self.read_up_to(path, offset);
-        outcomes
-            .into_iter()
-            .filter_map(|o| {
-                let at = o.at_ms.unwrap_or(now_ms);
-                self.end(&o.tool_use_id, o.is_error, at, o.text)
-            })
-            .collect()
+        let mut ended = Vec::new();
+        for o in outcomes {
+            let at = o.at_ms.unwrap_or(now_ms);
+            let known = self.started.iter().any(|c| c.tool_use_id == o.tool_use_id);
+            if known {
+                ended.extend(self.end(&o.tool_use_id, o.is_error, at, o.text));
+            } else if !self.finished.contains(&o.tool_use_id) {
+                if self.orphans.len() >= MAX_ORPHANS {
+                    self.orphans.pop_front();
+                }
+                // Its file's text before is not kept: a call whose hook comes after
+                // its result is one the hook saw before it ran.
+                self.orphans.push_back(Outcome {
+                    at_ms: Some(at),
+                    before: None,
+                    ..o
+                });
+            }
+        }
+        ended
     }
 
     /// The call `tool_use_id` ended at `at_ms`; `None` when it is not one of ours (its
@@ -195,6 +235,12 @@ impl NativeCalls {
         for call in other.started {
             self.start(call);
         }
+        for o in other.orphans {
+            if self.orphans.len() >= MAX_ORPHANS {
+                self.orphans.pop_front();
+            }
+            self.orphans.push_back(o);
+        }
         for (path, offset) in other.cursors {
             self.read_up_to(&path, offset);
         }
@@ -220,6 +266,7 @@ mod tests {
             at_ms: at,
             denied: false,
             transcript: PathBuf::from(transcript),
+            heard: true,
         }
     }
 
@@ -233,6 +280,7 @@ mod tests {
             } else {
                 "ok".into()
             },
+            before: None,
         }
     }
 
@@ -244,9 +292,16 @@ mod tests {
         n.start(call("a", 100, "/c/projects/x/1.jsonl"));
         n.start(call("b", 200, "/c/projects/x/1/subagents/agent-s.jsonl"));
         assert_eq!(
-            n.to_read().len(),
+            n.to_read(None).len(),
             2,
             "the conversation's and the sub-agent's"
+        );
+        assert_eq!(n.to_read(Some(t.to_path_buf())).len(), 2, "named once");
+        let other = PathBuf::from("/c/projects/x/2.jsonl");
+        assert_eq!(
+            n.to_read(Some(other.clone()))[2],
+            (other, None),
+            "a hook's own"
         );
         let ended = n.settle(
             t,
@@ -295,5 +350,42 @@ mod tests {
             n.read_up_to(Path::new(&format!("/t{i}")), 1);
         }
         assert_eq!(n.cursors.len(), MAX_TRANSCRIPTS);
+    }
+
+    #[test]
+    fn an_outcome_read_before_its_hook_came_ends_the_call_when_it_does() {
+        let mut n = NativeCalls::default();
+        let t = Path::new("/c/projects/x/1.jsonl");
+        assert!(n
+            .settle(t, 10, vec![outcome("early", true, 150)], 999)
+            .is_empty());
+        let ended = n
+            .start(call("early", 100, "/c/projects/x/1.jsonl"))
+            .expect("ended at once");
+        assert_eq!((ended.failed, ended.duration_ms), (true, 50));
+        assert_eq!(n.waiting(200), 0);
+        // Once: a second hook for it does not start it again.
+        assert!(n
+            .start(call("early", 120, "/c/projects/x/1.jsonl"))
+            .is_none());
+        assert_eq!(n.waiting(200), 0);
+        // A discovered call whose outcome was read earlier ends too.
+        n.settle(t, 20, vec![outcome("seen", false, 300)], 999);
+        let ended = n.discover(vec![call("seen", 250, "/c/projects/x/1.jsonl")]);
+        assert_eq!(ended.len(), 1);
+        // Orphans are bounded: the oldest go.
+        let many: Vec<Outcome> = (0..MAX_ORPHANS + 3)
+            .map(|i| outcome(&format!("o{i}"), false, 1))
+            .collect();
+        n.settle(t, 30, many, 999);
+        assert_eq!(n.orphans.len(), MAX_ORPHANS);
+        assert!(n.start(call("o0", 0, "/c/projects/x/1.jsonl")).is_none());
+        assert!(n
+            .start(call(
+                &format!("o{}", MAX_ORPHANS + 2),
+                0,
+                "/c/projects/x/1.jsonl"
+            ))
+            .is_some());
     }
 }

@@ -28,6 +28,17 @@ pub struct Outcome {
     pub at_ms: Option<u64>,
     /// The first line of the result's text (for a failure: why).
     pub text: String,
+    /// What the file held before, when the result says (an Edit's `originalFile`, a
+    /// Write that created its file): how a write no hook announced is told hunk by hunk.
+    pub before: Option<Before>,
+}
+
+/// What a native write's result says its file held before.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Before {
+    Text(String),
+    /// It created the file.
+    Absent,
 }
 
 /// A tool call the model made, as the transcript records it (the assistant's
@@ -67,6 +78,9 @@ struct Line {
     timestamp: Option<String>,
     #[serde(default)]
     message: Option<Message>,
+    /// What the CLI kept of the tool's answer (for Edit and Write: the file's text before).
+    #[serde(default, rename = "toolUseResult")]
+    tool_use_result: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -172,8 +186,8 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
 
-/// The content blocks of one transcript line and its time.
-fn blocks_of(line: &[u8]) -> Option<(Vec<Value>, Option<u64>)> {
+/// The content blocks of one transcript line, its time and its `toolUseResult`.
+fn blocks_of(line: &[u8]) -> Option<(Vec<Value>, Option<u64>, Option<Value>)> {
     let parsed = serde_json::from_slice::<Line>(line).ok()?;
     let at_ms = parsed
         .timestamp
@@ -182,14 +196,23 @@ fn blocks_of(line: &[u8]) -> Option<(Vec<Value>, Option<u64>)> {
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map(|d| d.as_millis() as u64);
     match parsed.message.map(|m| m.content) {
-        Some(Value::Array(blocks)) => Some((blocks, at_ms)),
+        Some(Value::Array(blocks)) => Some((blocks, at_ms, parsed.tool_use_result)),
+        _ => None,
+    }
+}
+
+/// What a write's `toolUseResult` says its file held before.
+fn before_of(result: &Value) -> Option<Before> {
+    match result.get("originalFile") {
+        Some(Value::String(text)) => Some(Before::Text(text.clone())),
+        _ if result["type"] == "create" => Some(Before::Absent),
         _ => None,
     }
 }
 
 /// The tool calls of one transcript line.
 fn uses_of(line: &[u8]) -> Vec<Used> {
-    let Some((blocks, at_ms)) = blocks_of(line) else {
+    let Some((blocks, at_ms, _)) = blocks_of(line) else {
         return Vec::new();
     };
     blocks
@@ -208,9 +231,12 @@ fn uses_of(line: &[u8]) -> Vec<Used> {
 
 /// The tool results of one transcript line.
 fn outcomes_of(line: &[u8]) -> Vec<Outcome> {
-    let Some((blocks, at_ms)) = blocks_of(line) else {
+    let Some((blocks, at_ms, result)) = blocks_of(line) else {
         return Vec::new();
     };
+    // A line's `toolUseResult` is its one result's (never guessed among several).
+    let results = blocks.iter().filter(|b| b["type"] == "tool_result").count();
+    let before = result.as_ref().filter(|_| results == 1).and_then(before_of);
     blocks
         .iter()
         .filter(|b| b["type"] == "tool_result")
@@ -230,6 +256,7 @@ fn outcomes_of(line: &[u8]) -> Vec<Outcome> {
                 is_error: b["is_error"] == true,
                 at_ms,
                 text: clip(text.lines().next().unwrap_or(""), MAX_TEXT),
+                before: before.clone(),
             })
         })
         .collect()
@@ -243,6 +270,25 @@ mod tests {
     const USE: &str = r#"{"type":"assistant","timestamp":"2026-11-25T22:00:11.628Z","message":{"content":[{"type":"tool_use","id":"toolu_1","name":"Read"}]}}"#;
     const OK: &str = r#"{"type":"user","timestamp":"2026-11-25T22:00:11.655Z","message":{"content":[{"tool_use_id":"toolu_1","type":"tool_result","content":"1\thello"}]},"toolUseResult":{"type":"text"}}"#;
     const FAILED: &str = r#"{"type":"user","timestamp":"2026-11-25T22:00:12.044Z","message":{"content":[{"type":"tool_result","content":[{"type":"text","text":"Exit code 1"}],"is_error":true,"tool_use_id":"toolu_2"}]}}"#;
+
+    #[test]
+    fn a_writes_result_says_what_its_file_held_before() {
+        let edit = r#"{"type":"user","message":{"content":[{"tool_use_id":"e","type":"tool_result","content":"ok"}]},"toolUseResult":{"filePath":"/w/a","originalFile":"a\n"}}"#;
+        let create = r#"{"type":"user","message":{"content":[{"tool_use_id":"w","type":"tool_result","content":"ok"}]},"toolUseResult":{"type":"create","filePath":"/w/b"}}"#;
+        let two = r#"{"type":"user","message":{"content":[{"tool_use_id":"x","type":"tool_result","content":"ok"},{"tool_use_id":"y","type":"tool_result","content":"ok"}]},"toolUseResult":{"originalFile":"?"}}"#;
+        assert_eq!(
+            outcomes_of(edit.as_bytes())[0].before,
+            Some(Before::Text("a\n".into()))
+        );
+        assert_eq!(
+            outcomes_of(create.as_bytes())[0].before,
+            Some(Before::Absent)
+        );
+        assert!(outcomes_of(two.as_bytes())
+            .iter()
+            .all(|o| o.before.is_none()));
+        assert_eq!(outcomes_of(OK.as_bytes())[0].before, None);
+    }
 
     #[test]
     fn reads_results_incrementally_and_only_complete_lines() {

@@ -29,7 +29,7 @@ use super::{CLIENT_HEADER, TASK_HEADER};
 use crate::actors::activity_log::now_ms;
 use crate::actors::activity_log::{CallStatus, LifecycleEvent, RecordLifecycle, RecordToolCall};
 use crate::actors::automation::{AskGate, BridgeEvent, GateCheck, GateChecked};
-use crate::actors::changes::{BeforeWrite, WriteAbandoned};
+use crate::actors::changes::{Baseline, BeforeWrite, WriteAbandoned};
 use crate::actors::claims::{CheckWrite, ClaimsNamedIn};
 use crate::actors::dashboard::WithdrawApprovals;
 use crate::actors::diagnostics::{GetDiagnostics, Invalidate};
@@ -43,7 +43,7 @@ use crate::automation::template::tail;
 use crate::coordination::native::{Effect, Ended, Started};
 use crate::exec::Confined;
 use crate::hooks::input::clip;
-use crate::hooks::transcript;
+use crate::hooks::transcript::{self, Before};
 use crate::hooks::{HookAnswer, HookEvent, HookInput, NativeAction};
 use crate::metrics::{
     native_tool_label, HookIgnored as Ignored, HookLabels, ReasonLabel, ToolLabels,
@@ -207,7 +207,7 @@ async fn answer(
         HookEvent::PostToolUse | HookEvent::PostToolUseFailure
     );
     if let (Some(agent), false) = (agent, post) {
-        let waiting = settle(services, agent).await;
+        let waiting = settle(services, agent, result_transcript(input)).await;
         let turn_over = matches!(
             input.hook_event_name,
             HookEvent::Stop | HookEvent::SessionEnd
@@ -411,21 +411,28 @@ async fn start(
             let _ = agent.session.native_settle.send(from_now).await;
         }
     }
-    let started = started_of(services, input, now_ms(), denied, transcript);
+    let started = Started {
+        heard: true,
+        ..started_of(services, input, now_ms(), denied, transcript)
+    };
     if let (Effect::Write { path, .. }, false) = (&started.effect, denied) {
         // Awaited: the file is read before the hook answers and the CLI writes it.
         let before = BeforeWrite {
             session: agent.id.clone(),
             path: path.clone(),
             call: Some(started.tool_use_id.clone()),
-            text: None,
+            baseline: Baseline::Disk,
         };
         let _ = services.changes.send(before).await;
     }
-    agent.session.native_start.do_send(NativeStart(started));
+    // Its outcome may have been read before this hook came (it ran alongside others).
+    if let Ok(Some(ended)) = agent.session.native_start.send(NativeStart(started)).await {
+        finish(services, agent, ended).await;
+    }
 }
 
-/// The call a tool hook describes (for the timeline and what it does to the workspace).
+/// The call a tool hook describes (for the timeline and what it does to the workspace);
+/// not [`Started::heard`] (the caller says).
 fn started_of(
     services: &Services,
     input: &HookInput,
@@ -457,13 +464,16 @@ fn started_of(
         at_ms,
         denied,
         transcript,
+        heard: false,
     }
 }
 
 /// The calls of `agent` that ended since its last hook, as the transcripts they wait on
-/// say (its conversation's, its sub-agents'). Answers how many calls still wait.
-async fn settle(services: &Services, agent: &AgentRef) -> usize {
-    let Ok(to_read) = agent.session.native_to_read.send(NativeToRead).await else {
+/// say (its conversation's, its sub-agents'), and those of `also` (the transcript its
+/// hook names: a call no hook announced is found there). Answers how many calls still
+/// wait.
+async fn settle(services: &Services, agent: &AgentRef, also: Option<PathBuf>) -> usize {
+    let Ok(to_read) = agent.session.native_to_read.send(NativeToRead(also)).await else {
         return 0;
     };
     if to_read.is_empty() {
@@ -473,14 +483,15 @@ async fn settle(services: &Services, agent: &AgentRef) -> usize {
         to_read
             .into_iter()
             .filter_map(|(path, from)| {
-                let scan = match from {
-                    Some(from) => transcript::read_outcomes(&path, from, MAX_TRANSCRIPT_READ),
-                    // Not read yet: only what comes from about now on is ours.
-                    None => transcript::start_of_unread(&path).map(|offset| transcript::Scan {
-                        offset,
-                        ..transcript::Scan::default()
-                    }),
+                // Not read yet: its last part (a call made in the last minute, a result
+                // written before its hook came); older calls are not discovered.
+                let from = match from {
+                    Some(from) => Ok(from),
+                    None => transcript::start_of_unread(&path),
                 };
+                let scan = from.and_then(|from| {
+                    transcript::read_outcomes(&path, from, MAX_TRANSCRIPT_READ)
+                });
                 match scan {
                     Ok(scan) => Some((path, scan)),
                     Err(e) => {
@@ -503,11 +514,18 @@ async fn settle(services: &Services, agent: &AgentRef) -> usize {
             );
         }
         let discovered = discovered(services, &path, scan.used);
+        let mut outcomes = scan.outcomes;
+        // What the files written held before, for writes whose hook never came: kept
+        // here, not sent to the session.
+        let befores: Vec<(String, Before)> = outcomes
+            .iter_mut()
+            .filter_map(|o| Some((o.tool_use_id.clone(), o.before.take()?)))
+            .collect();
         let settle = NativeSettle {
             transcript: path,
             offset: scan.offset,
             discovered,
-            outcomes: scan.outcomes,
+            outcomes,
             now_ms: now_ms(),
         };
         let Ok((ended, left)) = agent.session.native_settle.send(settle).await else {
@@ -515,10 +533,45 @@ async fn settle(services: &Services, agent: &AgentRef) -> usize {
         };
         waiting = left;
         for call in ended {
+            unheard_write(services, agent, &call, &befores).await;
             finish(services, agent, call).await;
         }
     }
     waiting
+}
+
+/// A write whose hook never came, that succeeded: the changes actor learns what its file
+/// held before (from its result in the transcript), so that it is told hunk by hunk as
+/// an announced one is.
+async fn unheard_write(
+    services: &Services,
+    agent: &AgentRef,
+    ended: &Ended,
+    befores: &[(String, Before)],
+) {
+    let call = &ended.call;
+    let Effect::Write { path, .. } = &call.effect else {
+        return;
+    };
+    if call.heard || ended.failed {
+        return;
+    }
+    let Some((_, before)) = befores.iter().find(|(id, _)| *id == call.tool_use_id) else {
+        return;
+    };
+    let baseline = match before {
+        Before::Text(text) => Baseline::Text(text.clone()),
+        Before::Absent => Baseline::Absent,
+    };
+    let _ = services
+        .changes
+        .send(BeforeWrite {
+            session: agent.id.clone(),
+            path: path.clone(),
+            call: Some(call.tool_use_id.clone()),
+            baseline,
+        })
+        .await;
 }
 
 /// Calls of the agent's own tools the transcript shows, made within the last minute
@@ -562,7 +615,7 @@ fn settle_later(services: web::Data<Services>, agent: &AgentRef) {
     actix_rt::spawn(async move {
         for wait_ms in [100, 300, 1_000, 2_500, 5_000, 10_000, 15_000] {
             tokio::time::sleep(std::time::Duration::from_millis(wait_ms)).await;
-            if settle(&services, &agent).await == 0 {
+            if settle(&services, &agent, None).await == 0 {
                 return;
             }
         }

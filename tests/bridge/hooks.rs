@@ -1253,6 +1253,67 @@ async fn a_call_without_its_hook_is_found_in_the_transcript() {
     bridge.stop_async().await;
 }
 
+/// An Edit whose hook the bridge never heard (the hook failed, or it came to the bridge
+/// before a restart), followed only by the turn's Stop: it is found in the transcript,
+/// and its change is kept hunk by hunk from the text its result says the file had.
+#[tokio::test]
+async fn an_edit_no_hook_announced_is_recorded_with_its_change_at_the_stop() {
+    let bridge = Bridge::launch(Options::default().file("a.py", "a = 1\nb = 2\n")).await;
+    let mut a = relay_agent(&bridge, 99141, 786).await;
+    let projects = bridge.config_dir.join("projects").join("-w");
+    std::fs::create_dir_all(&projects).unwrap();
+    let transcript = projects.join("silent.jsonl");
+    let a_py = bridge.workspace.join("a.py");
+    let now = || humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
+    let used = json!({
+        "type": "assistant", "timestamp": now(),
+        "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_silent", "name": "Edit",
+             "input": {"file_path": a_py, "old_string": "b = 2", "new_string": "b = 3"}}
+        ]},
+    });
+    // The CLI edits the file, then writes the result with the text it had.
+    std::fs::write(&a_py, "a = 1\nb = 3\n").unwrap();
+    let result = json!({
+        "type": "user", "timestamp": now(),
+        "message": {"role": "user", "content": [
+            {"tool_use_id": "toolu_silent", "type": "tool_result", "content": "The file a.py has been updated."}
+        ]},
+        "toolUseResult": {"filePath": a_py, "oldString": "b = 2", "newString": "b = 3",
+                          "originalFile": "a = 1\nb = 2\n"},
+    });
+    std::fs::write(&transcript, format!("{used}\n{result}\n")).unwrap();
+    let mut stopped = stop(&bridge, false);
+    stopped["transcript_path"] = json!(transcript);
+    hook(&bridge, 99141, stopped).await;
+    bridge
+        .wait_status("the edit in the timeline", |s| {
+            s["recentActivity"]
+                .as_array()?
+                .iter()
+                .find(|e| e["native"] == true && e["tool"] == "Edit" && e["summary"] == "a.py")
+                .cloned()
+        })
+        .await;
+    let listed = json_text(&a.call("listChanges", json!({"file": "a.py"})).await);
+    let hunks = &listed["changes"][0]["hunks"];
+    assert_eq!(hunks[0]["old"], json!(["b = 2\n"]), "{listed}");
+    assert_eq!(hunks[0]["new"], json!(["b = 3\n"]), "{listed}");
+    let who = json_text(
+        &a.call("whoChanged", json!({"file": "a.py", "line": 2}))
+            .await,
+    );
+    let session = listed["changes"][0]["session"].as_str().unwrap();
+    assert_eq!(who["lines"][0]["session"], session, "{who}");
+    assert!(
+        who["lines"][0]["by"]
+            .as_str()
+            .is_some_and(|b| b.ends_with(session)),
+        "{who}"
+    );
+    bridge.stop_async().await;
+}
+
 /// The CLI may have written a call's result before the bridge hears the hook that
 /// announced the call (the first call of a conversation on a busy machine): the first
 /// read of a transcript looks back over its recent past.

@@ -18,10 +18,20 @@ pub struct BeforeWrite {
     pub path: PathBuf,
     /// The native call (`toolu_…`) that writes; `None` for a bridge write tool.
     pub call: Option<String>,
-    /// The text as the writer sees it, when that is not the file on disk (an editor's
-    /// buffer with unsaved changes, which its save will write too); `None`: read the
-    /// file.
-    pub text: Option<String>,
+    /// What the file held before the write.
+    pub baseline: Baseline,
+}
+
+/// What a file held before a write, as [`BeforeWrite`] knows it.
+#[derive(Debug)]
+pub enum Baseline {
+    /// What is on disk now (the write has not happened yet).
+    Disk,
+    /// This text: an editor's buffer with unsaved changes (which its save writes too),
+    /// or the text a native Edit's result says the file had.
+    Text(String),
+    /// The file did not exist (a native Write that created it).
+    Absent,
 }
 
 /// Agent `session` (seen as `agent`) changed `path` (`display`: workspace-relative)

@@ -476,9 +476,10 @@ pub struct ChangedBy {
 #[rtype(result = "Option<String>")]
 pub struct TakeNotice;
 
-/// One of the agent's own tool calls started (its `PreToolUse` hook came).
+/// One of the agent's own tool calls started (its `PreToolUse` hook came). Answers the
+/// call ended, when its outcome was read before its hook came.
 #[derive(Message)]
-#[rtype(result = "()")]
+#[rtype(result = "Option<crate::coordination::native::Ended>")]
 pub struct NativeStart(pub crate::coordination::native::Started);
 
 /// Where to read the agent's transcript at this path from (`None`: not read yet, so
@@ -487,10 +488,11 @@ pub struct NativeStart(pub crate::coordination::native::Started);
 #[rtype(result = "Option<u64>")]
 pub struct NativeCursor(pub PathBuf);
 
-/// The transcripts the agent's calls wait on, each with where to read it from.
+/// The transcripts the agent's calls wait on, and the one its hook names (`Some`: a
+/// call no hook announced may be there), each with where to read it from.
 #[derive(Message)]
 #[rtype(result = "Vec<(PathBuf, Option<u64>)>")]
-pub struct NativeToRead;
+pub struct NativeToRead(pub Option<PathBuf>);
 
 /// What the agent's transcript said up to `offset`: the calls that ended, and how many
 /// still wait for their end.

@@ -67,9 +67,9 @@ impl Handler<Absorb> for Session {
 }
 
 impl Handler<NativeStart> for Session {
-    type Result = ();
-    fn handle(&mut self, msg: NativeStart, _: &mut Context<Self>) {
-        self.native.start(msg.0);
+    type Result = Option<Ended>;
+    fn handle(&mut self, msg: NativeStart, _: &mut Context<Self>) -> Self::Result {
+        self.native.start(msg.0)
     }
 }
 
@@ -82,18 +82,19 @@ impl Handler<NativeCursor> for Session {
 
 impl Handler<NativeToRead> for Session {
     type Result = MessageResult<NativeToRead>;
-    fn handle(&mut self, _: NativeToRead, _: &mut Context<Self>) -> Self::Result {
-        MessageResult(self.native.to_read())
+    fn handle(&mut self, msg: NativeToRead, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(self.native.to_read(msg.0))
     }
 }
 
 impl Handler<NativeSettle> for Session {
     type Result = MessageResult<NativeSettle>;
     fn handle(&mut self, msg: NativeSettle, _: &mut Context<Self>) -> Self::Result {
-        self.native.discover(msg.discovered);
-        let ended = self
-            .native
-            .settle(&msg.transcript, msg.offset, msg.outcomes, msg.now_ms);
+        let mut ended = self.native.discover(msg.discovered);
+        ended.extend(
+            self.native
+                .settle(&msg.transcript, msg.offset, msg.outcomes, msg.now_ms),
+        );
         MessageResult((ended, self.native.waiting(msg.now_ms)))
     }
 }

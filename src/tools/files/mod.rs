@@ -73,7 +73,10 @@ pub(crate) async fn before_write(ctx: &ToolContext, path: &Path) {
         session: ctx.session_id.clone(),
         path: path.to_path_buf(),
         call: None,
-        text: editor_text,
+        baseline: editor_text.map_or(
+            crate::actors::changes::Baseline::Disk,
+            crate::actors::changes::Baseline::Text,
+        ),
     };
     let _ = ctx.services.changes.send(before).await;
 }
