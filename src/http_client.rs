@@ -70,6 +70,12 @@ impl<'a> Request<'a> {
 
     /// Sends the request and reads the whole answer: status and body.
     pub fn send(self) -> io::Result<(u16, Vec<u8>)> {
+        self.send_with_head()
+            .map(|(status, _, body)| (status, body))
+    }
+
+    /// [`Request::send`], with the answer's head (status line and headers) too.
+    pub fn send_with_head(self) -> io::Result<(u16, String, Vec<u8>)> {
         let addr = SocketAddr::from(([127, 0, 0, 1], self.port));
         let mut stream = TcpStream::connect_timeout(&addr, self.connect_timeout)?;
         stream.set_read_timeout(Some(self.read_timeout))?;
@@ -98,8 +104,16 @@ impl<'a> Request<'a> {
     }
 }
 
-/// Status and body of a `Connection: close` answer (chunked bodies are decoded).
-fn parse_response(raw: &[u8]) -> io::Result<(u16, Vec<u8>)> {
+/// The value of header `name` (lower case) in an answer's `head`.
+pub fn header_of<'h>(head: &'h str, name: &str) -> Option<&'h str> {
+    head.lines().find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        key.trim().eq_ignore_ascii_case(name).then(|| value.trim())
+    })
+}
+
+/// Status, head and body of a `Connection: close` answer (chunked bodies are decoded).
+fn parse_response(raw: &[u8]) -> io::Result<(u16, String, Vec<u8>)> {
     let malformed = |what| io::Error::new(io::ErrorKind::InvalidData, what);
     let split = raw
         .windows(4)
@@ -121,7 +135,7 @@ fn parse_response(raw: &[u8]) -> io::Result<(u16, Vec<u8>)> {
     } else {
         body.to_vec()
     };
-    Ok((status, body))
+    Ok((status, head.into_owned(), body))
 }
 
 /// Decodes a chunked body.
@@ -146,11 +160,15 @@ mod tests {
 
     #[test]
     fn reads_plain_and_chunked_answers() {
-        let plain = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}";
-        assert_eq!(parse_response(plain).unwrap(), (200, b"{}".to_vec()));
+        let plain = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nX-Why: a: b\r\n\r\n{}";
+        let (status, head, body) = parse_response(plain).unwrap();
+        assert_eq!((status, body), (200, b"{}".to_vec()));
+        assert_eq!(header_of(&head, "x-why"), Some("a: b"));
+        assert_eq!(header_of(&head, "x-other"), None);
         let chunked =
             b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n";
-        assert_eq!(parse_response(chunked).unwrap(), (200, b"abcde".to_vec()));
+        let (status, _, body) = parse_response(chunked).unwrap();
+        assert_eq!((status, body), (200, b"abcde".to_vec()));
         assert!(parse_response(b"garbage").is_err());
     }
 }

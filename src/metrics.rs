@@ -198,6 +198,24 @@ impl HookIgnored {
             HookIgnored::UnhandledEvent => "unhandledEvent",
         }
     }
+
+    /// What it means for the person wondering why a hook did nothing.
+    pub fn explain(self) -> &'static str {
+        match self {
+            HookIgnored::Malformed => "the input is not a Claude Code hook input",
+            HookIgnored::UnknownAgent => {
+                "the bridge has no session for this CLI: start it with --ide, or register \
+                 `ide-bridge mcp` with `ide-bridge init`, so that the bridge knows it"
+            }
+            HookIgnored::OtherWorkspace => {
+                "the CLI works outside the bridge's workspace (its cwd); only its writes to \
+                 claimed files there are checked"
+            }
+            HookIgnored::TooLarge => "the input is over hooks.max_input_bytes",
+            HookIgnored::Disabled => "hooks.enabled = false in the bridge's configuration",
+            HookIgnored::UnhandledEvent => "the bridge does nothing on this event",
+        }
+    }
 }
 
 /// The CLI's own tools counted by name in `native_tool_calls` (any other name counts as

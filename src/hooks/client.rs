@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::input::{HookEvent, HookInput, NativeAction};
-use crate::http::{CLIENT_HEADER, TASK_HEADER};
+use crate::http::{CLIENT_HEADER, IGNORED_HEADER, TASK_HEADER};
 use crate::orchestrator::TASK_ENV;
 use crate::{ancestry, http_client, lockfile};
 
@@ -119,16 +119,25 @@ fn post(
     {
         request = request.header(TASK_HEADER, task);
     }
-    let (status, answer) = request
+    let (status, head, answer) = request
         .json(body)
         .timeouts(CONNECT_TIMEOUT, wait)
-        .send()
+        .send_with_head()
         .map_err(|source| Miss::Unreachable { port, source })?;
     if status != 200 {
         return Err(Miss::Refused {
             status,
             body: String::from_utf8_lossy(&answer).chars().take(300).collect(),
         });
+    }
+    // Taken no notice of: said under the debug switch, whatever the answer (a write
+    // to a claimed file is refused all the same).
+    if let Some(why) = http_client::header_of(&head, IGNORED_HEADER) {
+        if std::env::var_os(DEBUG_ENV).is_some() {
+            eprintln!(
+                "ide-bridge hook: the bridge on port {port} took no notice of this hook: {why}"
+            );
+        }
     }
     Ok(answer)
 }

@@ -25,7 +25,7 @@ use serde_json::json;
 
 use super::body::{read_limited, BodyError};
 use super::guard::{check_bearer, check_host_and_origin, Rejection};
-use super::{CLIENT_HEADER, TASK_HEADER};
+use super::{CLIENT_HEADER, IGNORED_HEADER, TASK_HEADER};
 use crate::actors::activity_log::now_ms;
 use crate::actors::activity_log::{CallStatus, LifecycleEvent, RecordLifecycle, RecordToolCall};
 use crate::actors::automation::{AskGate, BridgeEvent, GateCheck, GateChecked};
@@ -69,6 +69,20 @@ fn respond(answer: &HookAnswer) -> HttpResponse {
     }
 }
 
+/// [`respond`], saying in [`IGNORED_HEADER`] why the hook was otherwise not taken
+/// notice of.
+fn respond_ignored(answer: &HookAnswer, why: Ignored) -> HttpResponse {
+    let mut response = respond(answer);
+    let said = format!("{}: {}", why.as_str(), why.explain());
+    if let Ok(value) = actix_web::http::header::HeaderValue::from_str(&said) {
+        response.headers_mut().insert(
+            actix_web::http::header::HeaderName::from_static(IGNORED_HEADER),
+            value,
+        );
+    }
+    response
+}
+
 /// `POST /hooks`.
 pub async fn post(
     req: HttpRequest,
@@ -108,7 +122,10 @@ pub async fn post(
         // and nothing wrong with it.
         Err(_) if unhandled_event(&body) => {
             ignore(&services, Ignored::UnhandledEvent);
-            return Ok(respond(&HookAnswer::Nothing));
+            return Ok(respond_ignored(
+                &HookAnswer::Nothing,
+                Ignored::UnhandledEvent,
+            ));
         }
         Err(e) => {
             ignore(&services, Ignored::Malformed);
@@ -119,7 +136,7 @@ pub async fn post(
     };
     if !settings.enabled {
         ignore(&services, Ignored::Disabled);
-        return Ok(respond(&HookAnswer::Nothing));
+        return Ok(respond_ignored(&HookAnswer::Nothing, Ignored::Disabled));
     }
     if input
         .cwd
@@ -136,7 +153,7 @@ pub async fn post(
             },
             _ => HookAnswer::Nothing,
         };
-        return Ok(respond(&answer));
+        return Ok(respond_ignored(&answer, Ignored::OtherWorkspace));
     }
     let pids: Vec<u32> = header(&req, CLIENT_HEADER)
         .map(|v| {
@@ -176,7 +193,10 @@ pub async fn post(
             outcome: answer.outcome(),
         })
         .inc();
-    Ok(respond(&answer))
+    Ok(match agent {
+        Some(_) => respond(&answer),
+        None => respond_ignored(&answer, Ignored::UnknownAgent),
+    })
 }
 
 /// True for a JSON object whose `hook_event_name` is text naming no event the bridge

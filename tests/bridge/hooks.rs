@@ -47,14 +47,19 @@ pub(crate) async fn hook(bridge: &Bridge, pid: u32, input: Value) -> (u16, Value
     (status, value)
 }
 
-/// Runs `ide-bridge hook` as the CLI would, in project `dir`, with `$CLAUDE_PID`.
+/// Runs `ide-bridge hook` as the CLI would, in project `dir`, with `$CLAUDE_PID` (and
+/// `IDE_BRIDGE_HOOK_DEBUG` when `debug`).
 fn run_hook(
     config_dir: &std::path::Path,
     dir: &std::path::Path,
     input: &Value,
     claude_pid: &str,
+    debug: bool,
 ) -> std::process::Output {
     let mut cmd = command(config_dir);
+    if debug {
+        cmd.env("IDE_BRIDGE_HOOK_DEBUG", "1");
+    }
     cmd.arg("hook")
         .env("CLAUDE_PROJECT_DIR", dir)
         .env("CLAUDE_PID", claude_pid)
@@ -539,10 +544,12 @@ async fn the_hook_command_hands_the_input_over_even_from_outside_and_is_silent_w
         .await;
     assert!(!is_error(&claimed));
     let config = bridge.config_dir.clone();
-    let run = move |dir: std::path::PathBuf, input: Value, claude_pid: &'static str| {
-        let config = config.clone();
-        off_runtime(move || run_hook(&config, &dir, &input, claude_pid))
-    };
+    let run_debug =
+        move |dir: std::path::PathBuf, input: Value, claude_pid: &'static str, debug: bool| {
+            let config = config.clone();
+            off_runtime(move || run_hook(&config, &dir, &input, claude_pid, debug))
+        };
+    let run = |dir, input, claude_pid| run_debug(dir, input, claude_pid, false);
     let ws = bridge.workspace.clone();
     let input = edit(&bridge, "PreToolUse", "src/a.py");
     let out = run(ws.clone(), input.clone(), "95002").await;
@@ -550,6 +557,18 @@ async fn the_hook_command_hands_the_input_over_even_from_outside_and_is_silent_w
     let answer: Value = serde_json::from_slice(&out.stdout).expect("the bridge's answer");
     assert!(deny_reason(&answer).unwrap().contains("mine"), "{answer}");
     assert!(out.stderr.is_empty());
+    // Under the debug switch, the hook says why the bridge took no notice of it (the
+    // claim is enforced all the same).
+    let out = run_debug(ws.clone(), input.clone(), "95002", true).await;
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains(
+            "took no notice of this hook: unknownAgent: the bridge has no session for this CLI"
+        ),
+        "{said}"
+    );
+    let answer: Value = serde_json::from_slice(&out.stdout).expect("the bridge's answer");
+    assert!(deny_reason(&answer).is_some(), "{answer}");
     // The holder's own hook: nothing printed.
     let out = run(ws.clone(), input.clone(), "95001").await;
     assert!(out.status.success() && out.stdout.is_empty(), "{out:?}");

@@ -15,3 +15,6 @@ pub const CLIENT_HEADER: &str = "x-ide-bridge-client";
 /// Header `ide-bridge hook` sends when it runs inside a Claude task the bridge started:
 /// the task's id.
 pub const TASK_HEADER: &str = "x-ide-bridge-task";
+/// Header on the bridge's answer to a hook it took no notice of: why (`unknownAgent:
+/// …`), for `ide-bridge hook` to say under `IDE_BRIDGE_HOOK_DEBUG`.
+pub const IGNORED_HEADER: &str = "x-ide-bridge-ignored";
