@@ -733,8 +733,9 @@ fn log_command_sandbox(sandbox: &crate::exec::sandbox::SandboxStatus) {
 async fn serve(settings: Settings, rotate_token: bool) -> Result<(), AppError> {
     // Everything that can be refused is refused before a file is written.
     let checked = preflight(&settings)?;
-    warn_about_settings(&settings);
     let claimed = claim_state(&settings, &checked.workspace, rotate_token)?;
+    // Only for a bridge that will run: a refused start says its one error alone.
+    warn_about_settings(&settings);
     let ip = settings.server.bind;
     let port = claimed.port;
     let state_dir = claimed.state.dir().to_path_buf();
