@@ -56,13 +56,15 @@ async fn a_rust_compile_error_comes_back_with_file_range_and_severity() {
         .unwrap()
         .iter()
         .any(|f| f["uri"] == main.as_str()));
-    assert_eq!(
-        text(
-            &agent
-                .call("getDiagnostics", json!({"uri": uri(&bridge, "README.md")}))
-                .await
-        ),
-        "[]"
+    let readme = agent
+        .call("getDiagnostics", json!({"uri": uri(&bridge, "README.md")}))
+        .await;
+    assert_eq!(text(&readme), "[]");
+    // … and says that nothing checked it, so that "[]" is not read as "no errors".
+    let note = readme["content"][1]["text"].as_str().unwrap_or_default();
+    assert!(
+        note.starts_with("Nothing checked README.md: the linters here (cargo) do not cover it"),
+        "{readme}"
     );
     assert_eq!(
         text(
@@ -84,6 +86,13 @@ async fn a_rust_compile_error_comes_back_with_file_range_and_severity() {
         .filter(|d| d["severity"] == "Error")
         .collect();
     assert!(errors.is_empty(), "{after}");
+    // A file a linter covers: its empty list needs no word.
+    let clean = agent.call("getDiagnostics", json!({"uri": main})).await;
+    assert_eq!(
+        clean["content"].as_array().map(Vec::len),
+        Some(1),
+        "{clean}"
+    );
 }
 
 #[tokio::test]

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use crate::actors::extension::{Cached, GetStatus, Read};
 use crate::actors::language_servers::{AllPublished, Diagnose};
+use crate::diagnostics::linters::Linter;
 use crate::diagnostics::{Diagnostic, FileDiagnostics};
 use crate::lsp::{shapes, LspDiagnostic};
 use crate::protocol::mcp::{CallToolResult, Content};
@@ -100,7 +101,7 @@ impl Tool for GetDiagnostics {
     const DESCRIPTION: &'static str =
         "Language diagnostics (errors, warnings) for one file URI, or for every file known. \
          Without an editor they come from the workspace's linters (cargo check, tsc, eslint, ruff, pyright, go vet, biome) \
-         and the bridge's running language servers.";
+         and the bridge's running language servers; for a file none of them checks, a second text says so.";
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         if let Some(result) = from_editor(&ctx, args.uri.as_ref()).await {
@@ -110,6 +111,37 @@ impl Tool for GetDiagnostics {
         let asked = args.uri.as_ref().and_then(|uri| uri.resolve(&ctx).ok());
         let (from_servers, unheard) =
             from_servers(&ctx, asked.as_deref(), args.uri.is_some()).await;
+        // One file no linter covers and no running server answered for: its empty list
+        // would read as "no errors".
+        let unchecked = match (&args.uri, &asked) {
+            (Some(_), Some(path)) if from_servers.is_empty() => {
+                let rel = ctx
+                    .services
+                    .workspace
+                    .relative(&path.to_string_lossy())
+                    .unwrap_or_default();
+                let covered = report
+                    .linters
+                    .iter()
+                    .filter_map(|l| Linter::try_from(l.name.to_string()).ok())
+                    .any(|l| l.watches(&rel));
+                (!covered && !report.files.contains_key(path)).then(|| {
+                    let run: Vec<&str> = report.linters.iter().map(|l| l.name).collect();
+                    format!(
+                        "Nothing checked {rel}: {} and no language server for it is running, so \
+                         this empty list says nothing about its errors. A code tool about the \
+                         file (getHover, getDocumentSymbols) starts its language server; ask \
+                         again after that.",
+                        if run.is_empty() {
+                            "no linter applies to this workspace".to_string()
+                        } else {
+                            format!("the linters here ({}) do not cover it", run.join(", "))
+                        }
+                    )
+                })
+            }
+            _ => None,
+        };
         let mut known = report.files.clone();
         for (path, found) in from_servers {
             if found.is_empty() && args.uri.is_none() {
@@ -156,6 +188,9 @@ impl Tool for GetDiagnostics {
                     failed.join("; ")
                 ),
             });
+        }
+        if let Some(text) = unchecked {
+            result.content.push(Content::Text { text });
         }
         Ok(result)
     }
