@@ -47,6 +47,9 @@ pub struct BridgeStatus {
     pub changes: crate::actors::changes::ChangesStatus,
     /// Claude Code hooks: answered and ignored.
     pub hooks: crate::metrics::HookCounts,
+    /// Claude tasks (`claude -p`) the bridge runs: how many in each state, and the
+    /// latest few.
+    pub tasks: TasksStatus,
     /// A bridge started on demand stops by itself when unused (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub idle_stop: Option<IdleStop>,
@@ -64,6 +67,79 @@ pub struct BridgeStatus {
     pub command_sandbox: crate::exec::sandbox::SandboxStatus,
     /// The last timeline entries, oldest first.
     pub recent_activity: Vec<Entry>,
+}
+
+/// Tasks shown in the status, newest first.
+pub const RECENT_TASKS: usize = 5;
+
+/// The orchestrator's tasks, counted.
+#[derive(Debug, Default, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TasksStatus {
+    pub running: usize,
+    pub pending: usize,
+    pub done: usize,
+    pub failed: usize,
+    pub cancelled: usize,
+    /// Alive when the bridge last stopped.
+    pub interrupted: usize,
+    /// Tasks running at once at most (`orchestrator.max_concurrent`).
+    pub max_concurrent: usize,
+    /// The latest tasks, newest first.
+    pub recent: Vec<TaskLine>,
+}
+
+/// One task in the status.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskLine {
+    pub id: String,
+    /// Its wire name (`running`, `done`, …).
+    pub status: String,
+    /// Who started it: an agent session, or automation's hook.
+    pub origin: String,
+    /// The start of its prompt.
+    pub prompt: String,
+    /// Unix ms.
+    pub created_at: u64,
+}
+
+impl TasksStatus {
+    fn of(tasks: &[crate::orchestrator::Task], max_concurrent: usize) -> Self {
+        use crate::orchestrator::TaskStatus as S;
+        let mut s = TasksStatus {
+            max_concurrent,
+            ..TasksStatus::default()
+        };
+        for t in tasks {
+            let count = match t.status {
+                S::Running => &mut s.running,
+                S::Pending => &mut s.pending,
+                S::Done => &mut s.done,
+                S::Error => &mut s.failed,
+                S::Cancelled => &mut s.cancelled,
+                S::Interrupted => &mut s.interrupted,
+            };
+            *count += 1;
+        }
+        let mut newest: Vec<&crate::orchestrator::Task> = tasks.iter().collect();
+        newest.sort_by(|a, b| b.created_at.cmp(&a.created_at));
+        s.recent = newest
+            .into_iter()
+            .take(RECENT_TASKS)
+            .map(|t| TaskLine {
+                id: t.id.to_string(),
+                status: t.status.to_string(),
+                origin: match t.session() {
+                    Some(session) => format!("session {session}"),
+                    None => "automation".into(),
+                },
+                prompt: crate::hooks::input::clip(t.prompt.lines().next().unwrap_or(""), 80),
+                created_at: t.created_at,
+            })
+            .collect();
+        s
+    }
 }
 
 /// When an on-demand bridge stops by itself.
@@ -135,7 +211,14 @@ pub async fn collect(services: &Services) -> Result<BridgeStatus, ActorFault> {
         .send(crate::actors::language_servers::GetStatus)
         .await
         .map_err(|e| ActorFault::mailbox(crate::actors::language_servers::NAME, e))?;
+    let tasks = services
+        .orchestrator
+        .send(crate::actors::orchestrator::ListTasks { session: None })
+        .await
+        .map_err(|e| ActorFault::mailbox(crate::actors::orchestrator::NAME, e))?;
+    let tasks = TasksStatus::of(&tasks, services.settings.orchestrator.max_concurrent);
     Ok(BridgeStatus {
+        tasks,
         language_servers,
         claims,
         changes,

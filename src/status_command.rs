@@ -297,6 +297,31 @@ pub fn render(s: &Value) -> String {
             )),
         ));
     }
+    let t = &s["tasks"];
+    if t["recent"].as_array().is_some_and(|r| !r.is_empty()) {
+        out.push_str(&format!(
+            "claude tasks: {} running (at most {}), {} waiting, {} done, {} failed, {} cancelled{}\n",
+            t["running"],
+            t["maxConcurrent"],
+            t["pending"],
+            t["done"],
+            t["failed"],
+            t["cancelled"],
+            match t["interrupted"].as_u64() {
+                Some(n) if n > 0 => format!(", {n} interrupted by a restart"),
+                _ => String::new(),
+            }
+        ));
+        for task in t["recent"].as_array().into_iter().flatten() {
+            out.push_str(&format!(
+                "  {} {} ({}): {}\n",
+                str_of(&task["id"]),
+                str_of(&task["status"]),
+                str_of(&task["origin"]),
+                str_of(&task["prompt"]),
+            ));
+        }
+    }
     if let Some(open) = s["changes"]["openHunks"].as_u64().filter(|n| *n > 0) {
         out.push_str(&format!(
             "changes: {open} hunks agents wrote wait for you (the page's Changes, or keepChanges/undoChanges)\n"

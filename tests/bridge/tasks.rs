@@ -121,6 +121,38 @@ async fn a_task_runs_to_done_and_streams_progress_and_editor_output() {
             .await,
     );
     assert_eq!(echoed["output"], "mode:echo just once", "{echoed}");
+    // The status counts them and names the latest, as `ide-bridge status` says it.
+    let status = bridge.get_json_async("/status").await;
+    let tasks = &status["tasks"];
+    assert_eq!(
+        (tasks["done"].clone(), tasks["running"].clone()),
+        (json!(2), json!(0)),
+        "{tasks}"
+    );
+    assert_eq!(
+        tasks["recent"][0]["prompt"], "mode:echo just once",
+        "{tasks}"
+    );
+    assert!(
+        tasks["recent"][0]["origin"]
+            .as_str()
+            .unwrap()
+            .starts_with("session "),
+        "{tasks}"
+    );
+    let out = async_command(&bridge.config_dir)
+        .args(["status", "--workspace"])
+        .arg(&bridge.workspace)
+        .output()
+        .await
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains(
+            "claude tasks: 0 running (at most 10), 0 waiting, 2 done, 0 failed, 0 cancelled\n"
+        ),
+        "{said}"
+    );
     assert!(agent
         .inbox
         .iter()
