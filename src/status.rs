@@ -123,7 +123,7 @@ impl TasksStatus {
             *count += 1;
         }
         let mut newest: Vec<&crate::orchestrator::Task> = tasks.iter().collect();
-        newest.sort_by(|a, b| b.created_at.cmp(&a.created_at));
+        newest.sort_by_key(|t| std::cmp::Reverse(t.created_at));
         s.recent = newest
             .into_iter()
             .take(RECENT_TASKS)
