@@ -109,6 +109,13 @@ pub enum WriteError {
     /// The workspace root itself.
     #[error("Refusing to {0} the workspace root")]
     Root(&'static str),
+    /// A repository's own files (`.git` and what is in it).
+    #[error(
+        "Refusing to change {0}: .git holds the repository's history and configuration \
+         (a hook or config there runs code on the next git command); git's own commands \
+         (gitCommit, gitCheckout, …) change it"
+    )]
+    GitInternals(String),
     /// A non-empty directory without `recursive`.
     #[error("Directory not empty: {0} (pass recursive: true to delete it with its contents)")]
     NotEmpty(String),
@@ -143,8 +150,22 @@ impl WorkspaceWriter {
         Ok(again)
     }
 
+    /// Refuses a path inside a repository's `.git` (or `.git` itself), in this
+    /// workspace or a repository nested in it.
+    fn outside_git(&self, path: &Path) -> Result<(), WriteError> {
+        let rel = path.strip_prefix(self.workspace.root()).unwrap_or(path);
+        if rel.components().any(|c| c.as_os_str() == ".git") {
+            return Err(WriteError::GitInternals(rel.display().to_string()));
+        }
+        Ok(())
+    }
+
     fn apply(&self, msg: Write) -> Result<Written, WriteError> {
         let path = self.recheck(&msg.path)?;
+        self.outside_git(&path)?;
+        if let WriteOp::Rename { to, .. } = &msg.op {
+            self.outside_git(to)?;
+        }
         let root = self.workspace.dir();
         let shown = path.display().to_string();
         if let Some(expected) = msg.expected {

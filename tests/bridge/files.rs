@@ -196,6 +196,54 @@ async fn create_delete_and_rename() {
         .call("deleteFile", json!({"filePath": ".", "recursive": true}))
         .await;
     assert_eq!(text(&root), "Refusing to delete the workspace root");
+    // A repository's own files are git's to change: neither deleted, written nor
+    // renamed into or out of, however the path is spelt, in the workspace's repository
+    // or one nested in it.
+    std::fs::create_dir_all(bridge.workspace.join(".git/hooks")).unwrap();
+    std::fs::write(bridge.workspace.join(".git/config"), "[core]\n").unwrap();
+    std::fs::create_dir_all(bridge.workspace.join("vendor/lib/.git")).unwrap();
+    for (tool, args) in [
+        ("deleteFile", json!({"filePath": ".git", "recursive": true})),
+        ("deleteFile", json!({"filePath": "src/../.git/config"})),
+        (
+            "editText",
+            json!({"filePath": ".git/config", "edits": [{"type": "insert", "line": 1, "column": 1, "text": "[core]\n\tfsmonitor = x\n"}]}),
+        ),
+        (
+            "createFile",
+            json!({"filePath": ".git/hooks/pre-commit", "content": "#!/bin/sh\n"}),
+        ),
+        (
+            "createFile",
+            json!({"filePath": "vendor/lib/.git/config", "content": "x"}),
+        ),
+        (
+            "renameFile",
+            json!({"oldPath": "src/main.rs", "newPath": ".git/main.rs"}),
+        ),
+    ] {
+        let refused = agent.call(tool, args.clone()).await;
+        assert!(
+            is_error(&refused)
+                && (text(&refused).starts_with("Refusing to change .git")
+                    || text(&refused).starts_with("Refusing to change vendor/lib/.git")),
+            "{tool} {args}: {refused}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(bridge.workspace.join(".git/config")).unwrap(),
+        "[core]\n"
+    );
+    assert!(!bridge.workspace.join(".git/hooks/pre-commit").exists());
+    assert!(bridge.workspace.join("src/main.rs").exists());
+    // A name that only starts with .git is an ordinary file.
+    let ignore = agent
+        .call(
+            "createFile",
+            json!({"filePath": ".gitignore", "content": "target/\n", "overwrite": true}),
+        )
+        .await;
+    assert!(!is_error(&ignore), "{ignore}");
     let gone = agent.call("deleteFile", json!({"filePath": "b.txt"})).await;
     assert!(text(&gone).starts_with("File not found"));
     assert!(bridge.workspace.join("src/main.rs").exists());
