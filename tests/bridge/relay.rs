@@ -30,6 +30,15 @@ impl Relay {
 
     /// [`Relay::start`] with more environment variables.
     fn start_with(bridge: &Bridge, cwd: &Path, env: &[(&str, &str)]) -> Relay {
+        Self::spawn(bridge, cwd, env, &["mcp", "--no-start"])
+    }
+
+    /// A relay that starts a bridge when it is its job (no `--no-start`).
+    fn starting(bridge: &Bridge, cwd: &Path) -> Relay {
+        Self::spawn(bridge, cwd, &[], &["mcp"])
+    }
+
+    fn spawn(bridge: &Bridge, cwd: &Path, env: &[(&str, &str)], args: &[&str]) -> Relay {
         let stderr_path = bridge.config_dir.join(format!(
             "relay-{}.log",
             std::time::SystemTime::now()
@@ -38,7 +47,7 @@ impl Relay {
                 .as_nanos()
         ));
         let mut child = async_command(&bridge.config_dir)
-            .args(["mcp", "--no-start"])
+            .args(args)
             .current_dir(cwd)
             .env("IDE_BRIDGE_SERVER__MAX_MESSAGE_BYTES", LIMIT.to_string())
             .envs(env.iter().copied())
@@ -692,4 +701,64 @@ async fn a_refusal_for_too_many_sessions_reaches_the_client_in_the_bridges_words
         message.contains("Too many sessions") && message.contains("1008"),
         "{answer}"
     );
+}
+
+/// A bridge that crashed (killed, its lock file left behind) is started again by the
+/// relay that used it, as one that never had a bridge would; a bridge stopped on purpose
+/// (its lock removed) is waited for instead.
+#[tokio::test]
+async fn a_relay_whose_bridge_crashed_starts_another() {
+    let bridge =
+        Bridge::launch(Options::default().file(".git/HEAD", "ref: refs/heads/main\n")).await;
+    let mut relay = Relay::starting(&bridge, &bridge.workspace);
+    relay.initialize().await;
+    let call = json!({"name": "getWorkspaceFolders", "arguments": {}});
+    let first = relay.request(2, "tools/call", call.clone()).await;
+    assert_ne!(first["result"]["isError"], true, "{first}");
+    let crashed = bridge.pid();
+    bridge.signal("KILL");
+    let ide = bridge.config_dir.join("ide");
+    let deadline = std::time::Instant::now() + Duration::from_secs(40);
+    let mut id = 3;
+    let answered = loop {
+        let r = relay.request(id, "tools/call", call.clone()).await;
+        if r["result"]["isError"] != true && r["result"].is_object() {
+            break r;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no bridge came back: {r}; relay: {}",
+            relay.stderr()
+        );
+        id += 1;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(
+        text(&answered["result"]).contains("\"folders\""),
+        "{answered}"
+    );
+    assert!(
+        relay
+            .stderr()
+            .contains("the bridge ended without removing its lock file"),
+        "{}",
+        relay.stderr()
+    );
+    // The new bridge (a process of its own, on demand): stopped here.
+    let pids: Vec<u32> = std::fs::read_dir(&ide)
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .filter_map(|t| serde_json::from_str::<Value>(&t).ok())
+        .filter_map(|l| l["pid"].as_u64().map(|p| p as u32))
+        .filter(|p| *p != crashed)
+        .collect();
+    assert_eq!(pids.len(), 1, "one new bridge: {pids:?}");
+    drop(relay);
+    let _ = std::process::Command::new("kill")
+        .arg(pids[0].to_string())
+        .status();
+    wait_for("the new bridge to stop", Duration::from_secs(20), || {
+        (!std::path::Path::new(&format!("/proc/{}", pids[0])).exists()).then_some(())
+    });
 }

@@ -143,7 +143,8 @@ pub fn write(dir: &Path, port: u16, lock: &LockFile) -> io::Result<PathBuf> {
     Ok(path)
 }
 
-/// True when a process with `pid` exists (signal 0; EPERM means it exists).
+/// True when a process with `pid` exists (signal 0; EPERM means it exists) and has not
+/// exited: a zombie (ended, not yet reaped by its parent) serves nothing.
 pub fn pid_alive(pid: u32) -> bool {
     let Ok(pid) = libc::pid_t::try_from(pid) else {
         return false;
@@ -153,7 +154,19 @@ pub fn pid_alive(pid: u32) -> bool {
     }
     // SAFETY: kill with signal 0 sends nothing; it only checks the pid.
     let rc = unsafe { libc::kill(pid, 0) };
-    rc == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    let exists = rc == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+    exists && !is_zombie(pid)
+}
+
+/// True when `/proc` says the process ended and waits to be reaped (state `Z`).
+fn is_zombie(pid: libc::pid_t) -> bool {
+    let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // The state follows the command name, which is in parentheses and may hold any.
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .is_some_and(|state| state == "Z")
 }
 
 /// Largest lock file read (a real one is a few hundred bytes).
@@ -262,6 +275,17 @@ pub fn clean_stale(dir: &Path) -> Vec<PathBuf> {
         }
     }
     removed
+}
+
+/// True when a bridge's lock for a workspace containing `dir` is still there but its
+/// process is not: that bridge ended without removing it (it crashed, or was killed),
+/// where a bridge stopped on purpose removes its lock.
+pub fn crashed_bridge_for(ide_dir: &Path, dir: &Path) -> bool {
+    list(ide_dir).into_iter().any(|(_, _, lock)| {
+        lock.is_bridge
+            && !is_live(&lock)
+            && lock.workspace_folders.iter().any(|w| dir.starts_with(w))
+    })
 }
 
 /// The live bridge lock whose workspace contains `dir` (deepest workspace wins).

@@ -14,6 +14,12 @@ pub fn find_bridge(dir: &Path) -> Option<(u16, LockFile)> {
     lockfile::find_bridge_for(&lockfile::ide_dir(), dir)
 }
 
+/// True when the bridge that served `dir` ended without removing its lock file (it
+/// crashed or was killed), not stopped on purpose.
+pub fn bridge_crashed(dir: &Path) -> bool {
+    lockfile::crashed_bridge_for(&lockfile::ide_dir(), dir)
+}
+
 /// The project containing `dir`: the nearest directory with a version-control marker,
 /// unless that is the home directory or `/` (a dotfiles repository is not a project).
 pub fn project_root(dir: &Path) -> Option<PathBuf> {

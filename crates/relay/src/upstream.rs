@@ -11,7 +11,7 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{self, Message};
 
-use super::discover::{find_bridge, project_root, start_bridge};
+use super::discover::{bridge_crashed, find_bridge, project_root, start_bridge};
 use super::RelayOptions;
 use ide_bridge_host::ancestry::client_pids;
 use ide_bridge_protocol::headers::{AGENT_AUTH_HEADER, RELAY_HEADER, SESSION_ANCHOR_HEADER};
@@ -192,13 +192,17 @@ impl Upstream {
                 if self.failures == 1 && !self.options.start {
                     tracing::warn!(cwd = %self.options.cwd.display(), "no ide-bridge serves this directory; waiting for one (--no-start)");
                 }
-                // Start a bridge only for a client that never had one: after a loss,
-                // the user may have stopped it on purpose; wait for it to come back.
+                // Start a bridge for a client that never had one, or whose bridge
+                // crashed (its lock file outlived it). After a stop on purpose (the lock
+                // removed), wait for the person to start it again.
                 if self.options.start
                     && self.started.is_none()
                     && !self.no_project
-                    && !self.ever_connected
+                    && (!self.ever_connected || bridge_crashed(&self.options.cwd))
                 {
+                    if self.ever_connected {
+                        tracing::warn!(cwd = %self.options.cwd.display(), "the bridge ended without removing its lock file (it crashed, or was killed); starting another");
+                    }
                     self.start();
                 }
                 match &self.started {
