@@ -62,6 +62,34 @@ pub struct Report {
     pub linters: Vec<LinterRun>,
 }
 
+/// A linter that exited with a failure and reported nothing did not check anything (a
+/// toolchain missing, a broken configuration): an error saying so, with the first line
+/// of what it printed, instead of an empty list that reads as "no problems".
+fn failed_without_findings<T>(
+    linter: Linter,
+    out: &exec::RunOutput,
+    found: Vec<T>,
+) -> Result<Vec<T>, String> {
+    let failed = out.exit_code.is_none_or(|code| code != 0);
+    if !failed || !found.is_empty() {
+        return Ok(found);
+    }
+    let said = out
+        .stderr
+        .lines()
+        .chain(out.stdout.lines())
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('{') && !l.starts_with('['))
+        .map(|l| format!(": {}", crate::hooks::input::clip(l, 200)))
+        .unwrap_or_default();
+    Err(format!(
+        "{}: exited {} without a finding{said}",
+        linter.name(),
+        out.exit_code
+            .map_or_else(|| "on a signal".to_string(), |c| c.to_string())
+    ))
+}
+
 /// Current diagnostics (cached or fresh).
 #[derive(Message)]
 #[rtype(result = "Result<Arc<Report>, ActorFault>")]
@@ -221,7 +249,8 @@ impl DiagnosticsActor {
                             timeout.as_millis()
                         )),
                         Ok(out) => parse(linter, &root, &out.stdout, &out.stderr)
-                            .map_err(|e| e.to_string()),
+                            .map_err(|e| e.to_string())
+                            .and_then(|found| failed_without_findings(linter, &out, found)),
                         Err(e) => Err(format!("{}: {e}", linter.name())),
                     };
                     (linter.name(), outcome, started.elapsed())

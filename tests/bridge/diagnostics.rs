@@ -99,8 +99,13 @@ async fn a_rust_compile_error_comes_back_with_file_range_and_severity() {
 async fn a_linter_whose_output_cannot_be_parsed_is_reported_by_name() {
     let garbage = "#!/bin/sh\necho 'this is not json'\n";
     let slow = "#!/bin/sh\nsleep 30\n";
+    // A linter that cannot check at all (its configuration unreadable, a toolchain
+    // missing): it fails and finds nothing.
+    let broken = "#!/bin/sh\necho \"error TS5083: Cannot read file 'tsconfig.json'.\"\nexit 1\n";
     let bridge = Bridge::launch(
         rust_fixture()
+            .file("tsconfig.json", "{\n")
+            .file("node_modules/.bin/tsc", broken)
             .file("eslint.config.js", "export default [];\n")
             .file("node_modules/.bin/eslint", garbage)
             .file("biome.json", "{}\n")
@@ -123,6 +128,12 @@ async fn a_linter_whose_output_cannot_be_parsed_is_reported_by_name() {
     let notes = result["content"][1]["text"].as_str().unwrap_or_default();
     assert!(notes.contains("eslint: failed to parse output"), "{notes}");
     assert!(notes.contains("biome: timed out after 1500 ms"), "{notes}");
+    assert!(
+        notes.contains(
+            "tsc: exited 1 without a finding: error TS5083: Cannot read file 'tsconfig.json'."
+        ),
+        "{notes}"
+    );
     // The timed-out linter's process group is gone.
     let linter = format!("{}/node_modules/.bin/biome", bridge.workspace.display());
     wait_for_blocking(
