@@ -128,6 +128,21 @@ async fn timeouts_kill_the_process_group_and_keep_partial_output() {
         .as_str()
         .unwrap()
         .contains("timed out after 400 ms"));
+    // Asking for longer than the bridge allows: the answer says why it ended sooner.
+    let r = agent
+        .call(
+            "runCommand",
+            json!({"command": "sleep", "args": ["5"], "timeoutMs": 90000}),
+        )
+        .await;
+    let stderr = json_text(&r)["stderr"].as_str().unwrap().to_string();
+    assert!(
+        stderr.contains("timed out after 400 ms")
+            && stderr.contains(
+                "[timeoutMs 90000 was more than the bridge allows: commands.timeout_ms is 400 ms]"
+            ),
+        "{stderr}"
+    );
     let orphans = tokio::process::Command::new("pgrep")
         .args(["-f", &format!("sleep {marker}")])
         .output()

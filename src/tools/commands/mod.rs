@@ -25,7 +25,8 @@ pub struct CommandArgs {
     args: Vec<String>,
     /// Working directory inside the workspace
     cwd: Option<WorkspacePath>,
-    // Capped at `commands.timeout_ms`.
+    /// Milliseconds it may run before its process group is killed; at most the
+    /// bridge's commands.timeout_ms (30000 unless configured), which is also the default
     #[schemars(range(min = 100))]
     timeout_ms: Option<u64>,
 }
@@ -46,18 +47,28 @@ impl CommandArgs {
         if !cwd.is_dir() {
             return Err(ToolError::NotADirectory(cwd));
         }
+        let cap = ctx.services.settings.commands.timeout;
+        let asked = self.timeout_ms.map(Duration::from_millis);
         let command = exec::Confined {
             program: self.command,
             args: self.args,
             cwd,
-            timeout: self.timeout_ms.map(Duration::from_millis),
+            timeout: asked,
         };
-        Ok(command
+        let mut out = command
             .run(
                 &ctx.services.settings.command_rules(),
                 &ctx.services.workspace,
             )
-            .await?)
+            .await?;
+        if out.timed_out && asked.is_some_and(|a| a > cap) {
+            out.stderr.push_str(&format!(
+                "\n[timeoutMs {} was more than the bridge allows: commands.timeout_ms is {} ms]",
+                asked.unwrap_or_default().as_millis(),
+                cap.as_millis()
+            ));
+        }
+        Ok(out)
     }
 }
 
