@@ -762,3 +762,24 @@ async fn a_relay_whose_bridge_crashed_starts_another() {
         (!std::path::Path::new(&format!("/proc/{}", pids[0])).exists()).then_some(())
     });
 }
+
+/// A request nested deeper than a JSON value is read (128 levels; `ideCapability`'s
+/// nested calls reach that within its own limit) is passed on and answered, not dropped.
+#[tokio::test]
+async fn a_deeply_nested_request_is_answered_through_the_relay() {
+    let bridge = Bridge::launch(Options::default()).await;
+    let mut relay = Relay::start(&bridge, &bridge.workspace);
+    relay.initialize().await;
+    for (id, depth) in [(20, 120), (21, 200)] {
+        let deep = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"getWorkspaceFolders","arguments":{{"deep":{deep}}}}}}}"#
+        );
+        relay.send_line(&line).await;
+        let answered = relay.answer(json!(id)).await;
+        assert!(
+            answered.get("result").is_some() || answered.get("error").is_some(),
+            "{answered}"
+        );
+    }
+}

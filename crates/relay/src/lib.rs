@@ -110,6 +110,26 @@ fn kind_of(msg: &Value) -> Kind {
     }
 }
 
+/// The envelope of a classified message — `id` and `method`, without `params` — for a
+/// line too deeply nested to be read as a JSON value.
+fn envelope(classified: &jsonrpc::Incoming) -> Option<Value> {
+    match classified {
+        jsonrpc::Incoming::Request(req) => Some(serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": serde_json::to_value(&req.id).ok()?,
+            "method": req.method,
+        })),
+        jsonrpc::Incoming::Notification { method, .. } => {
+            Some(serde_json::json!({"jsonrpc": "2.0", "method": method}))
+        }
+        jsonrpc::Incoming::Response { id, .. } => Some(serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": serde_json::to_value(id).ok()?,
+        })),
+        jsonrpc::Incoming::Invalid { .. } => None,
+    }
+}
+
 /// A request id as a set key (ids are compared as their JSON text).
 fn id_key(id: &Value) -> String {
     id.to_string()
@@ -311,7 +331,8 @@ impl Relay {
         // What the bridge would refuse (not JSON, a batch, no method, a bad id or
         // version) is refused here in the bridge's words: answered whether or not a
         // bridge is there, and before the relay exits.
-        if let jsonrpc::Incoming::Invalid { id, error } = jsonrpc::classify(&line) {
+        let classified = jsonrpc::classify(&line);
+        if let jsonrpc::Incoming::Invalid { id, error } = classified {
             tracing::debug!(
                 code = error.code,
                 "refused a client message: {}",
@@ -321,8 +342,15 @@ impl Relay {
                 .write(&jsonrpc::error_response(id.as_ref(), &error))
                 .await;
         }
-        let Ok(msg) = serde_json::from_str::<Value>(&line) else {
-            return; // classify parsed it
+        let msg = match serde_json::from_str::<Value>(&line) {
+            Ok(msg) => msg,
+            // Nested deeper than a JSON value is read here (classify reads it without
+            // building one): its envelope alone decides where it goes, and the line is
+            // passed on whole.
+            Err(_) => match envelope(&classified) {
+                Some(shallow) => shallow,
+                None => return,
+            },
         };
         match kind_of(&msg) {
             Kind::Request { id, method } if method == "subscriptions/listen" => {
