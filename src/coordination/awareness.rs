@@ -205,22 +205,33 @@ impl Awareness {
 
     /// An awareness as a checkpoint kept it, within this process's bounds.
     pub fn restore(kept: Remembered) -> Awareness {
+        let as_kept = Awareness {
+            seen: kept
+                .seen
+                .into_iter()
+                .take(MAX_SEEN)
+                .map(|(path, at_ms)| (PathBuf::from(path), at_ms))
+                .collect(),
+            recent: kept
+                .recent
+                .into_iter()
+                .take(MAX_RECENT)
+                .map(|c| {
+                    let recent = Recent {
+                        at_ms: c.at_ms,
+                        display: c.display,
+                        by: c.by,
+                    };
+                    (PathBuf::from(c.path), recent)
+                })
+                .collect(),
+            notices: kept.notices,
+            unnamed: kept.unnamed,
+            notes: kept.notes.into_iter().collect(),
+        };
+        // Taken over as a merged session's is: within this process's bounds.
         let mut a = Awareness::default();
-        for (path, at_ms) in kept.seen.into_iter().take(MAX_SEEN) {
-            a.saw(PathBuf::from(path), at_ms);
-        }
-        for c in kept.recent.into_iter().take(MAX_RECENT) {
-            a.changed_by(&PathBuf::from(c.path), &c.display, &c.by, c.at_ms);
-        }
-        for (file, by) in kept.notices {
-            for b in by {
-                a.notice(&file, &b);
-            }
-        }
-        a.unnamed += kept.unnamed;
-        for note in kept.notes {
-            a.note(note);
-        }
+        a.absorb(as_kept);
         a
     }
 
