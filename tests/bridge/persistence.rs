@@ -456,7 +456,18 @@ async fn watch_activity_log_long_polls() {
     let got = watcher.response_to(&json!(id)).await;
     let body = json_text(&got["result"]);
     assert_eq!(body["entries"][0]["tool"], "close_tab", "{body}");
-    assert_eq!(last, Value::Null);
+    // A timed-out watch says where to go on from: nothing after it is lost.
+    assert!(last.is_u64(), "{quiet}");
+    let again = json_text(
+        &watcher
+            .call(
+                "watchActivityLog",
+                json!({"afterId": last, "tool": "close_tab", "timeoutMs": 200}),
+            )
+            .await,
+    );
+    assert_eq!(again["entries"][0]["tool"], "close_tab", "{again}");
+    assert_eq!(again["lastId"], body["lastId"], "{again} {body}");
     assert_eq!(
         error_code(
             &watcher

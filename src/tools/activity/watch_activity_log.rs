@@ -5,7 +5,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::actors::activity_log::{self, Entry, Watch, WatchStart, MAX_WATCHERS};
+use crate::actors::activity_log::{self, Entry, Query, Watch, WatchStart, MAX_WATCHERS};
 use crate::protocol::mcp::CallToolResult;
 use crate::tools::{ask, output, Tool, ToolContext, ToolError, ToolResult, ToolTimeout};
 
@@ -34,8 +34,9 @@ fn default_wait_ms() -> u64 {
 #[serde(rename_all = "camelCase")]
 pub struct Answer {
     entries: Vec<Entry>,
-    /// The newest entry's id (the next call's `afterId`); null when none came.
-    last_id: Option<u64>,
+    /// The next call's `afterId`: the newest entry's id, or on a timeout the position
+    /// this call waited after (nothing is lost between two calls).
+    last_id: u64,
     /// No entry came before `timeoutMs`.
     timed_out: bool,
 }
@@ -51,8 +52,24 @@ impl Tool for WatchActivityLog {
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let wait = Duration::from_millis(args.timeout_ms);
+        // "Now" is the newest entry's id, fixed here so that a timeout can say where to
+        // go on from.
+        let after_id = match args.after_id {
+            Some(id) => id,
+            None => {
+                let newest = Query {
+                    include_lifecycle: true,
+                    limit: 1,
+                    ..Query::default()
+                };
+                ask(&ctx.services.activity, activity_log::NAME, newest)
+                    .await?
+                    .last()
+                    .map_or(0, |e| e.id)
+            }
+        };
         let watch = Watch {
-            after_id: args.after_id,
+            after_id: Some(after_id),
             session_id: args.session_id,
             tool: args.tool,
         };
@@ -75,11 +92,11 @@ impl Tool for WatchActivityLog {
                 Err(_) => Vec::new(),
             },
         };
-        let next = entries.last().map(|e| e.id);
+        let timed_out = entries.is_empty();
         Ok(CallToolResult::structured(&Answer {
+            last_id: entries.last().map_or(after_id, |e| e.id),
             entries,
-            last_id: next,
-            timed_out: next.is_none(),
+            timed_out,
         }))
     }
 }
