@@ -96,6 +96,8 @@ fn forward() -> Result<Vec<u8>, Miss> {
     let (port, lock) = project.ok_or_else(|| Miss::NoBridge(dir.clone()))?;
     let wait = match event_of(&body) {
         Some(HookEvent::PermissionRequest | HookEvent::Stop) => SLOW_ANSWER,
+        // An edit gate may check the proposal first.
+        Some(HookEvent::PreToolUse) if written_file(&body).is_some() => super::WRITE_HOOK_WAIT,
         _ => QUICK_ANSWER,
     };
     post(port, &lock, &body, wait)

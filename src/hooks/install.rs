@@ -36,7 +36,8 @@ struct Shape {
 /// transcript); docs/benchmarks.md has its cost.
 fn shape(event: HookEvent) -> Shape {
     let (matcher, timeout, background) = match event {
-        HookEvent::PreToolUse => (Some(TOOL_MATCHER), 10, false),
+        // An edit gate may check a write first (see `WRITE_HOOK_WAIT`).
+        HookEvent::PreToolUse => (Some(TOOL_MATCHER), super::PRE_TOOL_USE_TIMEOUT_S, false),
         // Not installed (see `HookEvent::INSTALLED`); ended from the transcript.
         HookEvent::PostToolUse | HookEvent::PostToolUseFailure => (Some(TOOL_MATCHER), 10, true),
         // The done-gate may run checks (bounded by the policy's own timeout).

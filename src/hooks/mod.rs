@@ -16,6 +16,17 @@ pub use answer::HookAnswer;
 pub use input::{HookEvent, HookInput, NativeAction};
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How long an edit gate waits for its language server's verdict on a proposed Edit or
+/// Write before it lets the change through (saying so).
+pub const EDIT_GATE_WAIT: Duration = Duration::from_secs(20);
+/// How long `ide-bridge hook` waits for the bridge's answer to the hook before a write
+/// (Edit, Write, NotebookEdit): the edit gate's wait, and time to spare.
+pub const WRITE_HOOK_WAIT: Duration = Duration::from_secs(EDIT_GATE_WAIT.as_secs() + 5);
+/// The CLI's own timeout for the `PreToolUse` hook `init` installs (seconds): longer
+/// than `ide-bridge hook` waits, so that the hook always says what it got.
+pub const PRE_TOOL_USE_TIMEOUT_S: u64 = WRITE_HOOK_WAIT.as_secs() + 5;
 
 /// `path` (absolute) with its longest existing prefix canonicalised (links followed)
 /// and the rest, what a write would create, appended as written.

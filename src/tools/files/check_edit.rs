@@ -116,7 +116,7 @@ pub(crate) async fn compare(
 
 /// How long an edit gate waits for its check; a check that takes longer (a server
 /// still starting) lets the change through.
-const GATE_WAIT: Duration = Duration::from_secs(20);
+const GATE_WAIT: Duration = crate::hooks::EDIT_GATE_WAIT;
 
 /// An agent proposes `text` for `path` with `tool` (its Edit or Write, an `openDiff`):
 /// the automation policy's `onEditProposed` hooks hear of it, and when one is an edit
