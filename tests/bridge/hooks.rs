@@ -653,8 +653,15 @@ async fn claims_survive_a_restart_and_end_with_their_agent() {
     let listed = json_text(&b.call("listClaims", json!({})).await);
     assert_eq!(listed["claims"].as_array().unwrap().len(), 1, "{listed}");
     // A never comes back: its grace period ends and its claim with it.
+    claims_end_and_b_writes(&bridge, &mut b, "A's claim ends with A's session").await;
+    bridge.stop_async().await;
+}
+
+/// Waits (`what`) until no claim is held, then `b` overwrites a.txt, which the claim
+/// covered.
+async fn claims_end_and_b_writes(bridge: &Bridge, b: &mut Agent, what: &str) {
     bridge
-        .wait_status("A's claim ends with A's session", |s| {
+        .wait_status(what, |s| {
             s["claims"]["held"].as_array()?.is_empty().then_some(())
         })
         .await;
@@ -665,7 +672,6 @@ async fn claims_survive_a_restart_and_end_with_their_agent() {
         )
         .await;
     assert!(!is_error(&r), "{r}");
-    bridge.stop_async().await;
 }
 
 /// An agent whose CLI process has ended cannot come back: its session ends without
@@ -719,18 +725,7 @@ async fn the_claims_of_an_agent_whose_process_ended_go_at_once() {
     );
     cli.kill().unwrap();
     cli.wait().unwrap();
-    bridge
-        .wait_status("A's claim ends with its process", |s| {
-            s["claims"]["held"].as_array()?.is_empty().then_some(())
-        })
-        .await;
-    let r = b
-        .call(
-            "createFile",
-            json!({"filePath": "a.txt", "content": "b\n", "overwrite": true}),
-        )
-        .await;
-    assert!(!is_error(&r), "{r}");
+    claims_end_and_b_writes(&bridge, &mut b, "A's claim ends with its process").await;
     let activity = b.call("getActivityLog", json!({"limit": 50})).await;
     assert!(
         activity
