@@ -154,7 +154,7 @@ impl WorkspaceWriter {
     /// workspace or a repository nested in it.
     fn outside_git(&self, path: &Path) -> Result<(), WriteError> {
         let rel = path.strip_prefix(self.workspace.root()).unwrap_or(path);
-        if rel.components().any(|c| c.as_os_str() == ".git") {
+        if crate::workspace::in_git_internals(rel) {
             return Err(WriteError::GitInternals(rel.display().to_string()));
         }
         Ok(())

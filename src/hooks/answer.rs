@@ -23,6 +23,12 @@ pub enum HookAnswer {
         /// Why, written for the model.
         reason: String,
     },
+    /// `PreToolUse`: the CLI asks the person in its permission dialog (2.1.332 shows
+    /// the reason there); under `-p` nobody is asked and it is a refusal.
+    Ask {
+        /// Why the person is asked.
+        reason: String,
+    },
     /// `Stop`: the agent keeps working; the model reads the reason.
     KeepWorking {
         /// Why, written for the model.
@@ -39,8 +45,9 @@ pub enum HookAnswer {
 
 impl HookAnswer {
     /// Every [`HookAnswer::outcome`].
-    pub const OUTCOMES: [&'static str; 6] =
-        ["none", "context", "denied", "held", "allowed", "refused"];
+    pub const OUTCOMES: [&'static str; 7] = [
+        "none", "context", "denied", "asked", "held", "allowed", "refused",
+    ];
 
     /// The JSON to print, or `None` for [`HookAnswer::Nothing`] (an empty stdout).
     pub fn to_json(&self) -> Option<Value> {
@@ -52,13 +59,8 @@ impl HookAnswer {
                     "additionalContext": text,
                 }
             }),
-            HookAnswer::Deny { reason } => json!({
-                "hookSpecificOutput": {
-                    "hookEventName": "PreToolUse",
-                    "permissionDecision": "deny",
-                    "permissionDecisionReason": reason,
-                }
-            }),
+            HookAnswer::Deny { reason } => pre_tool_decision("deny", reason),
+            HookAnswer::Ask { reason } => pre_tool_decision("ask", reason),
             HookAnswer::KeepWorking { reason } => json!({ "decision": "block", "reason": reason }),
             HookAnswer::Permission { allow: true, .. } => json!({
                 "hookSpecificOutput": {
@@ -84,11 +86,23 @@ impl HookAnswer {
             HookAnswer::Nothing => "none",
             HookAnswer::Context { .. } => "context",
             HookAnswer::Deny { .. } => "denied",
+            HookAnswer::Ask { .. } => "asked",
             HookAnswer::KeepWorking { .. } => "held",
             HookAnswer::Permission { allow: true, .. } => "allowed",
             HookAnswer::Permission { allow: false, .. } => "refused",
         }
     }
+}
+
+/// A `PreToolUse` permission decision with its reason.
+fn pre_tool_decision(decision: &str, reason: &str) -> Value {
+    json!({
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": decision,
+            "permissionDecisionReason": reason,
+        }
+    })
 }
 
 #[cfg(test)]
@@ -105,6 +119,9 @@ mod tests {
         .unwrap();
         assert_eq!(deny["hookSpecificOutput"]["permissionDecision"], "deny");
         assert_eq!(deny["hookSpecificOutput"]["hookEventName"], "PreToolUse");
+        let ask = HookAnswer::Ask { reason: "r".into() }.to_json().unwrap();
+        assert_eq!(ask["hookSpecificOutput"]["permissionDecision"], "ask");
+        assert_eq!(ask["hookSpecificOutput"]["permissionDecisionReason"], "r");
         let ctx = HookAnswer::Context {
             event: HookEvent::PostToolUse,
             text: "n".into(),

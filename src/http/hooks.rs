@@ -347,6 +347,13 @@ async fn before_tool(
             else {
                 return HookAnswer::Nothing;
             };
+            let ask_about_git = crate::workspace::in_git_internals(Path::new(&rel)).then(|| {
+                format!(
+                    "{rel} is inside .git, which holds the repository's history and \
+                     configuration (a hook or config written there runs code on the next git \
+                     command): ide-bridge asks before an agent changes it"
+                )
+            });
             let check = CheckWrite {
                 by,
                 agent: agent.map_or_else(
@@ -358,6 +365,10 @@ async fn before_tool(
             };
             if let Ok(Ok(Some(reason))) = services.claims.send(check).await {
                 return HookAnswer::Deny { reason };
+            }
+            // The bridge's own tools refuse these; a person may mean it, so ask them.
+            if let Some(reason) = ask_about_git {
+                return HookAnswer::Ask { reason };
             }
             // The automation policy's edit gate checks the text it would write.
             let (session, label) = agent.map_or_else(

@@ -255,6 +255,63 @@ async fn a_write_to_a_file_another_agent_claimed_is_refused_naming_the_holder_un
     bridge.stop_async().await;
 }
 
+/// The permission decision and its reason of a `PreToolUse` answer.
+fn decision(answer: &Value) -> (Option<&str>, Option<&str>) {
+    let out = &answer["hookSpecificOutput"];
+    (
+        out["permissionDecision"].as_str(),
+        out["permissionDecisionReason"].as_str(),
+    )
+}
+
+#[tokio::test]
+async fn a_native_change_inside_git_is_put_to_the_person_and_the_files_beside_it_are_not() {
+    let bridge = Bridge::launch(
+        Options::default()
+            .file(".gitignore", "target\n")
+            .file("vendor/lib/.git/config", "[core]\n")
+            .file("src/a.py", "a = 1\n"),
+    )
+    .await;
+    std::fs::create_dir_all(bridge.workspace.join(".git/hooks")).unwrap();
+    let _a = relay_agent(&bridge, 92101, 779).await;
+    let write = |rel: &str| {
+        tool_event(
+            &bridge,
+            "PreToolUse",
+            "Write",
+            json!({"file_path": bridge.workspace.join(rel), "content": "#!/bin/sh\n"}),
+        )
+    };
+    for rel in [".git/hooks/pre-commit", "vendor/lib/.git/config"] {
+        let (status, answer) = hook(&bridge, 92101, write(rel)).await;
+        assert_eq!(status, 200);
+        let (kind, reason) = decision(&answer);
+        assert_eq!(kind, Some("ask"), "{rel}: {answer}");
+        let reason = reason.unwrap();
+        assert!(
+            reason.starts_with(&format!("{rel} is inside .git")),
+            "{reason}"
+        );
+    }
+    // An Edit too, and from an agent the bridge cannot name.
+    let (_, answer) = hook(&bridge, 99998, edit(&bridge, "PreToolUse", ".git/config")).await;
+    assert_eq!(decision(&answer).0, Some("ask"), "{answer}");
+    // Names that only look like it, and reads, are not asked about.
+    for rel in [".gitignore", "src/a.py"] {
+        let (_, answer) = hook(&bridge, 92101, write(rel)).await;
+        assert_eq!(answer, Value::Null, "{rel}");
+    }
+    let (_, answer) = hook(&bridge, 92101, before_read(&bridge, ".git/config")).await;
+    assert_eq!(answer, Value::Null);
+    let metrics = bridge.metrics().await;
+    assert!(
+        metrics.contains(r#"ide_bridge_hook_events_total{event="PreToolUse",outcome="asked"} 3"#),
+        "{metrics}"
+    );
+    bridge.stop_async().await;
+}
+
 #[tokio::test]
 async fn native_calls_join_the_agents_session_in_the_timeline_and_metrics() {
     let bridge = Bridge::launch(Options::default().file("notes.md", "hi\n")).await;

@@ -91,6 +91,14 @@ impl Workspace {
     }
 }
 
+/// True for a repository's own files: a path (relative to the workspace) that is
+/// `.git` or inside one, of this workspace or of a repository nested in it. Changing
+/// them changes history or configuration, and a hook or `core.fsmonitor` written there
+/// runs on the next git command, outside every sandbox.
+pub fn in_git_internals(rel: &Path) -> bool {
+    rel.components().any(|c| c.as_os_str() == ".git")
+}
+
 /// `file://` URL of an absolute path (percent-encoding what a URL cannot hold; bytes
 /// that are not UTF-8 are taken as U+FFFD first).
 pub fn file_url(path: &Path) -> String {
