@@ -541,3 +541,49 @@ async fn a_tool_that_waits_becomes_a_task_to_poll_and_cancel() {
     assert_eq!(error_code(&unknown), -32602, "{unknown}");
     bridge.stop_async().await;
 }
+
+#[tokio::test]
+async fn two_instances_of_one_http_client_may_use_the_same_request_id_at_once() {
+    // Both name themselves "twin" (one session serves them) and count their ids from 1.
+    let bridge = Bridge::launch(Options::default()).await;
+    let watch = |ms: u64| {
+        request(
+            1,
+            "tools/call",
+            json!({"name": "watchActivityLog", "arguments": {"timeoutMs": ms, "afterId": 999_999_999u64}}),
+            "twin",
+        )
+    };
+    let call = |b: Http, body: Value| {
+        std::thread::spawn(move || {
+            post(
+                &b,
+                &[
+                    ("MCP-Protocol-Version", "2026-07-28"),
+                    ("Mcp-Method", "tools/call"),
+                    ("Mcp-Name", "watchActivityLog"),
+                ],
+                &body,
+            )
+        })
+    };
+    let first = call(http(&bridge), watch(4_000));
+    bridge.wait_active_calls(1).await;
+    let second = call(http(&bridge), watch(300));
+    let (status, _, answer) = off_runtime(move || second.join().unwrap()).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["id"], 1, "{answer}");
+    assert!(answer["result"]["content"].is_array(), "{answer}");
+    let status = bridge.status().await;
+    assert_eq!(
+        status["sessions"][0]["activeToolCalls"], 1,
+        "the first still waits: {status}"
+    );
+    let (status, _, answer) = off_runtime(move || first.join().unwrap()).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["id"], 1, "{answer}");
+    assert!(answer["result"]["content"].is_array(), "{answer}");
+    let sessions = bridge.status().await["sessions"].as_array().unwrap().len();
+    assert_eq!(sessions, 1, "one session serves both");
+    bridge.stop_async().await;
+}

@@ -25,8 +25,29 @@ use crate::protocol::jsonrpc::{self, parse_params, RequestId, RpcError};
 use crate::protocol::mcp::{CallToolParams, CallToolResult, LogLevel};
 use crate::tools::{summary, ProgressReporter, ToolContext, ToolTimeout};
 
-/// A request id is unique per connection, so calls are keyed by both.
-pub(super) type CallKey = (Generation, RequestId);
+/// A call in flight: its connection and which of that connection's calls it is.
+pub(super) type CallKey = (Generation, CallId);
+
+/// Which call of a connection: its request id, unique per connection, for a call a
+/// client cancels by naming it (`notifications/cancelled`); a number of the session's
+/// own for a stateless request answered on its own HTTP response stream, which the
+/// client cancels by closing that stream and whose id other POSTs may repeat (MCP
+/// 2026-07-28: ids are the client's per request, and instances of one client share a
+/// session).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(super) enum CallId {
+    Request(RequestId),
+    Stream(u64),
+}
+
+impl std::fmt::Display for CallId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CallId::Request(id) => id.fmt(f),
+            CallId::Stream(n) => write!(f, "stream call {n}"),
+        }
+    }
+}
 
 pub(super) struct InFlight {
     handle: SpawnHandle,
@@ -39,6 +60,8 @@ pub(super) struct InFlight {
 
 /// What answering and recording a call needs, however it ends.
 struct Answering {
+    /// The request's id, as the answer repeats it.
+    id: RequestId,
     /// The tool's name and metrics.
     tool: Arc<ToolMeter>,
     started: Instant,
@@ -89,6 +112,20 @@ impl Session {
             summary,
             native: false,
         });
+    }
+
+    /// A stateless request whose answer goes to a response stream of its own (an HTTP
+    /// POST), not to connection `generation`: its id names nothing beyond that stream.
+    pub(super) fn answered_on_own_stream(
+        &self,
+        generation: Generation,
+        stateless: bool,
+        reply: &Outbound,
+    ) -> bool {
+        stateless
+            && self
+                .conn(generation)
+                .is_some_and(|c| !c.outbound.same_channel(reply))
     }
 
     /// Cancels the call with `key`; false when none runs under that key.
@@ -143,6 +180,8 @@ impl Session {
         }
     }
 
+    /// Calls a tool for request `id`; the key the call runs under while it waits
+    /// (`None` when it was answered at once).
     pub(super) fn call_tool(
         &mut self,
         generation: Generation,
@@ -150,7 +189,7 @@ impl Session {
         params: Option<&RawValue>,
         caller: Caller,
         ctx: &mut Context<Self>,
-    ) -> Result<(), RpcError> {
+    ) -> Result<Option<CallKey>, RpcError> {
         let Caller {
             reply,
             model_facing,
@@ -205,7 +244,7 @@ impl Session {
                 &CallToolResult::error(format!("Too many concurrent tool calls (max {max})")),
                 stateless,
             ));
-            return Ok(());
+            return Ok(None);
         }
         let progress = call
             .meta
@@ -224,7 +263,11 @@ impl Session {
         let mut future = tool
             .invoke(tool_ctx, args)
             .map_err(RpcError::invalid_params)?;
+        // Asked on an HTTP response stream of its own in the stateless revision: keyed
+        // by a number of the session's, not by the id other POSTs may repeat.
+        let on_own_stream = self.answered_on_own_stream(generation, stateless, &reply);
         let answer = Answering {
+            id,
             tool: meter,
             started: Instant::now(),
             summary,
@@ -244,9 +287,9 @@ impl Session {
                 Err(payload) => Some(Outcome::Panicked(panic_message(payload.as_ref()))),
             };
         if let Some(outcome) = done {
-            self.answer_call(generation, &id, answer, outcome);
+            self.answer_call(generation, answer, outcome);
             self.stop_if_merged_and_idle(ctx);
-            return Ok(());
+            return Ok(None);
         }
         let timeout = match tool.timeout {
             ToolTimeout::Default => Some(services.settings.tool_timeout()),
@@ -267,7 +310,12 @@ impl Session {
                 Err(payload) => Outcome::Panicked(panic_message(payload.as_ref())),
             }
         };
-        let key = (generation, id);
+        let key = if on_own_stream {
+            self.stream_calls += 1;
+            (generation, CallId::Stream(self.stream_calls))
+        } else {
+            (generation, CallId::Request(answer.id.clone()))
+        };
         let handle = ctx.spawn(run.into_actor(self).map({
             let key = key.clone();
             move |outcome, act, ctx| act.finish_call(key, outcome, ctx)
@@ -286,14 +334,14 @@ impl Session {
             }))
         });
         self.in_flight.insert(
-            key,
+            key.clone(),
             InFlight {
                 handle,
                 answer,
                 gone_watch,
             },
         );
-        Ok(())
+        Ok(Some(key))
     }
 
     fn finish_call(&mut self, key: CallKey, outcome: Outcome, ctx: &mut Context<Self>) {
@@ -303,18 +351,12 @@ impl Session {
         if let Some(watch) = flight.gone_watch {
             ctx.cancel_future(watch);
         }
-        self.answer_call(key.0, &key.1, flight.answer, outcome);
+        self.answer_call(key.0, flight.answer, outcome);
         self.stop_if_merged_and_idle(ctx);
     }
 
-    /// Answers call `id` of connection `generation` with how it ended, and records it.
-    fn answer_call(
-        &mut self,
-        generation: Generation,
-        id: &RequestId,
-        answer: Answering,
-        outcome: Outcome,
-    ) {
+    /// Answers a call of connection `generation` with how it ended, and records it.
+    fn answer_call(&mut self, generation: Generation, answer: Answering, outcome: Outcome) {
         let (result, status) = match outcome {
             Outcome::Done(result) => {
                 let status = if !result.is_error {
@@ -362,7 +404,7 @@ impl Session {
         }
         answer
             .reply
-            .send_text(call_response(id, &result, answer.stateless));
+            .send_text(call_response(&answer.id, &result, answer.stateless));
         self.record_call(&answer.tool, answer.started, answer.summary, status);
     }
 }

@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
-use super::calls::Caller;
+use super::calls::{CallId, Caller};
 use super::connection::MAX_LISTENERS;
 use super::{Session, SessionChange};
 use crate::actors::messages::connection::Generation;
@@ -129,7 +129,10 @@ impl Session {
         reply: &Outbound,
         ctx: &mut Context<Self>,
     ) -> Result<(), RpcError> {
-        if self.in_flight.contains_key(&(generation, req.id.clone())) {
+        let by_id = (generation, CallId::Request(req.id.clone()));
+        let on_own_stream =
+            self.answered_on_own_stream(generation, matches!(era, Ok(Some(_))), reply);
+        if !on_own_stream && self.in_flight.contains_key(&by_id) {
             return Err(RpcError::invalid_request(format!(
                 "Duplicate request id {}: a request with this id is still in flight",
                 req.id
@@ -470,7 +473,10 @@ impl Session {
                         // The client ends a subscriptions/listen stream by cancelling it.
                         conn.listeners.retain(|l| l.id != p.request_id);
                     }
-                    if self.cancel_call_by_client(&(generation, p.request_id.clone()), ctx) {
+                    if self.cancel_call_by_client(
+                        &(generation, CallId::Request(p.request_id.clone())),
+                        ctx,
+                    ) {
                         tracing::debug!(session = %self.id, id = %p.request_id, reason = ?p.reason, "tool call cancelled by the client");
                     }
                 }

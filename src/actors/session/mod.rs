@@ -92,6 +92,8 @@ pub struct Session {
     /// The agent's own tool calls between their hook and their end.
     native: crate::coordination::native::NativeCalls,
     in_flight: HashMap<CallKey, InFlight, foldhash::fast::RandomState>,
+    /// Calls keyed by [`calls::CallId::Stream`] so far: the last one's number.
+    stream_calls: u64,
     /// What every tool call of this agent is handed to reach its memory: built when the
     /// actor starts (six boxed recipients; building them per call cost 1 % of a cheap
     /// call's CPU), so the session holds its own address until it stops.
@@ -131,6 +133,7 @@ impl Session {
             awareness: crate::coordination::awareness::Awareness::default(),
             native: crate::coordination::native::NativeCalls::default(),
             in_flight: HashMap::default(),
+            stream_calls: 0,
             memory: None,
             tasks: HashMap::new(),
             grace_timer: None,

@@ -12,7 +12,7 @@ use actix::prelude::*;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
-use super::calls::Caller;
+use super::calls::{CallKey, Caller};
 use super::Session;
 use crate::actors::activity_log::iso_now;
 use crate::actors::messages::connection::Generation;
@@ -41,8 +41,8 @@ enum State {
 
 /// One task.
 pub(super) struct Task {
-    /// The connection and the request id its call runs under.
-    call: (Generation, RequestId),
+    /// The key its call runs under while it waits (`None`: answered at once).
+    call: Option<CallKey>,
     created: Instant,
     created_at: String,
     updated_at: String,
@@ -102,12 +102,12 @@ impl Session {
             stateless: true,
         };
         // A call refused outright (unknown tool, bad arguments) is an error, not a task.
-        self.call_tool(generation, call_id.clone(), params, caller, ctx)?;
+        let call = self.call_tool(generation, call_id, params, caller, ctx)?;
         let now = iso_now();
         self.tasks.insert(
             task_id.clone(),
             Task {
-                call: (generation, call_id),
+                call,
                 created: Instant::now(),
                 created_at: now.clone(),
                 updated_at: now,
@@ -208,8 +208,9 @@ impl Session {
         match method {
             "tasks/cancel" => {
                 if matches!(task.state, State::Working) {
-                    let call = task.call.clone();
-                    self.cancel_call(&call, ctx);
+                    if let Some(call) = task.call.clone() {
+                        self.cancel_call(&call, ctx);
+                    }
                     if let Some(task) = self.tasks.get_mut(&task_id) {
                         task.state = State::Cancelled;
                         task.updated_at = iso_now();
