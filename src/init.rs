@@ -299,10 +299,17 @@ pub fn apply_hooks(path: &Path, binary: &Path, remove: bool) -> Result<Change, I
 }
 
 /// The snippets other MCP clients need, and the hooks unless `no_hooks`, for `init
-/// --print`; Claude Code's files named where `init` would write them.
-pub fn snippets(name: &str, binary: &Path, no_hooks: bool) -> String {
+/// --print`; Claude Code's files named where `init` would write them. Claude Desktop
+/// starts its servers outside any project, so its entry names `project` (the one
+/// `init` runs in; a placeholder without one).
+pub fn snippets(name: &str, binary: &Path, no_hooks: bool, project: Option<&Path>) -> String {
     let bin = binary.display().to_string();
     let stdio = json!({ name: { "command": bin, "args": ["mcp"] } });
+    let project = project.map_or_else(
+        || "/path/to/your/project".to_string(),
+        |p| p.display().to_string(),
+    );
+    let desktop = json!({ name: { "command": bin, "args": ["mcp", "--workspace", project] } });
     let pretty = |v: &Value| serde_json::to_string_pretty(v).unwrap_or_default();
     let hooks = if no_hooks {
         String::new()
@@ -317,7 +324,10 @@ pub fn snippets(name: &str, binary: &Path, no_hooks: bool) -> String {
     format!(
         "Claude Code ({}, or `claude mcp add --scope user {name} -- {bin} mcp`):\n{}\n\n\
          {hooks}\
-         Claude Desktop (claude_desktop_config.json) and Cursor (~/.cursor/mcp.json):\n{}\n\n\
+         Claude Desktop (claude_desktop_config.json; it starts servers outside any \
+         project, so the entry names one):\n{}\n\n\
+         Cursor (.cursor/mcp.json in the project; in ~/.cursor/mcp.json add \
+         \"--workspace\", \"<project>\" to args):\n{}\n\n\
          VS Code (.vscode/mcp.json or the user mcp.json):\n{}\n\n\
          Gemini CLI (~/.gemini/settings.json):\n{}\n\n\
          Codex (~/.codex/config.toml):\n[mcp_servers.{name}]\ncommand = {bin:?}\nargs = [\"mcp\"]\n\n\
@@ -326,6 +336,7 @@ pub fn snippets(name: &str, binary: &Path, no_hooks: bool) -> String {
          <config dir>/ide/<port>.lock; the token stays the same across restarts of a workspace).\n",
         claude_json_path().display(),
         pretty(&json!({ "mcpServers": { name: entry(binary) } })),
+        pretty(&json!({ "mcpServers": desktop })),
         pretty(&json!({ "mcpServers": stdio })),
         pretty(&json!({ "servers": { name: { "type": "stdio", "command": bin, "args": ["mcp"] } } })),
         pretty(&json!({ "mcpServers": stdio })),
@@ -360,7 +371,10 @@ pub fn run(options: InitOptions<'_>) -> u8 {
         return 2;
     }
     if print {
-        print!("{}", snippets(name, &binary, no_hooks));
+        let project = std::env::current_dir()
+            .ok()
+            .and_then(|dir| crate::relay::project_root(&dir));
+        print!("{}", snippets(name, &binary, no_hooks, project.as_deref()));
         return 0;
     }
     let path = claude_json_path();

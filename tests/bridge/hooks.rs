@@ -1036,6 +1036,7 @@ fn init_installs_the_hooks_beside_the_server_and_remove_takes_out_exactly_them()
     let run = |args: &[&str]| {
         let out = command(&config)
             .args(args)
+            .current_dir(t.path())
             .env("HOME", t.path())
             .output()
             .unwrap();
@@ -1092,6 +1093,26 @@ fn init_installs_the_hooks_beside_the_server_and_remove_takes_out_exactly_them()
     );
     let printed = run(&["init", "--print", "--no-hooks"]);
     assert!(!printed.contains("PreToolUse"), "{printed}");
+    // Claude Desktop starts servers outside any project: its entry names the one `init`
+    // runs in (a placeholder outside one).
+    assert!(printed.contains("\"/path/to/your/project\""), "{printed}");
+    let project = t.path().join("proj");
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    let out = command(&config)
+        .args(["init", "--print"])
+        .current_dir(project.join("src"))
+        .env("HOME", t.path())
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&out.stdout);
+    let desktop = printed
+        .split("Claude Desktop")
+        .nth(1)
+        .and_then(|rest| rest.split("Cursor").next())
+        .unwrap();
+    let named = format!("\"--workspace\",\n        \"{}\"", project.display());
+    assert!(desktop.contains(&named), "{desktop}");
     let removed = run(&["init", "--remove"]);
     assert!(
         removed.contains("Removed the ide-bridge hooks"),
