@@ -127,7 +127,7 @@ pub struct Admission {
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum AdmitError {
     /// Every slot holds a connected agent.
-    #[error("Too many sessions: this bridge allows {max} concurrent agent sessions and all are connected")]
+    #[error("Too many sessions: all {max} that sessions.max_sessions allows are connected agents")]
     TooManySessions {
         /// The configured maximum.
         max: usize,

@@ -49,6 +49,18 @@ async fn files_the_activity_log_and_templates_are_resources_confined_to_the_work
         .unwrap()
         .to_string();
     assert_eq!(template, file_uri(&bridge, "{+path}"));
+    // Both lists are one page: a cursor names no page of theirs.
+    for method in ["resources/list", "resources/templates/list"] {
+        let paged = agent.request(method, json!({"cursor": "50"})).await;
+        assert_eq!(error_code(&paged), -32602, "{method}: {paged}");
+        assert!(
+            paged["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("Invalid cursor"),
+            "{paged}"
+        );
+    }
 
     let text = read(&mut agent, &file_uri(&bridge, "src/a.rs")).await;
     let content = &text["result"]["contents"][0];

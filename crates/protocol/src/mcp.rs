@@ -118,6 +118,16 @@ pub struct ListParams {
     pub cursor: Option<String>,
 }
 
+impl ListParams {
+    /// For a list answered in one page: no cursor was ever handed out, so any is
+    /// invalid.
+    pub fn one_page(&self) -> Result<(), InvalidCursor> {
+        self.cursor
+            .as_ref()
+            .map_or(Ok(()), |c| Err(InvalidCursor(c.clone())))
+    }
+}
+
 /// `tools/call` params, borrowed from the request's text: arguments stay raw so their
 /// size is checked before parsing.
 #[derive(Debug, Deserialize)]

@@ -256,14 +256,16 @@ impl Session {
                 respond(&Empty {});
             }
             Method::ResourcesList => {
-                let _: ListParams = parse_params(params)?;
+                let list: ListParams = parse_params(params)?;
+                list.one_page().map_err(RpcError::invalid_params)?;
                 let services = Arc::clone(&self.services);
                 self.answer_later(req.id.clone(), era, reply, async move {
                     Ok(json!({ "resources": resources::list(&services).await }))
                 });
             }
             Method::ResourceTemplatesList => {
-                let _: ListParams = parse_params(params)?;
+                let list: ListParams = parse_params(params)?;
+                list.one_page().map_err(RpcError::invalid_params)?;
                 respond(&json!({
                     "resourceTemplates": resources::templates(&self.services.workspace)
                 }));
