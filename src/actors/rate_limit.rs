@@ -20,17 +20,19 @@ impl SlidingWindow {
         }
     }
 
-    /// Records an event at `now` if the window has room; false when it is full.
-    pub fn try_acquire(&mut self, now: Instant) -> bool {
+    /// Records an event at `now` if the window has room; when it is full, how long
+    /// until it has.
+    pub fn try_acquire(&mut self, now: Instant) -> Result<(), Duration> {
         // `head` holds the oldest of the last `capacity` events.
         if let Some(oldest) = self.stamps[self.head] {
-            if now.saturating_duration_since(oldest) < self.window {
-                return false;
+            let age = now.saturating_duration_since(oldest);
+            if age < self.window {
+                return Err(self.window - age);
             }
         }
         self.stamps[self.head] = Some(now);
         self.head = (self.head + 1) % self.stamps.len();
-        true
+        Ok(())
     }
 }
 
@@ -115,18 +117,27 @@ impl ConnectionLimits {
     pub fn check(&mut self, message: &crate::protocol::jsonrpc::Incoming, now: Instant) -> Verdict {
         use crate::protocol::jsonrpc::{Incoming, RpcError, RATE_LIMITED};
         match message {
-            Incoming::Request(_) if !self.requests.try_acquire(now) => {
-                self.metrics.rate_limit_rejections.inc();
-                Verdict::Refuse(RpcError::new(
-                    RATE_LIMITED,
-                    format!(
-                        "Rate limit exceeded: at most {} requests per {} s on one connection; back off and retry",
-                        self.request_limit,
-                        self.window.as_secs()
-                    ),
-                ))
-            }
-            Incoming::Notification { method, .. } if !self.notifications.try_acquire(now) => {
+            Incoming::Request(_) => match self.requests.try_acquire(now) {
+                Ok(()) => Verdict::Pass,
+                Err(wait) => {
+                    self.metrics.rate_limit_rejections.inc();
+                    // Whole milliseconds, rounded up: retrying then finds room.
+                    let retry_ms = wait.as_micros().div_ceil(1000);
+                    let mut err = RpcError::new(
+                        RATE_LIMITED,
+                        format!(
+                            "Rate limit exceeded: at most {} requests per {} s on one connection; retry in {retry_ms} ms",
+                            self.request_limit,
+                            self.window.as_secs()
+                        ),
+                    );
+                    err.data = Some(serde_json::json!({ "retryAfterMs": retry_ms }));
+                    Verdict::Refuse(err)
+                }
+            },
+            Incoming::Notification { method, .. }
+                if self.notifications.try_acquire(now).is_err() =>
+            {
                 self.metrics.dropped_notifications.inc();
                 self.dropped_notifications += 1;
                 if self
@@ -175,16 +186,25 @@ mod tests {
         let t0 = Instant::now();
         let mut rl = SlidingWindow::new(200, Duration::from_secs(60));
         for i in 0..200 {
-            assert!(rl.try_acquire(t0 + Duration::from_millis(i)), "event {i}");
+            assert!(
+                rl.try_acquire(t0 + Duration::from_millis(i)).is_ok(),
+                "event {i}"
+            );
         }
         assert!(
-            !rl.try_acquire(t0 + Duration::from_millis(200)),
+            rl.try_acquire(t0 + Duration::from_millis(200)).is_err(),
             "201st refused"
         );
         // A refused event does not consume a slot: once the first event ages out,
         // exactly one more fits.
-        assert!(rl.try_acquire(t0 + Duration::from_secs(60)));
-        assert!(!rl.try_acquire(t0 + Duration::from_secs(60)));
-        assert!(rl.try_acquire(t0 + Duration::from_secs(60) + Duration::from_millis(1)));
+        assert!(rl.try_acquire(t0 + Duration::from_secs(60)).is_ok());
+        // Full: room again when the oldest event leaves the window.
+        assert_eq!(
+            rl.try_acquire(t0 + Duration::from_secs(60)),
+            Err(Duration::from_millis(1))
+        );
+        assert!(rl
+            .try_acquire(t0 + Duration::from_secs(60) + Duration::from_millis(1))
+            .is_ok());
     }
 }

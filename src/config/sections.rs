@@ -255,7 +255,7 @@ section! {
 section! {
     /// `[rate_limit]`
     pub struct RateLimitSettings {
-        /// Requests per window per connection; more is -32004.
+        /// Requests per window per connection; more is -32004, whose `data.retryAfterMs` says when there is room again.
         #[schemars(range(min = 1, max = 100_000))]
         pub requests: usize = 200,
         /// Notifications per window per connection; more are dropped and logged.

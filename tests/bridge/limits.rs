@@ -29,6 +29,16 @@ async fn rate_limit_admits_200_requests_and_refuses_the_201st() {
         .as_str()
         .unwrap()
         .contains("200 requests per 60 s"));
+    // It says when there is room again: when the first ping leaves the window.
+    let retry = resp["error"]["data"]["retryAfterMs"].as_u64().unwrap();
+    assert!((50_000..=60_000).contains(&retry), "{resp}");
+    assert!(
+        resp["error"]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("retry in {retry} ms")),
+        "{resp}"
+    );
     // The limit is per connection: a second connection is unaffected.
     let mut other = bridge.agent().await;
     assert_eq!(other.request("ping", json!({})).await["result"], json!({}));
