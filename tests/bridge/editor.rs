@@ -816,3 +816,29 @@ async fn debug_file_and_comment_events_announce_a_debounced_tool_change() {
     let comments = json_text(&agent.call("getAIComments", json!({})).await);
     assert_eq!(comments["ok"], true, "forwarded to the editor");
 }
+
+/// "Nothing here" from the editor (`"result": null`: no hover on a blank line, no
+/// definition) is an answer: the call ends at once and the breaker stays closed.
+#[tokio::test]
+async fn a_null_answer_from_the_editor_is_an_answer_not_a_timeout() {
+    let bridge = Bridge::launch(Options::default().set("editor.request_timeout_ms", 3000)).await;
+    let editor = EditorSim::connect(
+        &bridge,
+        handler(|m, _| (m == "extension/getHover").then_some(Reply::Ok(Value::Null))),
+    )
+    .await;
+    let mut agent = bridge.ready_agent().await;
+    for _ in 0..2 {
+        let started = std::time::Instant::now();
+        let hover = agent
+            .call(
+                "getHover",
+                json!({"file": "src/main.rs", "line": 2, "column": 1}),
+            )
+            .await;
+        assert!(!text(&hover).contains("timed out"), "{hover}");
+        assert!(started.elapsed() < Duration::from_millis(2500), "{hover}");
+    }
+    assert_eq!(editor.requests().len(), 2);
+    assert_eq!(bridge.status().await["extension"]["circuit"], "closed");
+}

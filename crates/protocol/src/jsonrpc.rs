@@ -235,6 +235,8 @@ struct Envelope<'a> {
     id: Option<&'a RawValue>,
     method: Option<String>,
     params: Option<Box<RawValue>>,
+    /// `"result": null` (an editor's "nothing here") is a result, not a missing one.
+    #[serde(default, deserialize_with = "present_boxed")]
     result: Option<Box<RawValue>>,
     error: Option<Box<RawValue>>,
 }
@@ -243,6 +245,11 @@ struct Envelope<'a> {
 /// the id's text so that numbers are echoed exactly.
 fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
     <&RawValue>::deserialize(d).map(Some)
+}
+
+/// A member that is there, whatever its value (`null` included); `None` when missing.
+fn present_boxed<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Box<RawValue>>, D::Error> {
+    Box::<RawValue>::deserialize(d).map(Some)
 }
 
 /// One classified incoming frame.
@@ -554,6 +561,15 @@ mod tests {
             classify(r#"{"jsonrpc":"2.0","id":"a","result":{}}"#),
             Incoming::Response { .. }
         ));
+        // A null result is an answer ("nothing here"), kept as the raw `null`.
+        match classify(r#"{"jsonrpc":"2.0","id":7,"result":null}"#) {
+            Incoming::Response {
+                id: Some(id),
+                result: Some(raw),
+                error: None,
+            } => assert_eq!((id.to_string(), raw.get()), ("7".into(), "null")),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
