@@ -352,6 +352,7 @@ def make_world(tmp, bridge_args=None):
 
     w = World()
     w.tmp, w.workspace, w.bridge, w.editor, w.env = tmp, workspace, bridge, editor, env
+    w.nvim_env = nvim_env
 
     def agent(name="test-agent"):
         a = Agent(bridge, name)

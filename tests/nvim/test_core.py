@@ -3,7 +3,7 @@
 import json
 import time
 
-from conftest import free_port, wait_for
+from conftest import Editor, free_port, wait_for
 
 
 def test_connect_hello_and_status(world):
@@ -44,6 +44,31 @@ def test_reconnects_after_bridge_restart(world):
     wait_for(world.bridge.editor_connected, timeout=5, what="the editor to find the new bridge")
     assert time.monotonic() - start < 5
     assert world.editor.lua("return require('ide_bridge').status().port") == world.bridge.port
+
+
+def test_a_second_neovim_on_the_project_leaves_the_first_standing_by(world):
+    first = world.editor
+    second_dir = world.tmp / "second"
+    second_dir.mkdir()
+    second = Editor(second_dir, world.workspace, world.nvim_env)
+    try:
+        wait_for(second.connected, what="the second Neovim to connect")
+        status = lambda: first.lua("return require('ide_bridge').status().status")  # noqa: E731
+        wait_for(lambda: status() == "standing by", what="the first to stand by")
+        assert "takes the bridge back" in first.nv.command_output("IdeBridgeStatus")
+        # It does not take the bridge back by itself: the second keeps its connection
+        # over several of the first's polls (every 500 ms here).
+        held = world.bridge.editor_connected()["connectedAt"]
+        deadline = time.monotonic() + 2
+        while time.monotonic() < deadline:
+            assert world.bridge.editor_connected()["connectedAt"] == held
+            assert second.connected() and status() == "standing by"
+            time.sleep(0.1)
+    finally:
+        second.close()
+    # Once the second leaves, the first connects again.
+    wait_for(first.connected, what="the first Neovim to come back")
+    assert world.bridge.editor_connected()["connectedAt"] != held
 
 
 def test_checkhealth(world):

@@ -54,6 +54,12 @@ export async function sessions(lock: Lock): Promise<Session[]> {
   return (status.sessions as Session[] | undefined) ?? [];
 }
 
+/** Whether an editor (this window or another) is connected to the bridge. */
+export async function editorConnected(lock: Lock): Promise<boolean> {
+  const status = await json(lock, 'GET', '/status');
+  return (status.extension as { connected?: boolean } | undefined)?.connected === true;
+}
+
 /** A file claim, as `/status` and `bridge/claimsChanged` describe it. */
 export interface Claim {
   id: number;

@@ -4,7 +4,7 @@
 import * as vscode from 'vscode';
 import WebSocket from 'ws';
 
-import type { Claim } from './bridgeHttp';
+import { editorConnected, type Claim } from './bridgeHttp';
 import { findBridge, ideDir, Lock } from './discovery';
 import { errorText, Log } from './log';
 
@@ -14,7 +14,8 @@ export type Params = any;
 /** Answers one `extension/<name>` request; throwing answers an error with its message. */
 export type Handler = (params: Params) => unknown | Promise<unknown>;
 
-export type State = 'stopped' | 'searching' | 'connecting' | 'connected';
+/** `standby`: another editor window holds the bridge; this one waits for it to leave. */
+export type State = 'stopped' | 'searching' | 'connecting' | 'connected' | 'standby';
 
 /** An agent as the bridge reports it (from `/status`). */
 export interface AgentInfo {
@@ -27,6 +28,8 @@ const RECONNECT_MIN_MS = 200;
 const RECONNECT_MAX_MS = 2000;
 /** How often the lock files are read again while no bridge serves the workspace. */
 const SEARCH_EVERY_MS = 2000;
+/** The bridge's close reason when a newer editor connection took this one's place. */
+const REPLACED = 'replaced by a newer editor connection';
 /** Largest message accepted from the bridge. */
 const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 
@@ -159,16 +162,45 @@ export class Connection implements vscode.Disposable {
     });
     ws.on('close', (code, reason) => {
       if (this.ws === ws) this.log.info(`disconnected from the bridge (${code}${reason.length ? ': ' + reason.toString() : ''})`);
-      this.dropped(ws);
+      this.dropped(ws, undefined, reason.toString().includes(REPLACED));
     });
   }
 
-  private dropped(ws: WebSocket, after?: number): void {
+  /** Another window took the bridge: reconnecting would take it back, and that window
+   * would do the same, for ever. Asks `/status` (which takes nothing from the other)
+   * whether an editor is connected, and connects once none is. */
+  private standBy(): void {
+    this.setState('standby');
+    this.clearTimer();
+    if (!this.wanted) return;
+    this.timer = setTimeout(() => {
+      const lock = this.lock;
+      if (!this.wanted || this.state !== 'standby' || !lock) return;
+      editorConnected(lock).then(
+        (held) => {
+          if (this.state !== 'standby') return;
+          if (held) this.standBy();
+          else this.attempt();
+        },
+        // The bridge is gone: look for one again.
+        () => {
+          if (this.state === 'standby') this.attempt();
+        },
+      );
+    }, SEARCH_EVERY_MS);
+  }
+
+  private dropped(ws: WebSocket, after?: number, replaced = false): void {
     if (this.ws !== ws) return;
     this.ws = undefined;
     this.agents = 0;
     this.claims = [];
     if (!this.wanted) return;
+    if (replaced) {
+      this.log.warn('another editor window connected to this bridge; this one stands by and reconnects when that one closes (ide-bridge: Restart the Connection takes the bridge back)');
+      this.standBy();
+      return;
+    }
     this.setState('searching');
     const jitter = Math.random() * this.backoff * 0.5;
     this.later(after ?? this.backoff + jitter);

@@ -90,6 +90,11 @@ export class Ui implements vscode.Disposable {
         this.item.text = '$(sync~spin) ide-bridge';
         this.item.tooltip = `Connecting to the bridge on port ${c.lock?.port}…`;
         break;
+      case 'standby':
+        this.item.text = '$(debug-pause) ide-bridge';
+        this.item.tooltip = 'Another editor window holds the bridge for this workspace; this one reconnects when that one closes. Click to reconnect now (takes the bridge back).';
+        this.item.backgroundColor = undefined;
+        break;
       case 'searching':
         this.item.text = '$(debug-disconnect) ide-bridge';
         this.item.tooltip = 'No bridge serves this workspace. Click to start one or see why.';
@@ -133,6 +138,8 @@ export class Ui implements vscode.Disposable {
         items.push({ label: `$(lock) ${cl.patterns.join(', ')}`, description: cl.holder, detail: `${cl.reason || 'no reason given'}; ends in ${Math.ceil(cl.expiresInSeconds / 60)} min` });
       }
       items.push({ label: '$(globe) Open the bridge\'s page', run: () => this.openDashboard() });
+    } else if (c.state === 'standby') {
+      items.push({ label: '$(debug-pause) Standing by', detail: 'Another editor window holds the bridge for this workspace; this one reconnects when that one closes.' });
     } else {
       items.push({ label: `$(debug-disconnect) Not connected (${c.state})`, detail: 'The extension connects to the bridge whose workspace contains this window\'s folders.' });
       items.push({ label: '$(play) Start a bridge for this workspace', run: () => this.startBridge() });

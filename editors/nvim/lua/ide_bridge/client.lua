@@ -12,6 +12,7 @@ M.ASYNC = setmetatable({}, { __tostring = function() return "ASYNC" end })
 
 M.state = {
   status = "disconnected", -- disconnected | connecting | connected
+  standby = false, -- another editor holds the bridge: wait for it to leave
   bridge = nil, -- { port, token, pid, workspace, folders }
   conn = nil,
   agents = nil, -- last bridge/claudeConnectionChanged params
@@ -28,6 +29,7 @@ local on_connect_hooks = {}
 local on_disconnect_hooks = {}
 local retry_timer = nil
 local generation = 0
+local REPLACED, stand_by
 
 function M.config()
   return require("ide_bridge").config
@@ -201,9 +203,43 @@ local function set_disconnected(reason)
   end
 end
 
+--- The bridge's close reason when a newer editor connection replaced this one.
+REPLACED = "replaced by a newer editor connection"
+
+--- Standing by: asks the bridge (its /status, which takes nothing from the other
+--- editor) every poll_ms whether an editor is connected, and connects once none is.
+function stand_by()
+  M.state.standby = true
+  if retry_timer then
+    retry_timer:stop()
+  else
+    retry_timer = uv.new_timer()
+  end
+  retry_timer:start(M.config().reconnect.poll_ms, 0, vim.schedule_wrap(function()
+    if not (M.state.enabled and M.state.standby and M.state.status == "disconnected") then
+      return
+    end
+    M.http_get("/status", function(status)
+      if not (M.state.enabled and M.state.standby and M.state.status == "disconnected") then
+        return
+      end
+      local ext = type(status) == "table" and status.extension or nil
+      if type(ext) == "table" and ext.connected == true then
+        return stand_by()
+      end
+      -- The other editor left (or the bridge is gone: connect() looks for it again).
+      M.state.standby = false
+      M.connect()
+    end)
+  end))
+end
+
 --- Finds the bridge for the cwd and connects (re-reading lock files every time).
+--- Called by the person (:IdeBridgeConnect), it also ends a stand-by: this editor
+--- takes the bridge back.
 function M.connect()
   M.state.enabled = true
+  M.state.standby = false
   if M.state.status ~= "disconnected" then
     return
   end
@@ -261,6 +297,14 @@ function M.connect()
       end
       local retry_after = M.state.retry_after
       M.state.retry_after = nil
+      if tostring(reason):find(REPLACED, 1, true) then
+        -- Another editor took the bridge: reconnecting would take it back, and that
+        -- one would do the same, for ever. Stand by until it leaves.
+        set_disconnected("another editor connected to this bridge")
+        log(vim.log.levels.WARN, "another editor connected to this bridge; this one stands by and "
+          .. "reconnects when that one leaves (:IdeBridgeConnect takes the bridge back)")
+        return stand_by()
+      end
       set_disconnected(M.state.last_error or ("closed " .. tostring(code) .. " " .. tostring(reason)))
       M.state.attempts = M.state.attempts + 1
       if retry_after then

@@ -188,7 +188,7 @@ function M.status()
     end
   end
   return {
-    status = s.status,
+    status = s.standby and "standing by" or s.status,
     port = s.bridge and s.bridge.port or nil,
     workspace = s.bridge and s.bridge.workspace or nil,
     pid = s.bridge and s.bridge.pid or nil,
@@ -218,6 +218,8 @@ function M.status_lines()
     table.insert(lines, "ide-bridge: " .. st.status .. (st.last_error and (" (" .. st.last_error .. ")") or ""))
     if st.status == "disconnected" then
       table.insert(lines, "start a bridge for this directory with :IdeBridgeStart")
+    elseif st.status == "standing by" then
+      table.insert(lines, "it reconnects when that editor leaves; :IdeBridgeConnect takes the bridge back")
     end
   end
   return lines
