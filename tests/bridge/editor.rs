@@ -275,14 +275,18 @@ async fn open_diff_accept_reject_close_reuse_and_disconnects() {
         .wait_notification("bridge/closeDiff", |p| p["tabName"] == "theirs")
         .await;
 
-    // The editor disconnects: a pending diff is rejected, not left hanging.
+    // The editor disconnects: a pending diff is not left hanging, and nobody rejected
+    // it: the agent is told to ask in the terminal (as without an editor).
     let id = agent.id();
     agent.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "openDiff", "arguments": diff("t5")}})).await;
     editor.wait_request("extension/openDiff", 6).await;
     editor.disconnect().await;
-    assert_eq!(
-        agent.response_to(&json!(id)).await["result"]["content"][0]["text"],
-        "DIFF_REJECTED"
+    let answer = agent.response_to(&json!(id)).await;
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let said = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        said.contains("\"t5\" cannot be shown") && said.contains("in the terminal"),
+        "{answer}"
     );
 }
 

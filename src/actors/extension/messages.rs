@@ -20,7 +20,7 @@ use super::ExtensionStatus;
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum ExtError {
     /// No editor.
-    #[error("VS Code extension not connected: no editor is connected to ide-bridge. Open the workspace in an editor with the ide-bridge extension (it finds the bridge through the lock file), then retry.")]
+    #[error("Editor not connected: no editor is connected to ide-bridge. Open the workspace in an editor with the ide-bridge plugin (VS Code or Neovim; it finds the bridge through the lock file), then retry.")]
     NotConnected,
     /// The per-request timeout fired.
     #[error("Extension request timed out after {ms} ms ({method}); the editor may be busy")]

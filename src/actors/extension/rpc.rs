@@ -37,18 +37,14 @@ pub(super) fn answer_refusal(sent: Result<Result<(), Refused>, ActorFault>) {
 }
 
 impl ExtensionClient {
-    /// Settles every pending request with `error` (diffs are rejected).
+    /// Settles every pending request with `error`. A diff nobody decided is not a
+    /// rejection: `openDiff` tells the agent to ask in the terminal instead.
     pub(super) fn reject_all(&mut self, ctx: &mut Context<Self>, error: impl Fn(&str) -> ExtError) {
         for (_, p) in std::mem::take(&mut self.pending) {
             if let Some(t) = p.timer {
                 ctx.cancel_future(t);
             }
-            let outcome = if p.diff.is_some() {
-                Ok(json!({ "decision": "DIFF_REJECTED" }))
-            } else {
-                Err(error(&p.method))
-            };
-            let _ = p.reply.send(outcome);
+            let _ = p.reply.send(Err(error(&p.method)));
         }
     }
 

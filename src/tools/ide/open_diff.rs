@@ -86,6 +86,11 @@ impl Tool for OpenDiff {
             Ok(DiffOutcome::Saved(text)) => Ok(saved(text)),
             Ok(DiffOutcome::Rejected) => Ok(rejected(args.tab_name)),
             Err(ExtError::NotConnected) => in_the_page(&ctx, args).await,
+            // Shown, but the editor went away before anyone decided.
+            Err(ExtError::Disconnected(_) | ExtError::Restarted(_)) => Ok(declined(
+                &args.tab_name,
+                " any more (it went away before anyone decided)",
+            )),
             Err(e) => Err(e.into()),
         }
     }
