@@ -325,3 +325,46 @@ async fn editor_diagnostics_win_over_the_linters_for_the_same_file() {
     assert_eq!(h["fired"], 1, "{h}");
     assert_eq!(bridge.status().await["automation"]["editorFiles"], 1);
 }
+
+/// A new error reported while automation's own task runs is held back (its edits may
+/// be the cause), not taken as reported: once the task settled, the hook fires for it,
+/// though no other report of the file came.
+#[tokio::test]
+async fn an_error_reported_while_automation_works_fires_once_it_settled() {
+    let bridge = Bridge::launch(with_policy(
+        r#"{"onFileChange": {"patterns": ["trigger.txt"], "prompt": "mode:slow {{file}}"},
+            "onDiagnosticsStateChange": {"state": "error", "prompt": "mode:ok fix {{file}}"}}"#,
+    ))
+    .await;
+    let editor = EditorSim::connect(&bridge, handler(|_, _| None)).await;
+    write(&bridge.workspace, "trigger.txt", "go\n");
+    wait_hook(&bridge, "the slow task", "onFileChange", |h| {
+        h["lastFired"]["task"].is_string()
+    })
+    .await;
+    let file = bridge.workspace.join("src/main.rs").display().to_string();
+    editor
+        .notify(
+            "extension/diagnosticsChanged",
+            json!({"file": file, "diagnostics": [
+                {"message": "mismatched types", "severity": "error", "line": 2, "column": 5}
+            ]}),
+        )
+        .await;
+    let h = wait_skip(
+        &bridge,
+        "onDiagnosticsStateChange",
+        "loopGuard",
+        "src/main.rs",
+    )
+    .await;
+    assert_eq!(h["fired"], 0, "{h}");
+    let h = wait_hook(
+        &bridge,
+        "the held-back error to fire",
+        "onDiagnosticsStateChange",
+        |h| h["fired"] == 1,
+    )
+    .await;
+    assert_eq!(h["lastFired"]["subject"], "src/main.rs", "{h}");
+}

@@ -40,6 +40,8 @@ pub use status::{AutomationStatus, GetAutomationStatus, HookStatus};
 pub const NAME: &str = "automation";
 /// How often the policy file is checked for changes.
 pub const POLL_INTERVAL: Duration = Duration::from_secs(1);
+/// At most this many files' diagnostics reports are held back for later.
+const MAX_HELD_REPORTS: usize = 256;
 /// After the last automation task or command ends, workspace events are still taken
 /// as its doing this long (diagnostics of the files it edited arrive a little later).
 pub const SETTLE_MS: u64 = 2_000;
@@ -97,6 +99,9 @@ pub struct Automation {
     fired: u64,
     skipped: u64,
     records: HookRecords,
+    /// Diagnostics reports a hook skipped while automation's own work was in flight,
+    /// the latest per file: handled again once it settled.
+    held_diagnostics: HashMap<String, Vec<crate::diagnostics::Diagnostic>>,
     /// Workspace-relative files the connected editor reports diagnostics for.
     editor_files: HashSet<String>,
     git: GitWatch,
@@ -130,6 +135,7 @@ impl Automation {
             fired: 0,
             skipped: 0,
             records: HookRecords::default(),
+            held_diagnostics: HashMap::new(),
             editor_files: HashSet::new(),
             git: GitWatch::default(),
             last_reload_error: None,
@@ -225,14 +231,57 @@ impl Automation {
         }
     }
 
-    /// A workspace or editor diagnostics report for `file` (workspace-relative).
+    /// A workspace or editor diagnostics report for `file` (workspace-relative). One a
+    /// hook would have fired on but for automation's own work in flight is kept (the
+    /// latest per file) and handled again once that work settled: no other report of
+    /// the file may come.
     fn diagnostics(
         &mut self,
         file: String,
         diagnostics: Vec<crate::diagnostics::Diagnostic>,
         ctx: &mut Context<Self>,
     ) {
-        self.dispatch(Event::Diagnostics { file, diagnostics }, ctx);
+        let now = self.clock.now_ms();
+        let quiet = self.quiet(now);
+        let event = Event::Diagnostics { file, diagnostics };
+        let mut held = false;
+        for outcome in self.engine.handle(&event, now, quiet) {
+            held |= matches!(
+                outcome,
+                Outcome::Skipped {
+                    kind: crate::automation::SkipKind::LoopGuard,
+                    ..
+                }
+            );
+            self.on_outcome(outcome, ctx);
+        }
+        let Event::Diagnostics { file, diagnostics } = event else {
+            return;
+        };
+        if held {
+            if self.held_diagnostics.len() >= MAX_HELD_REPORTS
+                && !self.held_diagnostics.contains_key(&file)
+            {
+                tracing::debug!(
+                    file,
+                    "too many diagnostics reports held back; this one is dropped"
+                );
+                return;
+            }
+            self.held_diagnostics.insert(file, diagnostics);
+        } else {
+            self.held_diagnostics.remove(&file);
+        }
+    }
+
+    /// Once automation is quiet, the diagnostics reports its work held back.
+    fn replay_held(&mut self, ctx: &mut Context<Self>) {
+        if self.held_diagnostics.is_empty() || self.quiet(self.clock.now_ms()) {
+            return;
+        }
+        for (file, diagnostics) in std::mem::take(&mut self.held_diagnostics) {
+            self.diagnostics(file, diagnostics, ctx);
+        }
     }
 
     /// Git's refs changed: read the repository (one read at a time).
@@ -420,7 +469,10 @@ impl Actor for Automation {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
-        ctx.run_interval(POLL_INTERVAL, |act, _| act.poll());
+        ctx.run_interval(POLL_INTERVAL, |act, ctx| {
+            act.poll();
+            act.replay_held(ctx);
+        });
         // Know the repository's state before its refs change.
         self.refs_changed(ctx);
     }

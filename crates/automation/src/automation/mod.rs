@@ -272,6 +272,16 @@ enum Seen {
     OwnDoing { subject: String },
     /// The hook fires (if the gate admits it).
     Matched { subject: String, vars: Vars },
+    /// A diagnostics state change the hook fires on: remembered only once it fired, so
+    /// that a firing the loop guard, a cooldown or the cap held back happens at the
+    /// file's next report.
+    Transition {
+        subject: String,
+        vars: Vars,
+        /// The (hook, file) and its matching diagnostics' fingerprint (`None`: none).
+        key: (&'static str, String),
+        now: Option<u64>,
+    },
 }
 
 /// The policy with its cooldowns, hourly cap and per-file diagnostics state.
@@ -339,7 +349,7 @@ impl Engine {
                     "loop guard: the task was started by automation".into(),
                     SkipKind::LoopGuard,
                 ),
-                Seen::Matched { subject, .. }
+                Seen::Matched { subject, .. } | Seen::Transition { subject, .. }
                     if quiet && event.from_workspace() && hook.action.acts_on_workspace() =>
                 {
                     skipped(
@@ -351,10 +361,38 @@ impl Engine {
                     )
                 }
                 Seen::Matched { subject, vars } => self.try_fire(hook, subject, &vars, now_ms),
+                Seen::Transition {
+                    subject,
+                    vars,
+                    key,
+                    now,
+                } => {
+                    let outcome = self.try_fire(hook, subject, &vars, now_ms);
+                    if matches!(outcome, Outcome::Fire(_)) {
+                        self.remember_diagnostics(key, now);
+                    }
+                    outcome
+                }
             };
             outcomes.push(outcome);
         }
         outcomes
+    }
+
+    /// Keeps the fingerprint of a (hook, file)'s matching diagnostics (`None`: it has
+    /// none), at most [`MAX_TRACKED_FILES`] of them.
+    fn remember_diagnostics(&mut self, key: (&'static str, String), now: Option<u64>) {
+        match now {
+            Some(h) => {
+                if self.in_error.len() >= MAX_TRACKED_FILES && !self.in_error.contains_key(&key) {
+                    self.in_error.clear();
+                }
+                self.in_error.insert(key, h);
+            }
+            None => {
+                self.in_error.remove(&key);
+            }
+        }
     }
 
     /// What `hook` makes of `event`.
@@ -422,30 +460,22 @@ impl Engine {
                 let key = (hook.name, file.clone());
                 let before = self.in_error.get(&key).copied();
                 let now = (!matching.is_empty()).then(|| fingerprint(&matching));
-                match now {
-                    Some(h) => {
-                        if self.in_error.len() >= MAX_TRACKED_FILES && before.is_none() {
-                            self.in_error.clear();
-                        }
-                        self.in_error.insert(key, h);
-                    }
-                    None => {
-                        self.in_error.remove(&key);
-                    }
-                }
                 let fires = match state {
                     DiagnosticsState::Error => now.is_some() && now != before,
                     DiagnosticsState::Cleared => before.is_some() && now.is_none(),
                 };
                 if fires {
-                    Seen::Matched {
+                    Seen::Transition {
                         subject: file.clone(),
                         vars: vec![
                             ("file", text(file)),
                             ("diagnostics", Value::Diagnostics(matching)),
                         ],
+                        key,
+                        now,
                     }
                 } else {
+                    self.remember_diagnostics(key, now);
                     Seen::Unrelated
                 }
             }
@@ -844,6 +874,42 @@ mod tests {
             false,
         );
         assert_eq!(fired(&out).len(), 1);
+    }
+
+    #[test]
+    fn an_error_held_back_by_the_loop_guard_or_a_cooldown_fires_at_the_files_next_report() {
+        let mut e = engine(json!({"onDiagnosticsStateChange": {
+            "state": "error", "prompt": "Fix {{file}}", "cooldownMs": 5000}}));
+        let broken = |f: &str| diags(f, &[diag("bad", Severity::Error)]);
+        // While an automation command runs: held back, not taken as reported.
+        let out = e.handle(&broken("a.rs"), 0, true);
+        assert!(
+            matches!(
+                &out[..],
+                [Outcome::Skipped {
+                    kind: SkipKind::LoopGuard,
+                    ..
+                }]
+            ),
+            "{out:?}"
+        );
+        assert_eq!(fired(&e.handle(&broken("a.rs"), 10, false)).len(), 1);
+        // Reported: the same errors again are nothing new.
+        assert!(e.handle(&broken("a.rs"), 20, false).is_empty());
+        // Held back by the cooldown: it fires at a report after the cooldown.
+        let worse = diags("a.rs", &[diag("worse", Severity::Error)]);
+        let out = e.handle(&worse, 30, false);
+        assert!(
+            matches!(
+                &out[..],
+                [Outcome::Skipped {
+                    kind: SkipKind::Cooldown,
+                    ..
+                }]
+            ),
+            "{out:?}"
+        );
+        assert_eq!(fired(&e.handle(&worse, 6_000, false)).len(), 1);
     }
 
     #[test]
