@@ -61,6 +61,14 @@ pub enum RunError {
     /// Waiting for the process failed.
     #[error("{0}")]
     Wait(std::io::Error),
+    /// The process exited 0 without a `result` message.
+    #[error(
+        "{program} exited without a result (is orchestrator.claude_binary the Claude Code CLI?)"
+    )]
+    NoResult {
+        /// The Claude executable as configured.
+        program: String,
+    },
     /// The process exited 0 but its result says it failed.
     #[error("the task reported an error: {0}")]
     Reported(String),
@@ -73,6 +81,11 @@ pub enum RunError {
         stderr: String,
     },
 }
+
+/// How much of a task's stderr is kept (for its error).
+const STDERR_KEPT: usize = 16 * 1024;
+/// After the CLI exited, how long a read of its remaining output may wait.
+const AFTER_EXIT: Duration = Duration::from_millis(500);
 
 /// How to run tasks.
 #[derive(Debug, Clone)]
@@ -184,10 +197,15 @@ pub async fn run(
     let mut stdin = child.stdin.take();
     let stdout = child.stdout.take().ok_or(RunError::NoPipe("stdout"))?;
     let mut stderr = child.stderr.take().ok_or(RunError::NoPipe("stderr"))?;
+    // All of stderr is read (a CLI that cannot write it fails), its start kept.
     let stderr_task = actix_rt::spawn(async move {
-        let mut buf = Vec::new();
-        let _ = (&mut stderr).take(16 * 1024).read_to_end(&mut buf).await;
-        String::from_utf8_lossy(&buf).into_owned()
+        let mut kept = Vec::new();
+        let mut chunk = [0u8; 8192];
+        while let Ok(n @ 1..) = stderr.read(&mut chunk).await {
+            let room = STDERR_KEPT.saturating_sub(kept.len());
+            kept.extend_from_slice(&chunk[..n.min(room)]);
+        }
+        String::from_utf8_lossy(&kept).into_owned()
     });
     let user = json!({
         "type": "user",
@@ -200,12 +218,41 @@ pub async fn run(
             .map_err(RunError::Prompt)?;
     }
     let work = async {
-        let mut lines = BufReader::new(stdout).lines();
+        let mut reader = BufReader::new(stdout);
+        let mut line = Vec::new();
+        let mut exited = None;
         let mut result: Option<(String, bool)> = None;
         // The CLI's result repeats its last assistant text: shown once.
         let mut last_text: Option<String> = None;
-        while let Ok(Some(line)) = lines.next_line().await {
-            let Ok(msg) = serde_json::from_str::<Value>(&line) else {
+        loop {
+            // Until the CLI exits, its lines; then only what is in the pipe already: a
+            // process it left behind may hold the pipe open for ever. (A line read in
+            // part when the exit came stays in `line`.)
+            let read = match exited {
+                None => tokio::select! {
+                    status = child.wait() => {
+                        exited = Some(status);
+                        continue;
+                    }
+                    read = reader.read_until(b'\n', &mut line) => read,
+                },
+                Some(_) => {
+                    match tokio::time::timeout(AFTER_EXIT, reader.read_until(b'\n', &mut line))
+                        .await
+                    {
+                        Ok(read) => read,
+                        Err(_) => break,
+                    }
+                }
+            };
+            if !matches!(read, Ok(1..)) {
+                break;
+            }
+            // Not UTF-8 somewhere (a file's bytes in a tool result): read as well as it
+            // can be, not the end of the output.
+            let parsed = serde_json::from_str::<Value>(&String::from_utf8_lossy(&line));
+            line.clear();
+            let Ok(msg) = parsed else {
                 continue;
             };
             match msg["type"].as_str() {
@@ -247,7 +294,11 @@ pub async fn run(
             }
         }
         stdin.take();
-        (child.wait().await, result, last_text)
+        let status = match exited {
+            Some(status) => status,
+            None => child.wait().await,
+        };
+        (status, result, last_text)
     };
     let (status, result, last_text) = tokio::time::timeout(timeout, work)
         .await
@@ -265,7 +316,9 @@ pub async fn run(
             }
             Ok(text)
         }
-        (Some(0), None) => Ok(String::new()),
+        (Some(0), None) => Err(RunError::NoResult {
+            program: config.program.clone(),
+        }),
         (Some(0), Some((text, true))) => Err(RunError::Reported(text)),
         (code, _) => Err(RunError::Exit {
             code,

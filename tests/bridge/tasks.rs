@@ -240,6 +240,43 @@ async fn failing_and_crashing_runs_end_in_error() {
     assert!(r["error"].as_str().unwrap().contains("cannot start"), "{r}");
 }
 
+/// How a run ends is the CLI's exit and its `result`: not a quiet exit, not a chatty
+/// stderr, not bytes that are not UTF-8, not a process it left holding its stdout.
+#[tokio::test]
+async fn a_run_ends_with_its_result_whatever_else_it_writes_or_leaves_behind() {
+    let bridge = Bridge::launch(with_fake()).await;
+    let mut agent = bridge.ready_agent().await;
+    // 64 KiB on stderr (Node warnings, MCP server logs): read, not a broken pipe.
+    let chatty = run(&mut agent, "mode:chatty").await;
+    assert_eq!(chatty["status"], "done", "{chatty}");
+    assert_output(&chatty, "done: mode:chatty");
+    let odd = run(&mut agent, "mode:badutf8").await;
+    assert_eq!(odd["status"], "done", "{odd}");
+    assert_output(&odd, "done: mode:badutf8");
+    // Exit 0 without a result is not success (a wrong claude_binary, a CLI that broke).
+    let quiet = run(&mut agent, "mode:noresult").await;
+    assert_eq!(quiet["status"], "error", "{quiet}");
+    assert!(
+        quiet["error"]
+            .as_str()
+            .unwrap()
+            .contains("exited without a result"),
+        "{quiet}"
+    );
+    // A background process keeps the CLI's stdout open: the run still ends when the CLI
+    // exits, with its result, and the process goes with the task's group.
+    let lingering = agent
+        .call(
+            "runClaudeTask",
+            json!({"prompt": "mode:lingering marker:3137", "wait": true, "timeoutMs": 20000}),
+        )
+        .await;
+    let lingering = json_text(&lingering);
+    assert_eq!(lingering["status"], "done", "{lingering}");
+    assert_output(&lingering, "done: mode:lingering");
+    no_orphans("3137").await;
+}
+
 #[tokio::test]
 async fn limits_on_timeout_prompt_and_context_files() {
     let bridge = Bridge::launch(with_fake()).await;
