@@ -317,6 +317,9 @@ impl Orchestrator {
     }
 
     fn after_change(&mut self, id: &str, ctx: &mut Context<Self>) {
+        if self.tasks.get(id).is_some_and(|t| t.status.is_final()) {
+            sweep_left_behind(id);
+        }
         if let (Some(t), Some(events)) = (self.tasks.get(id), &self.events) {
             if t.status.is_final() {
                 let tail = t.error.clone().unwrap_or_else(|| {
@@ -472,6 +475,24 @@ impl Orchestrator {
         self.after_change(&msg.task_id.clone(), ctx);
         Ok(self.tasks[&msg.task_id].clone())
     }
+}
+
+/// Kills what a task that ended left running outside its process group (a daemon it
+/// started with `setsid`, which the group's kill does not reach): every process still
+/// carrying its marker. Off the actor's thread (it reads `/proc`).
+fn sweep_left_behind(id: &str) {
+    let ids = vec![TaskId::from(id)];
+    actix_rt::spawn(async move {
+        let task = ids[0].to_string();
+        let killed = tokio::task::spawn_blocking(move || tasks::kill_leftovers(&ids)).await;
+        if let Ok(n @ 1..) = killed {
+            tracing::warn!(
+                task,
+                killed = n,
+                "the task left processes running outside its process group; killed"
+            );
+        }
+    });
 }
 
 impl Handler<GetTask> for Orchestrator {

@@ -277,6 +277,28 @@ async fn a_run_ends_with_its_result_whatever_else_it_writes_or_leaves_behind() {
     no_orphans("3137").await;
 }
 
+/// A process a task started outside its group (`setsid`) ends with the task, however
+/// the task ends: cancelled here, done below.
+#[tokio::test]
+async fn what_a_task_left_outside_its_process_group_ends_with_it() {
+    let bridge = Bridge::launch(with_fake()).await;
+    let mut agent = bridge.ready_agent().await;
+    let started = submit(
+        &mut agent,
+        json!({"prompt": "mode:forever marker:3141 escape:3142"}),
+    )
+    .await;
+    let id = started["taskId"].as_str().unwrap().to_string();
+    child_started("3142").await;
+    let cancelled = agent.call("cancelClaudeTask", json!({"taskId": id})).await;
+    assert!(!is_error(&cancelled), "{cancelled}");
+    no_orphans("3142").await;
+    no_orphans("3141").await;
+    let done = run(&mut agent, "mode:ok escape:3143").await;
+    assert_eq!(done["status"], "done", "{done}");
+    no_orphans("3143").await;
+}
+
 #[tokio::test]
 async fn limits_on_timeout_prompt_and_context_files() {
     let bridge = Bridge::launch(with_fake()).await;
