@@ -697,7 +697,7 @@ impl SessionRegistry {
                     slot.listening_since = None;
                 }
             }
-            SessionChange::Initialized(client) => {
+            SessionChange::Initialized { client, ide } => {
                 let Some(slot) = self.slots.get_mut(id) else {
                     return;
                 };
@@ -715,8 +715,14 @@ impl SessionRegistry {
                 if std::mem::take(&mut self.pending_list_changed) {
                     slot.session.notify_list_changed.do_send(NotifyListChanged);
                 }
+                // Mentions waiting for an agent go to the first IDE connection.
                 let fresh = Instant::now();
-                for (at, mention) in std::mem::take(&mut self.mentions) {
+                let waiting = if ide {
+                    std::mem::take(&mut self.mentions)
+                } else {
+                    Vec::new()
+                };
+                for (at, mention) in waiting {
                     if fresh.duration_since(at) < MENTION_TTL {
                         slot.session.send_notification.do_send(SendNotification {
                             method: "at_mentioned",

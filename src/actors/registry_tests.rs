@@ -193,7 +193,14 @@ async fn tool_list_changes_wait_for_the_debounce_and_for_a_listener() {
     registry.do_send(ToolsChanged { immediate: true });
     let snapshot = registry.send(Snapshot).await.unwrap().unwrap();
     assert!(snapshot.pending_list_changed);
-    report(&registry, &a_id, SessionChange::Initialized(None));
+    report(
+        &registry,
+        &a_id,
+        SessionChange::Initialized {
+            client: None,
+            ide: true,
+        },
+    );
     next_matching(&mut a_got, |g| *g == Got::ListChanged).await;
 
     // Debounced: nothing before LIST_CHANGED_DEBOUNCE, one notification after.
@@ -232,7 +239,14 @@ async fn mentions_wait_for_a_listener_and_selections_reach_only_listeners() {
         method: "selection_changed",
         params: serde_json::json!({}),
     });
-    report(&registry, &a_id, SessionChange::Initialized(None));
+    report(
+        &registry,
+        &a_id,
+        SessionChange::Initialized {
+            client: None,
+            ide: true,
+        },
+    );
     assert_eq!(
         next_matching(&mut a_got, |g| matches!(g, Got::Notification(_))).await,
         Got::Notification("at_mentioned"),

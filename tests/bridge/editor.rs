@@ -69,6 +69,9 @@ async fn a_newer_editor_replaces_the_older_one() {
 async fn selections_reach_agents_zero_based_and_only_on_change() {
     let bridge = Bridge::launch(Options::default()).await;
     let mut agent = bridge.ready_agent().await;
+    // A model-facing MCP connection (a relay) gets none of the IDE protocol's
+    // notifications: MCP SDKs log each unknown one as a validation error.
+    let mut relay = crate::hooks::relay_agent(&bridge, 93001, 780).await;
     let editor = EditorSim::connect(&bridge, ok()).await;
     let file = bridge.workspace.join("src/main.rs").display().to_string();
     let sel = json!({"file": file, "startLine": 2, "startColumn": 5, "endLine": 2, "endColumn": 12, "selectedText": "println"});
@@ -81,6 +84,13 @@ async fn selections_reach_agents_zero_based_and_only_on_change() {
         .expect("selection_changed");
     let p = &got["params"];
     assert_eq!(p["text"], "println");
+    assert!(
+        relay
+            .notification("selection_changed", Duration::from_millis(300))
+            .await
+            .is_none(),
+        "not for a relay"
+    );
     assert_eq!(p["filePath"], file.as_str());
     assert_eq!(p["fileUrl"], format!("file://{file}"));
     assert_eq!(

@@ -37,9 +37,13 @@ pub enum SessionChange {
     /// A request arrived on a connection of an [`Self::Idle`] or [`Self::Listening`]
     /// session.
     Active,
-    /// A connection completed the MCP handshake (`notifications/initialized`); the
-    /// client's `clientInfo.name` when it sent one.
-    Initialized(Option<String>),
+    /// A connection completed the MCP handshake (`notifications/initialized`).
+    Initialized {
+        /// The client's `clientInfo.name` when it sent one.
+        client: Option<String>,
+        /// It is an IDE connection (where editor events such as `at_mentioned` go).
+        ide: bool,
+    },
     /// It ended (grace expired, or its client ended it) and must be forgotten.
     Ended,
     /// It learned its client's process id (`ide_connected`): if another session

@@ -357,7 +357,10 @@ impl Session {
         if let (Some(client), true) = (&client, replaces) {
             self.last_client = Some((kind, client.label(), meta.version));
         }
-        self.report(SessionChange::Initialized(client.map(|c| c.name)));
+        self.report(SessionChange::Initialized {
+            client: client.map(|c| c.name),
+            ide: kind == ConnectionKind::Ide,
+        });
     }
 
     /// `subscriptions/listen`: this stream (the request's own) gets the notifications
@@ -460,7 +463,8 @@ impl Session {
             Notification::Initialized => {
                 if let Some(c) = self.conn(generation).filter(|c| c.mcp.initialized) {
                     let client = c.mcp.client.as_ref().map(|c| c.name.clone());
-                    self.report(SessionChange::Initialized(client));
+                    let ide = c.kind == ConnectionKind::Ide;
+                    self.report(SessionChange::Initialized { client, ide });
                 }
             }
             Notification::IdeConnected => {

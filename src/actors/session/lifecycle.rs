@@ -81,10 +81,10 @@ impl Session {
         self.cancel_grace(ctx);
         // A new connection is busy (the registry hears `Attached`).
         self.activity = Activity::Busy;
-        let initialized = conn
-            .mcp
-            .initialized
-            .then(|| conn.mcp.client.as_ref().map(|c| c.name.clone()));
+        let initialized = conn.mcp.initialized.then(|| SessionChange::Initialized {
+            client: conn.mcp.client.as_ref().map(|c| c.name.clone()),
+            ide: conn.kind == ConnectionKind::Ide,
+        });
         self.conns.push(conn);
         if self.ever_attached {
             self.report(SessionChange::Attached);
@@ -92,8 +92,8 @@ impl Session {
         } else {
             self.lifecycle(LifecycleEvent::AgentConnected, "new session".into());
         }
-        if let Some(client) = initialized {
-            self.report(SessionChange::Initialized(client));
+        if let Some(initialized) = initialized {
+            self.report(initialized);
         }
         self.ever_attached = true;
     }

@@ -61,20 +61,15 @@ impl Session {
         }
     }
 
-    /// Sends a notification to the connections that listen for it: editor events go to
-    /// IDE connections (where Claude Code listens) when the agent has one, else to all.
+    /// Sends an editor event (`selection_changed`, `at_mentioned`) to the agent's IDE
+    /// connections, where Claude Code listens for them.
     fn notify(&self, method: &str, params: &Value) {
-        let listening = |c: &&Connection| c.mcp.initialized;
-        let has_ide = self
-            .conns
-            .iter()
-            .filter(listening)
-            .any(|c| c.kind == ConnectionKind::Ide);
+        // The IDE protocol's notifications: a model-facing MCP client knows none of
+        // them (its SDK would log each as an invalid message).
+        let ide = |c: &&Connection| c.mcp.initialized && c.kind == ConnectionKind::Ide;
         let text = jsonrpc::notification(method, params);
-        for conn in self.conns.iter().filter(listening) {
-            if !has_ide || conn.kind == ConnectionKind::Ide {
-                conn.outbound.send_text(text.clone());
-            }
+        for conn in self.conns.iter().filter(ide) {
+            conn.outbound.send_text(text.clone());
         }
     }
 }

@@ -175,7 +175,10 @@ async fn requests_wait_for_initialize_then_tool_calls_are_answered_and_recorded(
     );
     next_matching(
         &mut f.events,
-        is(SessionChange::Initialized(Some("t".into()))),
+        is(SessionChange::Initialized {
+            client: Some("t".into()),
+            ide: false,
+        }),
     )
     .await;
 
