@@ -284,6 +284,9 @@ async fn check_edit_names_the_error_a_proposal_would_add_and_writes_nothing() {
         SHAPES,
         "nothing was written"
     );
+    // What the proposal would have is not what the workspace has.
+    let listed = agent.call("getDiagnostics", json!({})).await;
+    assert!(!text(&listed).contains("heigth"), "{listed}");
     // The fix of a file with the typo on disk removes it.
     std::fs::write(bridge.workspace.join("shapes.py"), &typo).unwrap();
     let fix = agent

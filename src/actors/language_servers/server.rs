@@ -113,6 +113,9 @@ struct Published {
     /// not say) the version last given to it when the publication arrived.
     version: i32,
     diagnostics: Vec<Value>,
+    /// It arrived while a check showed the server a text that is not the file's (the
+    /// file was held): these are that text's. Then the file's own, when known.
+    trial: Option<Option<Vec<Value>>>,
 }
 
 /// Someone waiting for the diagnostics of a document's next publication.
@@ -345,11 +348,20 @@ impl LanguageServer {
         for w in ready {
             let _ = w.reply.send(diagnostics.clone());
         }
+        // What a check's trial text got is not the file's: the file's own stay what
+        // the workspace's diagnostics show.
+        let trial = self.held.contains_key(Path::new(&uri)).then(|| {
+            self.published.get(&uri).and_then(|p| match &p.trial {
+                Some(own) => own.clone(),
+                None => Some(p.diagnostics.clone()),
+            })
+        });
         self.published.insert(
             uri,
             Published {
                 version,
                 diagnostics,
+                trial,
             },
         );
     }
@@ -961,7 +973,8 @@ impl Handler<FilesChanged> for LanguageServer {
     }
 }
 
-/// The diagnostics last published for every document the server has open, by path.
+/// The diagnostics last published for every document the server has open, by path:
+/// for a document a check showed a trial text, what it had before.
 #[derive(Message)]
 #[rtype(result = "Vec<(String, Vec<Value>)>")]
 pub struct Publications;
@@ -973,7 +986,10 @@ impl Handler<Publications> for LanguageServer {
         MessageResult(
             self.published
                 .iter()
-                .map(|(path, p)| (path.clone(), p.diagnostics.clone()))
+                .filter_map(|(path, p)| match &p.trial {
+                    None => Some((path.clone(), p.diagnostics.clone())),
+                    Some(own) => own.clone().map(|own| (path.clone(), own)),
+                })
                 .collect(),
         )
     }
