@@ -719,3 +719,44 @@ async fn changes_on_disk_reach_the_running_servers() {
         "never opened, never told as a document: {seen}"
     );
 }
+
+/// An editor that cannot answer a language request (no language server of its own for
+/// the file) leaves it to the bridge's servers; where they cannot either, the editor's
+/// reason is the answer.
+#[tokio::test]
+async fn what_the_editor_cannot_answer_the_bridges_servers_do() {
+    use crate::editor_sim::{handler, EditorSim, Reply};
+    let bridge = Bridge::launch(with_pylsp(Options::default().file("notes.txt", "hi\n"))).await;
+    let editor = EditorSim::connect(
+        &bridge,
+        handler(|m, _| {
+            (m == "extension/getHover")
+                .then(|| Reply::Err("no language server is attached to this buffer".into()))
+        }),
+    )
+    .await;
+    let mut agent = bridge.ready_agent().await;
+    let hover = answer(
+        &mut agent,
+        "getHover",
+        json!({"file": "shapes.py", "line": 6, "column": 9}),
+    )
+    .await;
+    assert!(
+        hover["contents"]
+            .to_string()
+            .contains("Area of a rectangle"),
+        "{hover}"
+    );
+    assert_eq!(editor.requests().len(), 1, "the editor was asked first");
+    let none = agent
+        .call(
+            "getHover",
+            json!({"file": "notes.txt", "line": 1, "column": 1}),
+        )
+        .await;
+    assert!(
+        is_error(&none) && text(&none).contains("no language server is attached"),
+        "{none}"
+    );
+}

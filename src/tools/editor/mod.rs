@@ -151,7 +151,29 @@ pub(crate) async fn forward<A: Serialize + JsonSchema + 'static>(
             pool::answer(&ctx, method, &params).await
         }
         (Some(params), Err(ExtError::NotConnected)) => file_content_from_disk(&ctx, &params).await,
+        // The editor could not answer (no language server of its own for the file, a
+        // suspended or stalled editor): the bridge's servers may; when they cannot
+        // either, the editor's reason stands.
+        (Some(params), Err(e)) if pooled && editor_did_nothing(method, &e) => {
+            match pool::answer(&ctx, method, &params).await {
+                Ok(answer) if !answer.is_error => Ok(answer),
+                _ => editor_result(method, Err(e)),
+            }
+        }
         (_, answer) => editor_result(method, answer),
+    }
+}
+
+/// The editor's failure leaves nothing done that the bridge's language servers would
+/// do again: it refused, was never asked (the breaker is open), or — for a request that
+/// only reads — went away or did not answer in time.
+fn editor_did_nothing(method: Method, e: &ExtError) -> bool {
+    match e {
+        ExtError::Editor { .. } | ExtError::CircuitOpen { .. } => true,
+        ExtError::Timeout { .. } | ExtError::Disconnected(_) | ExtError::Restarted(_) => {
+            !pool::writes(method)
+        }
+        _ => false,
     }
 }
 

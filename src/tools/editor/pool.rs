@@ -36,6 +36,15 @@ pub(crate) const fn answers(method: Method) -> bool {
     )
 }
 
+/// Of [`answers`], those that change files (the editor may have done them when it
+/// did not answer in time).
+pub(crate) const fn writes(method: Method) -> bool {
+    matches!(
+        method,
+        Method::ApplyCodeAction | Method::RenameSymbol | Method::FormatDocument
+    )
+}
+
 fn number(params: &Value, key: &str) -> u64 {
     params[key].as_u64().unwrap_or(1)
 }
