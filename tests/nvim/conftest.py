@@ -269,6 +269,8 @@ vim.api.nvim_create_autocmd("FileType", {
 require("ide_bridge").setup({
   bridge_bin = vim.env.BRIDGE_BIN_ABS,
   reconnect = { min_ms = 100, max_ms = 1000, poll_ms = 500 },
+  -- A second Neovim that only holds a file open (a swap file) stays out of the bridge.
+  auto_connect = vim.env.IDE_BRIDGE_TEST_NO_CONNECT == nil,
 })
 """
 

@@ -1,6 +1,8 @@
 """Language features through the bridge's tools, answered by pylsp via vim.lsp."""
 
 import json
+import os
+import signal
 
 from conftest import wait_for
 
@@ -53,6 +55,38 @@ def test_lsp_on_file_not_open(world):
     # The file is not open in Neovim: the plugin loads it and waits for pylsp.
     defs = agent.call_json("goToDefinition", {"file": str(f), "line": 5, "column": 1}, timeout=30)
     assert defs[0]["line"] == 1
+    # Loaded, not shown: it stays out of the person's buffer list.
+    listed = world.editor.lua("return vim.tbl_map(function(b) return b.name end, vim.fn.getbufinfo({buflisted = 1}))")
+    assert not any(name.endswith("/other.py") for name in listed), listed
+
+
+def test_lsp_on_a_file_a_crashed_vim_left_a_swap_file_of(world):
+    from conftest import Editor
+
+    f = world.workspace / "shared.py"
+    f.write_text("def thrice(x):\n    return x * 3\n\n\nthrice(3)\n")
+    # Another Neovim had it open (the same state directory for swap files).
+    other_dir = world.tmp / "other-vim"
+    other_dir.mkdir()
+    other = Editor(other_dir, world.workspace, {**world.nvim_env, "IDE_BRIDGE_TEST_NO_CONNECT": "1"})
+    try:
+        # (Headless Neovim starts without swap files; a person's has them.)
+        for vim in (other, world.editor):
+            vim.lua("vim.o.swapfile = true")
+        other.edit(f)
+        # Unsaved changes there: its swap file is written.
+        other.lua("vim.api.nvim_buf_set_lines(0, 0, 0, false, {'# being edited'})")
+        other.cmd("preserve")
+        assert other.lua("return vim.fn.filereadable(vim.fn.swapname('%'))") == 1
+        # It crashes: the swap file stays, naming a process that is gone.
+        os.kill(other.lua("return vim.fn.getpid()"), signal.SIGKILL)
+        agent = world.agent()
+        defs = agent.call_json("goToDefinition", {"file": str(f), "line": 5, "column": 1}, timeout=30)
+        assert defs[0]["line"] == 1
+        # Loaded as "edit anyway" would: not read-only.
+        assert world.editor.lua(f"return vim.bo[vim.fn.bufnr({json.dumps(str(f))})].readonly") is False
+    finally:
+        other.close()
 
 
 def test_symbols_rename_format(world):

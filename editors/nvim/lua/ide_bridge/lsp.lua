@@ -120,7 +120,7 @@ end
 
 --- Runs one LSP request for `file`; answer(client, result) returns the protocol answer.
 local function lsp_call(file, method, make_params, answer, done)
-  local buf = util.ensure_buf(file)
+  local buf = util.ensure_buf(file, false)
   with_client(buf, method, function(c, err)
     if not c then
       return done(nil, err)
@@ -353,7 +353,7 @@ end)
 
 reg("applyCodeAction", function(p, done)
   local file = need_file(p)
-  local buf = util.ensure_buf(file)
+  local buf = util.ensure_buf(file, false)
   local method = "textDocument/codeAction"
   with_client(buf, method, function(c, err)
     if not c then
@@ -383,7 +383,7 @@ end)
 
 --- Requests code actions of `kinds` for the whole file and applies them all.
 local function apply_kinds(file, kinds, done, filter)
-  local buf = util.ensure_buf(file)
+  local buf = util.ensure_buf(file, false)
   local method = "textDocument/codeAction"
   with_client(buf, method, function(c, err)
     if not c then
@@ -589,7 +589,7 @@ reg("getCallHierarchy", function(p, done)
   if dir == "outgoing" or dir == "both" then
     table.insert(dirs, { key = "outgoing", method = "callHierarchy/outgoingCalls", field = "to" })
   end
-  local buf = util.ensure_buf(p.file)
+  local buf = util.ensure_buf(p.file, false)
   with_client(buf, "textDocument/prepareCallHierarchy", function(c, err)
     if not c then
       return done(nil, err)
@@ -611,7 +611,7 @@ reg("getTypeHierarchy", function(p, done)
   if dir == "subtypes" or dir == "both" then
     table.insert(dirs, { key = "subtypes", method = "typeHierarchy/subtypes" })
   end
-  local buf = util.ensure_buf(p.file)
+  local buf = util.ensure_buf(p.file, false)
   with_client(buf, "textDocument/prepareTypeHierarchy", function(c, err)
     if not c then
       return done(nil, err)

@@ -47,14 +47,29 @@ function M.find_buf(path)
 end
 
 --- The buffer of `path`, loaded (without showing it).
-function M.ensure_buf(path)
+--- The buffer of `path`, loaded (not shown). `listed` (default true) puts it in the
+--- buffer list: a buffer an agent edits is the person's to see and save; one a
+--- language request only reads stays out of `:ls`.
+function M.ensure_buf(path, listed)
+  listed = listed ~= false
   local b = M.find_buf(path)
   if b then
+    if listed then
+      vim.bo[b].buflisted = true
+    end
     return b
   end
   b = vim.fn.bufadd(path)
-  vim.bo[b].buflisted = true
-  vim.fn.bufload(b)
+  vim.bo[b].buflisted = listed
+  -- A swap file of another Vim (or one a crash left) would stop the load with E325
+  -- and a prompt nobody sees: load it as "edit anyway" does (the swap file stays).
+  local shortmess = vim.o.shortmess
+  vim.o.shortmess = shortmess .. "A"
+  local ok, err = pcall(vim.fn.bufload, b)
+  vim.o.shortmess = shortmess
+  if not ok then
+    error(err, 0)
+  end
   -- bufload does not run filetype detection for a buffer never shown.
   if vim.bo[b].filetype == "" then
     local ft = vim.filetype.match({ buf = b, filename = path })
