@@ -158,6 +158,9 @@ pub struct Orchestrator {
     events: Option<Recipient<BridgeEvent>>,
     activity: Addr<ActivityLog>,
     metrics: Arc<Metrics>,
+    /// Tasks the previous bridge left alive, marked `interrupted` at start-up: reported
+    /// as ended once the actor runs.
+    interrupted_at_start: Vec<TaskId>,
 }
 
 impl Orchestrator {
@@ -201,6 +204,7 @@ impl Orchestrator {
             save_timer: None,
             editor,
             events: None,
+            interrupted_at_start: were_alive,
             activity,
             metrics,
         };
@@ -316,10 +320,8 @@ impl Orchestrator {
         self
     }
 
-    fn after_change(&mut self, id: &str, ctx: &mut Context<Self>) {
-        if self.tasks.get(id).is_some_and(|t| t.status.is_final()) {
-            sweep_left_behind(id);
-        }
+    /// Tells `events` that task `id` ended, when it did.
+    fn report_end(&self, id: &str) {
         if let (Some(t), Some(events)) = (self.tasks.get(id), &self.events) {
             if t.status.is_final() {
                 let tail = t.error.clone().unwrap_or_else(|| {
@@ -333,6 +335,13 @@ impl Orchestrator {
                 });
             }
         }
+    }
+
+    fn after_change(&mut self, id: &str, ctx: &mut Context<Self>) {
+        if self.tasks.get(id).is_some_and(|t| t.status.is_final()) {
+            sweep_left_behind(id);
+        }
+        self.report_end(id);
         if let Some(t) = self.tasks.get(id) {
             self.editor.do_send(NotifyEditor {
                 method: "bridge/claudeTaskOutput",
@@ -410,6 +419,14 @@ impl Orchestrator {
 
 impl Actor for Orchestrator {
     type Context = Context<Self>;
+
+    /// The tasks the previous bridge left alive ended with it: `interrupted` is a
+    /// failure automation hears of (`onTaskFailed`).
+    fn started(&mut self, _: &mut Context<Self>) {
+        for id in std::mem::take(&mut self.interrupted_at_start) {
+            self.report_end(&id);
+        }
+    }
 }
 
 impl Supervised for Orchestrator {
@@ -423,6 +440,7 @@ impl Supervised for Orchestrator {
                 t.finished_at = Some(now);
                 t.error = Some("the orchestrator restarted during the run".into());
             }
+            self.report_end(&id);
         }
         self.followers.clear();
         self.start_ready(ctx);

@@ -131,7 +131,7 @@ async fn a_matching_save_starts_one_task_and_the_cooldown_holds_the_next() {
         "{shown}"
     );
     assert!(
-        shown.contains("for src/deep/lib.rs: cooldown: fired for this file"),
+        shown.contains("for src/deep/lib.rs: cooldown: fired for the same subject"),
         "{shown}"
     );
     let hook = &automation(&bridge).await["hooks"][0];

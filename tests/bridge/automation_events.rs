@@ -122,10 +122,9 @@ async fn task_hooks_notify_and_start_tasks_and_never_loop() {
         })
         .await;
     let on_failed = hook(&status, "onTaskFailed");
-    assert!(
-        on_failed["lastFired"]["subject"]
-            .as_str()
-            .is_some_and(|s| s.starts_with("agent:")),
+    assert_eq!(
+        on_failed["lastFired"]["subject"],
+        format!("task:{failed_id}"),
         "{on_failed}"
     );
     let follow_up = on_failed["lastFired"]["task"].as_str().unwrap();

@@ -526,11 +526,29 @@ async fn tasks_alive_at_a_stop_come_back_interrupted() {
     drop(agent);
     first.stop_async().await;
     no_orphans("6161").await;
-    let second = Bridge::launch(opts()).await;
+    // Automation hears of it as a failure (`interrupted`).
+    let policy = r#"{"onTaskFailed": {"action": "notify", "message": "{{taskId}} {{status}}"}}"#;
+    let second = Bridge::launch(
+        opts()
+            .file("automation.json", policy)
+            .set("automation.policy", "automation.json"),
+    )
+    .await;
     let mut back = Agent::connect(&second, &anchor).await.unwrap();
     back.initialize().await;
     let s = status(&mut back, &id).await;
     assert_eq!(s["status"], "interrupted", "{s}");
+    let fired = second
+        .wait_status("onTaskFailed for the interrupted task", |s| {
+            let h = crate::automation_events::hook(s, "onTaskFailed");
+            (h["fired"] == 1).then_some(h)
+        })
+        .await;
+    assert_eq!(
+        fired["lastFired"]["subject"],
+        format!("task:{id}"),
+        "{fired}"
+    );
 }
 
 #[tokio::test]

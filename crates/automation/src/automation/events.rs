@@ -126,7 +126,7 @@ pub const EVENTS: &[EventDecl] = &[
         fires: "a Claude task exits successfully (`done`); `origins` (`agent`, `automation`; default both) says whose tasks count",
         fields: &[("origins", ORIGINS)],
         required: &[],
-        subject: "`agent:<session>` or `automation:<hook>`",
+        subject: "`task:<task id>`",
         placeholders: "`{{taskId}}`, `{{status}}`, `{{session}}`, `{{hook}}`, `{{output}}`",
         deprecated: None,
         trigger: |h| {
@@ -138,10 +138,10 @@ pub const EVENTS: &[EventDecl] = &[
     },
     EventDecl {
         key: "onTaskFailed",
-        fires: "a Claude task fails (`error`: non-zero exit, timeout, failure to start; or `interrupted`); cancelled tasks are neither; `origins` as for `onTaskFinished`",
+        fires: "a Claude task fails (`error`: non-zero exit, timeout, failure to start; or `interrupted`, as the tasks a stopped or crashed bridge left alive are when it starts again); cancelled tasks are neither; `origins` as for `onTaskFinished`",
         fields: &[("origins", ORIGINS)],
         required: &[],
-        subject: "`agent:<session>` or `automation:<hook>`",
+        subject: "`task:<task id>`",
         placeholders: "as `onTaskFinished` (`{{output}}` is the error when there is one)",
         deprecated: None,
         trigger: |h| {

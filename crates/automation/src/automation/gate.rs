@@ -13,7 +13,7 @@ pub const MAX_TRACKED: usize = 10_000;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Skip {
     /// The same hook fired for the same file too recently.
-    #[error("cooldown: fired for this file {since_ms} ms ago (cooldown {cooldown_ms} ms)")]
+    #[error("cooldown: fired for the same subject {since_ms} ms ago (cooldown {cooldown_ms} ms)")]
     Cooldown {
         /// Time since it last fired.
         since_ms: u64,

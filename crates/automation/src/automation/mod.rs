@@ -494,11 +494,9 @@ impl Engine {
                 if (*succeeded && !done) || (!*succeeded && !failed) {
                     return Seen::Unrelated;
                 }
-                let subject = match (by_hook, session) {
-                    (Some(h), _) => format!("automation:{h}"),
-                    (None, Some(s)) => format!("agent:{s}"),
-                    (None, None) => "task".to_string(),
-                };
+                // Each task is its own subject: a cooldown per agent let the first of
+                // its parallel tasks' failures through and held back the rest.
+                let subject = format!("task:{task}");
                 let by_automation = by_hook.is_some();
                 if (by_automation && !origins.automation) || (!by_automation && !origins.agent) {
                     return Seen::Filtered {
