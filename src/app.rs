@@ -131,6 +131,8 @@ pub fn preflight(settings: &Settings) -> Result<Checked, AppError> {
 struct Seed {
     activity_path: Option<PathBuf>,
     tasks_path: Option<PathBuf>,
+    /// What automation keeps across restarts.
+    automation_state_path: Option<PathBuf>,
     checkpoint_path: Option<PathBuf>,
     page_sessions_path: Option<PathBuf>,
     claims_path: Option<PathBuf>,
@@ -390,6 +392,7 @@ impl Seed {
         let settings = Arc::new(self.settings.clone());
         let ws = self.workspace.clone();
         Automation::new(policy, path, ws, settings, links, Arc::clone(&self.metrics))
+            .remembering(self.automation_state_path.clone())
     }
 
     fn claims(&self, to: &Reservations) -> ClaimsActor {
@@ -904,6 +907,7 @@ impl Claimed {
         let seed = Seed {
             automation: checked.policy,
             tasks_path: Some(state.path(state_files::TASKS)),
+            automation_state_path: Some(state.path(state_files::AUTOMATION)),
             activity_path: settings
                 .activity
                 .persist
@@ -1126,6 +1130,7 @@ pub(crate) fn services_for_tests(settings: Settings, root: &std::path::Path) -> 
     Seed {
         activity_path: None,
         tasks_path: None,
+        automation_state_path: None,
         checkpoint_path: None,
         page_sessions_path: None,
         claims_path: None,

@@ -8,16 +8,24 @@ pub trait Clock {
 }
 
 /// The real clock (monotonic).
-pub struct SystemClock(std::time::Instant);
+pub struct SystemClock(std::time::Instant, u64);
 
 impl Default for SystemClock {
     fn default() -> Self {
-        Self(std::time::Instant::now())
+        Self::starting_at(0)
+    }
+}
+
+impl SystemClock {
+    /// A clock that reads `ms` now: times up to `ms` before it are readings too (an
+    /// earlier run's, mapped onto this one).
+    pub fn starting_at(ms: u64) -> Self {
+        Self(std::time::Instant::now(), ms)
     }
 }
 
 impl Clock for SystemClock {
     fn now_ms(&self) -> u64 {
-        self.0.elapsed().as_millis() as u64
+        self.1 + self.0.elapsed().as_millis() as u64
     }
 }

@@ -368,3 +368,81 @@ async fn an_error_reported_while_automation_works_fires_once_it_settled() {
     .await;
     assert_eq!(h["lastFired"]["subject"], "src/main.rs", "{h}");
 }
+
+/// What automation knows survives a restart: an error its hook already reported is not
+/// new to the next bridge, and the firings of the last hour still count.
+#[tokio::test]
+async fn a_restarted_bridge_remembers_the_errors_it_reported_and_the_hours_firings() {
+    let place = Place::new();
+    let policy = r#"{"maxTasksPerHour": 5,
+        "onDiagnosticsStateChange": {"state": "error", "prompt": "mode:ok fix {{file}}"}}"#;
+    let launch = || {
+        Bridge::launch(
+            place
+                .options()
+                .set("orchestrator.claude_binary", fake_claude())
+                .file("automation.json", policy)
+                .set("automation.policy", "automation.json"),
+        )
+    };
+    let error_in = |bridge: &Bridge, rel: &str| {
+        let file = bridge.workspace.join(rel).display().to_string();
+        json!({"file": file, "diagnostics": [
+            {"message": format!("mismatched types in {rel}"), "severity": "error", "line": 2, "column": 5}
+        ]})
+    };
+    let first = launch().await;
+    let editor = EditorSim::connect(&first, handler(|_, _| None)).await;
+    editor
+        .notify(
+            "extension/diagnosticsChanged",
+            error_in(&first, "src/main.rs"),
+        )
+        .await;
+    wait_hook(
+        &first,
+        "the first error's task",
+        "onDiagnosticsStateChange",
+        |h| h["fired"] == 1,
+    )
+    .await;
+    let kept = place.state_dir().join("automation-state.json");
+    wait_for_blocking("automation's state written", DEADLINE, move || {
+        std::fs::read_to_string(&kept)
+            .ok()
+            .filter(|t| t.contains("src/main.rs"))
+    })
+    .await;
+    drop(editor);
+    first.stop_async().await;
+
+    let second = launch().await;
+    let editor = EditorSim::connect(&second, handler(|_, _| None)).await;
+    // The same error again: nothing new. Another file's: a firing.
+    editor
+        .notify(
+            "extension/diagnosticsChanged",
+            error_in(&second, "src/main.rs"),
+        )
+        .await;
+    editor
+        .notify(
+            "extension/diagnosticsChanged",
+            error_in(&second, "src/lib.rs"),
+        )
+        .await;
+    let h = wait_hook(
+        &second,
+        "the new error's task",
+        "onDiagnosticsStateChange",
+        |h| h["fired"] == 1,
+    )
+    .await;
+    assert_eq!(h["lastFired"]["subject"], "src/lib.rs", "{h}");
+    let status = second.status().await;
+    assert_eq!(
+        status["automation"]["firedLastHour"], 2,
+        "{}",
+        status["automation"]
+    );
+}

@@ -23,6 +23,9 @@ pub mod files {
     pub const CHECKPOINT: &str = "checkpoint.json";
     /// Claude tasks: queue and history.
     pub const TASKS: &str = "tasks.json";
+    /// What automation keeps across restarts: the diagnostics each hook saw, the
+    /// firings of the last hour.
+    pub const AUTOMATION: &str = "automation-state.json";
     /// Held (`flock`) by the bridge serving the workspace; names its pid and port.
     pub const OWNER: &str = "owner.lock";
     /// The workspace path, for people and for pruning.
@@ -42,6 +45,7 @@ pub mod files {
         ACTIVITY,
         CHECKPOINT,
         TASKS,
+        AUTOMATION,
         OWNER,
         WORKSPACE,
         LOG,

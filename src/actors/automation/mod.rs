@@ -14,7 +14,7 @@ use std::time::{Duration, SystemTime};
 
 use actix::prelude::*;
 
-use super::activity_log::{ActivityLog, LifecycleEvent, RecordLifecycle};
+use super::activity_log::{now_ms, ActivityLog, LifecycleEvent, RecordLifecycle};
 use super::clock::{Clock, SystemClock};
 pub use super::messages::automation::{
     AskEditGate, AskGate, BridgeEvent, EditGate, EditGateChecked, EditorEvent, GateCheck,
@@ -28,7 +28,7 @@ use super::orchestrator::{Enqueue, Follow};
 use super::supervise::{guard, restarted};
 use crate::automation::git::{self, Head, Moved};
 use crate::automation::policy::Policy;
-use crate::automation::{Engine, Event, Firing, Outcome};
+use crate::automation::{Engine, Event, Firing, Outcome, Remembered};
 use crate::config::Settings;
 use crate::metrics::Metrics;
 use crate::orchestrator::TaskOrigin;
@@ -40,6 +40,8 @@ pub use status::{AutomationStatus, GetAutomationStatus, HookStatus};
 pub const NAME: &str = "automation";
 /// How often the policy file is checked for changes.
 pub const POLL_INTERVAL: Duration = Duration::from_secs(1);
+/// The largest automation state file read back.
+const MAX_REMEMBERED_BYTES: u64 = 8 << 20;
 /// At most this many files' diagnostics reports are held back for later.
 const MAX_HELD_REPORTS: usize = 256;
 /// After the last automation task or command ends, workspace events are still taken
@@ -110,6 +112,9 @@ pub struct Automation {
     holds: HashMap<SessionId, u32>,
     links: AutomationLinks,
     metrics: Arc<Metrics>,
+    /// Where what the engine keeps across restarts is written, and the engine's
+    /// revision last written there.
+    remembered: Option<(PathBuf, u64)>,
 }
 
 impl Automation {
@@ -125,7 +130,8 @@ impl Automation {
         let stamp = stamp(&path);
         Self {
             engine: Engine::new(policy),
-            clock: Box::new(SystemClock::default()),
+            // An hour in: the hourly cap's firings of a previous run are readings too.
+            clock: Box::new(SystemClock::starting_at(crate::automation::gate::HOUR_MS)),
             path,
             stamp,
             workspace,
@@ -142,7 +148,62 @@ impl Automation {
             holds: HashMap::new(),
             links,
             metrics,
+            remembered: None,
         }
+    }
+
+    /// Keeps what the engine knows across restarts in `path` (read now, written at
+    /// most once per [`POLL_INTERVAL`] when it changed): the errors its diagnostics
+    /// hooks already reported, the firings the hourly cap counts.
+    pub fn remembering(mut self, path: Option<PathBuf>) -> Self {
+        let Some(path) = path else {
+            return self;
+        };
+        use crate::private_file::{read, ReadError};
+        let unread = |e: &dyn std::fmt::Display| {
+            tracing::warn!(
+                file = %path.display(),
+                "automation state not read ({e}): errors already reported count as new, and \
+                 the hourly cap starts at 0"
+            );
+        };
+        match read(&path, MAX_REMEMBERED_BYTES) {
+            Ok(text) => match serde_json::from_str::<Remembered>(&text) {
+                Ok(kept) => {
+                    let now = self.clock.now_ms();
+                    self.engine.restore(kept, now, now_ms());
+                }
+                Err(e) => unread(&e),
+            },
+            Err(ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => unread(&e),
+        }
+        self.remembered = Some((path, self.engine.revision()));
+        self
+    }
+
+    /// Writes what the engine keeps when it changed since the last write.
+    fn save_remembered(&mut self) {
+        let Some((path, written)) = &mut self.remembered else {
+            return;
+        };
+        let revision = self.engine.revision();
+        if revision == *written {
+            return;
+        }
+        *written = revision;
+        let kept = self.engine.remember(self.clock.now_ms(), now_ms());
+        let path = path.clone();
+        actix_rt::spawn(async move {
+            let saved = tokio::task::spawn_blocking(move || {
+                let body = serde_json::to_vec(&kept).map_err(std::io::Error::other)?;
+                crate::lockfile::write_atomic(&path, &body)
+            })
+            .await;
+            if !matches!(saved, Ok(Ok(()))) {
+                tracing::warn!(?saved, "automation state not saved");
+            }
+        });
     }
 
     fn record(&self, event: LifecycleEvent, detail: String) {
@@ -472,6 +533,7 @@ impl Actor for Automation {
         ctx.run_interval(POLL_INTERVAL, |act, ctx| {
             act.poll();
             act.replay_held(ctx);
+            act.save_remembered();
         });
         // Know the repository's state before its refs change.
         self.refs_changed(ctx);

@@ -84,6 +84,20 @@ impl Gate {
         }
     }
 
+    /// When the counted firings of the hour before `now_ms` happened, oldest first.
+    pub fn counted(&self, now_ms: u64) -> impl Iterator<Item = u64> + '_ {
+        self.fired
+            .iter()
+            .copied()
+            .filter(move |&t| now_ms.saturating_sub(t) < HOUR_MS)
+    }
+
+    /// Counts firings of an earlier run (their times on this run's clock, oldest
+    /// first) against the hourly cap.
+    pub fn restore_counted(&mut self, times: impl IntoIterator<Item = u64>) {
+        self.fired.extend(times);
+    }
+
     /// Tasks and commands started in the hour before `now_ms`.
     pub fn fired_last_hour(&self, now_ms: u64) -> usize {
         self.fired

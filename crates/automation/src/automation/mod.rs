@@ -16,7 +16,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use globset::GlobSet;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::tasks::TaskStatus;
 use gate::{Gate, Skip};
@@ -284,6 +284,18 @@ enum Seen {
     },
 }
 
+/// What the engine keeps across a restart: without it, every error in the workspace
+/// would be new to a restarted bridge (its diagnostics hooks fire for each), and a
+/// bridge restarting in a loop would start past the hourly cap.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Remembered {
+    /// Per diagnostics hook and file: the fingerprint of its matching diagnostics.
+    pub diagnostics: Vec<(String, String, u64)>,
+    /// When (Unix ms) each firing the hourly cap counts happened, in the last hour.
+    pub counted_at: Vec<u64>,
+}
+
 /// The policy with its cooldowns, hourly cap and per-file diagnostics state.
 #[derive(Debug)]
 pub struct Engine {
@@ -293,6 +305,8 @@ pub struct Engine {
     gate: Gate,
     /// Hash of the matching diagnostics per (hook, file) while there are some.
     in_error: HashMap<(&'static str, String), u64>,
+    /// Counts changes of what [`Remembered`] holds.
+    revision: u64,
 }
 
 impl Engine {
@@ -303,7 +317,54 @@ impl Engine {
             policy,
             gate: Gate::default(),
             in_error: HashMap::new(),
+            revision: 0,
         }
+    }
+
+    /// Changes when what [`Engine::remember`] returns may have changed.
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
+    /// What to keep across a restart, at `now_ms` on the engine's clock and
+    /// `unix_now_ms` on the wall clock.
+    pub fn remember(&self, now_ms: u64, unix_now_ms: u64) -> Remembered {
+        Remembered {
+            diagnostics: self
+                .in_error
+                .iter()
+                .map(|((hook, file), h)| (hook.to_string(), file.clone(), *h))
+                .collect(),
+            counted_at: self
+                .gate
+                .counted(now_ms)
+                .map(|t| unix_now_ms.saturating_sub(now_ms - t))
+                .collect(),
+        }
+    }
+
+    /// Takes back what an earlier run remembered (the state of hooks the policy no
+    /// longer has is dropped). Firings of the last hour are counted again at their
+    /// times, mapped onto this run's clock (which must read at least an hour by then
+    /// for them to keep their age).
+    pub fn restore(&mut self, remembered: Remembered, now_ms: u64, unix_now_ms: u64) {
+        let hooks: Vec<&'static str> = self.hooks.iter().map(|h| h.name).collect();
+        for (hook, file, h) in remembered.diagnostics {
+            let Some(name) = hooks.iter().find(|n| **n == hook) else {
+                continue;
+            };
+            if self.in_error.len() < MAX_TRACKED_FILES {
+                self.in_error.insert((name, file), h);
+            }
+        }
+        let mut counted: Vec<u64> = remembered
+            .counted_at
+            .into_iter()
+            .filter(|&at| unix_now_ms.saturating_sub(at) < gate::HOUR_MS)
+            .map(|at| now_ms.saturating_sub(unix_now_ms.saturating_sub(at)))
+            .collect();
+        counted.sort_unstable();
+        self.gate.restore_counted(counted);
     }
 
     /// The current policy.
@@ -360,7 +421,13 @@ impl Engine {
                         SkipKind::LoopGuard,
                     )
                 }
-                Seen::Matched { subject, vars } => self.try_fire(hook, subject, &vars, now_ms),
+                Seen::Matched { subject, vars } => {
+                    let outcome = self.try_fire(hook, subject, &vars, now_ms);
+                    if matches!(outcome, Outcome::Fire(_)) {
+                        self.revision += 1;
+                    }
+                    outcome
+                }
                 Seen::Transition {
                     subject,
                     vars,
@@ -370,6 +437,7 @@ impl Engine {
                     let outcome = self.try_fire(hook, subject, &vars, now_ms);
                     if matches!(outcome, Outcome::Fire(_)) {
                         self.remember_diagnostics(key, now);
+                        self.revision += 1;
                     }
                     outcome
                 }
@@ -382,16 +450,17 @@ impl Engine {
     /// Keeps the fingerprint of a (hook, file)'s matching diagnostics (`None`: it has
     /// none), at most [`MAX_TRACKED_FILES`] of them.
     fn remember_diagnostics(&mut self, key: (&'static str, String), now: Option<u64>) {
-        match now {
+        let changed = match now {
             Some(h) => {
                 if self.in_error.len() >= MAX_TRACKED_FILES && !self.in_error.contains_key(&key) {
                     self.in_error.clear();
                 }
-                self.in_error.insert(key, h);
+                self.in_error.insert(key, h) != Some(h)
             }
-            None => {
-                self.in_error.remove(&key);
-            }
+            None => self.in_error.remove(&key).is_some(),
+        };
+        if changed {
+            self.revision += 1;
         }
     }
 
@@ -908,6 +977,60 @@ mod tests {
             "{out:?}"
         );
         assert_eq!(fired(&e.handle(&worse, 6_000, false)).len(), 1);
+    }
+
+    #[test]
+    fn a_restarted_engine_knows_the_errors_it_reported_and_what_the_hour_started() {
+        let policy = json!({"maxTasksPerHour": 2,
+            "onDiagnosticsStateChange": {"state": "error", "prompt": "Fix {{file}}"},
+            "onFileSave": {"patterns": ["*.md"], "prompt": "Read {{file}}"}});
+        let broken = diags("a.rs", &[diag("bad", Severity::Error)]);
+        let saved = |f: &str| Event::FileSaved { file: f.into() };
+        let mut before = engine(policy.clone());
+        assert_eq!(fired(&before.handle(&broken, 1_000, false)).len(), 1);
+        assert_eq!(fired(&before.handle(&saved("x.md"), 2_000, false)).len(), 1);
+        let revision = before.revision();
+        assert_eq!(
+            fired(&before.handle(&saved("w.md"), 2_000, false)).len(),
+            0,
+            "capped"
+        );
+        assert_eq!(before.revision(), revision, "a skip changes nothing kept");
+        let unix = 1_800_000_000_000;
+        let kept = before.remember(2_000, unix);
+        let text = serde_json::to_string(&kept).unwrap();
+        let kept: Remembered = serde_json::from_str(&text).unwrap();
+        // Ten minutes later, on a fresh clock that starts an hour in.
+        let mut after = engine(policy.clone());
+        let (now, unix_now) = (gate::HOUR_MS, unix + 600_000);
+        after.restore(kept.clone(), now, unix_now);
+        assert!(
+            after.handle(&broken, now, false).is_empty(),
+            "the same error is not new"
+        );
+        assert_eq!(after.fired_last_hour(now), 2);
+        assert!(
+            matches!(
+                &after.handle(&saved("z.md"), now, false)[..],
+                [Outcome::Skipped {
+                    kind: SkipKind::HourlyCap,
+                    ..
+                }]
+            ),
+            "the firings before the restart still count"
+        );
+        // Once the first of them is an hour old, one more may start.
+        let first_gone = now + gate::HOUR_MS - 600_000 - 1_000;
+        assert_eq!(
+            fired(&after.handle(&saved("z.md"), first_gone, false)).len(),
+            1
+        );
+        // A firing the hour no longer holds is not counted; a hook the policy dropped
+        // is forgotten.
+        let mut later = engine(json!({"onFileSave": {"patterns": ["*.md"], "prompt": "x"}}));
+        later.restore(kept, gate::HOUR_MS, unix + 3_601_000);
+        assert_eq!(later.fired_last_hour(gate::HOUR_MS), 0);
+        assert_eq!(later.remember(gate::HOUR_MS, unix).diagnostics, vec![]);
     }
 
     #[test]
