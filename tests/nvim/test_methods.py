@@ -212,6 +212,20 @@ def test_openFile(w):
     assert ok_json(w, "openFile", {"filePath": path(w, "notes.txt"), "startLine": 2}).startswith("Opened file")
     assert w.editor.lua("return vim.api.nvim_buf_get_name(0)") == path(w, "notes.txt")
     assert w.editor.lua("return vim.api.nvim_win_get_cursor(0)[1]") == 2
+    # The CLI's selection arguments select the text they name (notes.txt holds
+    # alpha, beta, gamma): from "et" in beta to the end of "gam".
+    ok_json(w, "openFile", {"filePath": path(w, "notes.txt"), "startText": "et", "endText": "gam"})
+    assert w.editor.mode() == "v"
+    start = w.editor.lua("local p = vim.fn.getpos('v'); return {p[2], p[3]}")
+    end = w.editor.lua("return vim.api.nvim_win_get_cursor(0)")
+    assert (start, end) == ([2, 2], [3, 2]), (start, end)
+    w.editor.input("<Esc>")
+    # In the background: opened, the person's window keeps its file.
+    other = w.workspace / "elsewhere.txt"
+    other.write_text("x\n")
+    ok_json(w, "openFile", {"filePath": str(other), "makeFrontmost": False})
+    assert w.editor.lua("return vim.api.nvim_buf_get_name(0)") == path(w, "notes.txt")
+    assert w.editor.lua(f"return vim.fn.bufloaded({json.dumps(str(other))})") == 1
 
 
 def test_getFileContent(w):

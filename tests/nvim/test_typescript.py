@@ -70,3 +70,27 @@ def test_typescript_diagnostics_hover_definition(world):
         return not any("not assignable" in d["message"] for d in diagnostics(agent, uri))
 
     wait_for(cleared, timeout=15, interval=0.3, what="the diagnostic to clear")
+
+
+def test_search_symbols_asks_every_language_server(world):
+    """searchSymbols with pylsp and tsserver attached: the symbols of both languages
+    (the first buffer's server alone answered before)."""
+    ts = world.workspace / "math.ts"
+    ts.write_text(SOURCE)
+    py = world.workspace / "shapes.py"
+    py.write_text("def rectangle_area(w, h):\n    return w * h\n")
+    agent = world.agent()
+    for f in (ts, py):
+        world.editor.edit(f)
+        wait_for(
+            lambda: world.editor.lua("return #vim.lsp.get_clients({bufnr = 0}) > 0 and vim.lsp.get_clients({bufnr = 0})[1].initialized"),
+            timeout=20,
+            what=f"a server for {f.name}",
+        )
+
+    def names(query):
+        found = agent.call_json("searchSymbols", {"query": query})
+        return {s["name"] for s in found["symbols"]}
+
+    assert "add" in wait_for(lambda: names("add") or None, timeout=20, what="the TypeScript symbol")
+    assert "rectangle_area" in wait_for(lambda: names("rectangle") or None, timeout=20, what="the Python symbol")

@@ -162,6 +162,10 @@ test('open files, dirty, open at a line, content with unsaved changes, save, clo
   assert(editor.document.uri.fsPath === notes && editor.selection.active.line === 1, `${editor.document.uri.fsPath}:${editor.selection.active.line}`);
   const tabs = (await a().ok('getOpenEditors')).tabs;
   assert(tabs.some((t) => t.fileName === notes && t.isActive), JSON.stringify(tabs));
+  // The CLI's selection arguments select the text they name: "et" in beta to the end of "gam".
+  await a().ok('openFile', { filePath: notes, startText: 'et', endText: 'gam' });
+  const sel = vscode.window.activeTextEditor.selection;
+  assert(sel.start.line === 1 && sel.start.character === 1 && sel.end.line === 2 && sel.end.character === 3, JSON.stringify(sel));
   assert((await a().ok('checkDocumentDirty', { filePath: notes })).isDirty === false, 'clean');
   await editor.edit((e) => e.insert(new vscode.Position(0, 5), 'X'));
   const content = await a().ok('getFileContent', { file: notes });

@@ -73,10 +73,35 @@ reg("openFile", function(p)
   if not util.file_exists(file) then
     fail("file not found: " .. file)
   end
+  if p.background then
+    -- Opened, not shown: the person's window stays where it is.
+    util.ensure_buf(file)
+    return true
+  end
   local win = main_window()
   vim.api.nvim_set_current_win(win)
   vim.cmd("edit " .. vim.fn.fnameescape(file))
-  if p.line then
+  local sel = p.selection
+  if type(sel) == "table" then
+    -- Select it (visual mode), as the editor shows a range it was asked to.
+    local b = vim.api.nvim_get_current_buf()
+    local sr, sc = util.proto_to_byte(b, sel.startLine, sel.startColumn)
+    local er, ec = util.proto_to_byte(b, sel.endLine, sel.endColumn)
+    -- The end is exclusive; visual mode includes the character under the cursor.
+    if ec > 0 then
+      ec = ec - 1
+    elseif er > sr then
+      er = er - 1
+      ec = math.max(#util.line_text(b, er) - 1, 0)
+    end
+    if vim.api.nvim_get_mode().mode:sub(1, 1) ~= "n" then
+      vim.cmd("stopinsert")
+      vim.cmd("normal! \27")
+    end
+    vim.api.nvim_win_set_cursor(0, { sr + 1, sc })
+    vim.cmd("normal! v")
+    vim.api.nvim_win_set_cursor(0, { er + 1, ec })
+  elseif p.line then
     local n = vim.api.nvim_buf_line_count(0)
     vim.api.nvim_win_set_cursor(0, { math.max(1, math.min(p.line, n)), 0 })
   end

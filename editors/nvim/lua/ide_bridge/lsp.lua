@@ -517,55 +517,69 @@ end)
 reg("searchSymbols", function(p, done)
   local query = p.query or ""
   local max = math.min(p.maxResults or 100, 200)
-  -- The first buffer with a client that supports workspace/symbol; else the
-  -- document symbols of every loaded buffer with a language server.
-  local target
-  local with_doc = {}
+  local q = query:lower()
+  -- Every server once: workspace/symbol where it answers that; else the document
+  -- symbols of each loaded buffer it serves. The answers are merged (one server per
+  -- language: asking only the first would leave the others' languages out).
+  local by_workspace, by_document, asked = {}, {}, {}
   for _, b in ipairs(vim.api.nvim_list_bufs()) do
     if vim.api.nvim_buf_is_loaded(b) and util.buf_path(b) then
       for _, c in ipairs(get_clients(b)) do
-        if not target and supports(c, "workspace/symbol", b) and c.server_capabilities.workspaceSymbolProvider then
-          target = { c = c, b = b }
-        end
-        if c.server_capabilities.documentSymbolProvider then
-          table.insert(with_doc, { c = c, b = b })
-          break
+        if supports(c, "workspace/symbol", b) and c.server_capabilities.workspaceSymbolProvider then
+          if not asked[c.id] then
+            asked[c.id] = true
+            table.insert(by_workspace, { c = c, b = b })
+          end
+        elseif c.server_capabilities.documentSymbolProvider then
+          table.insert(by_document, { c = c, b = b })
         end
       end
     end
   end
-  local function finish(symbols, source)
-    local truncated = #symbols > max
-    if truncated then
-      symbols = vim.list_slice(symbols, 1, max)
-    end
-    done({ symbols = symbols, count = #symbols, truncated = truncated, source = source })
-  end
-  if target then
-    request(target.c, "workspace/symbol", { query = query }, target.b, function(err, result)
-      if err then
-        return done(nil, err.message)
-      end
-      finish(flatten_symbols(result, nil, target.c.offset_encoding, {}), "workspace/symbol")
-    end)
-    return ASYNC
-  end
-  if #with_doc == 0 then
+  local pending = #by_workspace + #by_document
+  if pending == 0 then
     fail("no language server with symbols is attached to any open buffer")
   end
-  local all, pending = {}, #with_doc
-  local q = query:lower()
-  for _, t in ipairs(with_doc) do
+  local sources = {}
+  if #by_workspace > 0 then
+    table.insert(sources, "workspace/symbol")
+  end
+  if #by_document > 0 then
+    table.insert(sources, "documentSymbol of open buffers")
+  end
+  local all, failures = {}, {}
+  local function answered()
+    pending = pending - 1
+    if pending > 0 then
+      return
+    end
+    if #all == 0 and #failures > 0 then
+      return done(nil, table.concat(failures, "; "))
+    end
+    local truncated = #all > max
+    if truncated then
+      all = vim.list_slice(all, 1, max)
+    end
+    done({ symbols = all, count = #all, truncated = truncated, source = table.concat(sources, " and ") })
+  end
+  for _, t in ipairs(by_workspace) do
+    request(t.c, "workspace/symbol", { query = query }, t.b, function(err, result)
+      if err then
+        table.insert(failures, t.c.name .. ": " .. tostring(err.message))
+      else
+        vim.list_extend(all, flatten_symbols(result, nil, t.c.offset_encoding, {}))
+      end
+      answered()
+    end)
+  end
+  for _, t in ipairs(by_document) do
     request(t.c, "textDocument/documentSymbol", { textDocument = text_doc(t.b) }, t.b, function(_, result)
       for _, s in ipairs(flatten_symbols(result, util.buf_path(t.b), t.c.offset_encoding, {})) do
         if s.name:lower():find(q, 1, true) then
           table.insert(all, s)
         end
       end
-      pending = pending - 1
-      if pending == 0 then
-        finish(all, "documentSymbol of open buffers")
-      end
+      answered()
     end)
   end
   return ASYNC

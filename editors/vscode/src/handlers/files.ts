@@ -42,11 +42,14 @@ export function register(c: Connection): void {
 
   c.handle('openFile', async (p: Params) => {
     const doc = await documentOf(need(p, 'file'));
-    const editor = await vscode.window.showTextDocument(doc, { preview: false });
-    if (p.line) {
-      const at = position(p.line, 1);
-      editor.selection = new vscode.Selection(at, at);
-      editor.revealRange(new vscode.Range(at, at), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+    // In the background: a tab of its own, the focus where it was.
+    const editor = await vscode.window.showTextDocument(doc, { preview: false, preserveFocus: p.background === true });
+    const sel = p.selection;
+    if (sel || p.line) {
+      const start = sel ? position(sel.startLine, sel.startColumn) : position(p.line, 1);
+      const end = sel ? position(sel.endLine, sel.endColumn) : start;
+      editor.selection = new vscode.Selection(start, end);
+      editor.revealRange(new vscode.Range(start, end), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
     }
     return true;
   });
