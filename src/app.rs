@@ -103,6 +103,21 @@ pub struct Checked {
     policy: Option<(PathBuf, crate::automation::policy::Policy)>,
 }
 
+impl Checked {
+    /// What loading the automation policy warned of, each naming the policy file.
+    pub fn policy_warnings(&self) -> Vec<String> {
+        self.policy
+            .as_ref()
+            .map_or_else(Vec::new, |(path, policy)| {
+                policy
+                    .warnings
+                    .iter()
+                    .map(|w| format!("automation policy {}: {w}", path.display()))
+                    .collect()
+            })
+    }
+}
+
 /// Checks `settings` the way start-up does, touching no file.
 pub fn preflight(settings: &Settings) -> Result<Checked, AppError> {
     let root = match &settings.workspace {

@@ -55,14 +55,22 @@ fn main() -> ExitCode {
                 Ok(s) => s,
                 Err(code) => return ExitCode::from(code),
             };
-            // Everything start-up would refuse, refused here too (nothing is written).
-            if let Err(e) = app::preflight(&shown) {
-                eprintln!("ide-bridge: {e}");
-                return ExitCode::from(if e.is_configuration() {
-                    BAD_CONFIGURATION
-                } else {
-                    1
-                });
+            // Everything start-up would refuse, refused here too (nothing is written),
+            // and what it would warn of, said.
+            match app::preflight(&shown) {
+                Ok(checked) => {
+                    for warning in checked.policy_warnings() {
+                        eprintln!("ide-bridge: warning: {warning}");
+                    }
+                }
+                Err(e) => {
+                    eprintln!("ide-bridge: {e}");
+                    return ExitCode::from(if e.is_configuration() {
+                        BAD_CONFIGURATION
+                    } else {
+                        1
+                    });
+                }
             }
             // The directory the bridge would serve, as it would resolve it.
             let workspace = shown

@@ -352,4 +352,24 @@ fn an_invalid_policy_stops_start_up_and_names_the_field() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("no such file"));
+    // What loads but would not work as meant is said by `config` (and logged at start).
+    std::fs::write(
+        &policy,
+        r#"{"onFileChange": {"patterns": ["*"], "action": "notify", "message": "{{fiel}} changed"}}"#,
+    )
+    .unwrap();
+    let out = command(&tmp.path().join("claude"))
+        .args(["config", "--workspace"])
+        .arg(tmp.path())
+        .arg("--automation-policy")
+        .arg(&policy)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("warning: automation policy")
+            && err.contains("onFileChange.message: {{fiel}} is not a placeholder of onFileChange"),
+        "{err}"
+    );
 }

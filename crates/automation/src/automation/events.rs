@@ -24,12 +24,45 @@ pub struct EventDecl {
     pub required: &'static [&'static str],
     /// What the cooldown is kept per (markdown).
     pub subject: &'static str,
-    /// The template placeholders its texts may use (markdown).
-    pub placeholders: &'static str,
+    /// The template placeholders its texts may use, each with a note (markdown; empty
+    /// for none). A placeholder a hook's text names that is not here is warned of.
+    pub placeholders: &'static [(&'static str, &'static str)],
     /// Superseded by another event: loading it warns with this.
     pub deprecated: Option<&'static str>,
     /// Its trigger, from the hook as written.
     pub(super) trigger: fn(&RawHook) -> Result<Trigger, TriggerError>,
+}
+
+impl EventDecl {
+    /// Its placeholders as the docs list them: "`{{file}}`, `{{change}}` (note)".
+    pub fn placeholders_markdown(&self) -> String {
+        self.placeholders
+            .iter()
+            .map(|(name, note)| match note {
+                &"" => format!("`{{{{{name}}}}}`"),
+                note => format!("`{{{{{name}}}}}` ({note})"),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The `{{name}}`s in `text` that are not its placeholders.
+    pub fn unknown_placeholders<'t>(&self, text: &'t str) -> Vec<&'t str> {
+        let mut unknown = Vec::new();
+        let mut rest = text;
+        while let Some(start) = rest.find("{{") {
+            let after = &rest[start + 2..];
+            let Some(end) = after.find("}}") else {
+                break;
+            };
+            let name = &after[..end];
+            if !self.placeholders.iter().any(|(p, _)| *p == name) && !unknown.contains(&name) {
+                unknown.push(name);
+            }
+            rest = &after[end + 2..];
+        }
+        unknown
+    }
 }
 
 const PATTERNS: &str = r##"{"$ref": "#/$defs/patterns"}"##;
@@ -59,7 +92,7 @@ pub const EVENTS: &[EventDecl] = &[
         fields: &[("state", r#"{"enum": ["error", "cleared"]}"#), ("minSeverity", MIN_SEVERITY)],
         required: &["state"],
         subject: "the file",
-        placeholders: "`{{file}}`, `{{diagnostics}}` (an empty block when cleared)",
+        placeholders: &[("file", ""), ("diagnostics", "an empty block when cleared")],
         deprecated: None,
         trigger: |h| {
             Ok(Trigger::Diagnostics {
@@ -74,7 +107,7 @@ pub const EVENTS: &[EventDecl] = &[
         fields: &[("minSeverity", MIN_SEVERITY)],
         required: &[],
         subject: "the file",
-        placeholders: "`{{file}}`, `{{diagnostics}}`",
+        placeholders: &[("file", ""), ("diagnostics", "")],
         deprecated: Some(
             "onDiagnosticsError is deprecated: use onDiagnosticsStateChange with state = \"error\"",
         ),
@@ -91,7 +124,7 @@ pub const EVENTS: &[EventDecl] = &[
         fields: &[("patterns", PATTERNS)],
         required: &["patterns"],
         subject: "the file",
-        placeholders: "`{{file}}`",
+        placeholders: &[("file", "")],
         deprecated: None,
         trigger: |h| {
             Ok(Trigger::FileSave {
@@ -108,7 +141,7 @@ pub const EVENTS: &[EventDecl] = &[
         ],
         required: &["patterns"],
         subject: "the file",
-        placeholders: "`{{file}}`, `{{change}}` (`created`, `modified`, `removed`, `renamed`), `{{from}}` (a rename's old path, else empty)",
+        placeholders: &[("file", ""), ("change", "`created`, `modified`, `removed`, `renamed`"), ("from", "a rename's old path, else empty")],
         deprecated: None,
         trigger: |h| {
             Ok(Trigger::FileChange {
@@ -127,7 +160,7 @@ pub const EVENTS: &[EventDecl] = &[
         fields: &[("origins", ORIGINS)],
         required: &[],
         subject: "`task:<task id>`",
-        placeholders: "`{{taskId}}`, `{{status}}`, `{{session}}`, `{{hook}}`, `{{output}}`",
+        placeholders: &[("taskId", ""), ("status", ""), ("session", ""), ("hook", ""), ("output", "")],
         deprecated: None,
         trigger: |h| {
             Ok(Trigger::TaskEnded {
@@ -142,7 +175,7 @@ pub const EVENTS: &[EventDecl] = &[
         fields: &[("origins", ORIGINS)],
         required: &[],
         subject: "`task:<task id>`",
-        placeholders: "as `onTaskFinished` (`{{output}}` is the error when there is one)",
+        placeholders: &[("taskId", ""), ("status", ""), ("session", ""), ("hook", ""), ("output", "the error when there is one")],
         deprecated: None,
         trigger: |h| {
             Ok(Trigger::TaskEnded {
@@ -157,7 +190,7 @@ pub const EVENTS: &[EventDecl] = &[
         fields: &[("branches", r##"{"description": "Globs the branch must match (default: any).", "$ref": "#/$defs/patterns"}"##)],
         required: &[],
         subject: "the branch",
-        placeholders: "`{{branch}}`, `{{commit}}`, `{{subject}}`",
+        placeholders: &[("branch", ""), ("commit", ""), ("subject", "")],
         deprecated: None,
         trigger: |h| {
             Ok(Trigger::GitCommit {
@@ -171,7 +204,7 @@ pub const EVENTS: &[EventDecl] = &[
         fields: &[("branches", r##"{"description": "Globs the new branch must match (default: any).", "$ref": "#/$defs/patterns"}"##)],
         required: &[],
         subject: "the new branch",
-        placeholders: "`{{branch}}`, `{{previousBranch}}`, `{{commit}}`",
+        placeholders: &[("branch", ""), ("previousBranch", ""), ("commit", "")],
         deprecated: None,
         trigger: |h| {
             Ok(Trigger::BranchSwitch {
@@ -185,7 +218,7 @@ pub const EVENTS: &[EventDecl] = &[
         fields: &[("clients", CLIENTS)],
         required: &[],
         subject: "the session",
-        placeholders: "`{{agent}}` (client name), `{{session}}`",
+        placeholders: &[("agent", "client name"), ("session", "")],
         deprecated: None,
         trigger: |h| {
             Ok(Trigger::Agent {
@@ -200,7 +233,7 @@ pub const EVENTS: &[EventDecl] = &[
         fields: &[("clients", CLIENTS)],
         required: &[],
         subject: "the session",
-        placeholders: "`{{agent}}`, `{{session}}`",
+        placeholders: &[("agent", ""), ("session", "")],
         deprecated: None,
         trigger: |h| {
             Ok(Trigger::Agent {
@@ -215,7 +248,7 @@ pub const EVENTS: &[EventDecl] = &[
         fields: &[("commands", r##"{"description": "Globs the program name must match (default: any).", "$ref": "#/$defs/patterns"}"##)],
         required: &[],
         subject: "the program",
-        placeholders: "`{{command}}`, `{{program}}`, `{{exitCode}}` (a number, `timed out` or `killed`), `{{session}}`, `{{output}}`",
+        placeholders: &[("command", ""), ("program", ""), ("exitCode", "a number, `timed out` or `killed`"), ("session", ""), ("output", "")],
         deprecated: None,
         trigger: |h| {
             Ok(Trigger::CommandFailed {
@@ -229,7 +262,7 @@ pub const EVENTS: &[EventDecl] = &[
         fields: &[("patterns", FILE_FILTER)],
         required: &[],
         subject: "the file",
-        placeholders: "`{{agent}}` (`claude-code 1a2b3c4d`), `{{session}}`, `{{file}}`, `{{tool}}`",
+        placeholders: &[("agent", "`claude-code 1a2b3c4d`"), ("session", ""), ("file", ""), ("tool", "")],
         deprecated: None,
         trigger: |h| {
             Ok(Trigger::AgentEdited {
@@ -243,7 +276,7 @@ pub const EVENTS: &[EventDecl] = &[
         fields: &[("commands", r##"{"description": "Globs the program name (the command's first word) must match (default: any).", "$ref": "#/$defs/patterns"}"##)],
         required: &[],
         subject: "the program",
-        placeholders: "`{{agent}}`, `{{session}}`, `{{command}}`, `{{program}}`, `{{error}}` (`Exit code 1`)",
+        placeholders: &[("agent", ""), ("session", ""), ("command", ""), ("program", ""), ("error", "`Exit code 1`")],
         deprecated: None,
         trigger: |h| {
             Ok(Trigger::AgentCommandFailed {
@@ -262,7 +295,7 @@ pub const EVENTS: &[EventDecl] = &[
         ],
         required: &[],
         subject: "the session",
-        placeholders: "`{{agent}}`, `{{session}}`, `{{message}}` (its last message, as a delimited block)",
+        placeholders: &[("agent", ""), ("session", ""), ("message", "its last message, as a delimited block")],
         deprecated: None,
         trigger: |_| Ok(Trigger::AgentStop),
     },
@@ -272,7 +305,7 @@ pub const EVENTS: &[EventDecl] = &[
         fields: &[],
         required: &[],
         subject: "the session",
-        placeholders: "`{{agent}}`, `{{session}}`, `{{prompt}}` (a delimited block)",
+        placeholders: &[("agent", ""), ("session", ""), ("prompt", "a delimited block")],
         deprecated: None,
         trigger: |_| Ok(Trigger::PromptSubmitted),
     },
@@ -282,7 +315,7 @@ pub const EVENTS: &[EventDecl] = &[
         fields: &[("patterns", FILE_FILTER)],
         required: &[],
         subject: "the file",
-        placeholders: "`{{agent}}` (who was refused), `{{session}}`, `{{holder}}`, `{{file}}`, `{{tool}}`",
+        placeholders: &[("agent", "who was refused"), ("session", ""), ("holder", ""), ("file", ""), ("tool", "")],
         deprecated: None,
         trigger: |h| {
             Ok(Trigger::ClaimRefused {
@@ -300,7 +333,7 @@ pub const EVENTS: &[EventDecl] = &[
         ],
         required: &[],
         subject: "the file",
-        placeholders: "`{{agent}}`, `{{session}}`, `{{file}}`, `{{tool}}` (`Edit`, `Write`, `openDiff`)",
+        placeholders: &[("agent", ""), ("session", ""), ("file", ""), ("tool", "`Edit`, `Write`, `openDiff`")],
         deprecated: None,
         trigger: |h| {
             Ok(Trigger::EditProposed {
@@ -435,7 +468,7 @@ pub fn docs_table() -> String {
                 fields.join(", ")
             },
             e.subject,
-            e.placeholders
+            e.placeholders_markdown()
         ));
     }
     out

@@ -254,6 +254,112 @@ pub(super) struct RawHook {
     pub(super) max_holds: Option<u32>,
 }
 
+/// `problems`, each top-level key that looks like an event but is none first, with the
+/// events it may have meant.
+fn with_event_names(value: &Value, problems: Vec<String>) -> Vec<String> {
+    let events = || super::events::EVENTS.iter().map(|e| e.key);
+    let unknown = value
+        .as_object()
+        .into_iter()
+        .flat_map(|o| o.keys())
+        .filter(|k| k.starts_with("on") && !events().any(|e| e == k.as_str()))
+        .map(
+            |k| match ide_bridge_compose::likely_meant(k, events()).as_slice() {
+                [] => format!("{k}: no such event (the events are listed in docs/automation.md)"),
+                meant => format!("{k}: no such event; did you mean {}?", meant.join(" or ")),
+            },
+        );
+    unknown.chain(problems).collect()
+}
+
+/// A JSON document read only to refuse an object that names a key twice.
+struct UniqueKeys;
+
+impl<'de> serde::Deserialize<'de> for UniqueKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(UniqueKeysVisitor)
+    }
+}
+
+struct UniqueKeysVisitor;
+
+impl<'de> serde::de::Visitor<'de> for UniqueKeysVisitor {
+    type Value = UniqueKeys;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<UniqueKeys, A::Error> {
+        let mut seen = std::collections::HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if !seen.insert(key.clone()) {
+                return Err(serde::de::Error::custom(format!(
+                    "the key {key:?} appears twice in one object (one hook per event)"
+                )));
+            }
+            map.next_value::<UniqueKeys>()?;
+        }
+        Ok(UniqueKeys)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<UniqueKeys, A::Error> {
+        while seq.next_element::<UniqueKeys>()?.is_some() {}
+        Ok(UniqueKeys)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<UniqueKeys, E> {
+        Ok(UniqueKeys)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<UniqueKeys, E> {
+        Ok(UniqueKeys)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<UniqueKeys, E> {
+        Ok(UniqueKeys)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<UniqueKeys, E> {
+        Ok(UniqueKeys)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<UniqueKeys, E> {
+        Ok(UniqueKeys)
+    }
+    fn visit_unit<E>(self) -> Result<UniqueKeys, E> {
+        Ok(UniqueKeys)
+    }
+}
+
+impl RawHook {
+    /// A warning for each text field that names a placeholder its event does not have
+    /// (it would reach the agent or the command as written).
+    fn unknown_placeholders(&self, event: &super::events::EventDecl) -> Vec<String> {
+        let texts = [("prompt", &self.prompt), ("message", &self.message)]
+            .into_iter()
+            .filter_map(|(field, text)| Some((field.to_string(), text.as_deref()?)))
+            .chain(
+                self.args
+                    .iter()
+                    .enumerate()
+                    .map(|(i, arg)| (format!("args[{i}]"), arg.as_str())),
+            );
+        let known = event.placeholders_markdown();
+        texts
+            .filter_map(|(field, text)| {
+                let unknown = event.unknown_placeholders(text);
+                (!unknown.is_empty()).then(|| {
+                    let named: Vec<String> = unknown.iter().map(|n| format!("{{{{{n}}}}}")).collect();
+                    format!(
+                        "{}.{field}: {} {} not a placeholder of {} and stays as written (it has {known})",
+                        event.key,
+                        named.join(", "),
+                        if named.len() == 1 { "is" } else { "are" },
+                        event.key,
+                    )
+                })
+            })
+            .collect()
+    }
+}
+
 impl Policy {
     /// Reads, validates and compiles the policy at `path`.
     pub fn load(path: &Path) -> Result<Self, PolicyError> {
@@ -264,12 +370,27 @@ impl Policy {
         };
         let size = match std::fs::metadata(path) {
             Ok(m) if m.is_file() => m.len(),
-            _ => return Err(read_err("no such file".into())),
+            Ok(m) if m.is_dir() => {
+                return Err(read_err(
+                    "it is a directory; name the policy file in it".into(),
+                ))
+            }
+            Ok(_) => return Err(read_err("it is not a regular file".into())),
+            Err(_) => return Err(read_err("no such file".into())),
         };
         if size > MAX_POLICY_BYTES {
             return Err(read_err(format!(
                 "the file is {size} bytes; the limit is {MAX_POLICY_BYTES} bytes"
             )));
+        }
+        // JSON readers keep the last of two equal keys: a second hook for an event
+        // would replace the first without a word.
+        if path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+        {
+            let text = std::fs::read_to_string(path).map_err(|e| read_err(e.to_string()))?;
+            serde_json::from_str::<UniqueKeys>(&text).map_err(|e| read_err(e.to_string()))?;
         }
         let value: Value = config::Config::builder()
             .add_source(config::File::from(path))
@@ -333,7 +454,7 @@ impl Policy {
             })
             .collect();
         if !problems.is_empty() {
-            return Err(problems);
+            return Err(with_event_names(value, problems));
         }
         let mut policy = Policy {
             hooks: Vec::new(),
@@ -353,6 +474,7 @@ impl Policy {
             if let Some(warning) = event.deprecated {
                 policy.warnings.push(warning.into());
             }
+            policy.warnings.extend(raw.unknown_placeholders(event));
             policy.push(raw, event.key, event.trigger)?;
         }
         Ok(policy)
@@ -513,7 +635,10 @@ mod tests {
                 "onDiagnosticsStateChange.minSeverity",
             ),
             (json!({"maxTasksPerHour": 0}), "maxTasksPerHour"),
-            (json!({"onFileSve": {}}), "(top level)"),
+            (
+                json!({"onFileSve": {}}),
+                "onFileSve: no such event; did you mean onFileSave?",
+            ),
             (
                 json!({"onFileSave": {"patterns": ["a[b"], "prompt": "p"}}),
                 "onFileSave.patterns.0",
@@ -537,6 +662,46 @@ mod tests {
             }
         ));
         assert!(p.warnings[0].contains("deprecated"));
+    }
+
+    #[test]
+    fn a_placeholder_the_event_does_not_have_is_warned_of() {
+        let p = Policy::from_value(&json!({
+            "onFileChange": {"patterns": ["*"], "action": "notify", "message": "{{fiel}} changed by {{agent}}, {{fiel}}"},
+            "onGitCommit": {"action": "command", "command": "echo", "args": ["{{commit}}", "{{sha}}"]},
+            "onFileSave": {"patterns": ["*"], "prompt": "Review {{file}}"}}))
+        .unwrap();
+        assert_eq!(p.warnings.len(), 2, "{:?}", p.warnings);
+        assert!(
+            p.warnings[0].starts_with(
+                "onFileChange.message: {{fiel}}, {{agent}} are not a placeholder of onFileChange"
+            ) && p.warnings[0].ends_with("(it has `{{file}}`, `{{change}}` (`created`, `modified`, `removed`, `renamed`), `{{from}}` (a rename's old path, else empty))"),
+            "{}",
+            p.warnings[0]
+        );
+        assert!(
+            p.warnings[1].starts_with("onGitCommit.args[1]: {{sha}} is not"),
+            "{}",
+            p.warnings[1]
+        );
+    }
+
+    #[test]
+    fn a_json_policy_naming_an_event_twice_or_a_directory_is_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let twice = dir.path().join("p.json");
+        std::fs::write(
+            &twice,
+            "{\"onFileSave\": {\"patterns\": [\"*\"], \"prompt\": \"a\"},\n \"onFileSave\": {\"patterns\": [\"*\"], \"prompt\": \"b\"}}",
+        )
+        .unwrap();
+        let e = Policy::load(&twice).unwrap_err().to_string();
+        assert!(
+            e.contains("\"onFileSave\" appears twice") && e.contains("line 2"),
+            "{e}"
+        );
+        let e = Policy::load(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("is a directory"), "{e}");
     }
 
     #[test]
