@@ -58,6 +58,22 @@ pub struct MethodLabel {
     pub method: &'static str,
 }
 
+/// Labels of what an automation hook did with an event.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct HookOutcomeLabels {
+    /// The policy's event key (`onFileChange`, …).
+    pub hook: &'static str,
+    /// `fired`, or why it was skipped (`cooldown`, `hourlyCap`, `loopGuard`, `filter`, …).
+    pub outcome: String,
+}
+
+/// Labels naming a Claude task's state or how it ended.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct TaskStateLabel {
+    /// `queued` or `running`; for ended tasks `done`, `error`, `cancelled`, `interrupted`.
+    pub state: String,
+}
+
 /// Labels naming an actor.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ActorLabel {
@@ -140,6 +156,12 @@ pub struct Metrics {
     pub hooks_ignored: Family<ReasonLabel, Counter>,
     /// An on-demand bridge: seconds since anything last used it (0 while in use).
     pub idle_seconds: Gauge,
+    /// Automation hooks' firings and skips, by hook and outcome.
+    pub automation_hooks: Family<HookOutcomeLabels, Counter>,
+    /// Claude tasks queued and running now.
+    pub claude_tasks: Family<TaskStateLabel, Gauge>,
+    /// Claude tasks that ended, by how.
+    pub claude_tasks_ended: Family<TaskStateLabel, Counter>,
 }
 
 /// What `/status` shows about hooks.
@@ -328,6 +350,24 @@ impl Metrics {
         let hook_events = Family::<HookLabels, Counter>::default();
         let hooks_ignored = Family::<ReasonLabel, Counter>::default();
         let idle_seconds = Gauge::default();
+        let automation_hooks = Family::<HookOutcomeLabels, Counter>::default();
+        let claude_tasks = Family::<TaskStateLabel, Gauge>::default();
+        let claude_tasks_ended = Family::<TaskStateLabel, Counter>::default();
+        registry.register(
+            "automation_hooks",
+            "Automation policy hooks by hook and outcome: fired, or the kind of skip",
+            automation_hooks.clone(),
+        );
+        registry.register(
+            "claude_tasks",
+            "Claude tasks queued and running",
+            claude_tasks.clone(),
+        );
+        registry.register(
+            "claude_tasks_ended",
+            "Claude tasks that ended, by status (done, error, cancelled, interrupted)",
+            claude_tasks_ended.clone(),
+        );
         registry.register(
             "idle_seconds",
             "Seconds since anything (agent, editor, page, task) last used an on-demand bridge",
@@ -415,6 +455,30 @@ impl Metrics {
             hook_events,
             hooks_ignored,
             idle_seconds,
+            automation_hooks,
+            claude_tasks,
+            claude_tasks_ended,
+        }
+    }
+
+    /// Counts what automation hook `hook` did: `fired`, or a skip's kind.
+    pub fn count_hook_outcome(&self, hook: &'static str, outcome: impl Into<String>) {
+        self.automation_hooks
+            .get_or_create(&HookOutcomeLabels {
+                hook,
+                outcome: outcome.into(),
+            })
+            .inc();
+    }
+
+    /// Sets the Claude tasks queued and running now.
+    pub fn set_claude_tasks(&self, queued: usize, running: usize) {
+        for (state, n) in [("queued", queued), ("running", running)] {
+            self.claude_tasks
+                .get_or_create(&TaskStateLabel {
+                    state: state.into(),
+                })
+                .set(i64::try_from(n).unwrap_or(i64::MAX));
         }
     }
 

@@ -253,6 +253,7 @@ impl Orchestrator {
         }));
     }
 
+    /// Starts queued tasks while slots are free (and shows the counts in the metrics).
     fn start_ready(&mut self, ctx: &mut Context<Self>) {
         while self.running.len() < self.limits.max_concurrent {
             let Some(id) = self.queue.pop_front() else {
@@ -260,6 +261,8 @@ impl Orchestrator {
             };
             self.start(id, ctx);
         }
+        self.metrics
+            .set_claude_tasks(self.queue.len(), self.running.len());
     }
 
     fn start(&mut self, id: TaskId, ctx: &mut Context<Self>) {
@@ -320,6 +323,16 @@ impl Orchestrator {
         self
     }
 
+    /// Counts a task that ended `status` in the metrics.
+    fn count_end(&self, status: TaskStatus) {
+        self.metrics
+            .claude_tasks_ended
+            .get_or_create(&crate::metrics::TaskStateLabel {
+                state: status.to_string(),
+            })
+            .inc();
+    }
+
     /// Tells `events` that task `id` ended, when it did.
     fn report_end(&self, id: &str) {
         if let (Some(t), Some(events)) = (self.tasks.get(id), &self.events) {
@@ -338,8 +351,9 @@ impl Orchestrator {
     }
 
     fn after_change(&mut self, id: &str, ctx: &mut Context<Self>) {
-        if self.tasks.get(id).is_some_and(|t| t.status.is_final()) {
+        if let Some(t) = self.tasks.get(id).filter(|t| t.status.is_final()) {
             sweep_left_behind(id);
+            self.count_end(t.status);
         }
         self.report_end(id);
         if let Some(t) = self.tasks.get(id) {
@@ -424,8 +438,11 @@ impl Actor for Orchestrator {
     /// failure automation hears of (`onTaskFailed`).
     fn started(&mut self, _: &mut Context<Self>) {
         for id in std::mem::take(&mut self.interrupted_at_start) {
+            self.count_end(TaskStatus::Interrupted);
             self.report_end(&id);
         }
+        self.metrics
+            .set_claude_tasks(self.queue.len(), self.running.len());
     }
 }
 
@@ -440,6 +457,7 @@ impl Supervised for Orchestrator {
                 t.finished_at = Some(now);
                 t.error = Some("the orchestrator restarted during the run".into());
             }
+            self.count_end(TaskStatus::Interrupted);
             self.report_end(&id);
         }
         self.followers.clear();

@@ -127,6 +127,15 @@ async fn task_hooks_notify_and_start_tasks_and_never_loop() {
         format!("task:{failed_id}"),
         "{on_failed}"
     );
+    let metrics = bridge.metrics().await;
+    assert!(
+        metrics.contains(
+            r#"ide_bridge_automation_hooks_total{hook="onTaskFailed",outcome="fired"} 1"#
+        ) && metrics.contains(
+            r#"ide_bridge_automation_hooks_total{hook="onTaskFinished",outcome="filter"}"#
+        ),
+        "{metrics}"
+    );
     let follow_up = on_failed["lastFired"]["task"].as_str().unwrap();
     let listed = json_text(&agent.call("listClaudeTasks", json!({})).await);
     assert!(

@@ -275,6 +275,16 @@ async fn a_run_ends_with_its_result_whatever_else_it_writes_or_leaves_behind() {
     assert_eq!(lingering["status"], "done", "{lingering}");
     assert_output(&lingering, "done: mode:lingering");
     no_orphans("3137").await;
+    // How they ended, and that none runs, in the metrics.
+    let metrics = bridge.metrics().await;
+    for line in [
+        r#"ide_bridge_claude_tasks_ended_total{state="done"} 3"#,
+        r#"ide_bridge_claude_tasks_ended_total{state="error"} 1"#,
+        r#"ide_bridge_claude_tasks{state="running"} 0"#,
+        r#"ide_bridge_claude_tasks{state="queued"} 0"#,
+    ] {
+        assert!(metrics.contains(line), "{line} in {metrics}");
+    }
 }
 
 /// A process a task started outside its group (`setsid`) ends with the task, however

@@ -140,7 +140,7 @@ impl Automation {
             settle_until: 0,
             fired: 0,
             skipped: 0,
-            records: HookRecords::default(),
+            records: HookRecords::new(Arc::clone(&metrics)),
             held_diagnostics: HashMap::new(),
             editor_files: HashSet::new(),
             git: GitWatch::default(),

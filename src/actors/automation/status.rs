@@ -97,9 +97,12 @@ pub struct LastSkip {
 #[rtype(result = "AutomationStatus")]
 pub struct GetAutomationStatus;
 
-/// Per-hook records, kept across policy reloads.
-#[derive(Debug, Default)]
-pub struct HookRecords(HashMap<&'static str, Record>);
+/// Per-hook records, kept across policy reloads, and counted in the metrics
+/// (`ide_bridge_automation_hooks_total`).
+pub struct HookRecords {
+    by_hook: HashMap<&'static str, Record>,
+    metrics: std::sync::Arc<crate::metrics::Metrics>,
+}
 
 #[derive(Debug, Default)]
 struct Record {
@@ -110,9 +113,18 @@ struct Record {
 }
 
 impl HookRecords {
+    /// No records yet.
+    pub fn new(metrics: std::sync::Arc<crate::metrics::Metrics>) -> Self {
+        Self {
+            by_hook: HashMap::new(),
+            metrics,
+        }
+    }
+
     /// `hook` fired for `subject`.
     pub fn fired(&mut self, hook: &'static str, subject: &str, result: &str) {
-        let r = self.0.entry(hook).or_default();
+        self.metrics.count_hook_outcome(hook, "fired");
+        let r = self.by_hook.entry(hook).or_default();
         r.fired += 1;
         r.last_fired = Some(LastFired {
             at: crate::actors::activity_log::iso_now(),
@@ -131,7 +143,7 @@ impl HookRecords {
         result: String,
     ) {
         if let Some(last) = self
-            .0
+            .by_hook
             .get_mut(hook)
             .and_then(|r| r.last_fired.as_mut())
             .filter(|l| l.subject == subject)
@@ -146,7 +158,7 @@ impl HookRecords {
     /// `hook`'s firing for `subject` could not be carried out (the orchestrator
     /// refused the task): it counts as a `refused` skip, not a firing.
     pub fn unfired(&mut self, hook: &'static str, subject: &str, reason: &str) {
-        if let Some(r) = self.0.get_mut(hook) {
+        if let Some(r) = self.by_hook.get_mut(hook) {
             r.fired = r.fired.saturating_sub(1);
             if let Some(last) = r.last_fired.as_mut().filter(|l| l.subject == subject) {
                 last.result = format!("not started: {reason}");
@@ -157,7 +169,12 @@ impl HookRecords {
 
     /// `hook` did not fire for `subject`.
     pub fn skipped(&mut self, hook: &'static str, subject: &str, kind: SkipKind, reason: &str) {
-        let r = self.0.entry(hook).or_default();
+        let label = serde_json::to_value(kind)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        self.metrics.count_hook_outcome(hook, label);
+        let r = self.by_hook.entry(hook).or_default();
         r.skipped += 1;
         r.last_skip = Some(LastSkip {
             at: crate::actors::activity_log::iso_now(),
@@ -172,7 +189,7 @@ impl HookRecords {
         hooks
             .iter()
             .map(|h| {
-                let r = self.0.get(h.name);
+                let r = self.by_hook.get(h.name);
                 HookStatus {
                     name: h.name,
                     action: h.action.name(),
