@@ -301,6 +301,7 @@ impl Orchestrator {
         ctx: &mut Context<Self>,
     ) {
         self.running.remove(id);
+        let mut ended = false;
         if let Some(task) = self.tasks.get_mut(id) {
             if task.status == TaskStatus::Running {
                 match outcome {
@@ -311,9 +312,13 @@ impl Orchestrator {
                     }
                 }
                 task.finished_at = Some(now_ms());
+                ended = true;
             }
         }
         self.followers.remove(id);
+        if ended {
+            self.ended(id);
+        }
         self.after_change(id, ctx);
     }
 
@@ -350,12 +355,18 @@ impl Orchestrator {
         }
     }
 
-    fn after_change(&mut self, id: &str, ctx: &mut Context<Self>) {
-        if let Some(t) = self.tasks.get(id).filter(|t| t.status.is_final()) {
-            sweep_left_behind(id);
-            self.count_end(t.status);
-        }
+    /// Task `id` just ended (it was running or waiting): what it left outside its
+    /// group is killed, and the metrics and automation hear of it, once.
+    fn ended(&self, id: &str) {
+        let Some(t) = self.tasks.get(id).filter(|t| t.status.is_final()) else {
+            return;
+        };
+        sweep_left_behind(id);
+        self.count_end(t.status);
         self.report_end(id);
+    }
+
+    fn after_change(&mut self, id: &str, ctx: &mut Context<Self>) {
         if let Some(t) = self.tasks.get(id) {
             self.editor.do_send(NotifyEditor {
                 method: "bridge/claudeTaskOutput",
@@ -437,6 +448,7 @@ impl Actor for Orchestrator {
     /// The tasks the previous bridge left alive ended with it: `interrupted` is a
     /// failure automation hears of (`onTaskFailed`).
     fn started(&mut self, _: &mut Context<Self>) {
+        // (Their processes were killed as the actor was made.)
         for id in std::mem::take(&mut self.interrupted_at_start) {
             self.count_end(TaskStatus::Interrupted);
             self.report_end(&id);
@@ -457,8 +469,7 @@ impl Supervised for Orchestrator {
                 t.finished_at = Some(now);
                 t.error = Some("the orchestrator restarted during the run".into());
             }
-            self.count_end(TaskStatus::Interrupted);
-            self.report_end(&id);
+            self.ended(&id);
         }
         self.followers.clear();
         self.start_ready(ctx);
@@ -508,6 +519,7 @@ impl Orchestrator {
             t.finished_at = Some(now_ms());
         }
         self.followers.remove(&msg.task_id);
+        self.ended(&msg.task_id);
         self.after_change(&msg.task_id.clone(), ctx);
         Ok(self.tasks[&msg.task_id].clone())
     }

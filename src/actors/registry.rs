@@ -42,6 +42,9 @@ struct Slot {
     /// slot is the last resort of a full bridge.
     listening_since: Option<Instant>,
     initialized: bool,
+    /// An IDE connection of it completed the handshake: editor events (`at_mentioned`)
+    /// reach it.
+    ide: bool,
     /// The agent's process as the CLI announced it (`ide_connected`).
     ide_pid: Option<u32>,
     /// What an `ide-bridge mcp` relay reported: its parent process and that one's
@@ -60,6 +63,7 @@ impl Slot {
             grace_since: None,
             listening_since: None,
             initialized: false,
+            ide: false,
             ide_pid: None,
             relay_pids: Vec::new(),
             announced: None,
@@ -702,6 +706,7 @@ impl SessionRegistry {
                     return;
                 };
                 slot.initialized = true;
+                slot.ide |= ide;
                 if slot.announced.is_none() {
                     let client = client.unwrap_or_default();
                     slot.announced = Some(client.clone());
@@ -901,6 +906,10 @@ impl SessionRegistry {
             .and_then(|v| v.as_str().map(str::to_string));
         if let Some(id) = target {
             return match self.slots.get(id.as_str()) {
+                Some(slot) if !slot.ide => Delivery::Failed(format!(
+                    "Agent session {id} has no IDE connection (a place reaches Claude Code \
+                     through `claude --ide`)"
+                )),
                 Some(slot) => {
                     slot.session.send_notification.do_send(SendNotification {
                         method: "at_mentioned",
@@ -914,7 +923,13 @@ impl SessionRegistry {
                 }
             };
         }
-        if self.listening().next().is_none() {
+        let ide = || {
+            self.slots
+                .values()
+                .filter(|s| s.ide && s.initialized && s.grace_since.is_none())
+                .map(|s| &s.session)
+        };
+        if ide().next().is_none() {
             let now = Instant::now();
             self.mentions
                 .retain(|(at, _)| now.duration_since(*at) < MENTION_TTL);
@@ -926,7 +941,7 @@ impl SessionRegistry {
             return Delivery::Queued;
         }
         let mut sent = 0;
-        for session in self.listening() {
+        for session in ide() {
             session.send_notification.do_send(SendNotification {
                 method: "at_mentioned",
                 params: params.clone(),

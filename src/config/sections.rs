@@ -472,7 +472,7 @@ section! {
         /// the project's configuration (rust-analyzer's build scripts and proc macros
         /// are off by default); set false for projects you do not trust.
         pub enabled: bool = true,
-        /// Who answers while an editor is connected: `editor` or `pool`. With `editor`, what the editor cannot answer (it refuses, its breaker is open, or a read times out) the bridge's servers answer.
+        /// Who answers while an editor is connected: `editor` or `pool`. With `editor`, a read the editor cannot answer (it refuses, times out, or its breaker is open) and a write while its breaker is open go to the bridge's servers.
         pub prefer: LspPrefer = LspPrefer::Editor,
         /// Each request to a server; a server that does not answer in time is ended
         /// (and restarted on the next request).

@@ -52,6 +52,8 @@ pub struct Awareness {
     unnamed: usize,
     /// Other notes for the model, oldest first.
     notes: VecDeque<String>,
+    /// Notes dropped (the oldest, past [`MAX_NOTES`]) since the last call, counted.
+    dropped_notes: usize,
 }
 
 impl Awareness {
@@ -129,6 +131,7 @@ impl Awareness {
     pub fn note(&mut self, text: String) {
         if self.notes.len() >= MAX_NOTES {
             self.notes.pop_front();
+            self.dropped_notes += 1;
         }
         self.notes.push_back(text);
     }
@@ -136,7 +139,17 @@ impl Awareness {
     /// Everything waiting for the agent's next tool call, once.
     pub fn take_notice(&mut self) -> Option<String> {
         let changed = self.take_changes();
-        let notes: Vec<String> = self.notes.drain(..).collect();
+        let dropped = std::mem::take(&mut self.dropped_notes);
+        let notes: Vec<String> = (dropped > 0)
+            .then(|| {
+                format!(
+                    "ide-bridge: {dropped} earlier automation notice{} dropped (the latest {MAX_NOTES} follow)",
+                    if dropped == 1 { " was" } else { "s were" }
+                )
+            })
+            .into_iter()
+            .chain(self.notes.drain(..))
+            .collect();
         match (changed, notes.is_empty()) {
             (None, true) => None,
             (Some(c), true) => Some(c),
@@ -228,6 +241,7 @@ impl Awareness {
             notices: kept.notices,
             unnamed: kept.unnamed,
             notes: kept.notes.into_iter().collect(),
+            dropped_notes: 0,
         };
         // Taken over as a merged session's is: within this process's bounds.
         let mut a = Awareness::default();
@@ -249,6 +263,7 @@ impl Awareness {
             }
         }
         self.unnamed += other.unnamed;
+        self.dropped_notes += other.dropped_notes;
         for note in other.notes {
             self.note(note);
         }
@@ -377,6 +392,10 @@ mod tests {
         );
         assert!(
             !text.contains("note 1\n") && text.ends_with(&format!("note {}", MAX_NOTES + 1)),
+            "{text}"
+        );
+        assert!(
+            text.contains("ide-bridge: 2 earlier automation notices were dropped"),
             "{text}"
         );
         assert_eq!(a.take_notice(), None);

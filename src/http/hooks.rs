@@ -148,7 +148,10 @@ pub async fn post(
         // workspace's claimed files are refused all the same.
         let answer = match input.hook_event_name {
             HookEvent::PreToolUse => match input.action() {
-                NativeAction::Write(_) => before_tool(&services, &input, None).await,
+                NativeAction::Write(_) => {
+                    let from_task = header(&req, TASK_HEADER).is_some();
+                    before_tool(&services, &input, None, from_task).await
+                }
                 _ => HookAnswer::Nothing,
             },
             _ => HookAnswer::Nothing,
@@ -248,7 +251,7 @@ async fn answer(
     }
     match input.hook_event_name {
         HookEvent::PreToolUse => {
-            let decided = before_tool(services, input, agent).await;
+            let decided = before_tool(services, input, agent, from_task).await;
             if let (Some(agent), Some(_), false, Some(transcript)) = (
                 agent,
                 &input.tool_use_id,
@@ -326,11 +329,12 @@ async fn answer(
     }
 }
 
-/// Before a native tool: claims.
+/// Before a native tool: claims, the edit gate, a repository's own files.
 async fn before_tool(
     services: &Services,
     input: &HookInput,
     agent: Option<&AgentRef>,
+    from_task: bool,
 ) -> HookAnswer {
     let by = agent.map(|a| a.id.clone());
     match input.action() {
@@ -366,10 +370,6 @@ async fn before_tool(
             if let Ok(Ok(Some(reason))) = services.claims.send(check).await {
                 return HookAnswer::Deny { reason };
             }
-            // The bridge's own tools refuse these; a person may mean it, so ask them.
-            if let Some(reason) = ask_about_git {
-                return HookAnswer::Ask { reason };
-            }
             // The automation policy's edit gate checks the text it would write.
             let (session, label) = agent.map_or_else(
                 || {
@@ -390,9 +390,15 @@ async fn before_tool(
                 input.proposed_text(current)
             })
             .await;
-            match refused {
-                Some(reason) => HookAnswer::Deny { reason },
-                None => HookAnswer::Nothing,
+            match (refused, ask_about_git) {
+                (Some(reason), _) => HookAnswer::Deny { reason },
+                // The bridge's own tools refuse these; a person may mean it, so ask them.
+                // A task has nobody to ask (its permission rules would answer).
+                (None, Some(reason)) if from_task => HookAnswer::Deny {
+                    reason: format!("{reason} (a Claude task may not)"),
+                },
+                (None, Some(reason)) => HookAnswer::Ask { reason },
+                (None, None) => HookAnswer::Nothing,
             }
         }
         NativeAction::Command(command) => {

@@ -297,6 +297,26 @@ async fn a_native_change_inside_git_is_put_to_the_person_and_the_files_beside_it
     // An Edit too, and from an agent the bridge cannot name.
     let (_, answer) = hook(&bridge, 99998, edit(&bridge, "PreToolUse", ".git/config")).await;
     assert_eq!(decision(&answer).0, Some("ask"), "{answer}");
+    // A Claude task the bridge runs has nobody to ask: refused.
+    let (port, token) = (bridge.port, bridge.token.clone());
+    let body = edit(&bridge, "PreToolUse", ".git/config").to_string();
+    let (_, _, text) = off_runtime(move || {
+        http_request(
+            port,
+            "POST",
+            "/hooks",
+            &[
+                ("Authorization", &format!("Bearer {token}")),
+                ("Content-Type", "application/json"),
+                ("x-ide-bridge-client", "4242,92101"),
+                ("x-ide-bridge-task", "t1"),
+            ],
+            body.as_bytes(),
+        )
+    })
+    .await;
+    let answer: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(decision(&answer).0, Some("deny"), "{answer}");
     // Names that only look like it, and reads, are not asked about.
     for rel in [".gitignore", "src/a.py"] {
         let (_, answer) = hook(&bridge, 92101, write(rel)).await;
@@ -672,10 +692,11 @@ async fn the_hook_command_hands_the_input_over_even_from_outside_and_is_silent_w
 #[tokio::test]
 async fn claims_survive_a_restart_and_end_with_their_agent() {
     let place = Place::new();
+    // Grace long enough for B to connect and list on a loaded machine.
     let opts = || {
         place
             .options()
-            .set("sessions.grace_period_ms", 300)
+            .set("sessions.grace_period_ms", 2000)
             .file("a.txt", "a\n")
     };
     let bridge = Bridge::launch(opts()).await;

@@ -136,7 +136,13 @@ async fn page_requests_that_name_nothing_are_refused_by_name() {
         })
     };
     let error = |answer: &Value| answer["error"].as_str().unwrap_or_default().to_string();
-    // Nobody listens yet: the place is kept, and the answer says it was not sent.
+    // Nobody listens yet (an agent through the relay has no IDE connection, where a
+    // place reaches Claude Code): the place is kept, and the answer says it was not sent.
+    let mut relay = crate::hooks::relay_agent(&bridge, 94001, 781).await;
+    let relay_id = json_text(&relay.call("getBridgeStatus", json!({})).await)["yourSessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let (status, answer) = post("/ui/api/mention", json!({"path": "a.py"})).await;
     assert_eq!(status, 200, "{answer}");
     assert_eq!(
@@ -156,6 +162,11 @@ async fn page_requests_that_name_nothing_are_refused_by_name() {
             "No agent session \"\"",
         ),
         (json!({"path": "gone.py"}), 404, "File not found: gone.py"),
+        (
+            json!({"path": "a.py", "sessionId": relay_id}),
+            503,
+            "has no IDE connection",
+        ),
         (
             json!({"path": "a.py", "start": 10, "end": 2}),
             400,

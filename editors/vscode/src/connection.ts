@@ -182,9 +182,13 @@ export class Connection implements vscode.Disposable {
           if (held) this.standBy();
           else this.attempt();
         },
-        // The bridge is gone: look for one again.
+        // No answer (busy, restarting): the same bridge still holds the other editor;
+        // a bridge that changed (or went) is looked for again.
         () => {
-          if (this.state === 'standby') this.attempt();
+          if (this.state !== 'standby') return;
+          const now = findBridge(ideDir(this.configDir()), this.folders());
+          if (now && now.port === lock.port && now.pid === lock.pid) this.standBy();
+          else this.attempt();
         },
       );
     }, SEARCH_EVERY_MS);

@@ -40,6 +40,11 @@ pub use status::{AutomationStatus, GetAutomationStatus, HookStatus};
 pub const NAME: &str = "automation";
 /// How often the policy file is checked for changes.
 pub const POLL_INTERVAL: Duration = Duration::from_secs(1);
+fn write_remembered(path: &std::path::Path, kept: &Remembered) -> std::io::Result<()> {
+    let body = serde_json::to_vec(kept).map_err(std::io::Error::other)?;
+    crate::lockfile::write_atomic(path, &body)
+}
+
 /// The largest automation state file read back.
 const MAX_REMEMBERED_BYTES: u64 = 8 << 20;
 /// At most this many files' diagnostics reports are held back for later.
@@ -102,8 +107,12 @@ pub struct Automation {
     skipped: u64,
     records: HookRecords,
     /// Diagnostics reports a hook skipped while automation's own work was in flight,
-    /// the latest per file: handled again once it settled.
-    held_diagnostics: HashMap<String, Vec<crate::diagnostics::Diagnostic>>,
+    /// the latest per file (and whether the editor sent it): handled again once it
+    /// settled.
+    held_diagnostics: HashMap<String, (Vec<crate::diagnostics::Diagnostic>, bool)>,
+    /// Files that changed while automation's own work was in flight (at most
+    /// [`MAX_HELD_REPORTS`]): their held reports are taken as its doing.
+    touched_while_quiet: HashSet<String>,
     /// Workspace-relative files the connected editor reports diagnostics for.
     editor_files: HashSet<String>,
     git: GitWatch,
@@ -142,6 +151,7 @@ impl Automation {
             skipped: 0,
             records: HookRecords::new(Arc::clone(&metrics)),
             held_diagnostics: HashMap::new(),
+            touched_while_quiet: HashSet::new(),
             editor_files: HashSet::new(),
             git: GitWatch::default(),
             last_reload_error: None,
@@ -182,24 +192,29 @@ impl Automation {
         self
     }
 
-    /// Writes what the engine keeps when it changed since the last write.
-    fn save_remembered(&mut self) {
-        let Some((path, written)) = &mut self.remembered else {
-            return;
-        };
+    /// What the engine keeps and where, when it changed since the last write (which
+    /// this then counts as done).
+    fn unsaved(&mut self) -> Option<(PathBuf, Remembered)> {
+        let (path, written) = self.remembered.as_mut()?;
         let revision = self.engine.revision();
         if revision == *written {
-            return;
+            return None;
         }
         *written = revision;
-        let kept = self.engine.remember(self.clock.now_ms(), now_ms());
-        let path = path.clone();
+        Some((
+            path.clone(),
+            self.engine.remember(self.clock.now_ms(), now_ms()),
+        ))
+    }
+
+    /// Writes what the engine keeps when it changed since the last write (off the
+    /// actor's thread).
+    fn save_remembered(&mut self) {
+        let Some((path, kept)) = self.unsaved() else {
+            return;
+        };
         actix_rt::spawn(async move {
-            let saved = tokio::task::spawn_blocking(move || {
-                let body = serde_json::to_vec(&kept).map_err(std::io::Error::other)?;
-                crate::lockfile::write_atomic(&path, &body)
-            })
-            .await;
+            let saved = tokio::task::spawn_blocking(move || write_remembered(&path, &kept)).await;
             if !matches!(saved, Ok(Ok(()))) {
                 tracing::warn!(?saved, "automation state not saved");
             }
@@ -260,6 +275,12 @@ impl Automation {
     fn dispatch(&mut self, event: Event, ctx: &mut Context<Self>) {
         let now = self.clock.now_ms();
         let quiet = self.quiet(now);
+        if let (true, Event::FileChanged { file, .. } | Event::FileSaved { file }) = (quiet, &event)
+        {
+            if self.touched_while_quiet.len() < MAX_HELD_REPORTS {
+                self.touched_while_quiet.insert(file.clone());
+            }
+        }
         for outcome in self.engine.handle(&event, now, quiet) {
             self.on_outcome(outcome, ctx);
         }
@@ -300,6 +321,7 @@ impl Automation {
         &mut self,
         file: String,
         diagnostics: Vec<crate::diagnostics::Diagnostic>,
+        from_editor: bool,
         ctx: &mut Context<Self>,
     ) {
         let now = self.clock.now_ms();
@@ -319,29 +341,40 @@ impl Automation {
         let Event::Diagnostics { file, diagnostics } = event else {
             return;
         };
-        if held {
-            if self.held_diagnostics.len() >= MAX_HELD_REPORTS
-                && !self.held_diagnostics.contains_key(&file)
-            {
-                tracing::debug!(
-                    file,
-                    "too many diagnostics reports held back; this one is dropped"
-                );
-                return;
-            }
-            self.held_diagnostics.insert(file, diagnostics);
-        } else {
+        if !held {
             self.held_diagnostics.remove(&file);
+        } else if self.held_diagnostics.len() < MAX_HELD_REPORTS
+            || self.held_diagnostics.contains_key(&file)
+        {
+            self.held_diagnostics
+                .insert(file, (diagnostics, from_editor));
+        } else {
+            tracing::debug!(
+                file,
+                "too many diagnostics reports held back; this one is dropped"
+            );
         }
     }
 
-    /// Once automation is quiet, the diagnostics reports its work held back.
+    /// Once automation is quiet, the diagnostics reports its work held back: those of
+    /// files that changed meanwhile are taken as its doing (seen, never fired); a
+    /// linters' report of a file the editor now reports is dropped; the rest are
+    /// handled as if they came now.
     fn replay_held(&mut self, ctx: &mut Context<Self>) {
-        if self.held_diagnostics.is_empty() || self.quiet(self.clock.now_ms()) {
+        if self.quiet(self.clock.now_ms()) {
             return;
         }
-        for (file, diagnostics) in std::mem::take(&mut self.held_diagnostics) {
-            self.diagnostics(file, diagnostics, ctx);
+        let touched = std::mem::take(&mut self.touched_while_quiet);
+        for (file, (diagnostics, from_editor)) in std::mem::take(&mut self.held_diagnostics) {
+            if !from_editor && self.editor_files.contains(&file) {
+                continue;
+            }
+            if touched.contains(&file) {
+                self.engine
+                    .acknowledge(&Event::Diagnostics { file, diagnostics });
+            } else {
+                self.diagnostics(file, diagnostics, from_editor, ctx);
+            }
         }
     }
 
@@ -538,6 +571,15 @@ impl Actor for Automation {
         // Know the repository's state before its refs change.
         self.refs_changed(ctx);
     }
+
+    /// What the last second changed is written before the bridge ends.
+    fn stopped(&mut self, _: &mut Context<Self>) {
+        if let Some((path, kept)) = self.unsaved() {
+            if let Err(e) = write_remembered(&path, &kept) {
+                tracing::warn!("automation state not saved: {e}");
+            }
+        }
+    }
 }
 
 impl Supervised for Automation {
@@ -562,7 +604,7 @@ impl Handler<EditorEvent> for Automation {
                     if act.editor_files.len() < MAX_EDITOR_FILES {
                         act.editor_files.insert(file.clone());
                     }
-                    act.diagnostics(file, diagnostics, ctx);
+                    act.diagnostics(file, diagnostics, true, ctx);
                 }
                 EditorEvent::FileSaved { file } => {
                     let file = act.relative(&file)?;
@@ -598,7 +640,7 @@ impl Handler<WorkspaceDiagnostics> for Automation {
                 }
                 return Some(());
             }
-            act.diagnostics(file, msg.diagnostics, ctx);
+            act.diagnostics(file, msg.diagnostics, false, ctx);
             Some(())
         });
     }

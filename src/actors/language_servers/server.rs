@@ -105,7 +105,13 @@ struct Document {
     hash: u64,
     /// When a request last named it (a counter): the least recent is closed first.
     used: u64,
+    /// The versions a check showed it with a text that is not the file's (the latest
+    /// few): what the server publishes about them is not the file's.
+    trial_versions: Vec<i32>,
 }
+
+/// The trial versions a document remembers.
+const MAX_TRIAL_VERSIONS: usize = 4;
 
 /// What the server last published for a document.
 struct Published {
@@ -282,6 +288,7 @@ impl LanguageServer {
                         version: 1,
                         hash,
                         used,
+                        trial_versions: Vec::new(),
                     },
                 );
                 self.notify(
@@ -350,7 +357,18 @@ impl LanguageServer {
         }
         // What a check's trial text got is not the file's: the file's own stay what
         // the workspace's diagnostics show.
-        let trial = self.held.contains_key(Path::new(&uri)).then(|| {
+        let trial_version = |v: i64| {
+            self.documents
+                .get(Path::new(&uri))
+                .is_some_and(|d| d.trial_versions.iter().any(|t| i64::from(*t) == v))
+        };
+        // By the version it names; a server that names none, by whether a check held
+        // the file when it arrived.
+        let is_trial = match params["version"].as_i64() {
+            Some(v) => trial_version(v),
+            None => self.held.contains_key(Path::new(&uri)),
+        };
+        let trial = is_trial.then(|| {
             self.published.get(&uri).and_then(|p| match &p.trial {
                 Some(own) => own.clone(),
                 None => Some(p.diagnostics.clone()),
@@ -894,6 +912,14 @@ impl Handler<Show> for LanguageServer {
                 };
                 let before = act.documents.get(&msg.file).map(|d| d.version);
                 let version = act.show(&msg.file, &text);
+                // A text of its own (the file's would have kept its version).
+                let trial = msg.hold == Hold::Held && before != Some(version);
+                if let (true, Some(doc)) = (trial, act.documents.get_mut(&msg.file)) {
+                    if doc.trial_versions.len() >= MAX_TRIAL_VERSIONS {
+                        doc.trial_versions.remove(0);
+                    }
+                    doc.trial_versions.push(version);
+                }
                 Ok(Shown {
                     uri: msg.file.display().to_string(),
                     version,

@@ -97,7 +97,8 @@ pub struct Mention(pub Value);
 pub enum Delivery {
     /// Sent to this many agents.
     Sent(usize),
-    /// No agent listens: kept for the first that does, within the registry's TTL.
+    /// No agent listens on an IDE connection: kept for the first that does, within the
+    /// registry's TTL.
     Queued,
     /// The session it names does not exist.
     NoSuchSession(String),

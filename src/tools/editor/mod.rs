@@ -164,15 +164,18 @@ pub(crate) async fn forward<A: Serialize + JsonSchema + 'static>(
     }
 }
 
-/// The editor's failure leaves nothing done that the bridge's language servers would
-/// do again: it refused, was never asked (the breaker is open), or — for a request that
-/// only reads — went away or did not answer in time.
+/// The bridge's language servers may answer in the editor's place: it was never asked
+/// (its breaker is open), or — for a request that only reads — it could not answer
+/// (refused, went away, did not answer in time). A write is left to the editor, whose
+/// buffer may hold unsaved text the servers would not see, and whose refusal (a bad new
+/// name) stands.
 fn editor_did_nothing(method: Method, e: &ExtError) -> bool {
     match e {
-        ExtError::Editor { .. } | ExtError::CircuitOpen { .. } => true,
-        ExtError::Timeout { .. } | ExtError::Disconnected(_) | ExtError::Restarted(_) => {
-            !pool::writes(method)
-        }
+        ExtError::CircuitOpen { .. } => true,
+        ExtError::Editor { .. }
+        | ExtError::Timeout { .. }
+        | ExtError::Disconnected(_)
+        | ExtError::Restarted(_) => !pool::writes(method),
         _ => false,
     }
 }

@@ -36,8 +36,8 @@ pub(crate) const fn answers(method: Method) -> bool {
     )
 }
 
-/// Of [`answers`], those that change files (the editor may have done them when it
-/// did not answer in time).
+/// Of [`answers`], those that change files: left to the editor when it is asked (see
+/// `editor_did_nothing`).
 pub(crate) const fn writes(method: Method) -> bool {
     matches!(
         method,

@@ -46,7 +46,9 @@ impl EventDecl {
             .join(", ")
     }
 
-    /// The `{{name}}`s in `text` that are not its placeholders.
+    /// The `{{name}}`s in `text` (a name as placeholders are named: letters, digits,
+    /// `_`) that are not its placeholders, read as the template renderer reads them.
+    /// Other braces (`{{.Name}}` for a program's own templates) are not ours.
     pub fn unknown_placeholders<'t>(&self, text: &'t str) -> Vec<&'t str> {
         let mut unknown = Vec::new();
         let mut rest = text;
@@ -56,10 +58,14 @@ impl EventDecl {
                 break;
             };
             let name = &after[..end];
-            if !self.placeholders.iter().any(|(p, _)| *p == name) && !unknown.contains(&name) {
+            let named = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            let known = self.placeholders.iter().any(|(p, _)| *p == name);
+            if named && !known && !unknown.contains(&name) {
                 unknown.push(name);
             }
-            rest = &after[end + 2..];
+            // As the renderer does: past a name it knows, else past the braces only.
+            rest = if known { &after[end + 2..] } else { after };
         }
         unknown
     }

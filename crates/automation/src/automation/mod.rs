@@ -10,9 +10,7 @@ pub mod git;
 pub mod policy;
 pub mod template;
 
-use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use globset::GlobSet;
@@ -20,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::tasks::TaskStatus;
 use gate::{Gate, Skip};
-use ide_bridge_workspace::diagnostics::Diagnostic;
+use ide_bridge_workspace::diagnostics::{Diagnostic, Severity};
 use policy::{Action, DiagnosticsState, Hook, Policy, Trigger};
 use template::{Value, Vars};
 
@@ -391,7 +389,8 @@ impl Engine {
 
     /// Runs `event` through every hook. With `quiet` (an automation task or command is
     /// in flight or just ended) hooks that act on the workspace do not fire for
-    /// workspace events, though the diagnostics state is still tracked.
+    /// workspace events; a diagnostics change they skip is not taken as reported (the
+    /// caller may hand it over again once quiet, or [`Engine::acknowledge`] it).
     pub fn handle(&mut self, event: &Event, now_ms: u64, quiet: bool) -> Vec<Outcome> {
         let mut outcomes = Vec::new();
         let hooks = Arc::clone(&self.hooks);
@@ -435,7 +434,16 @@ impl Engine {
                     now,
                 } => {
                     let outcome = self.try_fire(hook, subject, &vars, now_ms);
-                    if matches!(outcome, Outcome::Fire(_)) {
+                    // Reported once fired; a firing the cap (or a refusal) took is
+                    // reported too, as any capped firing is lost. A cooldown holds it
+                    // for the file's next report.
+                    let reported = match &outcome {
+                        Outcome::Fire(_) => true,
+                        Outcome::Skipped { kind, .. } => {
+                            matches!(kind, SkipKind::HourlyCap | SkipKind::Refused)
+                        }
+                    };
+                    if reported {
                         self.remember_diagnostics(key, now);
                         self.revision += 1;
                     }
@@ -445,6 +453,22 @@ impl Engine {
             outcomes.push(outcome);
         }
         outcomes
+    }
+
+    /// Takes a diagnostics report as seen without firing anything (automation's own
+    /// work caused it): what it holds is no longer new to any diagnostics hook.
+    pub fn acknowledge(&mut self, event: &Event) {
+        let Event::Diagnostics { file, diagnostics } = event else {
+            return;
+        };
+        let hooks = Arc::clone(&self.hooks);
+        for hook in hooks.iter() {
+            if let Trigger::Diagnostics { min_severity, .. } = &hook.trigger {
+                let matching = matching(diagnostics, *min_severity);
+                let now = (!matching.is_empty()).then(|| fingerprint(&matching));
+                self.remember_diagnostics((hook.name, file.clone()), now);
+            }
+        }
     }
 
     /// Keeps the fingerprint of a (hook, file)'s matching diagnostics (`None`: it has
@@ -521,11 +545,7 @@ impl Engine {
                 },
                 Event::Diagnostics { file, diagnostics },
             ) => {
-                let matching: Vec<Diagnostic> = diagnostics
-                    .iter()
-                    .filter(|d| d.severity <= *min_severity)
-                    .cloned()
-                    .collect();
+                let matching = matching(diagnostics, *min_severity);
                 let key = (hook.name, file.clone());
                 let before = self.in_error.get(&key).copied();
                 let now = (!matching.is_empty()).then(|| fingerprint(&matching));
@@ -860,14 +880,33 @@ fn gate(filter: Option<String>, subject: &str, vars: impl FnOnce() -> Vars) -> S
     }
 }
 
+/// The diagnostics at `min_severity` or above.
+fn matching(diagnostics: &[Diagnostic], min_severity: Severity) -> Vec<Diagnostic> {
+    diagnostics
+        .iter()
+        .filter(|d| d.severity <= min_severity)
+        .cloned()
+        .collect()
+}
+
+/// What identifies a set of diagnostics (message, severity, start): FNV-1a, which stays
+/// the same across builds (fingerprints are kept across restarts and upgrades).
 fn fingerprint(diagnostics: &[Diagnostic]) -> u64 {
-    let mut h = DefaultHasher::new();
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for b in bytes {
+            h = (h ^ u64::from(*b)).wrapping_mul(PRIME);
+        }
+    };
     for d in diagnostics {
-        d.message.hash(&mut h);
-        (d.severity as u8).hash(&mut h);
-        (d.range.start.line, d.range.start.character).hash(&mut h);
+        eat(&(d.message.len() as u64).to_le_bytes());
+        eat(d.message.as_bytes());
+        eat(&[d.severity as u8]);
+        eat(&d.range.start.line.to_le_bytes());
+        eat(&d.range.start.character.to_le_bytes());
     }
-    h.finish()
+    h
 }
 
 #[cfg(test)]

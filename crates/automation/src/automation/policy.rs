@@ -668,7 +668,7 @@ mod tests {
     fn a_placeholder_the_event_does_not_have_is_warned_of() {
         let p = Policy::from_value(&json!({
             "onFileChange": {"patterns": ["*"], "action": "notify", "message": "{{fiel}} changed by {{agent}}, {{fiel}}"},
-            "onGitCommit": {"action": "command", "command": "echo", "args": ["{{commit}}", "{{sha}}"]},
+            "onGitCommit": {"action": "command", "command": "echo", "args": ["{{commit}}", "{{sha}}", "{{.Name}}", "{{ {{branch}}"]},
             "onFileSave": {"patterns": ["*"], "prompt": "Review {{file}}"}}))
         .unwrap();
         assert_eq!(p.warnings.len(), 2, "{:?}", p.warnings);

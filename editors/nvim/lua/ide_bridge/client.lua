@@ -224,10 +224,17 @@ function stand_by()
         return
       end
       local ext = type(status) == "table" and status.extension or nil
-      if type(ext) == "table" and ext.connected == true then
-        return stand_by()
+      local left = type(ext) == "table" and ext.connected == false
+      if not left then
+        -- No answer (busy, restarting): the same bridge still holds the other editor;
+        -- a bridge that changed (or went) is looked for again.
+        local cfg = M.config()
+        local now = discovery.find(cfg.workspace or uv.cwd())
+        local was = M.state.bridge
+        if now and was and now.port == was.port and now.pid == was.pid then
+          return stand_by()
+        end
       end
-      -- The other editor left (or the bridge is gone: connect() looks for it again).
       M.state.standby = false
       M.connect()
     end)
