@@ -40,11 +40,6 @@ pub use status::{AutomationStatus, GetAutomationStatus, HookStatus};
 pub const NAME: &str = "automation";
 /// How often the policy file is checked for changes.
 pub const POLL_INTERVAL: Duration = Duration::from_secs(1);
-fn write_remembered(path: &std::path::Path, kept: &Remembered) -> std::io::Result<()> {
-    let body = serde_json::to_vec(kept).map_err(std::io::Error::other)?;
-    crate::lockfile::write_atomic(path, &body)
-}
-
 /// The largest automation state file read back.
 const MAX_REMEMBERED_BYTES: u64 = 8 << 20;
 /// At most this many files' diagnostics reports are held back for later.
@@ -557,6 +552,12 @@ fn gate_key(session: &SessionId) -> String {
 fn stamp(path: &std::path::Path) -> Option<(SystemTime, u64)> {
     let meta = std::fs::metadata(path).ok()?;
     Some((meta.modified().ok()?, meta.len()))
+}
+
+/// Writes what the engine keeps to `path` (atomically).
+fn write_remembered(path: &std::path::Path, kept: &Remembered) -> std::io::Result<()> {
+    let body = serde_json::to_vec(kept).map_err(std::io::Error::other)?;
+    crate::lockfile::write_atomic(path, &body)
 }
 
 impl Actor for Automation {
