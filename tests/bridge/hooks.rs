@@ -22,21 +22,29 @@ pub(crate) async fn relay_agent(bridge: &Bridge, pid: u32, parent: u32) -> Agent
 
 /// Posts a hook input as `ide-bridge hook` would, from a shell whose parent is `pid`.
 pub(crate) async fn hook(bridge: &Bridge, pid: u32, input: Value) -> (u16, Value) {
+    hook_in_task(bridge, pid, input, None).await
+}
+
+/// [`hook`], from inside the Claude task `task` when given (as `ide-bridge hook` says
+/// when `IDE_BRIDGE_TASK` is set).
+async fn hook_in_task(
+    bridge: &Bridge,
+    pid: u32,
+    input: Value,
+    task: Option<&'static str>,
+) -> (u16, Value) {
     let (port, token) = (bridge.port, bridge.token.clone());
     let chain = format!("4242,{pid}");
     let body = input.to_string();
     let (status, _, text) = off_runtime(move || {
-        http_request(
-            port,
-            "POST",
-            "/hooks",
-            &[
-                ("Authorization", &format!("Bearer {token}")),
-                ("Content-Type", "application/json"),
-                ("x-ide-bridge-client", &chain),
-            ],
-            body.as_bytes(),
-        )
+        let bearer = format!("Bearer {token}");
+        let mut headers = vec![
+            ("Authorization", bearer.as_str()),
+            ("Content-Type", "application/json"),
+            ("x-ide-bridge-client", chain.as_str()),
+        ];
+        headers.extend(task.map(|t| ("x-ide-bridge-task", t)));
+        http_request(port, "POST", "/hooks", &headers, body.as_bytes())
     })
     .await;
     let value = if text.trim().is_empty() {
@@ -298,24 +306,8 @@ async fn a_native_change_inside_git_is_put_to_the_person_and_the_files_beside_it
     let (_, answer) = hook(&bridge, 99998, edit(&bridge, "PreToolUse", ".git/config")).await;
     assert_eq!(decision(&answer).0, Some("ask"), "{answer}");
     // A Claude task the bridge runs has nobody to ask: refused.
-    let (port, token) = (bridge.port, bridge.token.clone());
-    let body = edit(&bridge, "PreToolUse", ".git/config").to_string();
-    let (_, _, text) = off_runtime(move || {
-        http_request(
-            port,
-            "POST",
-            "/hooks",
-            &[
-                ("Authorization", &format!("Bearer {token}")),
-                ("Content-Type", "application/json"),
-                ("x-ide-bridge-client", "4242,92101"),
-                ("x-ide-bridge-task", "t1"),
-            ],
-            body.as_bytes(),
-        )
-    })
-    .await;
-    let answer: Value = serde_json::from_str(&text).unwrap();
+    let input = edit(&bridge, "PreToolUse", ".git/config");
+    let (_, answer) = hook_in_task(&bridge, 92101, input, Some("t1")).await;
     assert_eq!(decision(&answer).0, Some("deny"), "{answer}");
     // Names that only look like it, and reads, are not asked about.
     for rel in [".gitignore", "src/a.py"] {
