@@ -116,12 +116,19 @@ async fn a_linter_whose_output_cannot_be_parsed_is_reported_by_name() {
     )
     .await;
     let mut agent = bridge.ready_agent().await;
-    let result = agent
-        .call(
-            "getDiagnostics",
-            json!({"uri": uri(&bridge, "src/main.rs")}),
+    // The answer comes when the last linter ends (the slow one at its 8 s timeout): a
+    // loaded machine may take longer than the harness's usual wait.
+    let id = agent.id();
+    agent
+        .send(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "getDiagnostics", "arguments": {"uri": uri(&bridge, "src/main.rs")}}}),
         )
         .await;
+    let result = agent
+        .response_within(&json!(id), Duration::from_secs(40))
+        .await["result"]
+        .clone();
     assert!(!is_error(&result), "{result}");
     assert!(
         text(&result).contains("E0308"),

@@ -704,6 +704,11 @@ impl Agent {
 
     /// Waits for the response with `id`, keeping other messages in the inbox.
     pub async fn response_to(&mut self, id: &Value) -> Value {
+        self.response_within(id, DEADLINE).await
+    }
+
+    /// [`Agent::response_to`], waiting up to `wait` for each message.
+    pub async fn response_within(&mut self, id: &Value, wait: Duration) -> Value {
         if let Some(pos) = self
             .inbox
             .iter()
@@ -713,7 +718,7 @@ impl Agent {
         }
         loop {
             let msg = self
-                .recv_wire(DEADLINE)
+                .recv_wire(wait)
                 .await
                 .unwrap_or_else(|| panic!("no response to id {id}"));
             if &msg["id"] == id && msg.get("method").is_none() {
