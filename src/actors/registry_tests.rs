@@ -143,6 +143,14 @@ fn report(registry: &Addr<SessionRegistry>, id: &SessionId, change: SessionChang
     });
 }
 
+/// An IDE connection of the session completed its handshake.
+fn ide_initialized() -> SessionChange {
+    SessionChange::Initialized {
+        client: None,
+        ide: true,
+    }
+}
+
 #[actix_rt::test]
 async fn admission_reattaches_by_anchor_refuses_when_full_and_evicts_a_session_in_grace() {
     let (registry, mut editor) = registry(1);
@@ -193,14 +201,7 @@ async fn tool_list_changes_wait_for_the_debounce_and_for_a_listener() {
     registry.do_send(ToolsChanged { immediate: true });
     let snapshot = registry.send(Snapshot).await.unwrap().unwrap();
     assert!(snapshot.pending_list_changed);
-    report(
-        &registry,
-        &a_id,
-        SessionChange::Initialized {
-            client: None,
-            ide: true,
-        },
-    );
+    report(&registry, &a_id, ide_initialized());
     next_matching(&mut a_got, |g| *g == Got::ListChanged).await;
 
     // Debounced: nothing before LIST_CHANGED_DEBOUNCE, one notification after.
@@ -239,14 +240,7 @@ async fn mentions_wait_for_a_listener_and_selections_reach_only_listeners() {
         method: "selection_changed",
         params: serde_json::json!({}),
     });
-    report(
-        &registry,
-        &a_id,
-        SessionChange::Initialized {
-            client: None,
-            ide: true,
-        },
-    );
+    report(&registry, &a_id, ide_initialized());
     assert_eq!(
         next_matching(&mut a_got, |g| matches!(g, Got::Notification(_))).await,
         Got::Notification("at_mentioned"),

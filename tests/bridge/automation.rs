@@ -329,28 +329,28 @@ fn an_invalid_policy_stops_start_up_and_names_the_field() {
         ),
         ("{not json", "p.json"),
     ];
-    for (text, needle) in cases {
-        std::fs::write(&policy, text).unwrap();
-        let out = command(&tmp.path().join("claude"))
+    // The binary (after `first`: a subcommand, or nothing to start a bridge) on the
+    // workspace with a policy file.
+    let with_policy = |first: &[&str], file: &std::path::Path| {
+        command(&tmp.path().join("claude"))
+            .args(first)
             .arg("--workspace")
             .arg(tmp.path())
             .arg("--automation-policy")
-            .arg(&policy)
+            .arg(file)
             .output()
-            .unwrap();
+            .unwrap()
+    };
+    for (text, needle) in cases {
+        std::fs::write(&policy, text).unwrap();
+        let out = with_policy(&[], &policy);
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{text}");
         assert!(err.contains("automation policy"), "{text}: {err}");
         assert!(err.contains(needle), "{text}: {err}");
     }
     // A missing file is refused too.
-    let out = command(&tmp.path().join("claude"))
-        .arg("--workspace")
-        .arg(tmp.path())
-        .arg("--automation-policy")
-        .arg(tmp.path().join("absent.toml"))
-        .output()
-        .unwrap();
+    let out = with_policy(&[], &tmp.path().join("absent.toml"));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no such file"));
     // What loads but would not work as meant is said by `config` (and logged at start).
     std::fs::write(
@@ -358,13 +358,7 @@ fn an_invalid_policy_stops_start_up_and_names_the_field() {
         r#"{"onFileChange": {"patterns": ["*"], "action": "notify", "message": "{{fiel}} changed"}}"#,
     )
     .unwrap();
-    let out = command(&tmp.path().join("claude"))
-        .args(["config", "--workspace"])
-        .arg(tmp.path())
-        .arg("--automation-policy")
-        .arg(&policy)
-        .output()
-        .unwrap();
+    let out = with_policy(&["config"], &policy);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(

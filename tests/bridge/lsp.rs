@@ -54,6 +54,16 @@ fn python(status: &Value) -> Value {
         .unwrap_or(Value::Null)
 }
 
+/// The hover of `area`'s call names its docstring.
+fn assert_area_hover(hover: &Value) {
+    assert!(
+        hover["contents"]
+            .to_string()
+            .contains("Area of a rectangle"),
+        "{hover}"
+    );
+}
+
 pub(crate) async fn answer(agent: &mut Agent, tool: &str, args: Value) -> Value {
     let r = agent.call(tool, args.clone()).await;
     assert!(!is_error(&r), "{tool} {args}: {r}");
@@ -67,12 +77,7 @@ async fn language_tools_answer_from_one_shared_pylsp_without_an_editor() {
     let mut other = bridge.ready_agent().await;
     let use_site = json!({"file": "shapes.py", "line": 6, "column": 9});
     let hover = answer(&mut agent, "getHover", use_site.clone()).await;
-    assert!(
-        hover["contents"]
-            .to_string()
-            .contains("Area of a rectangle"),
-        "{hover}"
-    );
+    assert_area_hover(&hover);
     let found = answer(&mut other, "goToDefinition", use_site.clone()).await;
     assert!(
         found[0]["file"].as_str().unwrap().ends_with("/shapes.py") && found[0]["line"] == 1,
@@ -141,12 +146,7 @@ async fn language_tools_answer_from_one_shared_pylsp_without_an_editor() {
         json!({"file": "shapes.py", "line": 6, "column": 9}),
     )
     .await;
-    assert!(
-        hover["contents"]
-            .to_string()
-            .contains("Area of a rectangle"),
-        "{hover}"
-    );
+    assert_area_hover(&hover);
     let server = python(&bridge.status().await);
     assert_eq!(server["restarts"], 1, "{server}");
     assert_ne!(server["pid"].as_u64(), Some(pid), "{server}");
@@ -656,12 +656,7 @@ async fn a_server_past_its_memory_bound_is_restarted_and_counted() {
     );
     assert_eq!(server["crashesInRow"], 1, "{server}");
     let hover = answer(&mut agent, "getHover", at).await;
-    assert!(
-        hover["contents"]
-            .to_string()
-            .contains("Area of a rectangle"),
-        "{hover}"
-    );
+    assert_area_hover(&hover);
     let server = python(&bridge.status().await);
     assert_eq!(server["restarts"], 1, "{server}");
     assert_ne!(server["pid"].as_u64(), first, "{server}");
@@ -742,12 +737,7 @@ async fn what_the_editor_cannot_answer_the_bridges_servers_do() {
         json!({"file": "shapes.py", "line": 6, "column": 9}),
     )
     .await;
-    assert!(
-        hover["contents"]
-            .to_string()
-            .contains("Area of a rectangle"),
-        "{hover}"
-    );
+    assert_area_hover(&hover);
     assert_eq!(editor.requests().len(), 1, "the editor was asked first");
     let none = agent
         .call(
