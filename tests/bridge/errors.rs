@@ -74,17 +74,10 @@ async fn tools_call_errors() {
     assert_eq!(error_code(&resp), -32602, "arguments an array");
 
     let resp = agent.call_raw("openFile", json!({})).await;
-    assert_eq!(error_code(&resp), -32602, "schema: required");
-    assert!(
-        resp["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("filePath"),
-        "{resp}"
-    );
+    assert!(arguments_refused(&resp).contains("filePath"), "{resp}");
 
     let resp = agent.call_raw("openFile", json!({"filePath": 5})).await;
-    assert_eq!(error_code(&resp), -32602, "schema: type");
+    arguments_refused(&resp);
 
     let resp = agent.request("tools/call", json!({"arguments": {}})).await;
     assert_eq!(error_code(&resp), -32602, "name missing");
@@ -96,14 +89,7 @@ async fn tools_call_errors() {
             json!({"filePath": "new.txt", "contents": "hello"}),
         )
         .await;
-    assert_eq!(error_code(&resp), -32602, "unknown argument: {resp}");
-    assert!(
-        resp["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("contents"),
-        "{resp}"
-    );
+    assert!(arguments_refused(&resp).contains("contents"), "{resp}");
     assert!(!bridge.workspace.join("new.txt").exists());
     // The CLI's own tools keep its contract: what a newer CLI adds is not refused.
     let resp = agent
@@ -125,14 +111,7 @@ async fn arguments_of_exactly_one_mebibyte_pass_and_one_byte_more_fail() {
 
     let over = json!({"tab_name": "x".repeat(LIMIT - overhead + 1)});
     let resp = agent.call_raw("close_tab", over).await;
-    assert_eq!(error_code(&resp), -32602);
-    assert!(
-        resp["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("1048576"),
-        "{resp}"
-    );
+    assert!(arguments_refused(&resp).contains("1048576"), "{resp}");
 }
 
 #[tokio::test]
@@ -203,4 +182,52 @@ async fn the_editor_socket_answers_unknown_requests_with_32601() {
         .contains("extension/noSuchThing"));
     let status = bridge.status().await;
     assert_eq!(status["extension"]["hello"]["extensionVersion"], "1.2.3");
+}
+
+#[tokio::test]
+async fn refused_arguments_are_a_tool_error_from_2025_11_25_and_a_protocol_error_before() {
+    let bridge = Bridge::launch(Options::default()).await;
+    // MCP 2025-11-25 (SEP-1303): the model reads why, and the call is in the timeline.
+    let mut modern = bridge.ready_agent().await;
+    let resp = modern
+        .call_raw(
+            "readFile",
+            json!({"filePath": "src/main.rs", "startLine": "one"}),
+        )
+        .await;
+    let why = arguments_refused(&resp);
+    assert!(why.contains("/startLine"), "{resp}");
+    // 2025-06-18 said invalid arguments are a protocol error: a client of it gets one.
+    let mut older = bridge.agent().await;
+    older.initialize_as("2025-06-18").await;
+    let resp = older
+        .call_raw(
+            "readFile",
+            json!({"filePath": "src/main.rs", "startLine": "one"}),
+        )
+        .await;
+    assert_eq!(error_code(&resp), -32602, "{resp}");
+    assert!(resp["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("/startLine"));
+    // The request's own shape is still the protocol's business in every revision.
+    let resp = modern
+        .request("tools/call", json!({"name": "readFile", "arguments": [1]}))
+        .await;
+    assert_eq!(error_code(&resp), -32602, "{resp}");
+
+    let status = bridge.status().await;
+    let refused: Vec<_> = status["recentActivity"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "toolCall" && e["tool"] == "readFile")
+        .collect();
+    assert_eq!(
+        refused.len(),
+        1,
+        "only the call answered as a result: {refused:?}"
+    );
+    assert_eq!(refused[0]["status"], "rejected", "{refused:?}");
 }

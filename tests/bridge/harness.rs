@@ -774,11 +774,16 @@ impl Agent {
 
     /// initialize + notifications/initialized, like the Claude Code CLI.
     pub async fn initialize(&mut self) -> Value {
+        self.initialize_as("2025-11-25").await
+    }
+
+    /// [`Agent::initialize`] asking for protocol revision `version`.
+    pub async fn initialize_as(&mut self, version: &str) -> Value {
         let resp = self
             .request(
                 "initialize",
                 json!({
-                    "protocolVersion": "2025-11-25",
+                    "protocolVersion": version,
                     "capabilities": {"roots": {}, "elicitation": {}},
                     "clientInfo": {"name": "claude-code", "version": "2.1.0"}
                 }),
@@ -851,6 +856,14 @@ pub fn json_text(result: &Value) -> Value {
 /// True when the result is a tool error.
 pub fn is_error(result: &Value) -> bool {
     result["isError"] == json!(true)
+}
+
+/// The text of a tool error answering arguments the tool refused (MCP 2025-11-25 and
+/// later answer them as a result, SEP-1303); panics on any other response.
+pub fn arguments_refused(resp: &Value) -> &str {
+    let result = &resp["result"];
+    assert!(is_error(result), "not a tool error: {resp}");
+    text(result)
 }
 
 /// The JSON-RPC error code of a response.

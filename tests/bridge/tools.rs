@@ -41,7 +41,7 @@ async fn open_file_records_the_file_and_answers_both_shapes() {
     let bad = agent
         .call_raw("openFile", json!({"filePath": "a", "makeFrontmost": "yes"}))
         .await;
-    assert_eq!(error_code(&bad), -32602);
+    arguments_refused(&bad);
 }
 
 #[tokio::test]
@@ -110,7 +110,7 @@ async fn get_diagnostics_is_an_empty_array_while_nothing_is_known() {
         "[]"
     );
     let bad = agent.call_raw("getDiagnostics", json!({"uri": 5})).await;
-    assert_eq!(error_code(&bad), -32602);
+    arguments_refused(&bad);
 }
 
 #[tokio::test]
@@ -125,7 +125,10 @@ async fn dirty_and_save_answer_document_not_open_until_opened() {
             "{tool}"
         );
         let bad = agent.call_raw(tool, json!({})).await;
-        assert_eq!(error_code(&bad), -32602, "{tool}");
+        assert!(
+            arguments_refused(&bad).contains("filePath"),
+            "{tool}: {bad}"
+        );
     }
     agent
         .call("openFile", json!({"filePath": "src/main.rs"}))
@@ -188,10 +191,7 @@ async fn tabs_and_diffs_without_an_editor() {
         .await;
     assert!(is_error(&diff));
     assert!(text(&diff).contains("No editor is connected"), "{diff}");
-    assert_eq!(
-        error_code(&agent.call_raw("close_tab", json!({})).await),
-        -32602
-    );
+    arguments_refused(&agent.call_raw("close_tab", json!({})).await);
     assert_eq!(
         error_code(
             &agent
@@ -203,10 +203,7 @@ async fn tabs_and_diffs_without_an_editor() {
         ),
         -32602
     );
-    assert_eq!(
-        error_code(&agent.call_raw("openDiff", json!({"tab_name": "t"})).await),
-        -32602
-    );
+    arguments_refused(&agent.call_raw("openDiff", json!({"tab_name": "t"})).await);
 }
 
 #[tokio::test]
@@ -331,7 +328,10 @@ async fn every_tool_refuses_arguments_that_break_its_schema() {
             continue;
         };
         let resp = agent.call_raw(name, bad.clone()).await;
-        assert_eq!(error_code(&resp), -32602, "{name} with {bad}: {resp}");
+        assert!(
+            !arguments_refused(&resp).is_empty(),
+            "{name} with {bad}: {resp}"
+        );
         checked += 1;
     }
     assert_eq!(checked, tools.as_array().unwrap().len());
@@ -406,7 +406,10 @@ async fn derived_schemas_are_compact_and_optional_arguments_refuse_null() {
         ("getTerminalOutput", json!({"name": null})),
     ] {
         let resp = agent.call_raw(name, args.clone()).await;
-        assert_eq!(error_code(&resp), -32602, "{name} with {args}: {resp}");
+        assert!(
+            !arguments_refused(&resp).is_empty(),
+            "{name} with {args}: {resp}"
+        );
     }
 }
 

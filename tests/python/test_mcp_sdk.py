@@ -52,7 +52,7 @@ async def test_initialize_list_tools_and_call_a_tool(bridge):
             await session.set_logging_level("debug")
 
 
-async def test_tool_failures_are_results_and_protocol_errors_raise(bridge):
+async def test_tool_failures_and_refused_arguments_are_results_and_protocol_errors_raise(bridge):
     async with authenticated_websocket(url(bridge), bridge["token"]) as (
         read,
         write,
@@ -66,9 +66,11 @@ async def test_tool_failures_are_results_and_protocol_errors_raise(bridge):
             with pytest.raises(McpError) as unknown:
                 await session.call_tool("noSuchTool", {})
             assert unknown.value.error.code == -32003
-            with pytest.raises(McpError) as invalid:
-                await session.call_tool("openFile", {"filePath": 42})
-            assert invalid.value.error.code == -32602
+            # Arguments the schema refuses are a tool error the model can read
+            # (MCP 2025-11-25, SEP-1303), not a protocol error.
+            invalid = await session.call_tool("openFile", {"filePath": 42})
+            assert invalid.isError
+            assert "filePath" in invalid.content[0].text, invalid
 
 
 async def test_prompts_through_the_sdk(bridge):

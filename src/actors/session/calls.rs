@@ -114,6 +114,14 @@ impl Session {
         });
     }
 
+    /// Connection `generation` negotiated MCP 2025-11-25 or later, where arguments the
+    /// tool refuses are answered as a tool error, not as JSON-RPC -32602 (SEP-1303).
+    fn refuses_arguments_in_results(&self, generation: Generation) -> bool {
+        self.conn(generation)
+            .and_then(|c| c.mcp.protocol_version)
+            .is_some_and(|version| version >= "2025-11-25")
+    }
+
     /// A stateless request whose answer goes to a response stream of its own (an HTTP
     /// POST), not to connection `generation`: its id names nothing beyond that stream.
     pub(super) fn answered_on_own_stream(
@@ -220,11 +228,30 @@ impl Session {
         };
         let raw = call.arguments.map_or("{}", RawValue::get);
         let limit = services.settings.tools.max_argument_bytes;
+        // What the model can mend (arguments too large, refused by the schema, not of
+        // the tool's type) is a tool error from MCP 2025-11-25 on (SEP-1303), so that
+        // the model reads why; before it, and for what breaks the request's own shape,
+        // a JSON-RPC error.
+        let as_result = stateless || self.refuses_arguments_in_results(generation);
+        let refuse = |this: &Self, message: String, summary: String| {
+            if !as_result {
+                return Err(RpcError::invalid_params(message));
+            }
+            let meter = tool.meter(&services.metrics);
+            this.record_call(&meter, Instant::now(), summary, CallStatus::Rejected);
+            reply.send_text(call_response(
+                &id,
+                &CallToolResult::error(message),
+                stateless,
+            ));
+            Ok(None)
+        };
         if raw.len() > limit {
-            return Err(RpcError::invalid_params(format!(
+            let message = format!(
                 "Tool arguments are {} bytes; the limit is {limit} bytes",
                 raw.len()
-            )));
+            );
+            return refuse(self, message, String::new());
         }
         let args: Value = serde_json::from_str(raw)
             .map_err(|e| RpcError::invalid_params(format!("Invalid arguments: {e}")))?;
@@ -233,9 +260,11 @@ impl Session {
                 "Tool arguments must be a JSON object",
             ));
         }
-        tool.validate(&args).map_err(RpcError::invalid_params)?;
-        let meter = tool.meter(&services.metrics);
         let summary = summary::summarize(&args);
+        if let Err(refused) = tool.validate(&args) {
+            return refuse(self, refused.into(), summary);
+        }
+        let meter = tool.meter(&services.metrics);
         let max = services.settings.tools.max_concurrent_per_session;
         if self.in_flight.len() >= max {
             self.record_call(&meter, Instant::now(), summary, CallStatus::Rejected);
@@ -260,9 +289,10 @@ impl Session {
             services: Arc::clone(&services),
             progress,
         };
-        let mut future = tool
-            .invoke(tool_ctx, args)
-            .map_err(RpcError::invalid_params)?;
+        let mut future = match tool.invoke(tool_ctx, args) {
+            Ok(future) => future,
+            Err(refused) => return refuse(self, refused.into(), summary),
+        };
         // Asked on an HTTP response stream of its own in the stateless revision: keyed
         // by a number of the session's, not by the id other POSTs may repeat.
         let on_own_stream = self.answered_on_own_stream(generation, stateless, &reply);
