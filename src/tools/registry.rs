@@ -82,7 +82,12 @@ pub trait Tool: 'static {
 type Invoker =
     fn(ToolContext, Value) -> Result<LocalBoxFuture<'static, CallToolResult>, InvalidArguments>;
 
-/// Arguments the schema refused, or that do not fit the tool's type (JSON-RPC -32602).
+/// Longest schema complaint quoted as the validator words it; a longer one names the
+/// value instead of quoting it.
+const MAX_QUOTED: usize = 240;
+
+/// Arguments the schema refused, or that do not fit the tool's type (a tool error, or
+/// JSON-RPC -32602 for a client of a revision before MCP 2025-11-25).
 #[derive(Debug, thiserror::Error)]
 #[error("Invalid arguments for tool \"{tool}\": {reason}")]
 pub struct InvalidArguments {
@@ -140,11 +145,17 @@ impl RegisteredTool {
             .iter_errors(args)
             .take(5)
             .map(|e| {
+                // The message quotes the value refused; a long one (a thousand edits)
+                // is named, not quoted back to the model.
+                let mut said = e.to_string();
+                if said.len() > MAX_QUOTED {
+                    said = e.masked_with("the value").to_string();
+                }
                 let at = e.instance_path().to_string();
                 if at.is_empty() {
-                    e.to_string()
+                    said
                 } else {
-                    format!("{e} (at {at})")
+                    format!("{said} (at {at})")
                 }
             })
             .collect();
