@@ -276,7 +276,12 @@ impl ChangesActor {
         let i = writes
             .iter()
             .position(|w| &w.call == call)
-            .or_else(|| (!writes.is_empty()).then_some(0))?;
+            // A write without a name is the oldest unnamed one; a named write that is
+            // not here was not followed (too large, too many under way).
+            .or_else(|| {
+                call.is_none()
+                    .then(|| writes.iter().position(|w| w.call.is_none()))?
+            })?;
         let next_before = writes
             .get(i + 1)
             .map(|w| w.before.clone().unwrap_or_default());

@@ -171,3 +171,49 @@ async fn change_sets_name_their_agent_undo_one_hunk_exactly_and_decline_over_a_l
     assert!(is_error(&refused), "an undo of nothing named is refused");
     bridge.stop_async().await;
 }
+
+#[tokio::test]
+async fn a_write_after_a_failed_one_is_recorded_as_the_agents_own() {
+    let place = Place::new();
+    let bridge = Bridge::launch(place.options().file("a.py", BASE)).await;
+    let mut agent = bridge.ready_agent().await;
+    agent.call("readFile", json!({"filePath": "a.py"})).await;
+    // Refused (no such block): nothing written, so nothing to record.
+    let missed = agent
+        .call(
+            "replaceBlock",
+            json!({"filePath": "a.py", "oldContent": "z = 26", "newContent": "z = 0"}),
+        )
+        .await;
+    assert!(is_error(&missed), "{missed}");
+    // An edit outside the file, with another tool: refused too.
+    let missed = agent
+        .call(
+            "editText",
+            json!({"filePath": "a.py", "edits": [{"type": "replace", "line": 999, "column": 1,
+                   "endLine": 999, "endColumn": 1, "text": "x"}]}),
+        )
+        .await;
+    assert!(is_error(&missed), "{missed}");
+    for (old, new) in [("b = 2", "b = 20"), ("c = 3", "c = 30")] {
+        let r = agent
+            .call(
+                "replaceBlock",
+                json!({"filePath": "a.py", "oldContent": old, "newContent": new}),
+            )
+            .await;
+        assert!(!is_error(&r), "{r}");
+    }
+    let listed = json_text(&agent.call("listChanges", json!({"file": "a.py"})).await);
+    let all = changes(&listed);
+    assert_eq!(all.len(), 2, "each write its own change: {listed}");
+    assert_eq!(all[0]["hunks"][0]["new"], json!(["b = 20\n"]), "{listed}");
+    assert_eq!(all[1]["hunks"][0]["new"], json!(["c = 30\n"]), "{listed}");
+    let who = json_text(
+        &agent
+            .call("whoChanged", json!({"file": "a.py", "line": 3}))
+            .await,
+    );
+    assert_eq!(who["lines"][0]["session"], all[1]["session"], "{who}");
+    assert_ne!(who["lines"][0]["by"], "the person", "{who}");
+}

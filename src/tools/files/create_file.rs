@@ -57,7 +57,7 @@ impl Tool for CreateFile {
         }
         let path = args.file_path.resolve(&ctx)?;
         check_write(&ctx, &path, Self::NAME).await?;
-        super::before_write(&ctx, &path).await;
+        let under_way = super::before_write(&ctx, &path).await;
         if let Some(done) = try_editor_as::<Answer>(
             &ctx,
             Method::CreateFile,
@@ -65,14 +65,14 @@ impl Tool for CreateFile {
         )
         .await
         {
-            return by_editor(&ctx, &path, Self::NAME, done).await;
+            return by_editor(&ctx, &path, Self::NAME, done, Some(under_way)).await;
         }
         let op = WriteOp::Create {
             content: args.content,
             directory: args.is_directory,
             overwrite: args.overwrite,
         };
-        let written = write(&ctx, path.clone(), op, Self::NAME).await?;
+        let written = write(&ctx, path.clone(), op, Self::NAME, Some(under_way)).await?;
         Ok(CallToolResult::structured(&Answer {
             success: true,
             file_path: path.display().to_string(),

@@ -45,7 +45,7 @@ impl Tool for DeleteFile {
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let path = args.file_path.resolve(&ctx)?;
         check_write(&ctx, &path, Self::NAME).await?;
-        super::before_write(&ctx, &path).await;
+        let under_way = super::before_write(&ctx, &path).await;
         if let Some(done) = try_editor_as::<Answer>(
             &ctx,
             Method::DeleteFile,
@@ -53,12 +53,12 @@ impl Tool for DeleteFile {
         )
         .await
         {
-            return by_editor(&ctx, &path, Self::NAME, done).await;
+            return by_editor(&ctx, &path, Self::NAME, done, Some(under_way)).await;
         }
         let op = WriteOp::Delete {
             recursive: args.recursive,
         };
-        write(&ctx, path.clone(), op, Self::NAME).await?;
+        write(&ctx, path.clone(), op, Self::NAME, Some(under_way)).await?;
         Ok(CallToolResult::structured(&Answer {
             success: true,
             file_path: path.display().to_string(),

@@ -54,14 +54,21 @@ impl Tool for EditText {
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let path = args.file_path.resolve(&ctx)?;
         check_write(&ctx, &path, Self::NAME).await?;
-        super::before_write(&ctx, &path).await;
+        let under_way = super::before_write(&ctx, &path).await;
         let mut params = request(&ctx, Method::EditText, &args)?;
         params["save"] = json!(true);
         if let Some(done) = try_editor_as::<Answer>(&ctx, Method::EditText, params).await {
-            return by_editor(&ctx, &path, Self::NAME, done).await;
+            return by_editor(&ctx, &path, Self::NAME, done, Some(under_way)).await;
         }
         let count = args.edits.len();
-        write(&ctx, path, WriteOp::Edit { edits: args.edits }, Self::NAME).await?;
+        write(
+            &ctx,
+            path,
+            WriteOp::Edit { edits: args.edits },
+            Self::NAME,
+            Some(under_way),
+        )
+        .await?;
         Ok(CallToolResult::structured(&Answer {
             success: true,
             edit_count: count,

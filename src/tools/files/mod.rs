@@ -52,11 +52,47 @@ impl Scope {
     }
 }
 
+/// A write a tool announced to the change sets ([`before_write`]) and has not finished:
+/// its record waits for the text after it. Dropped unfinished (the write failed, or the
+/// call was cancelled), it is abandoned, so that the agent's next write to the file is
+/// not recorded against this one's text before.
+#[must_use = "dropped, the write is abandoned"]
+pub(crate) struct WriteUnderWay {
+    changes: actix::Addr<crate::actors::changes::ChangesActor>,
+    session: crate::actors::messages::session::SessionId,
+    path: PathBuf,
+    /// What the record and the write's announcement are matched by.
+    call: String,
+    finished: bool,
+}
+
+impl WriteUnderWay {
+    /// The write happened: its announcement carries this, and it is not abandoned.
+    fn finished(mut self) -> String {
+        self.finished = true;
+        std::mem::take(&mut self.call)
+    }
+}
+
+impl Drop for WriteUnderWay {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.changes
+                .do_send(crate::actors::changes::WriteAbandoned {
+                    session: self.session.clone(),
+                    path: std::mem::take(&mut self.path),
+                    call: Some(std::mem::take(&mut self.call)),
+                });
+        }
+    }
+}
+
 /// Before a write tool changes `path`: its text now, for the agent's change set (see
 /// [`crate::changes`]). With an editor connected, the text is the editor's (a buffer's
 /// unsaved changes are the person's, and the editor's save writes them too); else the
 /// file's. Awaited, so that the text is taken before the write.
-pub(crate) async fn before_write(ctx: &ToolContext, path: &Path) {
+pub(crate) async fn before_write(ctx: &ToolContext, path: &Path) -> WriteUnderWay {
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let editor_text = crate::tools::editor::call_editor(
         ctx,
         crate::protocol::editor::Method::GetFileContent,
@@ -69,16 +105,25 @@ pub(crate) async fn before_write(ctx: &ToolContext, path: &Path) {
             .and_then(|c| c.as_str())
             .map(str::to_string)
     });
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let under_way = WriteUnderWay {
+        changes: ctx.services.changes.clone(),
+        session: ctx.session_id.clone(),
+        path: path.to_path_buf(),
+        call: format!("bridge:{n}"),
+        finished: false,
+    };
     let before = crate::actors::changes::BeforeWrite {
         session: ctx.session_id.clone(),
         path: path.to_path_buf(),
-        call: None,
+        call: Some(under_way.call.clone()),
         baseline: editor_text.map_or(
             crate::actors::changes::Baseline::Disk,
             crate::actors::changes::Baseline::Text,
         ),
     };
     let _ = ctx.services.changes.send(before).await;
+    under_way
 }
 
 /// Sends a write to the WorkspaceWriter, checking the version this session last saw,
@@ -88,9 +133,10 @@ pub(crate) async fn write(
     path: PathBuf,
     op: WriteOp,
     tool: &str,
+    under_way: Option<WriteUnderWay>,
 ) -> Result<Written, ToolError> {
     let expected = ctx.known_version(&path).await;
-    write_expecting(ctx, path, op, tool, expected).await
+    write_expecting(ctx, path, op, tool, expected, under_way).await
 }
 
 /// Like [`write`], provided the file still has the `expected` content (the text the
@@ -101,6 +147,7 @@ pub(crate) async fn write_expecting(
     op: WriteOp,
     tool: &str,
     expected: Option<crate::workspace::files::Fingerprint>,
+    under_way: Option<WriteUnderWay>,
 ) -> Result<Written, ToolError> {
     let write = Write {
         path: path.clone(),
@@ -108,23 +155,23 @@ pub(crate) async fn write_expecting(
         op,
     };
     let written = super::ask(&ctx.services.writer, writer::NAME, write).await?;
-    announce(ctx, &path, tool).await;
+    announce(ctx, &path, tool, under_way.map(WriteUnderWay::finished)).await;
     ctx.record_version(path, written.fingerprint);
     ctx.services.diagnostics.do_send(Invalidate);
     Ok(written)
 }
 
 /// Tells the other agents that read `path` (and automation) that this agent changed it
-/// with `tool`; their notices are queued before this returns, so their next call
-/// carries them.
-pub(crate) async fn announce(ctx: &ToolContext, path: &Path, tool: &str) {
+/// with `tool` (in the write `call` of [`before_write`], if it announced one); their
+/// notices are queued before this returns, so their next call carries them.
+pub(crate) async fn announce(ctx: &ToolContext, path: &Path, tool: &str, call: Option<String>) {
     if let Some(display) = ctx.services.workspace.relative(&path.to_string_lossy()) {
         let changed = FileChanged {
             by: ctx.session_id.clone(),
             path: path.to_path_buf(),
             display,
             tool: tool.to_string(),
-            call: None,
+            call,
             at_ms: crate::actors::activity_log::now_ms(),
         };
         let _ = ctx.services.registry.send(changed).await;
@@ -137,9 +184,10 @@ pub(crate) async fn by_editor(
     path: &Path,
     tool: &str,
     done: ToolResult,
+    under_way: Option<WriteUnderWay>,
 ) -> ToolResult {
     if done.as_ref().is_ok_and(|r| !r.is_error) {
-        announce(ctx, path, tool).await;
+        announce(ctx, path, tool, under_way.map(WriteUnderWay::finished)).await;
     }
     done
 }

@@ -56,15 +56,15 @@ impl Tool for RenameFile {
         )
         .await
         {
-            return by_editor(&ctx, &from, Self::NAME, done).await;
+            return by_editor(&ctx, &from, Self::NAME, done, None).await;
         }
         let op = WriteOp::Rename {
             to: to.clone(),
             overwrite: args.overwrite,
         };
-        write(&ctx, from.clone(), op, Self::NAME).await?;
+        write(&ctx, from.clone(), op, Self::NAME, None).await?;
         // Whoever read the file it replaced is told too.
-        super::announce(&ctx, &to, Self::NAME).await;
+        super::announce(&ctx, &to, Self::NAME, None).await;
         ctx.record_version(from.clone(), None);
         Ok(CallToolResult::structured(&Answer {
             success: true,

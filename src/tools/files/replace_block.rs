@@ -46,17 +46,17 @@ impl Tool for ReplaceBlock {
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let path = args.file_path.resolve(&ctx)?;
         check_write(&ctx, &path, Self::NAME).await?;
-        super::before_write(&ctx, &path).await;
+        let under_way = super::before_write(&ctx, &path).await;
         let mut params = request(&ctx, Method::ReplaceBlock, &args)?;
         params["save"] = json!(true);
         if let Some(done) = try_editor_as::<Answer>(&ctx, Method::ReplaceBlock, params).await {
-            return by_editor(&ctx, &path, Self::NAME, done).await;
+            return by_editor(&ctx, &path, Self::NAME, done, Some(under_way)).await;
         }
         let op = WriteOp::Replace {
             old: args.old_content,
             new: args.new_content,
         };
-        write(&ctx, path, op, Self::NAME).await?;
+        write(&ctx, path, op, Self::NAME, Some(under_way)).await?;
         Ok(CallToolResult::structured(&Answer {
             success: true,
             saved: true,

@@ -61,13 +61,22 @@ pub(crate) async fn apply_all(
     };
     let mut applied = Applied::default();
     for (path, content, fingerprint, edits) in planned {
-        before_write(ctx, &path).await;
+        let under_way = before_write(ctx, &path).await;
         let op = WriteOp::Create {
             content,
             directory: false,
             overwrite: true,
         };
-        if let Err(e) = write_expecting(ctx, path.clone(), op, tool, Some(fingerprint)).await {
+        if let Err(e) = write_expecting(
+            ctx,
+            path.clone(),
+            op,
+            tool,
+            Some(fingerprint),
+            Some(under_way),
+        )
+        .await
+        {
             if applied.affected_files.is_empty() {
                 return Err(e);
             }
