@@ -65,10 +65,15 @@ pub struct LineRun {
 #[rtype(result = "Result<usize, ActorFault>")]
 pub struct KeepChanges(pub Selection);
 
-/// The person undoes the selected hunks.
+/// Undoes the selected hunks.
 #[derive(Debug, Message)]
 #[rtype(result = "Result<UndoReport, ActorFault>")]
-pub struct UndoChanges(pub Selection);
+pub struct UndoChanges {
+    pub selection: Selection,
+    /// Who undoes them: the person (the page) or an agent ([`Owner::Undid`],
+    /// `undoChanges`); the lines put back are theirs.
+    pub by: Owner,
+}
 
 /// What an undo did: per file, the hunks reverted, and those it declined with why.
 #[derive(Debug, Default, Serialize, schemars::JsonSchema)]
@@ -436,10 +441,12 @@ impl Handler<WhoChanged> for ChangesActor {
                 .owners(&msg.display, &text)
                 .into_iter()
                 .map(|(from, to, owner)| {
-                    let (by, session) = match owner {
-                        Owner::Base => (None, None),
-                        Owner::Person => (Some("the person".to_string()), None),
-                        Owner::Agent { session, agent, .. } => (Some(agent), Some(session)),
+                    let by = owner.who().map(str::to_string);
+                    let session = match owner {
+                        Owner::Agent { session, .. } | Owner::Undid { session, .. } => {
+                            Some(session)
+                        }
+                        Owner::Base | Owner::Person => None,
                     };
                     LineRun {
                         from,
@@ -479,7 +486,7 @@ impl Handler<UndoChanges> for ChangesActor {
             let mut declined = Vec::new();
             let mut plans: Vec<(FileUndo, Option<crate::workspace::files::Fingerprint>)> =
                 Vec::new();
-            if !msg.0.is_given() {
+            if !msg.selection.is_given() {
                 return (plans, declined);
             }
             let mut files: Vec<String> = act.ledger.changes().map(|c| c.file.clone()).collect();
@@ -491,7 +498,7 @@ impl Handler<UndoChanges> for ChangesActor {
                 let fingerprint = text
                     .as_deref()
                     .map(|t| crate::workspace::files::fingerprint(t.as_bytes()));
-                let (plan, refused) = act.ledger.plan_undo(&file, text.as_deref(), &msg.0);
+                let (plan, refused) = act.ledger.plan_undo(&file, text.as_deref(), &msg.selection);
                 declined.extend(refused);
                 plans.extend(plan.map(|p| (p, fingerprint)));
             }
@@ -503,6 +510,7 @@ impl Handler<UndoChanges> for ChangesActor {
         };
         let writer = self.links.writer.clone();
         let root = self.workspace.root().to_path_buf();
+        let by = msg.by;
         let work = async move {
             let mut written = Vec::new();
             let mut declined = declined;
@@ -540,13 +548,13 @@ impl Handler<UndoChanges> for ChangesActor {
             (written, declined)
         };
         Box::pin(
-            fut::wrap_future::<_, Self>(work).map(|(written, declined), act, ctx| {
+            fut::wrap_future::<_, Self>(work).map(move |(written, declined), act, ctx| {
                 let mut report = UndoReport {
                     undone: Vec::new(),
                     declined,
                 };
                 for plan in &written {
-                    act.ledger.undone(plan);
+                    act.ledger.undone(plan, &by);
                     report
                         .undone
                         .extend(plan.reverted.iter().map(|r| UndoneHunk {
@@ -567,8 +575,9 @@ impl Handler<UndoChanges> for ChangesActor {
                             .first()
                             .map(|r| SessionId::from(r.session.as_str())),
                         detail: format!(
-                            "the person undid {} hunk(s) of {}",
-                            plan.reverted.len(),
+                            "{} undid {} of {}",
+                            by.who().unwrap_or("the person"),
+                            hunks(plan.reverted.len()),
                             plan.file
                         ),
                     });
@@ -582,6 +591,15 @@ impl Handler<UndoChanges> for ChangesActor {
                 Ok(report)
             }),
         )
+    }
+}
+
+/// "1 hunk", "3 hunks".
+fn hunks(n: usize) -> String {
+    if n == 1 {
+        "1 hunk".to_string()
+    } else {
+        format!("{n} hunks")
     }
 }
 

@@ -127,11 +127,20 @@ async fn change_sets_name_their_agent_undo_one_hunk_exactly_and_decline_over_a_l
     // A's next call carries the notice, with the reason.
     let next = a.call("listClaims", json!({})).await;
     let notice = next["content"][1]["text"].as_str().unwrap_or_default();
+    // B undid it, not the person: A is told who, and the lines put back are B's.
+    let b_label = all[2]["agent"].as_str().unwrap();
     assert!(
-        notice.contains("undid your change to lines 11–12 of a.py")
-            && notice.contains("keep k as it was"),
+        notice.contains(&format!(
+            "{b_label} undid your change to lines 11–12 of a.py"
+        )) && notice.contains("keep k as it was"),
         "{next}"
     );
+    let who = json_text(
+        &b.call("whoChanged", json!({"file": "a.py", "line": 11}))
+            .await,
+    );
+    assert_eq!(who["lines"][0]["by"], b_label, "{who}");
+    assert_eq!(who["lines"][0]["session"], all[2]["session"], "{who}");
 
     // The person edits A's remaining line by hand: undoing it now declines, naming
     // the person, and leaves the file as it is.

@@ -357,7 +357,8 @@ pub async fn undo_changes(
     body: web::Json<Decision>,
 ) -> Result<HttpResponse, PageError> {
     let selection = body.selection(&services).await?;
-    let report = crate::tools::changes::undo(&services, selection, &body.reason)
+    let by = crate::changes::Owner::Person;
+    let report = crate::tools::changes::undo(&services, selection, &body.reason, by)
         .await
         .map_err(|e| PageError::Unavailable(e.to_string()))?;
     Ok(HttpResponse::Ok().json(report))

@@ -10,8 +10,8 @@ use crate::actors::changes::{
     KeepChanges as Keep, LineRun, ListChanges as List, UndoChanges as Undo, UndoReport,
     WhoChanged as Who, NAME,
 };
-use crate::actors::registry::TellAgent;
-use crate::changes::{Change, ChangeView, Selection};
+use crate::actors::registry::{Identify, TellAgent};
+use crate::changes::{Change, ChangeView, Owner, Selection};
 use crate::protocol::mcp::CallToolResult;
 use crate::services::Services;
 use crate::tools::path::WorkspacePath;
@@ -74,13 +74,20 @@ impl From<Unselected> for ToolError {
     }
 }
 
-/// Undoes `selection` and tells each agent whose hunks were undone, with `reason`.
+/// Undoes `selection` as `by` (the person, or an agent's [`Owner::Undid`]) and tells
+/// each other agent whose hunks were undone, with `reason`.
 pub async fn undo(
     services: &Services,
     selection: Selection,
     reason: &str,
+    by: Owner,
 ) -> Result<UndoReport, ToolError> {
-    let report = ask(&services.changes, NAME, Undo(selection)).await?;
+    let who = by.who().unwrap_or("the person").to_string();
+    let undoer = match &by {
+        Owner::Undid { session, .. } => Some(session.clone()),
+        _ => None,
+    };
+    let report = ask(&services.changes, NAME, Undo { selection, by }).await?;
     let mut told: Vec<(&str, Vec<String>)> = Vec::new();
     for u in &report.undone {
         let lines = if u.from == u.to {
@@ -93,6 +100,8 @@ pub async fn undo(
             None => told.push((&u.session, vec![lines])),
         }
     }
+    // An agent that undid its own change knows.
+    told.retain(|(session, _)| undoer.as_deref() != Some(*session));
     for (session, undone) in told {
         let why = if reason.trim().is_empty() {
             String::new()
@@ -102,7 +111,7 @@ pub async fn undo(
         services.registry.do_send(TellAgent {
             session: session.into(),
             text: format!(
-                "ide-bridge: the person undid your change to {}{why}. Read the file again before going on.",
+                "ide-bridge: {who} undid your change to {}{why}. Read the file again before going on.",
                 undone.join(", ")
             ),
         });
@@ -224,10 +233,22 @@ impl Tool for UndoChanges {
             session: args.session,
         };
         selects(&ctx.services, &selection).await?;
+        let me = ctx
+            .services
+            .registry
+            .send(Identify::Session(ctx.session_id.clone()))
+            .await
+            .ok()
+            .flatten();
+        let by = Owner::Undid {
+            session: ctx.session_id.to_string(),
+            agent: me.map_or_else(|| format!("agent {}", ctx.session_id), |a| a.label),
+        };
         let report = undo(
             &ctx.services,
             selection,
             args.reason.as_deref().unwrap_or(""),
+            by,
         )
         .await?;
         Ok(CallToolResult::structured(&report))

@@ -54,8 +54,22 @@ pub enum Owner {
         agent: String,
     },
     /// Anyone but an agent the bridge saw (the person, a formatter, git): lines that
-    /// changed between two agent changes, and undone hunks.
+    /// changed between two agent changes, and hunks the person undid.
     Person,
+    /// An agent that undid a hunk (`undoChanges`): the lines it put back.
+    Undid { session: String, agent: String },
+}
+
+impl Owner {
+    /// Who, as an agent or the person is told of it (`None`: nobody since the file was
+    /// first followed).
+    pub fn who(&self) -> Option<&str> {
+        match self {
+            Owner::Base => None,
+            Owner::Person => Some("the person"),
+            Owner::Agent { agent, .. } | Owner::Undid { agent, .. } => Some(agent),
+        }
+    }
 }
 
 /// Where a hunk stands.
@@ -477,6 +491,11 @@ impl Ledger {
     /// Brings `file`'s track up to `text`: lines that changed since it was last seen
     /// are the person's. A file seen for the first time starts with every line `Base`.
     fn catch_up(&mut self, file: &str, text: &str) {
+        self.catch_up_as(file, text, &Owner::Person);
+    }
+
+    /// [`Ledger::catch_up`], crediting the lines changed meanwhile to `by`.
+    fn catch_up_as(&mut self, file: &str, text: &str, by: &Owner) {
         let hashes = line_hashes(text);
         let track = self
             .tracks
@@ -486,7 +505,7 @@ impl Ledger {
                 hashes: hashes.clone(),
             });
         if track.hashes != hashes {
-            track.owners = carry(&track.owners, &track.hashes, &hashes, &Owner::Person);
+            track.owners = carry(&track.owners, &track.hashes, &hashes, by);
             track.hashes = hashes;
         }
     }
@@ -661,11 +680,8 @@ impl Ledger {
                 let from = (h.new_start - 1).min(owners.len());
                 let to = (from + h.new.len().max(1)).min(owners.len());
                 let who = owners[from..to].iter().find_map(|o| match o {
-                    Owner::Agent { change, agent, .. } if *change != change_id => {
-                        Some(agent.clone())
-                    }
-                    Owner::Person => Some("the person".to_string()),
-                    _ => None,
+                    Owner::Agent { change, .. } if *change == change_id => None,
+                    other => other.who().map(str::to_string),
                 });
                 declined.push(decline(match who {
                     Some(who) => format!(
@@ -720,8 +736,9 @@ impl Ledger {
         (Some(undo), declined)
     }
 
-    /// The undo `undo` was written: its hunks are undone, its lines the person's.
-    pub fn undone(&mut self, undo: &FileUndo) {
+    /// The undo `undo` was written by `by` (the person, or an agent's [`Owner::Undid`]):
+    /// its hunks are undone, the lines it put back `by`'s.
+    pub fn undone(&mut self, undo: &FileUndo, by: &Owner) {
         for r in &undo.reverted {
             if let Some(h) = self
                 .changes
@@ -733,7 +750,7 @@ impl Ledger {
             }
         }
         match &undo.text {
-            Some(text) => self.catch_up(&undo.file, text),
+            Some(text) => self.catch_up_as(&undo.file, text, by),
             None => {
                 self.tracks.remove(&undo.file);
             }
@@ -863,7 +880,7 @@ mod tests {
             Some(BASE.replace("b\n", "B\n").as_str())
         );
         assert_eq!(undo.reverted[0].lines, (11, 12));
-        l.undone(&undo);
+        l.undone(&undo, &Owner::Person);
         assert_eq!(
             l.changes().next().unwrap().hunks[1].state,
             HunkState::Undone
@@ -1017,7 +1034,7 @@ mod tests {
         let (undo, declined) = l.plan_undo("n.txt", Some(after), &one(0));
         assert!(declined.is_empty(), "{declined:?}");
         let undo = undo.unwrap();
-        l.undone(&undo);
+        l.undone(&undo, &Owner::Person);
         let now = undo.text.unwrap();
         assert_eq!(now, "1\n2\n3\n4\nFIVE\n6\n");
         let (undo, declined) = l.plan_undo("n.txt", Some(&now), &one(1));
