@@ -9,7 +9,7 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
 
 /// The names of the files whose patterns apply below their directory.
-pub const IGNORE_FILES: [&str; 2] = [".gitignore", ".ignore"];
+pub use crate::workspace::tree::IGNORE_FILES;
 
 /// Compiled ignore files of the workspace.
 #[derive(Debug, Clone)]

@@ -367,3 +367,59 @@ async fn hostile_commands_are_refused_with_the_exact_reason() {
     assert!(cases.len() >= 40);
     assert!(!canary.exists(), "no injected command ran");
 }
+
+/// Ignore files that are FIFOs (which the walk would block on for good): the watcher
+/// starts, and the tree, find and search tools answer, leaving out the directory whose
+/// `.gitignore` is one; a glob nested deep enough to overflow the parser's stack is
+/// refused by its length. The bridge goes on answering.
+#[tokio::test]
+async fn fifo_ignore_files_and_deeply_nested_globs_are_refused_not_waited_on() {
+    let place = Place::new();
+    std::fs::create_dir_all(place.workspace.join("sub")).unwrap();
+    std::fs::write(place.workspace.join("sub/hidden.txt"), "needle\n").unwrap();
+    std::fs::write(place.workspace.join("seen.txt"), "needle\n").unwrap();
+    mkfifo(&place.workspace.join("sub/.gitignore"));
+    mkfifo(&place.workspace.join(".ignore"));
+    let bridge = Bridge::launch(place.options().set("tools.timeout_ms", 5000)).await;
+    bridge
+        .wait_status("the watcher started", |s| {
+            (s["watch"]["mode"] == "events").then_some(())
+        })
+        .await;
+    let mut agent = bridge.ready_agent().await;
+    let tree = agent.call("getFileTree", json!({})).await;
+    assert!(!is_error(&tree), "{tree}");
+    let listed = text(&tree);
+    assert!(
+        listed.contains("seen.txt") && !listed.contains("hidden.txt"),
+        "{listed}"
+    );
+    let found = agent
+        .call("findFiles", json!({"pattern": "**/*.txt"}))
+        .await;
+    assert!(
+        !is_error(&found) && text(&found).contains("seen.txt"),
+        "{found}"
+    );
+    let hits = agent
+        .call("searchWorkspace", json!({"query": "needle"}))
+        .await;
+    assert!(
+        !is_error(&hits) && text(&hits).contains("seen.txt"),
+        "{hits}"
+    );
+
+    let nested = format!("{}{}", "{".repeat(10_000), "}".repeat(10_000));
+    for (tool, args) in [
+        ("findFiles", json!({"pattern": nested})),
+        ("searchWorkspace", json!({"query": "x", "glob": nested})),
+    ] {
+        let r = agent.call(tool, args).await;
+        assert!(
+            is_error(&r) && text(&r).contains("the limit is 1024 bytes"),
+            "{tool}: {r}"
+        );
+    }
+    let (status, _) = bridge.get("/health");
+    assert_eq!(status, 200);
+}

@@ -2,7 +2,7 @@
 //! excludes are honoured (the `ignore` crate), hidden files are skipped unless asked for
 //! (as ripgrep does), `.git` never appears. Results are bounded.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::WalkBuilder;
@@ -38,15 +38,60 @@ pub fn walker(start: &Path, max_depth: Option<usize>) -> ignore::Walk {
 /// [`walker`], with hidden files and directories (names starting with a dot) too when
 /// `hidden` (`.git` never).
 pub fn walker_showing(start: &Path, max_depth: Option<usize>, hidden: bool) -> ignore::Walk {
+    // The `ignore` crate opens ignore files plainly: one that is a FIFO would hold the
+    // walk's thread for good (and the watcher's first walk with it), a device could be
+    // read without end. Where the start directory or one above it has such a file, that
+    // kind of ignore file is not read at all; a directory below with one is not walked.
+    let above = start.ancestors();
+    let bad_above = |name: &str| {
+        above
+            .clone()
+            .find_map(|dir| not_regular(dir.join(name)))
+            .inspect(|file| {
+                tracing::warn!(file = %file.display(), "ignore file is not a regular file: ignore files of its name are not read in this walk");
+            })
+            .is_some()
+    };
     WalkBuilder::new(start)
         .max_depth(max_depth)
         .hidden(!hidden)
         .parents(true)
         .require_git(false)
+        .git_ignore(!bad_above(".gitignore"))
+        .ignore(!bad_above(".ignore"))
+        .git_exclude(!bad_above(".git/info/exclude"))
         .follow_links(false)
-        .filter_entry(|e| e.file_name() != ".git")
+        .filter_entry(|e| {
+            if e.file_name() == ".git" {
+                return false;
+            }
+            if !e.file_type().is_some_and(|t| t.is_dir()) {
+                return true;
+            }
+            let bad = IGNORE_FILES
+                .iter()
+                .find_map(|name| not_regular(e.path().join(name)));
+            match bad {
+                Some(file) => {
+                    tracing::warn!(file = %file.display(), "ignore file is not a regular file: its directory is not walked");
+                    false
+                }
+                None => true,
+            }
+        })
         .sort_by_file_path(|a, b| a.cmp(b))
         .build()
+}
+
+/// The names of the ignore files read in every directory walked.
+pub const IGNORE_FILES: [&str; 2] = [".gitignore", ".ignore"];
+
+/// `path` when it exists and is neither a regular file (through links) nor a directory:
+/// a FIFO, a device or a socket, which reading would block on or never finish.
+fn not_regular(path: PathBuf) -> Option<PathBuf> {
+    std::fs::metadata(&path)
+        .is_ok_and(|m| !m.is_file() && !m.is_dir())
+        .then_some(path)
 }
 
 fn relative(root: &Path, path: &Path) -> String {
@@ -90,23 +135,36 @@ pub fn file_tree(
     Listing { entries, truncated }
 }
 
-/// A glob pattern that does not parse.
+/// Longest glob compiled. globset parses nested `{…}` alternations recursively: about
+/// 8 000 levels (a 17 KB pattern) overflowed the thread's stack and aborted the process.
+pub const MAX_GLOB_BYTES: usize = 1024;
+
+/// A glob pattern refused.
 #[derive(Debug, thiserror::Error)]
-#[error("Invalid glob {pattern:?}: {source}")]
-pub struct GlobError {
-    /// The pattern as given.
-    pattern: String,
-    /// What globset found wrong with it.
-    source: globset::Error,
+pub enum GlobError {
+    /// It does not parse.
+    #[error("Invalid glob {pattern:?}: {source}")]
+    Invalid {
+        /// The pattern as given.
+        pattern: String,
+        /// What globset found wrong with it.
+        source: globset::Error,
+    },
+    /// Longer than [`MAX_GLOB_BYTES`] (not parsed).
+    #[error("Glob of {0} bytes; the limit is {MAX_GLOB_BYTES} bytes")]
+    TooLong(usize),
 }
 
 /// Compiles a glob; `**` crosses directories, `*` does not.
 pub fn glob(pattern: &str) -> Result<GlobMatcher, GlobError> {
+    if pattern.len() > MAX_GLOB_BYTES {
+        return Err(GlobError::TooLong(pattern.len()));
+    }
     GlobBuilder::new(pattern)
         .literal_separator(true)
         .build()
         .map(|g| g.compile_matcher())
-        .map_err(|source| GlobError {
+        .map_err(|source| GlobError::Invalid {
             pattern: pattern.to_string(),
             source,
         })
