@@ -469,7 +469,7 @@ impl Seed {
     fn language_servers(&self, to: &Reservations) -> LanguageServers {
         let l = &self.settings.lsp;
         let config = PoolConfig {
-            root: self.workspace.root().to_path_buf(),
+            root: self.workspace.dir().clone(),
             servers: crate::lsp::servers::effective(&l.servers),
             request_timeout: l.request_timeout,
             start_timeout: l.start_timeout,

@@ -750,3 +750,45 @@ async fn what_the_editor_cannot_answer_the_bridges_servers_do() {
         "{none}"
     );
 }
+
+/// A FIFO asked about, or swapped in for a document the server has open, is refused
+/// (reading it would block the actor's thread, and the bridge with it); a link out of
+/// the workspace is not followed. The bridge goes on answering.
+#[tokio::test]
+async fn a_fifo_or_a_link_out_is_never_read_for_a_language_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("fake.log");
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.fake"), "TOPSECRET").unwrap();
+    let bridge = Bridge::launch(with_fake_server(dir.path(), &log, true).file("a.fake", "a")).await;
+    let mut agent = bridge.ready_agent().await;
+    let fifo = |name: &str| mkfifo(&bridge.workspace.join(name));
+    fifo("pipe.fake");
+    let at = |file: &str| json!({"file": file, "line": 1, "column": 1});
+    let r = agent.call("getHover", at("pipe.fake")).await;
+    assert!(is_error(&r) && text(&r).contains("FIFO"), "{r}");
+    std::os::unix::fs::symlink(
+        outside.path().join("secret.fake"),
+        bridge.workspace.join("link.fake"),
+    )
+    .unwrap();
+    let r = agent.call("getHover", at("link.fake")).await;
+    assert!(is_error(&r), "{r}");
+
+    // Open in the server, then replaced by a FIFO: the watcher's word about the change
+    // is not a read that blocks.
+    let r = agent.call("getHover", at("a.fake")).await;
+    assert!(!is_error(&r), "{r}");
+    std::fs::remove_file(bridge.workspace.join("a.fake")).unwrap();
+    fifo("a.fake");
+    let r = agent.call("getHover", at("a.fake")).await;
+    assert!(is_error(&r) && text(&r).contains("FIFO"), "{r}");
+    let (status, _) = bridge.get("/health");
+    assert_eq!(status, 200);
+    assert!(
+        !std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .contains("TOPSECRET"),
+        "the outside file's text reached the server"
+    );
+}

@@ -97,7 +97,8 @@ pub enum LspError {
 /// What `[lsp]` says, as the actor needs it.
 #[derive(Debug, Clone)]
 pub struct PoolConfig {
-    pub root: PathBuf,
+    /// The workspace: documents are read beneath it (confined, regular files only).
+    pub root: crate::workspace::Root,
     pub servers: BTreeMap<String, ServerConfig>,
     pub request_timeout: Duration,
     pub start_timeout: Duration,
@@ -607,7 +608,7 @@ impl Handler<WorkspaceChanged> for LanguageServers {
         if running.is_empty() || msg.changes.is_empty() {
             return;
         }
-        let root = &self.config.root;
+        let root = self.config.root.path();
         let mut changes = Vec::with_capacity(msg.changes.len());
         for c in msg.changes.iter() {
             let path = root.join(&c.path);

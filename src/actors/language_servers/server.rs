@@ -139,7 +139,7 @@ pub struct Launch {
     pub language: String,
     pub config: ServerConfig,
     pub program: PathBuf,
-    pub root: PathBuf,
+    pub root: crate::workspace::Root,
     pub generation: u64,
     pub start_timeout: Duration,
     /// Documents kept open in the server at most.
@@ -248,7 +248,7 @@ impl LanguageServer {
     /// Tells the server about `file`'s text on disk (see [`Self::show`]); answers that
     /// text.
     fn sync(&mut self, file: &Path) -> Result<String, LspError> {
-        let text = read_document(file)?;
+        let text = read_document(&self.launch.root, file)?;
         self.show(file, &text);
         Ok(text)
     }
@@ -433,7 +433,7 @@ impl LanguageServer {
         let mut command = tokio::process::Command::new(&self.launch.program);
         command
             .args(self.launch.config.args.as_deref().unwrap_or_default())
-            .current_dir(&self.launch.root)
+            .current_dir(self.launch.root.path())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -517,7 +517,7 @@ impl LanguageServer {
                 Value::Array(vec![Value::Null; n])
             }
             "workspace/workspaceFolders" => {
-                let root = &self.launch.root;
+                let root = self.launch.root.path();
                 json!([{"uri": uri_of(root), "name": root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()}])
             }
             "client/registerCapability" => {
@@ -559,7 +559,7 @@ impl Actor for LanguageServer {
             return;
         }
         self.tell(Happened::Started(self.pid()));
-        let root = self.launch.root.clone();
+        let root = self.launch.root.path().to_path_buf();
         let name = root
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -908,7 +908,7 @@ impl Handler<Show> for LanguageServer {
             let shown = (|| {
                 let text = match msg.text {
                     Some(t) => t,
-                    None => read_document(&msg.file)?,
+                    None => read_document(&act.launch.root, &msg.file)?,
                 };
                 let before = act.documents.get(&msg.file).map(|d| d.version);
                 let version = act.show(&msg.file, &text);
@@ -1108,18 +1108,30 @@ impl Handler<Stop> for LanguageServer {
 
 /// `file`'s text, if a language server may be given it (UTF-8, at most
 /// [`MAX_DOCUMENT_BYTES`]).
-fn read_document(file: &Path) -> Result<String, LspError> {
-    let meta =
-        std::fs::metadata(file).map_err(|e| LspError::File(format!("{}: {e}", file.display())))?;
-    if meta.len() > MAX_DOCUMENT_BYTES {
+/// `file`'s text, read beneath `root` without blocking on what is not a regular file (a
+/// FIFO would hold the actor's thread, and the whole bridge with it) and without
+/// following a link out of the workspace.
+fn read_document(root: &crate::workspace::Root, file: &Path) -> Result<String, LspError> {
+    use std::io::Read;
+    let (opened, len) = crate::workspace::files::open_regular(root, file)
+        .map_err(|e| LspError::File(e.to_string()))?;
+    if len > MAX_DOCUMENT_BYTES {
         return Err(LspError::File(format!(
-            "{} is {} bytes; language servers are given files up to {MAX_DOCUMENT_BYTES} bytes",
+            "{} is {len} bytes; language servers are given files up to {MAX_DOCUMENT_BYTES} bytes",
             file.display(),
-            meta.len()
         )));
     }
-    let bytes =
-        std::fs::read(file).map_err(|e| LspError::File(format!("{}: {e}", file.display())))?;
+    let mut bytes = Vec::with_capacity(len as usize);
+    opened
+        .take(MAX_DOCUMENT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| LspError::File(format!("{}: {e}", file.display())))?;
+    if bytes.len() as u64 > MAX_DOCUMENT_BYTES {
+        return Err(LspError::File(format!(
+            "{} grew past {MAX_DOCUMENT_BYTES} bytes while it was read",
+            file.display()
+        )));
+    }
     String::from_utf8(bytes)
         .map_err(|_| LspError::File(format!("{} is not UTF-8 text", file.display())))
 }
