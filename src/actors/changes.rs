@@ -25,14 +25,20 @@ use crate::actors::activity_log::{now_ms, LifecycleEvent};
 use crate::changes::{AgentWrite, Change, Declined, FileUndo, Ledger, Limits, Owner, Selection};
 use crate::metrics::Metrics;
 use crate::persist::snapshot_file::SnapshotFile;
-use crate::workspace::Workspace;
+use crate::workspace::files::{open_regular, FileError};
+use crate::workspace::{Root, Workspace};
 
 /// Actor name used in logs, metrics and faults.
 pub const NAME: &str = "changes";
 
-/// Snapshots waiting for their write: at most this many, each at most this old.
+/// Snapshots waiting for their write: at most this many, each at most this old, and
+/// at most [`MAX_PENDING_PER_SESSION`] of one agent (its oldest go first, so that an
+/// agent whose writes never report back loses its own records, not the others').
 const MAX_PENDING: usize = 256;
+const MAX_PENDING_PER_SESSION: usize = 64;
 const PENDING_TTL: Duration = Duration::from_secs(600);
+/// Snapshots given up are logged at most this often (with how many).
+const DROP_LOG_EVERY: Duration = Duration::from_secs(10);
 /// Changes within this long make one save and one word to the page.
 const SETTLE: Duration = Duration::from_millis(300);
 
@@ -148,21 +154,31 @@ pub struct ChangesActor {
     limits: Limits,
     /// A save and a word to the page are due.
     settling: Option<SpawnHandle>,
+    /// Snapshots given up since the last log line about them, and when that was.
+    dropped: (usize, Option<Instant>),
 }
 
-/// A file's text, when it is a regular file of at most `max` bytes; `Ok(None)` when
-/// there is none.
-fn read_text(path: &Path, max: usize) -> Result<Option<String>, String> {
-    match std::fs::symlink_metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+/// `path`'s text (`None`: no such file), read beneath `root`: without blocking on what
+/// is not a regular file (a FIFO swapped in would hold the actor for good) and without
+/// following a link out of the workspace (whose target's text would land in the change
+/// sets).
+fn read_text(root: &Root, path: &Path, max: usize) -> Result<Option<String>, String> {
+    use std::io::Read;
+    let (file, len) = match open_regular(root, path) {
+        Ok(opened) => opened,
+        Err(FileError::NotFound(_)) => return Ok(None),
         Err(e) => return Err(e.to_string()),
-        Ok(m) if !m.is_file() => return Err("not a regular file".into()),
-        Ok(m) if m.len() > max as u64 => {
-            return Err(format!("larger than {max} bytes: not followed"))
-        }
-        Ok(_) => {}
+    };
+    if len > max as u64 {
+        return Err(format!("larger than {max} bytes: not followed"));
     }
-    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(max as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() > max {
+        return Err(format!("larger than {max} bytes: not followed"));
+    }
     String::from_utf8(bytes)
         .map(Some)
         .map_err(|_| "not UTF-8 text".to_string())
@@ -195,6 +211,62 @@ impl ChangesActor {
             metrics,
             limits,
             settling: None,
+            dropped: (0, None),
+        }
+    }
+
+    /// Makes room for a snapshot of `session`'s: drops its oldest when it has
+    /// [`MAX_PENDING_PER_SESSION`], and the oldest of the agent with the most when all
+    /// have [`MAX_PENDING`].
+    fn make_room(&mut self, session: &SessionId) {
+        let of = |pending: &HashMap<(SessionId, PathBuf), VecDeque<Pending>>, s: &SessionId| {
+            pending
+                .iter()
+                .filter(|((owner, _), _)| owner == s)
+                .map(|(_, w)| w.len())
+                .sum::<usize>()
+        };
+        let mut victim =
+            (of(&self.pending, session) >= MAX_PENDING_PER_SESSION).then(|| session.clone());
+        if victim.is_none()
+            && self.pending.values().map(VecDeque::len).sum::<usize>() >= MAX_PENDING
+        {
+            victim = self
+                .pending
+                .keys()
+                .map(|(s, _)| s)
+                .max_by_key(|s| of(&self.pending, s))
+                .cloned();
+        }
+        let Some(victim) = victim else { return };
+        let oldest = self
+            .pending
+            .iter()
+            .filter(|((s, _), _)| *s == victim)
+            .filter_map(|(key, w)| w.front().map(|p| (p.at, key.clone())))
+            .min_by_key(|(at, _)| *at)
+            .map(|(_, key)| key);
+        if let Some(key) = oldest {
+            if let Some(writes) = self.pending.get_mut(&key) {
+                writes.pop_front();
+                if writes.is_empty() {
+                    self.pending.remove(&key);
+                }
+            }
+            self.dropped.0 += 1;
+            let now = Instant::now();
+            if self
+                .dropped
+                .1
+                .is_none_or(|at| now.duration_since(at) >= DROP_LOG_EVERY)
+            {
+                tracing::warn!(
+                    session = %victim,
+                    dropped = self.dropped.0,
+                    "too many writes under way without an end: the oldest are not recorded in the change sets"
+                );
+                self.dropped = (0, Some(now));
+            }
         }
     }
 
@@ -226,7 +298,8 @@ impl ChangesActor {
     /// write, an undo: an editor reloads it) or only the marks changed (a keep).
     fn tell_editor(&mut self, file: &str, written: bool) {
         let path = self.workspace.root().join(file);
-        let Ok(Some(text)) = read_text(&path, self.limits.max_file_bytes) else {
+        let Ok(Some(text)) = read_text(self.workspace.dir(), &path, self.limits.max_file_bytes)
+        else {
             return;
         };
         let open: std::collections::HashSet<u64> = self
@@ -334,19 +407,14 @@ impl Handler<BeforeWrite> for ChangesActor {
     fn handle(&mut self, msg: BeforeWrite, ctx: &mut Context<Self>) {
         let _ = guard(NAME, self, ctx, |act, _| {
             act.drop_stale_pending();
-            let under_way: usize = act.pending.values().map(VecDeque::len).sum();
-            if under_way >= MAX_PENDING {
-                tracing::warn!(
-                    path = %msg.path.display(),
-                    "too many writes under way: this one's change set is not recorded"
-                );
-                return;
-            }
+            act.make_room(&msg.session);
             let text = match msg.baseline {
                 Baseline::Text(text) if text.len() <= act.limits.max_file_bytes => Ok(Some(text)),
                 Baseline::Text(_) => Err("larger than the limit: not followed".to_string()),
                 Baseline::Absent => Ok(None),
-                Baseline::Disk => read_text(&msg.path, act.limits.max_file_bytes),
+                Baseline::Disk => {
+                    read_text(act.workspace.dir(), &msg.path, act.limits.max_file_bytes)
+                }
             };
             match text {
                 Ok(text) => act
@@ -374,15 +442,17 @@ impl Handler<AgentWrote> for ChangesActor {
             };
             let after = match after {
                 Some(text) => text,
-                None => match read_text(&msg.path, act.limits.max_file_bytes) {
-                    Ok(Some(text)) => text,
-                    // Deleted: every line went.
-                    Ok(None) => String::new(),
-                    Err(why) => {
-                        tracing::debug!(path = %msg.path.display(), why, "not followed");
-                        return;
+                None => {
+                    match read_text(act.workspace.dir(), &msg.path, act.limits.max_file_bytes) {
+                        Ok(Some(text)) => text,
+                        // Deleted: every line went.
+                        Ok(None) => String::new(),
+                        Err(why) => {
+                            tracing::debug!(path = %msg.path.display(), why, "not followed");
+                            return;
+                        }
                     }
-                },
+                }
             };
             let recorded = act
                 .ledger
@@ -432,7 +502,7 @@ impl Handler<WhoChanged> for ChangesActor {
     type Result = Result<Result<Vec<LineRun>, String>, ActorFault>;
     fn handle(&mut self, msg: WhoChanged, ctx: &mut Context<Self>) -> Self::Result {
         guard(NAME, self, ctx, |act, _| {
-            let text = match read_text(&msg.path, act.limits.max_file_bytes)? {
+            let text = match read_text(act.workspace.dir(), &msg.path, act.limits.max_file_bytes)? {
                 Some(t) => t,
                 None => return Err(format!("{} does not exist", msg.display)),
             };
@@ -494,7 +564,8 @@ impl Handler<UndoChanges> for ChangesActor {
             files.dedup();
             for file in files {
                 let path = act.workspace.root().join(&file);
-                let text = read_text(&path, act.limits.max_file_bytes).unwrap_or_default();
+                let text = read_text(act.workspace.dir(), &path, act.limits.max_file_bytes)
+                    .unwrap_or_default();
                 let fingerprint = text
                     .as_deref()
                     .map(|t| crate::workspace::files::fingerprint(t.as_bytes()));
@@ -629,5 +700,39 @@ impl Handler<GetChangesStatus> for ChangesActor {
             changes: act.ledger.changes().count(),
             dropped: act.ledger.dropped,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the change sets read is the workspace's regular files: a FIFO is refused at
+    /// once (not waited on), a link out of the workspace is not followed (its target's
+    /// text never reaches the change sets), a missing file is no text.
+    #[test]
+    fn only_regular_files_beneath_the_root_are_read() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.txt"), "TOPSECRET\n").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::open(dir.path()).unwrap();
+        let at = |name: &str| root.path().join(name);
+        std::fs::write(at("plain.txt"), "text\n").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret.txt"), at("leak.txt")).unwrap();
+        let fifo = std::ffi::CString::new(at("pipe.txt").to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+
+        assert_eq!(
+            read_text(&root, &at("plain.txt"), 1024),
+            Ok(Some("text\n".into()))
+        );
+        assert_eq!(read_text(&root, &at("missing.txt"), 1024), Ok(None));
+        let leak = read_text(&root, &at("leak.txt"), 1024);
+        assert!(leak.is_err(), "{leak:?}");
+        let pipe = read_text(&root, &at("pipe.txt"), 1024);
+        assert!(pipe.as_ref().is_err_and(|e| e.contains("FIFO")), "{pipe:?}");
+        let large = read_text(&root, &at("plain.txt"), 2);
+        assert!(large.is_err(), "{large:?}");
     }
 }

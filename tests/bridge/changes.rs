@@ -226,3 +226,46 @@ async fn a_write_after_a_failed_one_is_recorded_as_the_agents_own() {
     assert_eq!(who["lines"][0]["session"], all[1]["session"], "{who}");
     assert_ne!(who["lines"][0]["by"], "the person", "{who}");
 }
+
+/// An agent whose native writes never report back (256 `PreToolUse` without a result)
+/// loses only its own oldest records: another agent's writes are still recorded.
+#[tokio::test]
+async fn writes_of_one_agent_that_never_end_do_not_stop_the_others_being_recorded() {
+    let place = Place::new();
+    let bridge = Bridge::launch(place.options().file("a.py", BASE).file("b.py", "x = 1\n")).await;
+    let _flooder = relay_agent(&bridge, 97101, 890).await;
+    let mut other = relay_agent(&bridge, 97102, 890).await;
+    let projects = bridge.config_dir.join("projects").join("-w");
+    std::fs::create_dir_all(&projects).unwrap();
+    let transcript = projects.join("flood.jsonl");
+    std::fs::write(&transcript, "").unwrap();
+    for n in 0..256 {
+        let mut pre = tool_event(
+            &bridge,
+            "PreToolUse",
+            "Write",
+            json!({"file_path": bridge.workspace.join(format!("f{n}.txt")), "content": "x"}),
+        );
+        pre["transcript_path"] = json!(transcript);
+        pre["tool_use_id"] = json!(format!("toolu_flood_{n}"));
+        let (status, _) = hook(&bridge, 97101, pre).await;
+        assert_eq!(status, 200);
+    }
+    for (old, new) in [("b = 2", "b = 20"), ("c = 3", "c = 30")] {
+        let r = other
+            .call(
+                "replaceBlock",
+                json!({"filePath": "a.py", "oldContent": old, "newContent": new}),
+            )
+            .await;
+        assert!(!is_error(&r), "{r}");
+    }
+    let listed = json_text(&other.call("listChanges", json!({"file": "a.py"})).await);
+    assert_eq!(changes(&listed).len(), 2, "{listed}");
+    let log = bridge.log();
+    let warned = log.matches("too many writes under way").count();
+    assert!(
+        (1..=3).contains(&warned),
+        "one line now and then, not one per write: {warned}"
+    );
+}

@@ -583,10 +583,7 @@ async fn reading_a_fifo_is_refused_at_once_and_keeps_no_thread() {
             .set("tools.timeout_ms", 2000),
     )
     .await;
-    let fifo = bridge.workspace.join("pipe");
-    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    mkfifo(&bridge.workspace.join("pipe"));
     let mut agent = bridge.ready_agent().await;
     let pid = bridge.pid();
     // Warm the blocking pool up with as many concurrent normal reads as a batch.

@@ -858,6 +858,18 @@ pub fn is_error(result: &Value) -> bool {
     result["isError"] == json!(true)
 }
 
+/// Makes a FIFO (named pipe) at `path`.
+pub fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(
+        unsafe { libc::mkfifo(c.as_ptr(), 0o600) },
+        0,
+        "{}",
+        path.display()
+    );
+}
+
 /// The text of a tool error answering arguments the tool refused (MCP 2025-11-25 and
 /// later answer them as a result, SEP-1303); panics on any other response.
 pub fn arguments_refused(resp: &Value) -> &str {

@@ -1594,8 +1594,7 @@ fn init_runs_at_once_keep_every_entry_and_links_and_fifos_are_handled() {
 
     // A FIFO.
     std::fs::remove_file(&file).unwrap();
-    let c = std::ffi::CString::new(file.to_str().unwrap()).unwrap();
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    mkfifo(&file);
     let mut child = command(&config)
         .args(["init", "--no-hooks"])
         .env("HOME", t.path())
