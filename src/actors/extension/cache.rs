@@ -1,6 +1,6 @@
-//! What the editor pushes, kept for agents: diagnostics per file (at most 500 files, kept
-//! across editor reconnects), the latest selection and AI comments (at most 200 files,
-//! counted in `/status`). Messages are sanitised; positions arrive 1-based and are
+//! What the editor pushes, kept for agents: diagnostics per file (at most 500 files,
+//! 500 per file and 20 000 in all, kept across editor reconnects), the latest selection
+//! and AI comments (at most 200 files of 100 comments of 4 KiB, counted in `/status`). Messages are sanitised; positions arrive 1-based and are
 //! stored 0-based. [`Read`] is answered from here.
 
 use std::collections::{HashMap, VecDeque};
@@ -18,8 +18,20 @@ use crate::workspace::file_url;
 
 /// Files whose diagnostics are kept.
 pub const MAX_DIAGNOSTIC_FILES: usize = 500;
+/// Diagnostics kept of one file (errors first, then warnings, information, hints).
+pub const MAX_DIAGNOSTICS_PER_FILE: usize = 500;
+/// Diagnostics kept over all files; past it the least recently updated files go.
+pub const MAX_DIAGNOSTICS_KEPT: usize = 20_000;
 /// Files whose AI comments are kept.
 pub const MAX_AI_COMMENT_FILES: usize = 200;
+/// AI comments kept of one file.
+pub const MAX_AI_COMMENTS_PER_FILE: usize = 100;
+/// Longest AI comment kept (its JSON); a longer one is dropped.
+pub const MAX_AI_COMMENT_BYTES: usize = 4096;
+/// Longest file name the editor's pushes are kept under.
+pub const MAX_PUSHED_PATH_BYTES: usize = 4096;
+/// Longest diagnostic `code` kept (characters); a longer one is cut.
+const MAX_CODE_CHARS: usize = 100;
 
 /// A map that forgets the least recently updated key beyond `cap`.
 #[derive(Debug)]
@@ -72,6 +84,18 @@ impl<K: Eq + Hash + Clone, V> Capped<K, V> {
     /// True when empty.
     pub fn is_empty(&self) -> bool {
         self.map.is_empty()
+    }
+
+    /// Removes the least recently updated entry.
+    pub fn pop_oldest(&mut self) -> Option<(K, V)> {
+        let key = self.order.pop_front()?;
+        let value = self.map.remove(&key)?;
+        Some((key, value))
+    }
+
+    /// Values, in no order.
+    pub fn values(&self) -> impl Iterator<Item = &V> {
+        self.map.values()
     }
 
     /// Entries, least recently updated first.
@@ -127,9 +151,12 @@ impl WireDiagnostic {
                 self.end_column.unwrap_or(self.column),
             ),
             source: self.source.map(|s| sanitize(&s)),
-            code: self.code.map(|c| match c {
-                Value::String(s) => s,
-                other => other.to_string(),
+            code: self.code.map(|c| {
+                let code = match c {
+                    Value::String(s) => s,
+                    other => other.to_string(),
+                };
+                sanitize(&code).chars().take(MAX_CODE_CHARS).collect()
             }),
         }
     }
@@ -201,17 +228,46 @@ impl Default for EditorCache {
 impl EditorCache {
     /// Stores a file's diagnostics (an empty list clears it). True when it changed.
     pub fn set_diagnostics(&mut self, file: String, wire: Vec<WireDiagnostic>) -> bool {
-        let diags: Vec<Diagnostic> = wire
+        if file.len() > MAX_PUSHED_PATH_BYTES {
+            tracing::debug!(
+                bytes = file.len(),
+                "diagnostics for an over-long file name ignored"
+            );
+            return false;
+        }
+        let pushed = wire.len();
+        let mut diags: Vec<Diagnostic> = wire
             .into_iter()
             .map(WireDiagnostic::into_diagnostic)
             .collect();
         if diags.is_empty() {
             return self.diagnostics.remove(&file).is_some();
         }
+        if pushed > MAX_DIAGNOSTICS_PER_FILE {
+            diags.sort_by_key(|d| d.severity);
+            diags.truncate(MAX_DIAGNOSTICS_PER_FILE);
+            tracing::debug!(
+                file,
+                pushed,
+                kept = MAX_DIAGNOSTICS_PER_FILE,
+                "the editor's diagnostics for one file cut to the most severe"
+            );
+        }
         if self.diagnostics.get(&file) == Some(&diags) {
             return false;
         }
         self.diagnostics.insert(file, diags);
+        let mut kept: usize = self.diagnostics.values().map(Vec::len).sum();
+        while kept > MAX_DIAGNOSTICS_KEPT {
+            let Some((gone, list)) = self.diagnostics.pop_oldest() else {
+                break;
+            };
+            kept -= list.len();
+            tracing::debug!(
+                file = gone,
+                "diagnostics forgotten: more than {MAX_DIAGNOSTICS_KEPT} kept"
+            );
+        }
         true
     }
 
@@ -227,6 +283,15 @@ impl EditorCache {
             let Some(file) = c.get("file").and_then(Value::as_str).map(str::to_string) else {
                 continue;
             };
+            if file.len() > MAX_PUSHED_PATH_BYTES
+                || by_file
+                    .get(&file)
+                    .is_some_and(|l| l.len() >= MAX_AI_COMMENTS_PER_FILE)
+                || serde_json::to_vec(&c).map_or(true, |b| b.len() > MAX_AI_COMMENT_BYTES)
+            {
+                tracing::debug!("an AI comment past the cache's limits dropped");
+                continue;
+            }
             for key in ["comment", "fullLine"] {
                 if let Some(Value::String(s)) = c.get_mut(key) {
                     *s = sanitize(s);
@@ -281,6 +346,67 @@ mod tests {
 
     fn wire(msg: &str) -> WireDiagnostic {
         serde_json::from_value(serde_json::json!({"message": msg, "severity": "error", "line": 3, "column": 5, "endLine": 3, "endColumn": 9})).unwrap()
+    }
+
+    fn wire_of(severity: &str, n: usize) -> WireDiagnostic {
+        serde_json::from_value(serde_json::json!({"message": format!("{severity} {n}"), "severity": severity, "line": n + 1, "column": 1, "code": "x".repeat(1000)})).unwrap()
+    }
+
+    #[test]
+    fn what_the_editor_pushes_is_bounded_per_file_and_in_all() {
+        let mut c = EditorCache::default();
+        // At the per-file limit every diagnostic is kept; one more and the least
+        // severe goes (the errors, pushed last, all stay).
+        let mut at: Vec<_> = (0..MAX_DIAGNOSTICS_PER_FILE)
+            .map(|n| wire_of("hint", n))
+            .collect();
+        assert!(c.set_diagnostics("/at".into(), at.drain(..).collect()));
+        assert_eq!(
+            c.diagnostics.get(&"/at".into()).unwrap().len(),
+            MAX_DIAGNOSTICS_PER_FILE
+        );
+        let mut over: Vec<_> = (0..MAX_DIAGNOSTICS_PER_FILE)
+            .map(|n| wire_of("hint", n))
+            .collect();
+        over.push(wire_of("error", 0));
+        assert!(c.set_diagnostics("/over".into(), over));
+        let kept = c.diagnostics.get(&"/over".into()).unwrap();
+        assert_eq!(kept.len(), MAX_DIAGNOSTICS_PER_FILE);
+        assert_eq!(kept[0].severity, Severity::Error);
+        assert_eq!(
+            kept[0].code.as_ref().unwrap().chars().count(),
+            MAX_CODE_CHARS
+        );
+        // In all: the least recently updated files go once more are kept.
+        let files = MAX_DIAGNOSTICS_KEPT / MAX_DIAGNOSTICS_PER_FILE;
+        for f in 0..files {
+            let full = (0..MAX_DIAGNOSTICS_PER_FILE)
+                .map(|n| wire_of("warning", n))
+                .collect();
+            c.set_diagnostics(format!("/f{f}"), full);
+        }
+        let kept: usize = c.diagnostics.values().map(Vec::len).sum();
+        assert_eq!(kept, MAX_DIAGNOSTICS_KEPT);
+        assert!(
+            c.diagnostics.get(&"/at".into()).is_none(),
+            "the oldest went first"
+        );
+        assert!(c.diagnostics.get(&format!("/f{}", files - 1)).is_some());
+        // A file name longer than any path is not kept.
+        assert!(!c.set_diagnostics("/".repeat(MAX_PUSHED_PATH_BYTES + 1), vec![wire("x")]));
+        // AI comments: at most so many per file, none over the size limit.
+        let comment =
+            |f: &str, text: &str| serde_json::json!({"file": f, "line": 1, "comment": text});
+        let mut many: Vec<_> = (0..=MAX_AI_COMMENTS_PER_FILE)
+            .map(|_| comment("/a", "AI: x"))
+            .collect();
+        many.push(comment("/big", &"y".repeat(MAX_AI_COMMENT_BYTES)));
+        c.set_ai_comments(many, None);
+        assert_eq!(
+            c.ai_comments.get(&"/a".into()).unwrap().len(),
+            MAX_AI_COMMENTS_PER_FILE
+        );
+        assert!(c.ai_comments.get(&"/big".into()).is_none());
     }
 
     #[test]
