@@ -34,6 +34,11 @@ pub const NAME: &str = "registry";
 /// Default debounce of `notifications/tools/list_changed` (`tools.list_changed_debounce_ms`).
 pub const LIST_CHANGED_DEBOUNCE: Duration = Duration::from_secs(2);
 
+/// How long a connection may hold a session slot without a handshake before a new
+/// agent of a full bridge takes it (a socket that never says `initialize` is not an
+/// agent).
+pub const HANDSHAKE_GRACE: Duration = Duration::from_secs(10);
+
 struct Slot {
     session: SessionHandle,
     anchor: Option<String>,
@@ -42,6 +47,9 @@ struct Slot {
     /// slot is the last resort of a full bridge.
     listening_since: Option<Instant>,
     initialized: bool,
+    /// When it was admitted: one still without a handshake [`HANDSHAKE_GRACE`] later
+    /// gives its slot up to a new agent.
+    admitted: Instant,
     /// An IDE connection of it completed the handshake: editor events (`at_mentioned`)
     /// reach it.
     ide: bool,
@@ -63,6 +71,7 @@ impl Slot {
             grace_since: None,
             listening_since: None,
             initialized: false,
+            admitted: Instant::now(),
             ide: false,
             ide_pid: None,
             relay_pids: Vec::new(),
@@ -481,7 +490,8 @@ impl SessionRegistry {
     }
 
     /// Makes room for a new agent: the session longest in its grace period (or idle),
-    /// else the one that has only listened the longest.
+    /// else the one that has only listened the longest, else the oldest connection that
+    /// has not completed a handshake within [`HANDSHAKE_GRACE`].
     fn evict_oldest_in_grace(&mut self, last_try: bool) -> Result<(), AdmitError> {
         let oldest = |since: fn(&Slot) -> Option<Instant>| {
             self.slots
@@ -502,6 +512,17 @@ impl SessionRegistry {
                     (
                         id,
                         "HTTP session that had only listened the longest, evicted for a new agent",
+                    )
+                })
+            })
+            .or_else(|| {
+                oldest(|s| {
+                    (!s.initialized && s.admitted.elapsed() >= HANDSHAKE_GRACE).then_some(s.admitted)
+                })
+                .map(|id| {
+                    (
+                        id,
+                        "connection without a handshake (no initialize, no request of MCP 2026-07-28), evicted for a new agent",
                     )
                 })
             });

@@ -823,13 +823,21 @@ impl Agent {
 
     /// Waits for the server to close the socket; returns the close frame if any.
     pub async fn closed(&mut self, wait: Duration) -> Option<CloseFrame> {
+        self.closed_within(wait)
+            .await
+            .unwrap_or_else(|| panic!("socket still open after {wait:?}"))
+    }
+
+    /// Waits up to `wait` for the server to close the socket: `Some` when it did (with
+    /// the close frame if any), `None` when it is still open.
+    pub async fn closed_within(&mut self, wait: Duration) -> Option<Option<CloseFrame>> {
         let end = Instant::now() + wait;
         loop {
             let left = end.checked_duration_since(Instant::now())?;
             match tokio::time::timeout(left, self.ws.next()).await {
-                Err(_) => panic!("socket still open after {wait:?}"),
-                Ok(None) | Ok(Some(Err(_))) => return None,
-                Ok(Some(Ok(Message::Close(frame)))) => return frame,
+                Err(_) => return None,
+                Ok(None) | Ok(Some(Err(_))) => return Some(None),
+                Ok(Some(Ok(Message::Close(frame)))) => return Some(frame),
                 Ok(Some(Ok(_))) => continue,
             }
         }

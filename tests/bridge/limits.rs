@@ -120,6 +120,36 @@ async fn max_sessions_refuses_with_a_reason_and_evicts_sessions_in_grace() {
     assert_eq!(status["refused"], 1);
 }
 
+/// Sockets that never complete a handshake cannot keep a real agent out: within the
+/// grace they hold their slots, after it a new agent takes the oldest one's.
+#[tokio::test]
+async fn connections_without_a_handshake_give_their_slots_up_after_the_grace() {
+    let bridge = Bridge::launch(Options::default().set("sessions.max_sessions", 2)).await;
+    let squatters = [bridge.agent().await, bridge.agent().await];
+    let mut early = bridge.agent().await;
+    let frame = early.closed(DEADLINE).await.expect("a close frame");
+    assert!(frame.reason.contains("Too many sessions"), "{}", frame.reason);
+    let mut admitted = wait_for_async(
+        "a real agent admitted after the grace",
+        Duration::from_secs(25),
+        || async {
+            let mut agent = bridge.agent().await;
+            // Refused: the bridge closes the socket at once.
+            if agent.closed_within(Duration::from_millis(500)).await.is_some() {
+                return None;
+            }
+            agent.initialize().await;
+            Some(agent)
+        },
+    )
+    .await;
+    assert_eq!(admitted.request("ping", json!({})).await["result"], json!({}));
+    let status = bridge.status().await;
+    assert_eq!(status["sessions"].as_array().unwrap().len(), 2, "{status}");
+    assert_eq!(status["evicted"], 1, "{status}");
+    drop(squatters);
+}
+
 #[tokio::test]
 async fn oversized_messages_close_the_connection_with_1008() {
     let bridge =
