@@ -110,6 +110,10 @@ pub async fn post(
                 BodyError::Unreadable(_) => {
                     (Ignored::Malformed, actix_web::http::StatusCode::BAD_REQUEST)
                 }
+                BodyError::TooSlow => (
+                    Ignored::Malformed,
+                    actix_web::http::StatusCode::REQUEST_TIMEOUT,
+                ),
             };
             ignore(&services, why);
             return Ok(HttpResponse::build(status).json(json!({ "error": e.to_string() })));

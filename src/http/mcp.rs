@@ -175,6 +175,10 @@ async fn read_body(
                 actix_web::http::StatusCode::BAD_REQUEST,
                 format!("Unreadable body: {e}"),
             ),
+            slow @ BodyError::TooSlow => refuse(
+                actix_web::http::StatusCode::REQUEST_TIMEOUT,
+                format!("The request's {slow}"),
+            ),
         })
 }
 

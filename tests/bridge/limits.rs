@@ -128,14 +128,22 @@ async fn connections_without_a_handshake_give_their_slots_up_after_the_grace() {
     let squatters = [bridge.agent().await, bridge.agent().await];
     let mut early = bridge.agent().await;
     let frame = early.closed(DEADLINE).await.expect("a close frame");
-    assert!(frame.reason.contains("Too many sessions"), "{}", frame.reason);
+    assert!(
+        frame.reason.contains("Too many sessions"),
+        "{}",
+        frame.reason
+    );
     let mut admitted = wait_for_async(
         "a real agent admitted after the grace",
         Duration::from_secs(25),
         || async {
             let mut agent = bridge.agent().await;
             // Refused: the bridge closes the socket at once.
-            if agent.closed_within(Duration::from_millis(500)).await.is_some() {
+            if agent
+                .closed_within(Duration::from_millis(500))
+                .await
+                .is_some()
+            {
                 return None;
             }
             agent.initialize().await;
@@ -143,7 +151,10 @@ async fn connections_without_a_handshake_give_their_slots_up_after_the_grace() {
         },
     )
     .await;
-    assert_eq!(admitted.request("ping", json!({})).await["result"], json!({}));
+    assert_eq!(
+        admitted.request("ping", json!({})).await["result"],
+        json!({})
+    );
     let status = bridge.status().await;
     assert_eq!(status["sessions"].as_array().unwrap().len(), 2, "{status}");
     assert_eq!(status["evicted"], 1, "{status}");
@@ -765,4 +776,48 @@ async fn a_dropped_http_response_cancels_its_tool_call() {
         .count();
     assert_eq!(cancelled, 2, "{status}");
     bridge.stop_async().await;
+}
+
+/// A body trickled a byte every second is refused (408) once the body deadline (30 s)
+/// is past, and its connection let go; the bridge answers others meanwhile.
+#[test]
+fn a_body_trickled_past_the_deadline_is_refused_with_408() {
+    let bridge = Bridge::start();
+    let (port, token) = (bridge.port, bridge.token.clone());
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "slow", "version": "1"}}})
+    .to_string();
+    let started = std::time::Instant::now();
+    let mut s = StdTcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        s,
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+    let mut answer = Vec::new();
+    for byte in body.bytes() {
+        if s.write_all(&[byte]).is_err() {
+            break;
+        }
+        let mut buf = [0u8; 4096];
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                answer.extend_from_slice(&buf[..n]);
+                break;
+            }
+            Err(_) => {}
+        }
+        assert!(started.elapsed() < Duration::from_secs(45), "never refused");
+        let (status, _) = bridge.get("/health");
+        assert_eq!(status, 200);
+    }
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("not received within 30 s"), "{answer}");
+    assert!(started.elapsed() >= Duration::from_secs(30));
 }
