@@ -808,13 +808,7 @@ fn warn_about_settings(settings: &Settings) {
     }
     // Found when a task starts, as the task's process would find it.
     let claude = &settings.orchestrator.claude_binary;
-    let found = if claude.contains('/') {
-        std::path::Path::new(claude).is_file()
-    } else {
-        std::env::var_os("PATH")
-            .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(claude).is_file()))
-    };
-    if !found {
+    if crate::orchestrator::driver::find_program(claude).is_none() {
         tracing::warn!(
             claude_binary = %claude,
             "orchestrator.claude_binary is not found{}: Claude tasks (runClaudeTask, automation prompts) will fail to start",

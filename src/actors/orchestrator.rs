@@ -55,6 +55,14 @@ pub enum TaskError {
         /// `orchestrator.max_queue`.
         max: usize,
     },
+    /// `orchestrator.claude_binary` is not there: the task could not start.
+    #[error("Cannot run Claude tasks: orchestrator.claude_binary {program:?} is not found{where_}; install Claude Code or set orchestrator.claude_binary")]
+    NoClaude {
+        /// The setting's value.
+        program: String,
+        /// " on PATH" for a bare name.
+        where_: &'static str,
+    },
     /// Cancelling a task that is over.
     #[error("Task {id} already finished ({status})")]
     Finished {
@@ -386,6 +394,11 @@ impl Orchestrator {
         follower: Option<mpsc::UnboundedSender<String>>,
         ctx: &mut Context<Self>,
     ) -> Result<Task, TaskError> {
+        if driver::find_program(&self.driver.program).is_none() {
+            let program = self.driver.program.clone();
+            let where_ = if program.contains('/') { "" } else { " on PATH" };
+            return Err(TaskError::NoClaude { program, where_ });
+        }
         let slots_free = self.running.len() < self.limits.max_concurrent;
         if !slots_free && self.queue.len() >= self.limits.max_queue {
             return Err(TaskError::QueueFull {

@@ -235,9 +235,17 @@ async fn failing_and_crashing_runs_end_in_error() {
         Bridge::launch(Options::default().set("orchestrator.claude_binary", "/nonexistent/claude"))
             .await;
     let mut a = missing.ready_agent().await;
-    let r = run(&mut a, "hi").await;
-    assert_eq!(r["status"], "error");
-    assert!(r["error"].as_str().unwrap().contains("cannot start"), "{r}");
+    // Refused at once, naming the setting, whether the agent waits or not.
+    for wait in [true, false] {
+        let r = a
+            .call("runClaudeTask", json!({"prompt": "hi", "wait": wait}))
+            .await;
+        assert!(is_error(&r), "{r}");
+        assert!(
+            text(&r).contains("orchestrator.claude_binary \"/nonexistent/claude\" is not found;"),
+            "{r}"
+        );
+    }
 }
 
 /// How a run ends is the CLI's exit and its `result`: not a quiet exit, not a chatty
