@@ -69,6 +69,8 @@ pub struct Write {
 
 /// [`Written::detail`] of a directory that was there already.
 pub const DIRECTORY_EXISTED: &str = "directory already existed";
+/// [`Written::detail`] of a file that was there already and was replaced.
+pub const FILE_OVERWRITTEN: &str = "file overwritten";
 
 /// A successful write.
 #[derive(Debug)]
@@ -221,7 +223,7 @@ impl WorkspaceWriter {
                 Ok(Written {
                     fingerprint: Some(crate::workspace::files::fingerprint(content.as_bytes())),
                     detail: if exists {
-                        "file overwritten"
+                        FILE_OVERWRITTEN
                     } else {
                         "file created"
                     }

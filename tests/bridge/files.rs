@@ -143,13 +143,20 @@ async fn create_delete_and_rename() {
             .await,
     );
     assert_eq!(existed["created"], false, "{existed}");
-    agent
-        .call(
-            "createFile",
-            json!({"filePath": "new/deep/a.txt", "content": "bye", "overwrite": true}),
-        )
-        .await;
+    let overwritten = json_text(
+        &agent
+            .call(
+                "createFile",
+                json!({"filePath": "new/deep/a.txt", "content": "bye", "overwrite": true}),
+            )
+            .await,
+    );
     assert_eq!(read(&bridge, "new/deep/a.txt"), "bye");
+    assert_eq!(
+        (overwritten["created"].clone(), overwritten["detail"].clone()),
+        (json!(false), json!("file overwritten")),
+        "{overwritten}"
+    );
     agent
         .call(
             "createFile",

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{by_editor, write};
-use crate::actors::writer::{WriteOp, DIRECTORY_EXISTED};
+use crate::actors::writer::{WriteOp, DIRECTORY_EXISTED, FILE_OVERWRITTEN};
 use crate::protocol::editor::Method;
 use crate::protocol::mcp::CallToolResult;
 use crate::tools::claims::check_write;
@@ -33,6 +33,8 @@ pub struct Answer {
     success: bool,
     /// Absolute path.
     file_path: String,
+    /// False when it was there already (a directory asked for again, a file
+    /// overwritten).
     created: bool,
     /// What the writer did (workspace only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -76,8 +78,7 @@ impl Tool for CreateFile {
         Ok(CallToolResult::structured(&Answer {
             success: true,
             file_path: path.display().to_string(),
-            // An existing directory asked for again was not created.
-            created: written.detail != DIRECTORY_EXISTED,
+            created: written.detail != DIRECTORY_EXISTED && written.detail != FILE_OVERWRITTEN,
             detail: Some(written.detail),
             source: "workspace".into(),
         }))
