@@ -396,7 +396,11 @@ impl Orchestrator {
     ) -> Result<Task, TaskError> {
         if driver::find_program(&self.driver.program).is_none() {
             let program = self.driver.program.clone();
-            let where_ = if program.contains('/') { "" } else { " on PATH" };
+            let where_ = if program.contains('/') {
+                ""
+            } else {
+                " on PATH"
+            };
             return Err(TaskError::NoClaude { program, where_ });
         }
         let slots_free = self.running.len() < self.limits.max_concurrent;

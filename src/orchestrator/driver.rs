@@ -339,4 +339,3 @@ pub fn find_program(program: &str) -> Option<PathBuf> {
         .map(|dir| dir.join(program))
         .find(|candidate| candidate.is_file())
 }
-

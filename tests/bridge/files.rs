@@ -153,7 +153,10 @@ async fn create_delete_and_rename() {
     );
     assert_eq!(read(&bridge, "new/deep/a.txt"), "bye");
     assert_eq!(
-        (overwritten["created"].clone(), overwritten["detail"].clone()),
+        (
+            overwritten["created"].clone(),
+            overwritten["detail"].clone()
+        ),
         (json!(false), json!("file overwritten")),
         "{overwritten}"
     );

@@ -832,31 +832,72 @@ async fn calls(ctx: &ToolContext, a: Args, direction: &str) -> Outcome {
     Outcome::Value(Value::Array(symbols(ctx, &items, None).await))
 }
 
-/// `path:line` or `path:line:column`.
+/// `path:line` or `path:line:column` (a path may hold `:`; a part of digits only is a
+/// number, and must be one a file can have).
 fn parse_location(text: &str) -> Outcome {
     let mut parts = text.rsplitn(3, ':').collect::<Vec<_>>();
     parts.reverse();
-    let num = |s: &str| s.trim().parse::<u64>().ok().filter(|n| *n >= 1);
-    let (file, line, column) = match parts.as_slice() {
-        [file, line, column] if num(line).is_some() && num(column).is_some() => {
-            (file.to_string(), num(line), num(column))
-        }
-        [file, line, column] if num(column).is_some() => {
-            (format!("{file}:{line}"), num(column), Some(1))
-        }
-        [file, line] if num(line).is_some() => (file.to_string(), num(line), Some(1)),
-        _ => {
-            return Outcome::Failed(format!(
-                "{text:?} is not a location: write \"path:line\" or \"path:line:column\""
-            ))
-        }
+    let digits = |s: &str| !s.trim().is_empty() && s.trim().bytes().all(|b| b.is_ascii_digit());
+    let num = |s: &str, what: &str| {
+        s.trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|n| *n >= 1)
+            .map(u64::from)
+            .ok_or_else(|| {
+                format!(
+                    "{what} {} in {text:?} is not a {what} a file has (1 to {})",
+                    s.trim(),
+                    u32::MAX
+                )
+            })
     };
-    Outcome::Value(json!({"file": file, "line": line, "column": column}))
+    let parsed = match parts.as_slice() {
+        [file, line, column] if digits(line) && digits(column) => {
+            num(line, "line").and_then(|l| Ok((file.to_string(), l, num(column, "column")?)))
+        }
+        [file, line, column] if digits(column) => {
+            num(column, "line").map(|l| (format!("{file}:{line}"), l, 1))
+        }
+        [file, line] if digits(line) => num(line, "line").map(|l| (file.to_string(), l, 1)),
+        _ => Err(format!(
+            "{text:?} is not a location: write \"path:line\" or \"path:line:column\""
+        )),
+    };
+    match parsed {
+        Ok((file, line, column)) => {
+            Outcome::Value(json!({"file": file, "line": line, "column": column}))
+        }
+        Err(why) => Outcome::Failed(why),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn locations_parse_and_out_of_range_numbers_are_named() {
+        let at = |t: &str| match parse_location(t) {
+            Outcome::Value(v) => Ok(v),
+            Outcome::Failed(why) => Err(why),
+            _ => Err("other".into()),
+        };
+        assert_eq!(
+            at("a.rs:3:5").unwrap(),
+            json!({"file": "a.rs", "line": 3, "column": 5})
+        );
+        assert_eq!(
+            at("a.rs:3").unwrap(),
+            json!({"file": "a.rs", "line": 3, "column": 1})
+        );
+        assert_eq!(at("c:/x.rs:3").unwrap()["file"], "c:/x.rs");
+        let why = at("README.md:99999999999999999999:1").unwrap_err();
+        assert!(why.contains("line 99999999999999999999"), "{why}");
+        assert!(at("a.rs:0").unwrap_err().contains("line 0"));
+        assert!(at("a.rs:3:0").unwrap_err().contains("column 0"));
+        assert!(at("a.rs").unwrap_err().contains("not a location"));
+    }
 
     #[test]
     fn the_language_is_consistent_and_describes_itself() {
