@@ -348,8 +348,22 @@ async fn typescript_answers_hover_and_workspace_symbols() {
     let mut agent = bridge.ready_agent().await;
     let none_yet = agent.call("searchSymbols", json!({"query": "area"})).await;
     assert!(
-        is_error(&none_yet) && text(&none_yet).contains("No language server is running yet"),
+        is_error(&none_yet)
+            && text(&none_yet).contains("No language server is running yet: ask about a ")
+            && text(&none_yet).contains(".ts"),
         "{none_yet}"
+    );
+    // Where no configured server is installed, that is what it says.
+    let mut bare = Options::default();
+    bare.env.push(("PATH".into(), "/nonexistent".into()));
+    let lone = Bridge::launch(bare).await;
+    let mut alone = lone.ready_agent().await;
+    let none = alone.call("searchSymbols", json!({"query": "area"})).await;
+    assert!(
+        is_error(&none)
+            && text(&none).contains("No language server is installed: none of ")
+            && text(&none).contains("typescript-language-server (typescript)"),
+        "{none}"
     );
     let hover = answer(
         &mut agent,

@@ -158,6 +158,33 @@ pub(crate) async fn answer(ctx: &ToolContext, method: Method, params: &Value) ->
     Ok(CallToolResult::json(&shaped))
 }
 
+/// Why nothing could be searched: which configured servers are installed (a file of
+/// theirs starts one), or that none is.
+fn none_running(ctx: &ToolContext) -> String {
+    let servers = crate::lsp::servers::effective(&ctx.services.settings.lsp.servers);
+    let (installed, missing): (Vec<_>, Vec<_>) = servers
+        .iter()
+        .partition(|(_, s)| crate::lsp::servers::resolve(&s.command).is_some());
+    if installed.is_empty() {
+        let missing: Vec<String> = missing
+            .iter()
+            .map(|(language, s)| format!("{} ({language})", s.command))
+            .collect();
+        return format!(
+            "No language server is installed: none of {} is on PATH (install one, or set lsp.servers)",
+            missing.join(", ")
+        );
+    }
+    let files: Vec<String> = installed
+        .iter()
+        .flat_map(|(_, s)| s.extensions.iter().take(2).map(|e| format!(".{e}")))
+        .collect();
+    format!(
+        "No language server is running yet: ask about a {} file (getHover, getDocumentSymbols) to start its server, then search",
+        files.join(" or ")
+    )
+}
+
 /// `searchSymbols`: every running server's `workspace/symbol`, merged.
 async fn search(ctx: &ToolContext, params: &Value) -> ToolResult {
     let max = params["maxResults"].as_u64().unwrap_or(50).clamp(1, 200) as usize;
@@ -172,9 +199,7 @@ async fn search(ctx: &ToolContext, params: &Value) -> ToolResult {
         .await
         .map_err(unavailable)?;
     if answers.is_empty() {
-        return Err(ToolError::refused(
-            "No language server is running yet: ask about a file (getHover, getDocumentSymbols) to start its language's server, then search",
-        ));
+        return Err(ToolError::refused(none_running(ctx)));
     }
     let mut symbols = Vec::new();
     let mut truncated = false;
