@@ -549,6 +549,7 @@ fn restore_sessions(services: &Arc<Services>, states: Vec<SessionState>) {
             files,
             Awareness::restore(state.awareness.clone()),
             state.client_pid(),
+            state.client.clone(),
             grace_left,
             Arc::clone(services),
             SessionLinks::of(services),

@@ -860,6 +860,7 @@ impl Handler<ExportSessions> for SessionRegistry {
                             .map(|p| p.display().to_string())
                             .collect(),
                         awareness: kept.awareness,
+                        client: kept.client,
                         anchor,
                         ide_pid,
                         relay_pids,
@@ -901,6 +902,8 @@ impl Handler<Restore> for SessionRegistry {
                 );
                 slot.ide_pid = state.ide_pid;
                 slot.relay_pids = state.relay_pids;
+                // Named as before the restart (automation heard of it then).
+                slot.announced = state.client.map(|c| c.name);
                 act.slots.insert(SessionId::from(state.session_id), slot);
             }
             act.update_gauge();

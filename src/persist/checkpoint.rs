@@ -22,6 +22,10 @@ pub struct SessionState {
     /// The agent's `X-Claude-Code-Session-Id`, for reattaching.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub anchor: Option<String>,
+    /// How the agent last introduced itself (`clientInfo`): an HTTP client resuming its
+    /// session after a restart does not say it again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<crate::protocol::mcp::Implementation>,
     /// The CLI's pid from `ide_connected`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ide_pid: Option<u32>,
@@ -223,6 +227,10 @@ mod tests {
                 session_id: "ab".into(),
                 opened_files: vec!["f".into()],
                 anchor: Some("c".into()),
+                client: Some(crate::protocol::mcp::Implementation {
+                    name: "agent".into(),
+                    version: "1".into(),
+                }),
                 ide_pid: Some(7),
                 relay_pids: vec![7, 1],
                 disconnected_at: Some(5),

@@ -316,6 +316,16 @@ async fn an_http_client_carries_on_after_a_restart_in_its_session() {
     assert_eq!(status, 200, "{body}");
     let after = json_text(&call_result(&body)["result"])["yourSessionId"].clone();
     assert_eq!(after, before);
+    // Named as it introduced itself before the restart, on the page and in status.
+    let status = bridge.status().await;
+    let resumed = status["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == after)
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(resumed["client"], "http-agent 0", "{status}");
     let (_, _, body) = mcp_post(
         &bridge,
         Some(&mcp_id),

@@ -33,7 +33,7 @@ pub struct InitializeParams {
 }
 
 /// Name and version of an MCP peer.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Implementation {
     /// Peer name, e.g. `claude-code`.
     pub name: String,

@@ -357,10 +357,10 @@ mod tests {
         let mut c = EditorCache::default();
         // At the per-file limit every diagnostic is kept; one more and the least
         // severe goes (the errors, pushed last, all stay).
-        let mut at: Vec<_> = (0..MAX_DIAGNOSTICS_PER_FILE)
+        let at: Vec<_> = (0..MAX_DIAGNOSTICS_PER_FILE)
             .map(|n| wire_of("hint", n))
             .collect();
-        assert!(c.set_diagnostics("/at".into(), at.drain(..).collect()));
+        assert!(c.set_diagnostics("/at".into(), at));
         assert_eq!(
             c.diagnostics.get(&"/at".into()).unwrap().len(),
             MAX_DIAGNOSTICS_PER_FILE

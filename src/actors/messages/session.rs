@@ -534,6 +534,8 @@ pub struct Keep;
 #[derive(Debug, Default)]
 pub struct Kept {
     pub opened_files: Vec<PathBuf>,
+    /// How the agent last introduced itself.
+    pub client: Option<crate::protocol::mcp::Implementation>,
     pub awareness: crate::coordination::awareness::Remembered,
 }
 

@@ -350,13 +350,7 @@ impl Session {
             conn.mcp.client = meta.client.clone();
         }
         let (kind, client) = (conn.kind, conn.mcp.client.clone());
-        let replaces = self
-            .last_client
-            .as_ref()
-            .is_none_or(|(k, ..)| *k != ConnectionKind::Ide || kind == ConnectionKind::Ide);
-        if let (Some(client), true) = (&client, replaces) {
-            self.last_client = Some((kind, client.label(), meta.version));
-        }
+        self.introduced(kind, client.clone(), meta.version);
         self.report(SessionChange::Initialized {
             client: client.map(|c| c.name),
             ide: kind == ConnectionKind::Ide,
@@ -428,14 +422,28 @@ impl Session {
             client,
             ..McpState::default()
         };
-        let kind = conn.kind;
-        let label = conn.mcp.client.as_ref().map(Implementation::label);
+        let (kind, client) = (conn.kind, conn.mcp.client.clone());
+        self.introduced(kind, client, version);
+    }
+
+    /// A connection of `kind` introduced its client: kept as the agent's unless an IDE
+    /// connection (which names the agent) already did.
+    fn introduced(
+        &mut self,
+        kind: ConnectionKind,
+        client: Option<Implementation>,
+        version: &'static str,
+    ) {
         let replaces = self
             .last_client
             .as_ref()
-            .is_none_or(|(k, ..)| *k != ConnectionKind::Ide || kind == ConnectionKind::Ide);
-        if let (Some(label), true) = (label, replaces) {
-            self.last_client = Some((kind, label, version));
+            .is_none_or(|last| last.kind != ConnectionKind::Ide || kind == ConnectionKind::Ide);
+        if let (Some(client), true) = (client, replaces) {
+            self.last_client = Some(super::LastClient {
+                kind,
+                client,
+                version: Some(version),
+            });
         }
     }
 

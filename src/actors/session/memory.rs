@@ -134,6 +134,7 @@ impl Handler<Keep> for Session {
     fn handle(&mut self, _: Keep, _: &mut Context<Self>) -> Self::Result {
         MessageResult(Kept {
             opened_files: self.opened_files.clone(),
+            client: self.last_client.as_ref().map(|l| l.client.clone()),
             awareness: self.awareness.export(),
         })
     }

@@ -32,6 +32,7 @@ use self::connection::Connection;
 use super::activity_log::{iso_now, LifecycleEvent, RecordLifecycle, RecordToolCall};
 use super::messages::editor::CloseSessionDiffs;
 use super::messages::registry::{SessionChange, SessionEvent};
+use crate::protocol::mcp::Implementation;
 use crate::services::Services;
 use crate::workspace::files::Fingerprint;
 
@@ -83,7 +84,7 @@ pub struct Session {
     client_pid: Option<u32>,
     /// The client as its IDE connection (else any connection) last introduced itself;
     /// kept while the agent is away.
-    last_client: Option<(ConnectionKind, String, &'static str)>,
+    last_client: Option<LastClient>,
     opened_files: Vec<PathBuf>,
     read_versions: HashMap<PathBuf, Fingerprint>,
     terminals: Vec<(String, TerminalRun)>,
@@ -113,6 +114,15 @@ pub struct Session {
     merged_into: Option<SessionHandle>,
     /// The linger after a merge is over.
     lingered: bool,
+}
+
+/// How an agent last introduced itself, and on which kind of connection.
+#[derive(Debug, Clone)]
+struct LastClient {
+    kind: ConnectionKind,
+    client: Implementation,
+    /// The revision it spoke (unknown for a session restored from a checkpoint).
+    version: Option<&'static str>,
 }
 
 impl Session {
@@ -147,17 +157,26 @@ impl Session {
     }
 
     /// A session restored from a checkpoint: it starts in what is left of its grace
-    /// period (`grace_left`), waiting for its agent to reconnect.
+    /// period (`grace_left`), waiting for its agent to reconnect; `client` is how the
+    /// agent last introduced itself (an HTTP client resuming its session does not
+    /// introduce itself again).
+    #[allow(clippy::too_many_arguments)]
     pub fn restored(
         id: SessionId,
         opened_files: Vec<PathBuf>,
         awareness: crate::coordination::awareness::Awareness,
         client_pid: Option<u32>,
+        client: Option<Implementation>,
         grace_left: Duration,
         services: Arc<Services>,
         links: SessionLinks,
     ) -> Self {
         let mut session = Self::new(id, services, links);
+        session.last_client = client.map(|client| LastClient {
+            kind: ConnectionKind::Http,
+            client,
+            version: None,
+        });
         session.opened_files = opened_files;
         session.awareness = awareness;
         session.client_pid = client_pid;

@@ -49,11 +49,11 @@ impl Session {
             active_tool_calls: self.in_flight.len(),
             client: main
                 .and_then(|c| c.mcp.client.as_ref().map(Implementation::label))
-                .or_else(|| self.last_client.as_ref().map(|(_, l, _)| l.clone())),
+                .or_else(|| self.last_client.as_ref().map(|l| l.client.label())),
             client_pid: self.client_pid,
             protocol_version: main
                 .and_then(|c| c.mcp.protocol_version)
-                .or_else(|| self.last_client.as_ref().map(|(_, _, v)| *v)),
+                .or_else(|| self.last_client.as_ref().and_then(|l| l.version)),
             connections: self.conns.iter().map(Connection::info).collect(),
             terminal_prefix: self.terminal_prefix.to_string(),
             created_at: self.created_at.clone(),
