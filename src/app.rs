@@ -150,6 +150,7 @@ struct Seed {
     automation_state_path: Option<PathBuf>,
     checkpoint_path: Option<PathBuf>,
     page_sessions_path: Option<PathBuf>,
+    reviews_path: Option<PathBuf>,
     claims_path: Option<PathBuf>,
     changes_path: Option<PathBuf>,
     automation: Option<(PathBuf, crate::automation::policy::Policy)>,
@@ -324,6 +325,7 @@ impl Seed {
             max_reviews: u.max_reviews,
             max_streams: u.max_streams,
             sessions_path: self.page_sessions_path.clone(),
+            reviews_path: self.reviews_path.clone(),
         };
         let activity = to.activity.addr().recipient();
         Dashboard::new(config, activity, Arc::clone(&self.metrics))
@@ -927,6 +929,7 @@ impl Claimed {
                 .enabled
                 .then(|| state.path(state_files::CHECKPOINT)),
             page_sessions_path: Some(state.path(state_files::PAGE_SESSIONS)),
+            reviews_path: Some(state.path(state_files::REVIEWS)),
             claims_path: Some(state.path(state_files::CLAIMS)),
             changes_path: Some(state.path(state_files::CHANGES)),
             restore: self.previous.map(|(_, d)| d.sessions).unwrap_or_default(),
@@ -1143,6 +1146,7 @@ pub(crate) fn services_for_tests(settings: Settings, root: &std::path::Path) -> 
         automation_state_path: None,
         checkpoint_path: None,
         page_sessions_path: None,
+        reviews_path: None,
         claims_path: None,
         changes_path: None,
         automation: None,

@@ -604,3 +604,56 @@ fn every_signed_in_answer_renews_the_cookie() {
     assert_eq!(status, 401);
     assert!(!head.to_ascii_lowercase().contains("set-cookie"), "{head}");
 }
+
+/// A review an agent presented is still there after a restart, at the same id (the link
+/// it gave out), and the next one gets a new id.
+#[tokio::test]
+async fn presented_reviews_are_kept_across_a_restart() {
+    let place = Place::new();
+    let opts = || place.options().file("src/lib.rs", "pub fn one() {}\n");
+    let bridge = Bridge::launch(opts()).await;
+    let mut agent = bridge.ready_agent().await;
+    let first = agent
+        .call(
+            "presentReview",
+            json!({"review": "# Kept\n\nsee src/lib.rs:1"}),
+        )
+        .await;
+    assert!(
+        !is_error(&first) && text(&first).contains("#review-1"),
+        "{first}"
+    );
+    bridge.stop_async().await;
+
+    let bridge = Bridge::launch(opts()).await;
+    let (port, token) = (bridge.port, bridge.token.clone());
+    let cookie = off_runtime(move || sign_in(port, &token)).await;
+    let (status, body) = {
+        let (port, cookie) = (bridge.port, cookie.clone());
+        off_runtime(move || {
+            let (status, _, body) = http_request(
+                port,
+                "GET",
+                "/ui/api/reviews/1",
+                &[("Cookie", &cookie)],
+                b"",
+            );
+            (status, body)
+        })
+        .await
+    };
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("Kept"), "{body}");
+    let mut agent = bridge.ready_agent().await;
+    let second = agent
+        .call(
+            "presentReview",
+            json!({"review": "# Next\n\nsee src/lib.rs:1"}),
+        )
+        .await;
+    assert!(text(&second).contains("#review-2"), "{second}");
+    let mode = std::fs::metadata(place.state_dir().join("reviews.json"))
+        .map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o777);
+    assert_eq!(mode.ok(), Some(0o600));
+    bridge.stop_async().await;
+}

@@ -38,6 +38,8 @@ pub mod files {
     pub const CLAIMS: &str = "claims.json";
     /// What each agent changed, hunk by hunk, for the person's review (0600).
     pub const CHANGES: &str = "changes.json";
+    /// The reviews agents presented on the page (`presentReview`), newest first (0600).
+    pub const REVIEWS: &str = "reviews.json";
 
     /// Every file above: each must be a regular private file of this user's.
     pub const ALL: &[&str] = &[
@@ -52,6 +54,7 @@ pub mod files {
         PAGE_SESSIONS,
         CLAIMS,
         CHANGES,
+        REVIEWS,
     ];
 }
 

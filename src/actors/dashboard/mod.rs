@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
 
@@ -65,10 +65,13 @@ pub struct DashboardConfig {
     pub max_streams: usize,
     /// Where signed-in browsers are kept across restarts (`None`: memory only).
     pub sessions_path: Option<PathBuf>,
+    /// Where the presented reviews are kept across restarts (`None`: memory only).
+    pub reviews_path: Option<PathBuf>,
 }
 
 /// A review an agent presented.
-#[derive(Debug)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PresentedReview {
     pub id: u64,
     pub session_id: SessionId,
@@ -259,15 +262,18 @@ pub struct Dashboard {
     ticks: u64,
     /// Where signed-in browsers are written (absent: memory only).
     session_file: Option<SnapshotFile<Vec<logins::SavedSession>>>,
+    /// Where the reviews are written when one is added (absent: memory only).
+    review_file: Option<SnapshotFile<Vec<PresentedReview>>>,
     activity: Recipient<RecordLifecycle>,
     metrics: Arc<Metrics>,
 }
 
-/// The browsers an earlier run kept in `path`; none when it is missing or unreadable.
-fn load_sessions(path: &std::path::Path) -> Vec<SavedSession> {
+/// What an earlier run kept in `path` (`what` it is, for the log); nothing when it is
+/// missing or unreadable.
+fn load<T: serde::de::DeserializeOwned>(path: &std::path::Path, what: &str) -> Vec<T> {
     match std::fs::read(path) {
         Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|e| {
-            tracing::warn!(path = %path.display(), %e, "ignoring an unreadable file of signed-in browsers");
+            tracing::warn!(path = %path.display(), %e, "ignoring an unreadable file of {what}");
             Vec::new()
         }),
         Err(_) => Vec::new(),
@@ -283,8 +289,23 @@ impl Dashboard {
         let saved = config
             .sessions_path
             .as_deref()
-            .map(load_sessions)
+            .map(|p| load::<SavedSession>(p, "signed-in browsers"))
             .unwrap_or_default();
+        let mut reviews: VecDeque<Arc<PresentedReview>> = config
+            .reviews_path
+            .as_deref()
+            .map(|p| load::<PresentedReview>(p, "reviews"))
+            .unwrap_or_default()
+            .into_iter()
+            .take(config.max_reviews)
+            .map(Arc::new)
+            .collect();
+        reviews.make_contiguous().sort_by(|a, b| b.id.cmp(&a.id));
+        let next_review = reviews.front().map_or(0, |r| r.id);
+        let review_file = config
+            .reviews_path
+            .clone()
+            .map(|path| SnapshotFile::start(path, "the presented reviews"));
         let logins = Logins::restored(config.logins, saved, Instant::now(), now_ms());
         let session_file = config
             .sessions_path
@@ -303,11 +324,12 @@ impl Dashboard {
             unwatched_since: Some(Instant::now()),
             diffs: PendingDiffs::default(),
             approvals: PendingApprovals::default(),
-            reviews: VecDeque::new(),
-            next_review: 0,
+            reviews,
+            next_review,
             sampler: Sampler::new(Arc::clone(&metrics)),
             ticks: 0,
             session_file,
+            review_file,
             activity,
             metrics,
         }
@@ -395,6 +417,14 @@ impl Dashboard {
             base_ref: msg.base_ref,
             draft: msg.draft,
         }));
+        if let Some(file) = &self.review_file {
+            file.save(
+                self.reviews
+                    .iter()
+                    .map(|r| PresentedReview::clone(r))
+                    .collect(),
+            );
+        }
         self.broadcast(json!({ "kind": "reviews", "id": id }));
         (id, !self.streams.is_empty())
     }
@@ -790,6 +820,7 @@ mod tests {
             max_reviews: 2,
             max_streams: 2,
             sessions_path: None,
+            reviews_path: None,
         }
     }
 

@@ -12,7 +12,7 @@ pub mod summary;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use anchor::{follow, Followed, LineMap};
 
@@ -28,7 +28,7 @@ pub const MAX_BASE_BYTES: usize = 512 * 1024;
 pub const MAX_BASES_BYTES: usize = 4 * 1024 * 1024;
 
 /// One reference: a workspace-relative path and 1-based lines of its base text.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Reference {
     pub path: String,
@@ -37,7 +37,8 @@ pub struct Reference {
 }
 
 /// A review as the page shows it, before it gets an id and an author.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Draft {
     pub title: String,
     pub markdown: String,
