@@ -300,7 +300,9 @@ impl Dashboard {
             .take(config.max_reviews)
             .map(Arc::new)
             .collect();
-        reviews.make_contiguous().sort_by(|a, b| b.id.cmp(&a.id));
+        reviews
+            .make_contiguous()
+            .sort_by_key(|r| std::cmp::Reverse(r.id));
         let next_review = reviews.front().map_or(0, |r| r.id);
         let review_file = config
             .reviews_path
