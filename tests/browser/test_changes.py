@@ -113,7 +113,9 @@ async def test_the_person_undoes_one_hunk_with_a_reason_is_refused_over_an_own_e
         # Undo the second hunk, with a reason: exactly its lines come back.
         await page.fill("#change-reason", REASON)
         await hunk2.get_by_role("button", name="Undo", exact=True).click()
-        await wait_for(lambda: text_contains(page, "#toast", "Undone: 1 hunk(s)"), "the undo's toast")
+        await wait_for(lambda: text_contains(page, "#toast", "Undone: 1 hunk;"), "the undo's toast")
+        # The reason went with that undo: the next one does not send it unsaid.
+        assert await page.input_value("#change-reason") == ""
         await wait_for(lambda: count_is(page, f'#change-list section.change-agent[data-session="{session}"] article.change-hunk', 1), "the undone hunk to leave the page")
         assert await hunk1.count() == 1
         await wait_for(lambda: text_is(page, "#badge-changes", "2"), "the badge to count 2")
@@ -129,7 +131,6 @@ async def test_the_person_undoes_one_hunk_with_a_reason_is_refused_over_an_own_e
         # saying why, and leaves the file as it is.
         by_hand = LIB_RS.replace("// line 1", "// first line, by hand")
         lib.write_text(by_hand)
-        await page.fill("#change-reason", "")
         await hunk1.get_by_role("button", name="Undo", exact=True).click()
         await wait_for(lambda: text_contains(page, "#toast", "Not undone"), "a toast saying the undo was declined")
         toast = await page.text_content("#toast")

@@ -81,6 +81,12 @@ async def test_a_rejected_diff_answers_diff_rejected_and_several_can_be_decided_
         result = await asyncio.wait_for(first, 10)
         assert agent.texts(result) == ["DIFF_REJECTED", "one"]
         await wait_for(lambda: text_is(page, "#diff-pos", "1 of 1"), "one diff left")
+        # "Reject all" asks for a second click before it decides anything.
+        await page.click("#diff-reject-all")
+        await wait_for(lambda: text_contains(page, "#diff-reject-all", "Click again"), "Reject all to ask again")
+        assert bridge.status()["page"]["pendingDiffs"] == 1
+        await wait_for(lambda: text_is(page, "#diff-reject-all", "Reject all"), "the question to lapse", timeout=8)
+        assert bridge.status()["page"]["pendingDiffs"] == 1
         await page.click("#diff-accept-all")
         result = await asyncio.wait_for(second, 10)
         assert agent.texts(result) == ["FILE_SAVED", "two\n"]

@@ -86,6 +86,11 @@ async def test_a_task_streams_its_output_and_is_cancelled_in_the_page(bridge, br
         await page.locator("#task-output", has_text="step 2").wait_for(timeout=15_000)
         await wait_for(lambda: text_contains(page, "#task-status", "done"), "the task to finish", timeout=15)
         await browser.shot(page, "task-done")
+        # Started by the agent, said so (not "bridge"); nothing absent shows as "null".
+        head = await page.text_content("#task-detail .row")
+        assert "null" not in head and "bridge" not in head, head
+        row = await page.text_content(f'#task-list li[data-task="{task_id}"]')
+        assert "bridge" not in row, row
 
         forever = await agent.call("runClaudeTask", {"prompt": "mode:forever marker:4177", "wait": False})
         forever_id = json.loads(agent.texts(forever)[0])["taskId"]

@@ -53,6 +53,8 @@ async def test_a_review_renders_and_a_reference_click_shows_the_excerpt_and_open
         hits = await page.locator("#excerpt .line.hit .lt").all_text_contents()
         assert hits == ["pub fn answer() -> u32 {", "    42", "}"], hits
         assert await page.text_content("#excerpt-where") == "src/lib.rs:4-6"
+        # Nothing absent shows as the text "null" (an unchanged reference has no note).
+        assert "null" not in await page.text_content("#excerpt")
         await browser.shot(page, "review-excerpt")
         # The editor was asked to open the file at the reference's first line.
         opened = await wait_for(lambda: [p for m, p in editor.requests if m == "extension/openFile"], "openFile in the editor")

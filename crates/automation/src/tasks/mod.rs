@@ -62,11 +62,16 @@ impl TaskStatus {
 
 /// Who started a task.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", tag = "kind")]
+#[serde(
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase",
+    tag = "kind"
+)]
 pub enum TaskOrigin {
     /// An agent's `runClaudeTask`.
     Session {
-        /// The owning session.
+        /// The owning session (`session_id` in task files of earlier versions).
+        #[serde(alias = "session_id")]
         session_id: SessionId,
     },
     /// An automation hook.
@@ -209,6 +214,18 @@ pub fn save(path: &Path, tasks: &[Task]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_origin_is_camel_case_and_reads_the_snake_case_of_earlier_task_files() {
+        let origin = TaskOrigin::Session {
+            session_id: "ab12cd34".into(),
+        };
+        let text = serde_json::to_string(&origin).unwrap();
+        assert_eq!(text, r#"{"kind":"session","sessionId":"ab12cd34"}"#);
+        let earlier: TaskOrigin =
+            serde_json::from_str(r#"{"kind":"session","session_id":"ab12cd34"}"#).unwrap();
+        assert_eq!(earlier, origin);
+    }
 
     fn task(status: TaskStatus) -> Task {
         Task {

@@ -24,6 +24,12 @@ function h(tag, attrs = {}, ...children) {
   return el;
 }
 
+/** Replaces `el`'s children, leaving out the absent ones (the DOM's own
+ * `replaceChildren` would show a `null` as the text "null"). */
+function fill(el, ...children) {
+  el.replaceChildren(...children.flat().filter((c) => c !== undefined && c !== null && c !== false));
+}
+
 /** Goes to the sign-in page, once (the stream and a request may both find out). */
 function leave() {
   if (state.leaving) return;
@@ -492,7 +498,7 @@ function selectTask(id) {
   stream.addEventListener('task', (ev) => {
     const t = JSON.parse(ev.data);
     const running = t.status === 'running' || t.status === 'pending';
-    head.replaceChildren(
+    fill(head,
       h('span', { class: `pill ${t.status}`, id: 'task-status' }, t.status),
       h('span', { class: 'mono small' }, t.id),
       h('span', { class: 'muted small' }, taskOrigin(t)),
@@ -603,7 +609,7 @@ async function showReference(index, openEditor) {
     agents.map((s) => h('option', { value: s.id }, `${s.client || 'agent'} (${s.id.slice(0, 8)})`)));
   const lines = h('div', { class: 'code', id: 'excerpt-lines' }, x.lines.map((l) => h('div', { class: `line ${l.hit ? 'hit' : ''}`, 'data-n': l.n },
     h('span', { class: 'ln' }, l.n), h('span', { class: 'lt' }, l.text))));
-  $('excerpt').replaceChildren(
+  fill($('excerpt'),
     h('div', { class: 'excerpt-head' }, h('span', { class: 'mono', id: 'excerpt-where' }, where), h('span', { class: `pill ${fate}` }, FATE_TEXT[fate])),
     x.from === 'review' ? h('p', { class: 'warn small' }, fate === 'gone'
       ? 'The file is gone; showing the lines as the review saw them.'
@@ -778,6 +784,24 @@ async function decideDiff(d, accept, content) {
   renderDiff();
 }
 
+/** A button whose action needs a second click within 4 s (it says so meanwhile): a
+ * stray click on "Reject all" next to "Reject" decides nothing. */
+function confirmSecond(button, asking, action) {
+  if (button.dataset.armed) {
+    clearTimeout(Number(button.dataset.armed));
+    delete button.dataset.armed;
+    button.textContent = button.dataset.label;
+    action();
+    return;
+  }
+  button.dataset.label = button.textContent;
+  button.textContent = asking;
+  button.dataset.armed = String(setTimeout(() => {
+    delete button.dataset.armed;
+    button.textContent = button.dataset.label;
+  }, 4000));
+}
+
 async function decideAllDiffs(accept) {
   for (const d of [...state.diffs]) {
     try { await post(`diffs/${d.id}`, accept ? { accept: true, content: state.edits.get(d.id) ?? d.proposed } : { accept: false }); } catch { /* decided meanwhile */ }
@@ -864,6 +888,16 @@ function hunkTable(hk) {
   return h('table', { class: 'diff' }, h('colgroup', {}, h('col', { class: 'ln' }), h('col', {}), h('col', { class: 'ln' }), h('col', {})), h('tbody', {}, ...rows));
 }
 
+/** "1 hunk", "3 hunks". */
+function hunks(n) {
+  return n === 1 ? '1 hunk' : `${n} hunks`;
+}
+
+/** "line 4", "lines 4–6". */
+function lineSpan(from, to) {
+  return from === to ? `line ${from}` : `lines ${from}–${to}`;
+}
+
 async function refreshChanges() {
   let list;
   try { list = await api('changes'); } catch { return; }
@@ -885,12 +919,12 @@ async function refreshChanges() {
     h('div', { class: 'row' }, h('strong', {}, a.agent), h('span', { class: 'spacer' }),
       h('button', { type: 'button', class: 'danger', onclick: () => decideChanges('undo', { session }) }, 'Undo all of this agent'),
       h('button', { type: 'button', onclick: () => decideChanges('keep', { session }) }, 'Keep all')),
-    ...[...a.files].map(([file, hunks]) => h('div', { class: 'change-file', 'data-file': file },
-      h('div', { class: 'row' }, h('code', {}, file), h('span', { class: 'muted small' }, `${hunks.length} hunk(s)`), h('span', { class: 'spacer' }),
+    ...[...a.files].map(([file, list]) => h('div', { class: 'change-file', 'data-file': file },
+      h('div', { class: 'row' }, h('code', {}, file), h('span', { class: 'muted small' }, hunks(list.length)), h('span', { class: 'spacer' }),
         h('button', { type: 'button', class: 'ghost danger', onclick: () => decideChanges('undo', { file, session }) }, 'Undo file'),
         h('button', { type: 'button', class: 'ghost', onclick: () => decideChanges('keep', { file, session }) }, 'Keep file')),
-      ...hunks.map(({ c, hk }) => h('article', { class: 'change-hunk', 'data-change': c.id, 'data-hunk': hk.index },
-        h('div', { class: 'row' }, h('span', { class: 'muted small' }, `${c.tool} · lines ${hk.newStart}–${hk.newStart + Math.max(hk.new.length, 1) - 1} · ${ago(c.at)}`), h('span', { class: 'spacer' }),
+      ...list.map(({ c, hk }) => h('article', { class: 'change-hunk', 'data-change': c.id, 'data-hunk': hk.index },
+        h('div', { class: 'row' }, h('span', { class: 'muted small' }, `${c.tool} · ${lineSpan(hk.newStart, hk.newStart + Math.max(hk.new.length, 1) - 1)} · ${ago(c.at)}`), h('span', { class: 'spacer' }),
           h('button', { type: 'button', class: 'danger', onclick: () => decideChanges('undo', { change: c.id, hunk: hk.index }) }, 'Undo'),
           h('button', { type: 'button', onclick: () => decideChanges('keep', { change: c.id, hunk: hk.index }) }, 'Keep')),
         hunkTable(hk))))))));
@@ -900,9 +934,11 @@ async function decideChanges(what, which) {
   const reason = $('change-reason').value;
   try {
     const r = await post(`changes/${what}`, what === 'undo' ? { ...which, reason } : which);
-    if (what === 'keep') toast(`Kept ${r.kept} hunk(s)`);
+    if (what === 'keep') toast(`Kept ${hunks(r.kept)}`);
     else if (r.declined.length) toast(`Not undone: ${r.declined.map((d) => `${d.file}: ${d.why}`).join('; ')}`, 'error');
-    else toast(`Undone: ${r.undone.length} hunk(s); the agent is told`);
+    else toast(`Undone: ${hunks(r.undone.length)}; the agent is told`);
+    // A reason is for one undo: the next one does not send it again unsaid.
+    if (what === 'undo' && r.undone.length) $('change-reason').value = '';
   } catch (e) { toast(e.message, 'error'); }
   refreshChanges();
 }
@@ -988,7 +1024,7 @@ async function start() {
   $('diff-prev').addEventListener('click', () => { state.diffAt = (state.diffAt + state.diffs.length - 1) % state.diffs.length; state.editing = false; renderDiff(); });
   $('diff-next').addEventListener('click', () => { state.diffAt = (state.diffAt + 1) % state.diffs.length; state.editing = false; renderDiff(); });
   $('diff-accept-all').addEventListener('click', () => decideAllDiffs(true));
-  $('diff-reject-all').addEventListener('click', () => decideAllDiffs(false));
+  $('diff-reject-all').addEventListener('click', (ev) => confirmSecond(ev.currentTarget, `Reject all ${state.diffs.length}? Click again`, () => decideAllDiffs(false)));
   $('commit-btn').addEventListener('click', commitReview);
   $('claim-form').addEventListener('submit', claimForMe);
   $('signout').addEventListener('click', async () => {
