@@ -552,6 +552,7 @@ fn restore_sessions(services: &Arc<Services>, states: Vec<SessionState>) {
             Awareness::restore(state.awareness.clone()),
             state.client_pid(),
             state.client.clone(),
+            state.ended_calls.clone(),
             grace_left,
             Arc::clone(services),
             SessionLinks::of(services),

@@ -861,6 +861,7 @@ impl Handler<ExportSessions> for SessionRegistry {
                             .collect(),
                         awareness: kept.awareness,
                         client: kept.client,
+                        ended_calls: kept.ended_calls,
                         anchor,
                         ide_pid,
                         relay_pids,

@@ -224,6 +224,25 @@ impl NativeCalls {
         })
     }
 
+    /// The ids of the calls that ended lately, oldest first: kept across a restart, so
+    /// that the transcript read again then does not record them a second time.
+    pub fn finished_ids(&self) -> Vec<String> {
+        self.finished.iter().cloned().collect()
+    }
+
+    /// Calls an earlier run of the bridge saw end ([`NativeCalls::finished_ids`]).
+    pub fn remember_finished(&mut self, ids: Vec<String>) {
+        let skip = ids.len().saturating_sub(MAX_FINISHED);
+        for id in ids.into_iter().skip(skip) {
+            if !self.finished.contains(&id) {
+                if self.finished.len() >= MAX_FINISHED {
+                    self.finished.pop_front();
+                }
+                self.finished.push_back(id);
+            }
+        }
+    }
+
     /// Calls still waiting for their end, not given up on at `now_ms`.
     pub fn waiting(&self, now_ms: u64) -> usize {
         let horizon = now_ms.saturating_sub(STALE_MS);

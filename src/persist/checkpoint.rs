@@ -26,6 +26,10 @@ pub struct SessionState {
     /// session after a restart does not say it again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<crate::protocol::mcp::Implementation>,
+    /// The `tool_use_id`s of the agent's own tool calls that ended lately: the
+    /// transcript read again after a restart does not record them a second time.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ended_calls: Vec<String>,
     /// The CLI's pid from `ide_connected`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ide_pid: Option<u32>,
@@ -231,6 +235,7 @@ mod tests {
                     name: "agent".into(),
                     version: "1".into(),
                 }),
+                ended_calls: vec!["toolu_1".into()],
                 ide_pid: Some(7),
                 relay_pids: vec![7, 1],
                 disconnected_at: Some(5),

@@ -1617,3 +1617,83 @@ fn init_runs_at_once_keep_every_entry_and_links_and_fifos_are_handled() {
         "{out:?}"
     );
 }
+
+/// The transcript's last minute is read again after a restart (calls that ended while
+/// the bridge was down are found there): the calls recorded before the restart are not
+/// recorded a second time, in the timeline or the change sets.
+#[tokio::test]
+async fn a_restart_does_not_record_the_calls_of_the_last_minute_again() {
+    let place = Place::new();
+    let opts = || {
+        place
+            .options()
+            .set("sessions.grace_period_ms", 60_000)
+            .file("a.py", "a = 1\nb = 2\n")
+    };
+    let bridge = Bridge::launch(opts()).await;
+    // A live process, so that the session is restored after the restart.
+    let me = std::process::id();
+    let _a = relay_agent(&bridge, me, 787).await;
+    let projects = bridge.config_dir.join("projects").join("-w");
+    std::fs::create_dir_all(&projects).unwrap();
+    let transcript = projects.join("again.jsonl");
+    let a_py = bridge.workspace.join("a.py");
+    let now = || humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
+    let used = json!({
+        "type": "assistant", "timestamp": now(),
+        "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_once", "name": "Edit",
+             "input": {"file_path": a_py, "old_string": "b = 2", "new_string": "b = 3"}}
+        ]},
+    });
+    let mut pre = tool_event(
+        &bridge,
+        "PreToolUse",
+        "Edit",
+        json!({"file_path": a_py, "old_string": "b = 2", "new_string": "b = 3"}),
+    );
+    pre["transcript_path"] = json!(transcript);
+    pre["tool_use_id"] = json!("toolu_once");
+    std::fs::write(&transcript, format!("{used}\n")).unwrap();
+    hook(&bridge, me, pre).await;
+    std::fs::write(&a_py, "a = 1\nb = 3\n").unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&transcript)
+        .unwrap();
+    writeln!(f, "{}", result_line("toolu_once", false, "updated")).unwrap();
+    drop(f);
+    let stop_here = || {
+        let mut stopped = stop(&bridge, false);
+        stopped["transcript_path"] = json!(transcript);
+        stopped
+    };
+    hook(&bridge, me, stop_here()).await;
+    let edits = |s: &Value| {
+        s["recentActivity"]
+            .as_array()
+            .map(|all| {
+                all.iter()
+                    .filter(|e| e["native"] == true && e["tool"] == "Edit")
+                    .count()
+            })
+            .unwrap_or(0)
+    };
+    bridge
+        .wait_status("the edit recorded", |s| (edits(s) == 1).then_some(()))
+        .await;
+    bridge.stop_async().await;
+
+    let bridge = Bridge::launch(opts()).await;
+    let mut a = relay_agent(&bridge, me, 787).await;
+    // The agent's next turn ends: its hook reads the transcript's last minute again.
+    let mut stopped = stop(&bridge, false);
+    stopped["transcript_path"] = json!(transcript);
+    let (status, _) = hook(&bridge, me, stopped).await;
+    assert_eq!(status, 200);
+    let listed = json_text(&a.call("listChanges", json!({"file": "a.py"})).await);
+    assert_eq!(listed["changes"].as_array().unwrap().len(), 1, "{listed}");
+    let status = bridge.status().await;
+    assert_eq!(edits(&status), 1, "{}", status["recentActivity"]);
+    bridge.stop_async().await;
+}

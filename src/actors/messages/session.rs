@@ -536,6 +536,8 @@ pub struct Kept {
     pub opened_files: Vec<PathBuf>,
     /// How the agent last introduced itself.
     pub client: Option<crate::protocol::mcp::Implementation>,
+    /// The agent's own tool calls that ended lately (their `tool_use_id`s).
+    pub ended_calls: Vec<String>,
     pub awareness: crate::coordination::awareness::Remembered,
 }
 

@@ -135,6 +135,7 @@ impl Handler<Keep> for Session {
         MessageResult(Kept {
             opened_files: self.opened_files.clone(),
             client: self.last_client.as_ref().map(|l| l.client.clone()),
+            ended_calls: self.native.finished_ids(),
             awareness: self.awareness.export(),
         })
     }

@@ -167,6 +167,7 @@ impl Session {
         awareness: crate::coordination::awareness::Awareness,
         client_pid: Option<u32>,
         client: Option<Implementation>,
+        ended_calls: Vec<String>,
         grace_left: Duration,
         services: Arc<Services>,
         links: SessionLinks,
@@ -177,6 +178,7 @@ impl Session {
             client,
             version: None,
         });
+        session.native.remember_finished(ended_calls);
         session.opened_files = opened_files;
         session.awareness = awareness;
         session.client_pid = client_pid;
