@@ -572,10 +572,15 @@ async fn without_an_editor_editor_tools_say_how_to_connect_one() {
 #[tokio::test]
 async fn a_silent_editor_trips_the_circuit_breaker_and_an_answer_closes_it() {
     let bridge = Bridge::launch(Options::default().set("editor.request_timeout_ms", 300)).await;
-    let editor = EditorSim::connect(
-        &bridge,
-        handler(|m, _| (m == "extension/getHover").then_some(Reply::Never)),
-    )
+    // The editor hangs (a modal prompt, a busy extension host) until `hung` is cleared.
+    let hung = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let editor = EditorSim::connect(&bridge, {
+        let hung = std::sync::Arc::clone(&hung);
+        handler(move |_, _| {
+            hung.load(std::sync::atomic::Ordering::SeqCst)
+                .then_some(Reply::Never)
+        })
+    })
     .await;
     let mut agent = bridge.ready_agent().await;
     let at = json!({"file": "src/main.rs", "line": 1, "column": 1});
@@ -589,42 +594,48 @@ async fn a_silent_editor_trips_the_circuit_breaker_and_an_answer_closes_it() {
     assert_eq!(status["extension"]["failures"], 1);
     let timeline = status["recentActivity"].as_array().unwrap().clone();
     assert!(timeline.iter().any(|e| e["event"] == "circuit_opened"));
-    // After the first backoff (at most 1 s) the next request is the one probe.
-    bridge
-        .wait_status("the backoff to end", |s| {
-            (s["extension"]["circuit"] == "half-open").then_some(())
-        })
-        .await;
-    let probe = agent.id();
-    agent
-        .send(
-            &json!({"jsonrpc": "2.0", "id": probe, "method": "tools/call",
-                       "params": {"name": "getHover", "arguments": at}}),
-        )
-        .await;
-    editor.wait_request("extension/getHover", 1).await;
-    // While the probe runs, every other request fails fast.
+    // While suspended, requests fail fast and reach nobody.
     let fast = agent.call("getDocumentSymbols", symbols.clone()).await;
     assert!(
         is_error(&fast) && text(&fast).contains("circuit breaker open"),
         "{fast}"
     );
+    // After the first backoff (at most 1 s) the next request waits while the bridge
+    // probes the editor with a request of its own; the probe unanswered, the request
+    // fails fast after a second, and never reaches the editor.
+    bridge
+        .wait_status("the backoff to end", |s| {
+            (s["extension"]["circuit"] == "half-open").then_some(())
+        })
+        .await;
+    let held = agent.call("getDocumentSymbols", symbols.clone()).await;
+    assert!(
+        is_error(&held) && text(&held).contains("checking whether it answers again"),
+        "{held}"
+    );
+    assert_eq!(
+        editor.requests().len(),
+        2,
+        "the timed-out request and the probe"
+    );
+    assert_eq!(editor.requests()[1].method, "extension/getWorkspaceFolders");
     assert!(
         editor
             .requests()
             .iter()
             .all(|r| r.method != "extension/getDocumentSymbols"),
-        "the fast failure reached nobody"
+        "the waiting request reached nobody"
     );
-    // The probe times out too: the breaker backs off again (at most 2 s) …
-    let failed = agent.response_to(&json!(probe)).await;
-    assert!(
-        text(&failed["result"]).starts_with("Extension request timed out after 300 ms"),
-        "{failed}"
-    );
-    assert_eq!(bridge.status().await["extension"]["failures"], 2);
-    // … and then a probe that is answered closes it.
-    let deadline = std::time::Instant::now() + Duration::from_secs(4);
+    // The probe times out on its own: the breaker backs off again …
+    bridge
+        .wait_status("the probe to time out", |s| {
+            (s["extension"]["failures"] == 2).then_some(())
+        })
+        .await;
+    // … and once the editor answers again, the next probe's answer closes it and the
+    // request that waited for it goes through.
+    hung.store(false, std::sync::atomic::Ordering::SeqCst);
+    let deadline = std::time::Instant::now() + Duration::from_secs(6);
     loop {
         let r = agent.call("getDocumentSymbols", symbols.clone()).await;
         if !is_error(&r) {

@@ -1,7 +1,8 @@
 //! The editor circuit breaker: a request that times out counts a failure and
 //! suspends the editor for `random(1, min(1000·2^(failures−1), 60000))` ms (full
 //! jitter); while suspended every request fails fast; after the backoff one half-open
-//! probe goes through; a success resets everything, a failed probe backs off again.
+//! probe goes through (the client's own cheap request, see `rpc::PROBE_METHOD`); a
+//! success resets everything, a failed probe backs off again.
 //! Time and randomness are injected so that tests can check the exact state machine.
 
 pub use crate::actors::clock::{Clock, SystemClock};

@@ -31,7 +31,7 @@ pub enum ExtError {
         method: String,
     },
     /// The breaker is open.
-    #[error("Extension request timed out earlier and the editor is suspended (circuit breaker open after {failures} timeouts); the bridge retries it in {retry_in_ms} ms")]
+    #[error("Extension request timed out earlier and the editor is suspended (circuit breaker open after {failures} timeouts); {}", retry_text(*retry_in_ms))]
     CircuitOpen {
         /// Consecutive timeouts.
         failures: u32,
@@ -132,3 +132,12 @@ pub enum Cached {
 #[derive(Message)]
 #[rtype(result = "Result<oneshot::Receiver<Vec<FileDiagnostics>>, ExtError>")]
 pub struct WatchDiagnostics;
+
+/// When the bridge tries a suspended editor again, as [`ExtError::CircuitOpen`] says it.
+fn retry_text(retry_in_ms: u64) -> String {
+    if retry_in_ms == 0 {
+        "the bridge is checking whether it answers again: try again in a moment".into()
+    } else {
+        format!("the bridge retries it in {retry_in_ms} ms")
+    }
+}

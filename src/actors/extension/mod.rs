@@ -118,6 +118,9 @@ pub struct ExtensionClient {
     pending: HashMap<u64, Pending>,
     next_id: u64,
     breaker: Breaker,
+    /// The half-open probe under way (its request id), and the requests waiting for
+    /// its answer (at most [`rpc::PROBE_HOLD`], then they fail fast).
+    probe: Option<rpc::Probe>,
     clock: Box<dyn Clock>,
     jitter: Box<dyn Jitter>,
     timeout: Duration,
@@ -138,6 +141,7 @@ impl ExtensionClient {
             pending: HashMap::new(),
             next_id: 1,
             breaker: Breaker::default(),
+            probe: None,
             clock: Box::new(SystemClock::default()),
             jitter: Box::new(XorShift::default()),
             timeout: config.request_timeout,

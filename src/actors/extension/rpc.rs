@@ -28,6 +28,33 @@ pub(super) struct Pending {
 /// A request that was not sent: why, and the reply to answer with it.
 pub(super) type Refused = (ExtError, Reply);
 
+/// The request that probes a suspended editor once its backoff is over: cheap, and
+/// one every editor answers. An agent's request is never the probe, so that a still
+/// hung editor costs it at most [`PROBE_HOLD`], not a whole request timeout.
+pub(super) const PROBE_METHOD: &str = "extension/getWorkspaceFolders";
+/// How long the probe may take before it counts as a failure.
+pub(super) const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long requests wait for the probe's answer before they fail fast (and the tools
+/// fall back where they can).
+pub(super) const PROBE_HOLD: Duration = Duration::from_secs(1);
+
+/// A probe under way and the requests waiting for it.
+pub(super) struct Probe {
+    id: u64,
+    held: Vec<Held>,
+    /// Fails what is held once [`PROBE_HOLD`] is over.
+    hold_timer: Option<SpawnHandle>,
+}
+
+/// A request waiting for the probe: sent when the editor answers it.
+struct Held {
+    method: String,
+    params: Value,
+    timeout: Option<Duration>,
+    diff: Option<(String, SessionId)>,
+    reply: Reply,
+}
+
 /// Answers a refused request with its reason. When the send panicked, its reply was
 /// dropped with it and the caller sees the restart.
 pub(super) fn answer_refusal(sent: Result<Result<(), Refused>, ActorFault>) {
@@ -40,6 +67,14 @@ impl ExtensionClient {
     /// Settles every pending request with `error`. A diff nobody decided is not a
     /// rejection: `openDiff` tells the agent to ask in the terminal instead.
     pub(super) fn reject_all(&mut self, ctx: &mut Context<Self>, error: impl Fn(&str) -> ExtError) {
+        if let Some(probe) = self.probe.take() {
+            if let Some(t) = probe.hold_timer {
+                ctx.cancel_future(t);
+            }
+            for held in probe.held {
+                let _ = held.reply.send(Err(error(&held.method)));
+            }
+        }
         for (_, p) in std::mem::take(&mut self.pending) {
             if let Some(t) = p.timer {
                 ctx.cancel_future(t);
@@ -59,19 +94,105 @@ impl ExtensionClient {
         reply: Reply,
         ctx: &mut Context<Self>,
     ) -> Result<(), Refused> {
-        let Some(conn) = &self.conn else {
+        if self.conn.is_none() {
             return Err((ExtError::NotConnected, reply));
-        };
-        match self.breaker.admit(self.clock.now_ms()) {
-            Admission::Closed | Admission::Probe => {}
-            Admission::Open { retry_in_ms } => {
-                let error = ExtError::CircuitOpen {
-                    failures: self.breaker.failures(),
-                    retry_in_ms,
-                };
-                return Err((error, reply));
+        }
+        let admitted = self.breaker.admit(self.clock.now_ms());
+        if admitted == Admission::Probe {
+            let id = self.send_probe(ctx);
+            let hold_timer = Some(ctx.run_later(PROBE_HOLD, |act, ctx| {
+                if let Some(probe) = act.probe.as_mut() {
+                    probe.hold_timer = None;
+                }
+                act.release_held(false, ctx);
+            }));
+            self.probe = Some(Probe {
+                id,
+                held: Vec::new(),
+                hold_timer,
+            });
+        }
+        if let (Some(probe), Admission::Probe | Admission::Open { retry_in_ms: 0 }) =
+            (&mut self.probe, admitted)
+        {
+            if probe.hold_timer.is_some() {
+                probe.held.push(Held {
+                    method: method.to_string(),
+                    params: params.clone(),
+                    timeout,
+                    diff,
+                    reply,
+                });
+                return Ok(());
             }
         }
+        if let Admission::Open { retry_in_ms } = admitted {
+            let error = ExtError::CircuitOpen {
+                failures: self.breaker.failures(),
+                retry_in_ms,
+            };
+            return Err((error, reply));
+        }
+        self.send_now(method, params, timeout, diff, reply, ctx);
+        Ok(())
+    }
+
+    /// Sends the probe ([`PROBE_METHOD`]); answers its request id.
+    fn send_probe(&mut self, ctx: &mut Context<Self>) -> u64 {
+        let (reply, _) = tokio::sync::oneshot::channel();
+        self.send_now(
+            PROBE_METHOD,
+            &json!({}),
+            Some(PROBE_TIMEOUT),
+            None,
+            reply,
+            ctx,
+        )
+    }
+
+    /// Ends the wait for the probe: what waited is sent when the editor answered
+    /// (`answered`: the breaker is closed), else failed fast as the breaker says. The
+    /// probe itself goes on to its own answer or timeout.
+    fn release_held(&mut self, answered: bool, ctx: &mut Context<Self>) {
+        let Some(probe) = self.probe.as_mut() else {
+            return;
+        };
+        if let Some(t) = probe.hold_timer.take() {
+            ctx.cancel_future(t);
+        }
+        let held = std::mem::take(&mut probe.held);
+        if answered {
+            self.probe = None;
+        }
+        for h in held {
+            if answered {
+                answer_refusal(Ok(
+                    self.send_request(&h.method, &h.params, h.timeout, h.diff, h.reply, ctx)
+                ));
+            } else {
+                let error = ExtError::CircuitOpen {
+                    failures: self.breaker.failures(),
+                    retry_in_ms: 0,
+                };
+                let _ = h.reply.send(Err(error));
+            }
+        }
+    }
+
+    /// Sends a request the breaker admitted; answers its id.
+    fn send_now(
+        &mut self,
+        method: &str,
+        params: &Value,
+        timeout: Option<Duration>,
+        diff: Option<(String, SessionId)>,
+        reply: Reply,
+        ctx: &mut Context<Self>,
+    ) -> u64 {
+        let Some(conn) = &self.conn else {
+            let _ = reply.send(Err(ExtError::NotConnected));
+            return 0;
+        };
         let id = self.next_id;
         self.next_id += 1;
         conn.outbound
@@ -86,15 +207,19 @@ impl ExtensionClient {
                 diff,
             },
         );
-        Ok(())
+        id
     }
 
-    fn expire(&mut self, id: u64, after: Duration, _ctx: &mut Context<Self>) {
+    fn expire(&mut self, id: u64, after: Duration, ctx: &mut Context<Self>) {
         let Some(p) = self.pending.remove(&id) else {
             return;
         };
         let now = self.clock.now_ms();
         let backoff = self.breaker.on_timeout(now, self.jitter.as_mut());
+        if self.probe.as_ref().is_some_and(|probe| probe.id == id) {
+            self.release_held(false, ctx);
+            self.probe = None;
+        }
         tracing::warn!(method = %p.method, failures = self.breaker.failures(), backoff_ms = backoff, "editor request timed out; circuit breaker open");
         self.lifecycle(
             LifecycleEvent::CircuitOpened,
@@ -132,6 +257,10 @@ impl ExtensionClient {
             );
         }
         self.breaker.on_success();
+        // Any answer shows the editor alive: what waited for the probe goes now.
+        if self.probe.is_some() {
+            self.release_held(true, ctx);
+        }
         let outcome = match error {
             Some(e) => Err(ExtError::Editor {
                 method: p.method.clone(),

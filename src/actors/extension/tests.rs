@@ -186,9 +186,17 @@ async fn a_timeout_opens_the_breaker_until_its_backoff_has_passed() {
     };
     assert_eq!(retry_in_ms, 1000, "the longest first backoff");
 
-    // The backoff over, one probe goes out; its answer closes the breaker.
+    // The backoff over, the next request waits while a probe of the bridge's own goes
+    // out; its answer closes the breaker and the request follows.
     f.clock.0.store(1000, Ordering::SeqCst);
-    let probe = call(&f.client, "extension/x", None).await;
+    let waiting = call(&f.client, "extension/x", None).await;
+    let probe = next_json(&mut editor).await;
+    assert_eq!(probe["method"], super::rpc::PROBE_METHOD);
+    frame(
+        &f.client,
+        generation,
+        json!({ "jsonrpc": "2.0", "id": probe["id"], "result": [] }),
+    );
     let request = next_json(&mut editor).await;
     assert_eq!(request["method"], "extension/x");
     frame(
@@ -196,10 +204,54 @@ async fn a_timeout_opens_the_breaker_until_its_backoff_has_passed() {
         generation,
         json!({ "jsonrpc": "2.0", "id": request["id"], "result": {} }),
     );
-    settled(probe).await.expect("answered");
+    settled(waiting).await.expect("answered");
     let status = f.client.send(GetStatus).await.unwrap();
     assert_eq!(status.failures, 0);
     assert_eq!(status.circuit, super::breaker::State::Closed);
+}
+
+#[actix_rt::test]
+async fn a_probe_left_unanswered_fails_what_waits_for_it_fast_and_backs_off_again() {
+    tokio::time::pause();
+    let f = fixture();
+    let (_generation, mut editor) = connect(&f.client);
+    let first = call(&f.client, "extension/slow", Some(Duration::from_millis(50))).await;
+    next_json(&mut editor).await;
+    assert!(matches!(
+        settled(first).await,
+        Err(ExtError::Timeout { .. })
+    ));
+    f.clock.0.store(1000, Ordering::SeqCst);
+    // The request that finds the backoff over waits at most PROBE_HOLD for the probe,
+    // then fails fast; the editor never sees it.
+    let waiting = call(&f.client, "extension/x", None).await;
+    let probe = next_json(&mut editor).await;
+    assert_eq!(probe["method"], super::rpc::PROBE_METHOD);
+    let refused = settled(waiting).await;
+    assert!(
+        matches!(
+            refused,
+            Err(ExtError::CircuitOpen {
+                failures: 1,
+                retry_in_ms: 0
+            })
+        ),
+        "{refused:?}"
+    );
+    assert!(refused
+        .unwrap_err()
+        .to_string()
+        .contains("checking whether it answers again"));
+    // The probe times out on its own: a second failure, a new backoff.
+    tokio::time::sleep(super::rpc::PROBE_TIMEOUT).await;
+    let status = f.client.send(GetStatus).await.unwrap();
+    assert_eq!(status.failures, 2);
+    assert_eq!(status.pending_requests, 0);
+    let more = tokio::time::timeout(Duration::from_millis(100), next_json(&mut editor)).await;
+    assert!(
+        more.is_err(),
+        "nothing but the probe reached the editor: {more:?}"
+    );
 }
 
 #[actix_rt::test]
