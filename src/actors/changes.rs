@@ -339,6 +339,21 @@ impl ChangesActor {
         self.pending.retain(|_, writes| !writes.is_empty());
     }
 
+    /// Forgets the write `call` of `session` to `path` (it did not happen): the writes
+    /// around it keep their texts.
+    fn drop_pending(&mut self, session: &SessionId, path: &Path, call: &Option<String>) {
+        let key = (session.clone(), path.to_path_buf());
+        let Some(writes) = self.pending.get_mut(&key) else {
+            return;
+        };
+        if let Some(i) = writes.iter().position(|w| &w.call == call) {
+            writes.remove(i);
+        }
+        if writes.is_empty() {
+            self.pending.remove(&key);
+        }
+    }
+
     /// Takes the write `call` of `session` to `path` from those under way: its text
     /// before, and after when a later write of the same file started meanwhile (that
     /// one's text before). The write before it, if still under way, ends where this
@@ -477,7 +492,7 @@ impl Handler<WriteAbandoned> for ChangesActor {
     type Result = ();
     fn handle(&mut self, msg: WriteAbandoned, ctx: &mut Context<Self>) {
         let _ = guard(NAME, self, ctx, |act, _| {
-            act.take_pending(&msg.session, &msg.path, &msg.call);
+            act.drop_pending(&msg.session, &msg.path, &msg.call);
         });
     }
 }

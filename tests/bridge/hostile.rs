@@ -380,6 +380,10 @@ async fn fifo_ignore_files_and_deeply_nested_globs_are_refused_not_waited_on() {
     std::fs::write(place.workspace.join("seen.txt"), "needle\n").unwrap();
     mkfifo(&place.workspace.join("sub/.gitignore"));
     mkfifo(&place.workspace.join(".ignore"));
+    // A nested repository whose excludes file is one.
+    std::fs::create_dir_all(place.workspace.join("nested/.git/info")).unwrap();
+    std::fs::write(place.workspace.join("nested/inner.txt"), "needle\n").unwrap();
+    mkfifo(&place.workspace.join("nested/.git/info/exclude"));
     let bridge = Bridge::launch(place.options().set("tools.timeout_ms", 5000)).await;
     bridge
         .wait_status("the watcher started", |s| {

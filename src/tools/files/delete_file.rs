@@ -45,7 +45,7 @@ impl Tool for DeleteFile {
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {
         let path = args.file_path.resolve(&ctx)?;
         check_write(&ctx, &path, Self::NAME).await?;
-        let under_way = super::before_write(&ctx, &path).await;
+        let under_way = super::before_write(&ctx, &path, Self::NAME).await;
         if let Some(done) = try_editor_as::<Answer>(
             &ctx,
             Method::DeleteFile,

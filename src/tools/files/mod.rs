@@ -53,36 +53,69 @@ impl Scope {
 }
 
 /// A write a tool announced to the change sets ([`before_write`]) and has not finished:
-/// its record waits for the text after it. Dropped unfinished (the write failed, or the
-/// call was cancelled), it is abandoned, so that the agent's next write to the file is
-/// not recorded against this one's text before.
+/// its record waits for the text after it. Dropped before it was handed to the writer
+/// (the call failed, or was cancelled), it is abandoned, so that the agent's next write
+/// to the file is not recorded against this one's text before. Dropped after (the call
+/// cancelled while the writer works), it may have happened: it is announced, and the
+/// change sets read the file to see.
 #[must_use = "dropped, the write is abandoned"]
 pub(crate) struct WriteUnderWay {
-    changes: actix::Addr<crate::actors::changes::ChangesActor>,
+    services: std::sync::Arc<crate::services::Services>,
     session: crate::actors::messages::session::SessionId,
     path: PathBuf,
     /// What the record and the write's announcement are matched by.
     call: String,
-    finished: bool,
+    /// The tool writing, for the announcement.
+    tool: &'static str,
+    stage: Stage,
+}
+
+/// How far a [`WriteUnderWay`] got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// Not handed to the writer (or the writer refused it): dropped, it is abandoned.
+    Before,
+    /// Handed to the writer, no answer yet: dropped, it is announced.
+    HandedOver,
+    /// Announced.
+    Finished,
 }
 
 impl WriteUnderWay {
     /// The write happened: its announcement carries this, and it is not abandoned.
     fn finished(mut self) -> String {
-        self.finished = true;
+        self.stage = Stage::Finished;
         std::mem::take(&mut self.call)
     }
 }
 
 impl Drop for WriteUnderWay {
     fn drop(&mut self) {
-        if !self.finished {
-            self.changes
-                .do_send(crate::actors::changes::WriteAbandoned {
-                    session: self.session.clone(),
-                    path: std::mem::take(&mut self.path),
-                    call: Some(std::mem::take(&mut self.call)),
-                });
+        let call = Some(std::mem::take(&mut self.call));
+        match self.stage {
+            Stage::Finished => {}
+            Stage::Before => {
+                self.services
+                    .changes
+                    .do_send(crate::actors::changes::WriteAbandoned {
+                        session: self.session.clone(),
+                        path: std::mem::take(&mut self.path),
+                        call,
+                    })
+            }
+            Stage::HandedOver => {
+                let path = std::mem::take(&mut self.path);
+                if let Some(display) = self.services.workspace.relative(&path.to_string_lossy()) {
+                    self.services.registry.do_send(FileChanged {
+                        by: self.session.clone(),
+                        path,
+                        display,
+                        tool: self.tool.to_string(),
+                        call,
+                        at_ms: crate::actors::activity_log::now_ms(),
+                    });
+                }
+            }
         }
     }
 }
@@ -91,7 +124,11 @@ impl Drop for WriteUnderWay {
 /// [`crate::changes`]). With an editor connected, the text is the editor's (a buffer's
 /// unsaved changes are the person's, and the editor's save writes them too); else the
 /// file's. Awaited, so that the text is taken before the write.
-pub(crate) async fn before_write(ctx: &ToolContext, path: &Path) -> WriteUnderWay {
+pub(crate) async fn before_write(
+    ctx: &ToolContext,
+    path: &Path,
+    tool: &'static str,
+) -> WriteUnderWay {
     static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let editor_text = crate::tools::editor::call_editor(
         ctx,
@@ -107,11 +144,12 @@ pub(crate) async fn before_write(ctx: &ToolContext, path: &Path) -> WriteUnderWa
     });
     let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let under_way = WriteUnderWay {
-        changes: ctx.services.changes.clone(),
+        services: std::sync::Arc::clone(&ctx.services),
         session: ctx.session_id.clone(),
         path: path.to_path_buf(),
         call: format!("bridge:{n}"),
-        finished: false,
+        tool,
+        stage: Stage::Before,
     };
     let before = crate::actors::changes::BeforeWrite {
         session: ctx.session_id.clone(),
@@ -154,7 +192,20 @@ pub(crate) async fn write_expecting(
         expected,
         op,
     };
-    let written = super::ask(&ctx.services.writer, writer::NAME, write).await?;
+    let mut under_way = under_way;
+    if let Some(w) = under_way.as_mut() {
+        w.stage = Stage::HandedOver;
+    }
+    let written = match super::ask(&ctx.services.writer, writer::NAME, write).await {
+        Ok(written) => written,
+        Err(refused) => {
+            // Refused: nothing was written.
+            if let Some(w) = under_way.as_mut() {
+                w.stage = Stage::Before;
+            }
+            return Err(refused);
+        }
+    };
     announce(ctx, &path, tool, under_way.map(WriteUnderWay::finished)).await;
     ctx.record_version(path, written.fingerprint);
     ctx.services.diagnostics.do_send(Invalidate);

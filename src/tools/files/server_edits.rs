@@ -29,7 +29,7 @@ pub struct Applied {
 /// Applies `files` (from [`crate::lsp::edits::by_file`]) for `tool`.
 pub(crate) async fn apply_all(
     ctx: &ToolContext,
-    tool: &str,
+    tool: &'static str,
     files: Vec<FileEdits>,
 ) -> Result<Applied, ToolError> {
     let mut paths = Vec::with_capacity(files.len());
@@ -61,7 +61,7 @@ pub(crate) async fn apply_all(
     };
     let mut applied = Applied::default();
     for (path, content, fingerprint, edits) in planned {
-        let under_way = before_write(ctx, &path).await;
+        let under_way = before_write(ctx, &path, tool).await;
         let op = WriteOp::Create {
             content,
             directory: false,

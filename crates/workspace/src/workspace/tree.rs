@@ -68,8 +68,10 @@ pub fn walker_showing(start: &Path, max_depth: Option<usize>, hidden: bool) -> i
             if !e.file_type().is_some_and(|t| t.is_dir()) {
                 return true;
             }
+            // A nested repository's excludes are read too.
             let bad = IGNORE_FILES
                 .iter()
+                .chain(&[".git/info/exclude"])
                 .find_map(|name| not_regular(e.path().join(name)));
             match bad {
                 Some(file) => {
