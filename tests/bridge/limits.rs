@@ -779,7 +779,8 @@ async fn a_dropped_http_response_cancels_its_tool_call() {
 }
 
 /// A body trickled a byte every second is refused (408) once the body deadline (30 s)
-/// is past, and its connection let go; the bridge answers others meanwhile.
+/// is past, and its connection let go — on `/mcp` and on the page's sign-in, which needs
+/// no cookie; the bridge answers others meanwhile.
 #[test]
 fn a_body_trickled_past_the_deadline_is_refused_with_408() {
     let bridge = Bridge::start();
@@ -787,37 +788,58 @@ fn a_body_trickled_past_the_deadline_is_refused_with_408() {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "slow", "version": "1"}}})
     .to_string();
-    let started = std::time::Instant::now();
-    let mut s = StdTcpStream::connect(("127.0.0.1", port)).unwrap();
-    write!(
-        s,
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n\
-         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
-         Content-Length: {}\r\n\r\n",
-        body.len()
-    )
-    .unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
-    let mut answer = Vec::new();
-    for byte in body.bytes() {
-        if s.write_all(&[byte]).is_err() {
-            break;
-        }
-        let mut buf = [0u8; 4096];
-        match s.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                answer.extend_from_slice(&buf[..n]);
-                break;
+    let trickle = move |head: String, body: String| {
+        std::thread::spawn(move || {
+            let started = std::time::Instant::now();
+            let mut s = StdTcpStream::connect(("127.0.0.1", port)).unwrap();
+            write!(s, "{head}Content-Length: {}\r\n\r\n", body.len()).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+            let mut answer = Vec::new();
+            for byte in body.bytes() {
+                if s.write_all(&[byte]).is_err() {
+                    break;
+                }
+                let mut buf = [0u8; 4096];
+                match s.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        answer.extend_from_slice(&buf[..n]);
+                        break;
+                    }
+                    Err(_) => {}
+                }
+                assert!(started.elapsed() < Duration::from_secs(45), "never refused");
             }
-            Err(_) => {}
-        }
-        assert!(started.elapsed() < Duration::from_secs(45), "never refused");
-        let (status, _) = bridge.get("/health");
-        assert_eq!(status, 200);
+            (
+                String::from_utf8_lossy(&answer).into_owned(),
+                started.elapsed(),
+            )
+        })
+    };
+    let mcp = trickle(
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n\
+             Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+        ),
+        body,
+    );
+    let login = trickle(
+        format!(
+            "POST /ui/login HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nOrigin: http://127.0.0.1:{port}\r\n\
+             Content-Type: application/json\r\n"
+        ),
+        json!({"code": "x".repeat(100)}).to_string(),
+    );
+    // Meanwhile the bridge answers.
+    let (status, _) = bridge.get("/health");
+    assert_eq!(status, 200);
+    for (what, handle, says) in [
+        ("/mcp", mcp, "not received within 30 s"),
+        ("/ui/login", login, "was not received within 30 s"),
+    ] {
+        let (answer, took) = handle.join().unwrap();
+        assert!(answer.starts_with("HTTP/1.1 408"), "{what}: {answer}");
+        assert!(answer.contains(says), "{what}: {answer}");
+        assert!(took >= Duration::from_secs(30), "{what}: {took:?}");
     }
-    let answer = String::from_utf8_lossy(&answer);
-    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
-    assert!(answer.contains("not received within 30 s"), "{answer}");
-    assert!(started.elapsed() >= Duration::from_secs(30));
 }

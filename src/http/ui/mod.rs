@@ -24,6 +24,7 @@ use actix_web::middleware::{from_fn, DefaultHeaders, Next};
 use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
 use serde_json::json;
 
+use super::body::BODY_DEADLINE;
 use super::guard::{check_same_origin, Rejection};
 use crate::actors::dashboard::CheckBrowser;
 use crate::actors::supervise::ActorFault;
@@ -66,6 +67,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .app_data(json_limit)
             .app_data(path)
             .app_data(query)
+            .wrap(from_fn(body_deadline))
             .wrap(
                 DefaultHeaders::new()
                     .add(("Content-Security-Policy", CONTENT_SECURITY_POLICY))
@@ -140,6 +142,9 @@ pub enum PageError {
     /// An actor failed (503).
     #[error(transparent)]
     Fault(#[from] ActorFault),
+    /// A request's body not all there within [`BODY_DEADLINE`] (408).
+    #[error("The request was not received within {} s", BODY_DEADLINE.as_secs())]
+    TooSlow,
     /// 429, with `Retry-After`.
     #[error("{message}")]
     TooMany {
@@ -159,6 +164,7 @@ impl ResponseError for PageError {
             PageError::Gone(_) => StatusCode::CONFLICT,
             PageError::Unavailable(_) | PageError::Fault(_) => StatusCode::SERVICE_UNAVAILABLE,
             PageError::TooMany { .. } => StatusCode::TOO_MANY_REQUESTS,
+            PageError::TooSlow => StatusCode::REQUEST_TIMEOUT,
         }
     }
 
@@ -247,6 +253,22 @@ async fn signed_in(
         Err(refused(
             "This browser's sign-in ended (it expired, was signed out, or the bridge restarted)",
         ))
+    }
+}
+
+/// A request with a body (anything but GET and HEAD) is answered within
+/// [`BODY_DEADLINE`], its body read first, or refused with 408: one trickled a byte at
+/// a time (the sign-in needs no cookie) held its connection for as long as it liked.
+async fn body_deadline(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    if matches!(*req.method(), Method::GET | Method::HEAD) {
+        return next.call(req).await;
+    }
+    match actix_web::rt::time::timeout(BODY_DEADLINE, next.call(req)).await {
+        Ok(answered) => answered,
+        Err(_) => Err(PageError::TooSlow.into()),
     }
 }
 
