@@ -250,6 +250,9 @@ def test_createFile(w):
     r = ok_json(w, "createFile", {"filePath": path(w, "made/new.txt"), "content": "made\n"})
     assert r["source"] == "editor" and r["created"] is True
     assert (w.workspace / "made/new.txt").read_text() == "made\n"
+    # Overwritten, it was not created.
+    r = ok_json(w, "createFile", {"filePath": path(w, "made/new.txt"), "content": "made\n", "overwrite": True})
+    assert r["source"] == "editor" and r["created"] is False, r
 
 
 def test_renameFile(w):

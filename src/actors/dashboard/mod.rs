@@ -70,7 +70,7 @@ pub struct DashboardConfig {
 }
 
 /// A review an agent presented.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PresentedReview {
     pub id: u64,
@@ -237,7 +237,8 @@ pub struct GetReview(pub u64);
 #[rtype(result = "Vec<Sample>")]
 pub struct GetSamples;
 
-/// Write the signed-in browsers now and answer once they are on disk (shutdown).
+/// Write the signed-in browsers and the reviews now and answer once they are on disk
+/// (shutdown).
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub struct FlushSessions;
@@ -263,7 +264,7 @@ pub struct Dashboard {
     /// Where signed-in browsers are written (absent: memory only).
     session_file: Option<SnapshotFile<Vec<logins::SavedSession>>>,
     /// Where the reviews are written when one is added (absent: memory only).
-    review_file: Option<SnapshotFile<Vec<PresentedReview>>>,
+    review_file: Option<SnapshotFile<Vec<Arc<PresentedReview>>>>,
     activity: Recipient<RecordLifecycle>,
     metrics: Arc<Metrics>,
 }
@@ -294,11 +295,10 @@ impl Dashboard {
         let mut reviews: VecDeque<Arc<PresentedReview>> = config
             .reviews_path
             .as_deref()
-            .map(|p| load::<PresentedReview>(p, "reviews"))
+            .map(|p| load::<Arc<PresentedReview>>(p, "reviews"))
             .unwrap_or_default()
             .into_iter()
             .take(config.max_reviews)
-            .map(Arc::new)
             .collect();
         reviews
             .make_contiguous()
@@ -420,12 +420,8 @@ impl Dashboard {
             draft: msg.draft,
         }));
         if let Some(file) = &self.review_file {
-            file.save(
-                self.reviews
-                    .iter()
-                    .map(|r| PresentedReview::clone(r))
-                    .collect(),
-            );
+            // Shared, not copied: the file's own thread writes them out.
+            file.save(self.reviews.iter().cloned().collect());
         }
         self.broadcast(json!({ "kind": "reviews", "id": id }));
         (id, !self.streams.is_empty())
@@ -742,8 +738,12 @@ impl Handler<FlushSessions> for Dashboard {
             .session_file
             .as_ref()
             .map(|file| file.save_and_wait(self.logins.snapshot(Instant::now(), now_ms())));
+        let reviews = self
+            .review_file
+            .as_ref()
+            .map(|file| file.save_and_wait(self.reviews.iter().cloned().collect()));
         Box::pin(async move {
-            if let Some(written) = written {
+            for written in [written, reviews].into_iter().flatten() {
                 let _ = written.await;
             }
         })

@@ -182,6 +182,9 @@ test('create, rename and delete files; workspace folders', async () => {
   const made = await a().ok('createFile', { filePath: ws('made/new.txt'), content: 'made\n' });
   assert(made.created === true && made.source === 'editor', JSON.stringify(made));
   assert(fs.readFileSync(ws('made/new.txt'), 'utf8') === 'made\n', 'written');
+  // Overwritten, it was not created.
+  const again = await a().ok('createFile', { filePath: ws('made/new.txt'), content: 'made\n', overwrite: true });
+  assert(again.created === false && again.source === 'editor', JSON.stringify(again));
   const renamed = await a().ok('renameFile', { oldPath: ws('made/new.txt'), newPath: ws('made/renamed.txt') });
   assert(renamed.renamed === true && fs.existsSync(ws('made/renamed.txt')), JSON.stringify(renamed));
   const deleted = await a().ok('deleteFile', { filePath: ws('made/renamed.txt') });

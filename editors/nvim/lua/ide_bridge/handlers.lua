@@ -175,9 +175,11 @@ end)
 
 reg("createFile", function(p)
   local path = need(p, "filePath")
+  -- Created only when it was not there (a file overwritten, a directory asked for again).
+  local existed = uv.fs_stat(path) ~= nil
   if p.isDirectory then
     vim.fn.mkdir(path, "p")
-    return { success = true, filePath = path, created = true }
+    return { success = true, filePath = path, created = not existed }
   end
   if util.file_exists(path) and not p.overwrite then
     fail("file already exists: " .. path .. " (pass overwrite)")
@@ -196,7 +198,7 @@ reg("createFile", function(p)
     vim.api.nvim_set_current_win(main_window())
     vim.cmd("edit " .. vim.fn.fnameescape(path))
   end
-  return { success = true, filePath = path, created = true }
+  return { success = true, filePath = path, created = not existed }
 end)
 
 reg("deleteFile", function(p)

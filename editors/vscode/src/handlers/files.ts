@@ -87,14 +87,16 @@ export function register(c: Connection): void {
 
   c.handle('createFile', async (p: Params) => {
     const uri = uriOf(need(p, 'filePath'));
-    if (!p.overwrite && (await exists(uri))) throw new Error(`file exists: ${uri.fsPath} (pass overwrite: true to replace it)`);
+    const existed = await exists(uri);
+    if (!p.overwrite && existed && !p.isDirectory) throw new Error(`file exists: ${uri.fsPath} (pass overwrite: true to replace it)`);
     if (p.isDirectory) {
       await vscode.workspace.fs.createDirectory(uri);
     } else {
       await vscode.workspace.fs.writeFile(uri, Buffer.from(String(p.content ?? ''), 'utf8'));
       if (p.openAfterCreate) await vscode.window.showTextDocument(uri, { preview: false });
     }
-    return { success: true, filePath: uri.fsPath, created: true };
+    // Created only when it was not there (a file overwritten, a directory asked for again).
+    return { success: true, filePath: uri.fsPath, created: !existed };
   });
 
   c.handle('deleteFile', async (p: Params) => {
