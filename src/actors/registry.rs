@@ -701,6 +701,8 @@ impl SessionRegistry {
                 if let Some(slot) = self.slots.get_mut(id) {
                     slot.grace_since = None;
                     slot.listening_since = None;
+                    // A reconnecting agent gets its own time for the handshake.
+                    slot.admitted = Instant::now();
                 }
                 self.connection_changed();
             }

@@ -883,7 +883,14 @@ pub fn mkfifo(path: &Path) {
 pub fn arguments_refused(resp: &Value) -> &str {
     let result = &resp["result"];
     assert!(is_error(result), "not a tool error: {resp}");
-    text(result)
+    let said = text(result);
+    // Refused before the tool ran, not a tool that ran and failed.
+    assert!(
+        said.starts_with("Invalid arguments for tool \"")
+            || said.starts_with("Tool arguments are "),
+        "not a refusal of the arguments: {resp}"
+    );
+    said
 }
 
 /// The JSON-RPC error code of a response.

@@ -789,16 +789,32 @@ async fn a_fifo_or_a_link_out_is_never_read_for_a_language_server() {
     let r = agent.call("getHover", at("link.fake")).await;
     assert!(is_error(&r), "{r}");
 
-    // Open in the server, then replaced by a FIFO: the watcher's word about the change
-    // is not a read that blocks.
+    // Open in the server, then replaced by a FIFO (renamed over it): the re-sync the
+    // watcher's word about it starts is not a read that blocks.
     let r = agent.call("getHover", at("a.fake")).await;
     assert!(!is_error(&r), "{r}");
-    std::fs::remove_file(bridge.workspace.join("a.fake")).unwrap();
-    fifo("a.fake");
-    let r = agent.call("getHover", at("a.fake")).await;
-    assert!(is_error(&r) && text(&r).contains("FIFO"), "{r}");
+    fifo("swap.tmp");
+    std::fs::rename(
+        bridge.workspace.join("swap.tmp"),
+        bridge.workspace.join("a.fake"),
+    )
+    .unwrap();
+    let a_uri = format!("file://{}", bridge.workspace.join("a.fake").display());
+    wait_for_async(
+        "the server told of the swap",
+        Duration::from_secs(20),
+        || async {
+            let told = std::fs::read_to_string(&log).unwrap_or_default();
+            told.lines()
+                .any(|l| l.starts_with("watched 1 ") && l.contains(&a_uri))
+                .then_some(())
+        },
+    )
+    .await;
     let (status, _) = bridge.get("/health");
     assert_eq!(status, 200);
+    let r = agent.call("getHover", at("a.fake")).await;
+    assert!(is_error(&r) && text(&r).contains("FIFO"), "{r}");
     assert!(
         !std::fs::read_to_string(&log)
             .unwrap_or_default()
