@@ -25,7 +25,7 @@ use crate::actors::activity_log::{now_ms, LifecycleEvent};
 use crate::changes::{AgentWrite, Change, Declined, FileUndo, Ledger, Limits, Owner, Selection};
 use crate::metrics::Metrics;
 use crate::persist::snapshot_file::SnapshotFile;
-use crate::workspace::files::{open_regular, FileError};
+use crate::workspace::files::{read_regular_max, FileError};
 use crate::workspace::{Root, Workspace};
 
 /// Actor name used in logs, metrics and faults.
@@ -163,22 +163,14 @@ pub struct ChangesActor {
 /// following a link out of the workspace (whose target's text would land in the change
 /// sets).
 fn read_text(root: &Root, path: &Path, max: usize) -> Result<Option<String>, String> {
-    use std::io::Read;
-    let (file, len) = match open_regular(root, path) {
-        Ok(opened) => opened,
+    let bytes = match read_regular_max(root, path, max as u64) {
+        Ok(bytes) => bytes,
         Err(FileError::NotFound(_)) => return Ok(None),
+        Err(FileError::TooLarge { .. }) => {
+            return Err(format!("larger than {max} bytes: not followed"))
+        }
         Err(e) => return Err(e.to_string()),
     };
-    if len > max as u64 {
-        return Err(format!("larger than {max} bytes: not followed"));
-    }
-    let mut bytes = Vec::with_capacity(len as usize);
-    file.take(max as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
-    if bytes.len() > max {
-        return Err(format!("larger than {max} bytes: not followed"));
-    }
     String::from_utf8(bytes)
         .map(Some)
         .map_err(|_| "not UTF-8 text".to_string())
@@ -579,8 +571,14 @@ impl Handler<UndoChanges> for ChangesActor {
             files.dedup();
             for file in files {
                 let path = act.workspace.root().join(&file);
-                let text = read_text(act.workspace.dir(), &path, act.limits.max_file_bytes)
-                    .unwrap_or_default();
+                let text = match read_text(act.workspace.dir(), &path, act.limits.max_file_bytes) {
+                    Ok(text) => text,
+                    Err(why) => {
+                        let why = format!("the file cannot be read ({why}); nothing was changed");
+                        declined.extend(act.ledger.decline_all(&file, &msg.selection, &why));
+                        continue;
+                    }
+                };
                 let fingerprint = text
                     .as_deref()
                     .map(|t| crate::workspace::files::fingerprint(t.as_bytes()));

@@ -17,8 +17,8 @@ use serde::{Deserialize, Serialize};
 pub const MAX_CLAIMS: usize = 256;
 /// Patterns in one claim.
 pub const MAX_PATTERNS: usize = 64;
-/// Characters of one pattern.
-pub const MAX_PATTERN_CHARS: usize = 1024;
+/// Bytes of one pattern: the longest glob the bridge compiles anywhere.
+pub use crate::workspace::tree::MAX_GLOB_BYTES as MAX_PATTERN_BYTES;
 /// Characters of a claim's reason.
 pub const MAX_REASON_CHARS: usize = 500;
 
@@ -323,13 +323,10 @@ impl ClaimTable {
         if patterns.len() > MAX_PATTERNS {
             return Err(ClaimError::TooManyPatterns);
         }
-        if let Some(p) = patterns
-            .iter()
-            .find(|p| p.chars().count() > MAX_PATTERN_CHARS)
-        {
+        if let Some(p) = patterns.iter().find(|p| p.len() > MAX_PATTERN_BYTES) {
             return Err(ClaimError::BadPattern(
                 p.chars().take(40).collect(),
-                format!("longer than {MAX_PATTERN_CHARS} characters"),
+                format!("longer than {MAX_PATTERN_BYTES} bytes"),
             ));
         }
         let matcher = compile(&patterns)?;
@@ -579,7 +576,7 @@ mod tests {
             t.claim(agent("a"), &more, "", 1000, 0).unwrap_err(),
             ClaimError::TooManyPatterns
         );
-        let long = "p".repeat(MAX_PATTERN_CHARS + 1);
+        let long = "p".repeat(MAX_PATTERN_BYTES + 1);
         assert!(t.claim(agent("a"), &[long], "", 1000, 0).is_err());
         for i in 1..MAX_CLAIMS {
             t.claim(agent("a"), &[format!("h{i}")], "", 1000, 0)

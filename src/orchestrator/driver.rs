@@ -330,12 +330,16 @@ pub async fn run(
 /// Where the Claude executable `program` is, found as a task's process would find it
 /// (a path with a `/` as it is, a bare name on `PATH`); `None` when it is not there.
 pub fn find_program(program: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable = |path: &std::path::Path| {
+        std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
     if program.contains('/') {
         let path = PathBuf::from(program);
-        return path.is_file().then_some(path);
+        return runnable(&path).then_some(path);
     }
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
         .map(|dir| dir.join(program))
-        .find(|candidate| candidate.is_file())
+        .find(|candidate| runnable(candidate))
 }

@@ -246,6 +246,18 @@ async fn failing_and_crashing_runs_end_in_error() {
             "{r}"
         );
     }
+    // There, but it cannot be started (its interpreter is missing): the task says so.
+    let dir = tempfile::tempdir().unwrap();
+    let broken = dir.path().join("claude");
+    std::fs::write(&broken, "#!/nonexistent/interpreter\n").unwrap();
+    std::fs::set_permissions(&broken, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let unstartable =
+        Bridge::launch(Options::default().set("orchestrator.claude_binary", broken.display()))
+            .await;
+    let mut a = unstartable.ready_agent().await;
+    let r = run(&mut a, "hi").await;
+    assert_eq!(r["status"], "error", "{r}");
+    assert!(r["error"].as_str().unwrap().contains("cannot start"), "{r}");
 }
 
 /// How a run ends is the CLI's exit and its `result`: not a quiet exit, not a chatty

@@ -1107,31 +1107,18 @@ impl Handler<Stop> for LanguageServer {
 }
 
 /// `file`'s text, if a language server may be given it (UTF-8, at most
-/// [`MAX_DOCUMENT_BYTES`]).
-/// `file`'s text, read beneath `root` without blocking on what is not a regular file (a
-/// FIFO would hold the actor's thread, and the whole bridge with it) and without
-/// following a link out of the workspace.
+/// [`MAX_DOCUMENT_BYTES`]): read beneath `root`, without blocking on what is not a
+/// regular file (a FIFO would hold the actor's thread, and the whole bridge with it)
+/// and without following a link out of the workspace.
 fn read_document(root: &crate::workspace::Root, file: &Path) -> Result<String, LspError> {
-    use std::io::Read;
-    let (opened, len) = crate::workspace::files::open_regular(root, file)
-        .map_err(|e| LspError::File(e.to_string()))?;
-    if len > MAX_DOCUMENT_BYTES {
-        return Err(LspError::File(format!(
-            "{} is {len} bytes; language servers are given files up to {MAX_DOCUMENT_BYTES} bytes",
+    use crate::workspace::files::{read_regular_max, FileError};
+    let bytes = read_regular_max(root, file, MAX_DOCUMENT_BYTES).map_err(|e| match e {
+        FileError::TooLarge { size, .. } => LspError::File(format!(
+            "{} is {size} bytes; language servers are given files up to {MAX_DOCUMENT_BYTES} bytes",
             file.display(),
-        )));
-    }
-    let mut bytes = Vec::with_capacity(len as usize);
-    opened
-        .take(MAX_DOCUMENT_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| LspError::File(format!("{}: {e}", file.display())))?;
-    if bytes.len() as u64 > MAX_DOCUMENT_BYTES {
-        return Err(LspError::File(format!(
-            "{} grew past {MAX_DOCUMENT_BYTES} bytes while it was read",
-            file.display()
-        )));
-    }
+        )),
+        other => LspError::File(other.to_string()),
+    })?;
     String::from_utf8(bytes)
         .map_err(|_| LspError::File(format!("{} is not UTF-8 text", file.display())))
 }

@@ -16,7 +16,8 @@ use super::session::SessionId;
 pub struct BeforeWrite {
     pub session: SessionId,
     pub path: PathBuf,
-    /// The native call (`toolu_…`) that writes; `None` for a bridge write tool.
+    /// The call that writes: a native one's `toolu_…`, a bridge write tool's
+    /// `bridge:<n>` (writes are matched by it).
     pub call: Option<String>,
     /// What the file held before the write.
     pub baseline: Baseline,

@@ -179,9 +179,13 @@ fn none_running(ctx: &ToolContext) -> String {
         .iter()
         .flat_map(|(_, s)| s.extensions.iter().take(2).map(|e| format!(".{e}")))
         .collect();
+    let which = if files.is_empty() {
+        "a file of an installed server's language".to_string()
+    } else {
+        format!("a {} file", files.join(" or "))
+    };
     format!(
-        "No language server is running yet: ask about a {} file (getHover, getDocumentSymbols) to start its server, then search",
-        files.join(" or ")
+        "No language server is running yet: ask about {which} (getHover, getDocumentSymbols) to start its server, then search"
     )
 }
 

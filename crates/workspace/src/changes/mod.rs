@@ -617,6 +617,34 @@ impl Ledger {
         (n, files)
     }
 
+    /// The open hunks of `file` that `selection` selects, as (change, hunk).
+    fn selected_open(&self, file: &str, selection: &Selection) -> Vec<(u64, usize)> {
+        self.changes
+            .iter()
+            .filter(|c| c.file == file)
+            .flat_map(|c| {
+                c.open()
+                    .filter(|(i, _)| selection.admits_parts(c.id, *i, &c.file, &c.session))
+                    .map(|(i, _)| (c.id, i))
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// The selected open hunks of `file`, declined for `why` (the file could not be
+    /// read: nothing is planned).
+    pub fn decline_all(&self, file: &str, selection: &Selection, why: &str) -> Vec<Declined> {
+        self.selected_open(file, selection)
+            .into_iter()
+            .map(|(change, hunk)| Declined {
+                change,
+                hunk,
+                file: file.to_string(),
+                why: why.to_string(),
+            })
+            .collect()
+    }
+
     /// Plans undoing the selected open hunks of `file`, whose text is now `text`
     /// (`None`: gone): the new text and what it reverts, and the hunks it cannot undo
     /// with why. Nothing changes until [`Ledger::undone`] is told the write happened.
@@ -627,17 +655,7 @@ impl Ledger {
         selection: &Selection,
     ) -> (Option<FileUndo>, Vec<Declined>) {
         let mut declined = Vec::new();
-        let selected: Vec<(u64, usize)> = self
-            .changes
-            .iter()
-            .filter(|c| c.file == file)
-            .flat_map(|c| {
-                c.open()
-                    .filter(|(i, _)| selection.admits_parts(c.id, *i, &c.file, &c.session))
-                    .map(|(i, _)| (c.id, i))
-                    .collect::<Vec<_>>()
-            })
-            .collect();
+        let selected = self.selected_open(file, selection);
         if selected.is_empty() {
             return (None, declined);
         }

@@ -152,17 +152,27 @@ pub fn open_regular(root: &Root, path: &Path) -> Result<(fs::File, u64), FileErr
 /// The bytes of a regular file of at most [`MAX_FILE_BYTES`] ([`open_regular`]); a
 /// file that grows while being read is cut off at the limit plus one byte and refused.
 pub fn read_regular(root: &Root, path: &Path) -> Result<Vec<u8>, FileError> {
+    read_regular_max(root, path, MAX_FILE_BYTES)
+}
+
+/// [`read_regular`] with a limit of `max` bytes (at most [`MAX_FILE_BYTES`]): a larger
+/// file is refused before it is read, one that grows past it while being read too.
+pub fn read_regular_max(root: &Root, path: &Path, max: u64) -> Result<Vec<u8>, FileError> {
     use std::io::Read;
     let (file, len) = open_regular(root, path)?;
+    let too_large = |size: u64| FileError::TooLarge {
+        path: path.display().to_string(),
+        size,
+    };
+    if len > max {
+        return Err(too_large(len));
+    }
     let mut bytes = Vec::with_capacity(len as usize);
-    file.take(MAX_FILE_BYTES + 1)
+    file.take(max + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| FileError::io(path, e))?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(FileError::TooLarge {
-            path: path.display().to_string(),
-            size: bytes.len() as u64,
-        });
+    if bytes.len() as u64 > max {
+        return Err(too_large(bytes.len() as u64));
     }
     Ok(bytes)
 }

@@ -14,7 +14,7 @@ use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use regex_syntax::ast::{self, Ast, RepetitionKind, RepetitionRange};
 use serde::Serialize;
 
-use super::tree::{glob, walker_showing};
+use super::tree::{glob_in, walker_showing};
 use super::Root;
 
 /// Lines longer than this are cut in results.
@@ -222,8 +222,7 @@ pub fn search(root: &Path, start: &Path, q: &Query<'_>) -> Result<Hits, SearchEr
             }
         })?;
     let filter = match q.glob {
-        Some(g) if g.contains('/') => Some(glob(g).map_err(SearchError::Glob)?),
-        Some(g) => Some(glob(&format!("**/{g}")).map_err(SearchError::Glob)?),
+        Some(g) => Some(glob_in(g, !g.contains('/')).map_err(SearchError::Glob)?),
         None => None,
     };
     let workers = std::thread::available_parallelism()

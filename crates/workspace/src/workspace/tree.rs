@@ -159,10 +159,21 @@ pub enum GlobError {
 
 /// Compiles a glob; `**` crosses directories, `*` does not.
 pub fn glob(pattern: &str) -> Result<GlobMatcher, GlobError> {
+    glob_in(pattern, false)
+}
+
+/// [`glob`], matching at any depth (`**/` before it) when `anywhere`; the limit is on
+/// the pattern as given.
+pub fn glob_in(pattern: &str, anywhere: bool) -> Result<GlobMatcher, GlobError> {
     if pattern.len() > MAX_GLOB_BYTES {
         return Err(GlobError::TooLong(pattern.len()));
     }
-    GlobBuilder::new(pattern)
+    let pattern = if anywhere {
+        std::borrow::Cow::Owned(format!("**/{pattern}"))
+    } else {
+        std::borrow::Cow::Borrowed(pattern)
+    };
+    GlobBuilder::new(&pattern)
         .literal_separator(true)
         .build()
         .map(|g| g.compile_matcher())
@@ -218,12 +229,7 @@ pub fn find_files(
 ) -> Result<Listing, FindError> {
     let (pattern, anchored) = workspace_pattern(root, pattern)?;
     let anchored = anchored || pattern.contains('/');
-    let full = if anchored {
-        pattern.to_string()
-    } else {
-        format!("**/{pattern}")
-    };
-    let matcher = glob(&full)?;
+    let matcher = glob_in(&pattern, !anchored)?;
     let below_start = start != root && anchored;
     let mut entries = Vec::new();
     let mut truncated = false;
@@ -253,6 +259,26 @@ pub fn find_files(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_glob_of_the_limit_compiles_and_one_byte_more_is_refused_as_given() {
+        let at = "a".repeat(MAX_GLOB_BYTES - 3) + ".rs";
+        assert!(
+            glob_in(&at, true).is_ok(),
+            "the prefix added does not count"
+        );
+        let over = at.clone() + "x";
+        match glob_in(&over, true) {
+            Err(GlobError::TooLong(n)) => assert_eq!(n, MAX_GLOB_BYTES + 1),
+            other => panic!("{other:?}"),
+        }
+        // The deepest nesting the limit allows parses without overflowing the stack.
+        let nested = format!("{}{}", "{".repeat(512), "}".repeat(512));
+        assert!(matches!(
+            glob(&nested),
+            Err(GlobError::Invalid { .. }) | Ok(_)
+        ));
+    }
     use std::fs;
 
     fn fixture() -> tempfile::TempDir {
