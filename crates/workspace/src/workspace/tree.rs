@@ -229,7 +229,7 @@ pub fn find_files(
 ) -> Result<Listing, FindError> {
     let (pattern, anchored) = workspace_pattern(root, pattern)?;
     let anchored = anchored || pattern.contains('/');
-    let matcher = glob_in(&pattern, !anchored)?;
+    let matcher = glob_in(pattern, !anchored)?;
     let below_start = start != root && anchored;
     let mut entries = Vec::new();
     let mut truncated = false;
