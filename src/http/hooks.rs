@@ -170,16 +170,25 @@ pub async fn post(
                 .collect()
         })
         .unwrap_or_default();
-    let agent = if pids.is_empty() {
-        None
-    } else {
-        services
-            .registry
-            .send(Identify::Process(pids))
-            .await
-            .ok()
-            .flatten()
+    let identify = |pids: Vec<u32>| {
+        let registry = services.registry.clone();
+        async move {
+            if pids.is_empty() {
+                return None;
+            }
+            registry.send(Identify::Process(pids)).await.ok().flatten()
+        }
     };
+    let mut agent = identify(pids.clone()).await;
+    // A starting CLI runs its SessionStart hook (asynchronously) as it connects: the hook
+    // may come before the agent's connections do. It waits for them a little.
+    if agent.is_none() && input.hook_event_name == HookEvent::SessionStart && !pids.is_empty() {
+        let deadline = std::time::Instant::now() + SESSION_START_WAIT;
+        while agent.is_none() && std::time::Instant::now() < deadline {
+            actix_rt::time::sleep(std::time::Duration::from_millis(100)).await;
+            agent = identify(pids.clone()).await;
+        }
+    }
     if agent.is_none() {
         ignore(&services, Ignored::UnknownAgent);
     }
@@ -205,6 +214,10 @@ pub async fn post(
         None => respond_ignored(&answer, Ignored::UnknownAgent),
     })
 }
+
+/// How long a `SessionStart` hook waits for its agent's connections (it is installed to
+/// run asynchronously: the CLI does not wait for it).
+const SESSION_START_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// True for a JSON object whose `hook_event_name` is text naming no event the bridge
 /// handles.

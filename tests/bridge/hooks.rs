@@ -1697,3 +1697,41 @@ async fn a_restart_does_not_record_the_calls_of_the_last_minute_again() {
     assert_eq!(edits(&status), 1, "{}", status["recentActivity"]);
     bridge.stop_async().await;
 }
+
+/// A starting CLI's SessionStart hook (asynchronous) may reach the bridge before the
+/// agent's connections do: it waits for them, and the conversation's start is in the
+/// timeline.
+#[tokio::test]
+async fn a_session_start_before_the_agent_connects_waits_for_it() {
+    let bridge = Bridge::launch(Options::default()).await;
+    let start = json!({
+        "session_id": "c0ffee00-0000-4000-8000-000000000009",
+        "cwd": bridge.workspace,
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    });
+    // The agent connects a moment after its hook was sent.
+    let ((answered, _), _agent) = tokio::join!(hook(&bridge, 99151, start), async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        relay_agent(&bridge, 99151, 786).await
+    });
+    assert_eq!(answered, 200);
+    let status = bridge.status().await;
+    let started = status["recentActivity"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| {
+            e["detail"]
+                .as_str()
+                .is_some_and(|d| d.contains("c0ffee00-0000-4000-8000-000000000009 started"))
+        });
+    assert!(started, "{}", status["recentActivity"]);
+    assert!(
+        !bridge
+            .metrics()
+            .await
+            .contains(r#"ide_bridge_hooks_ignored_total{reason="unknownAgent"}"#),
+        "the hook was not ignored"
+    );
+}
