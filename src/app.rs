@@ -553,6 +553,7 @@ fn restore_sessions(services: &Arc<Services>, states: Vec<SessionState>) {
             state.client_pid(),
             state.client.clone(),
             state.ended_calls.clone(),
+            state.created_at.clone(),
             grace_left,
             Arc::clone(services),
             SessionLinks::of(services),

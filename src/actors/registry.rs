@@ -864,6 +864,7 @@ impl Handler<ExportSessions> for SessionRegistry {
                         awareness: kept.awareness,
                         client: kept.client,
                         ended_calls: kept.ended_calls,
+                        created_at: Some(kept.created_at),
                         anchor,
                         ide_pid,
                         relay_pids,

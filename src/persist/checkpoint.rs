@@ -30,6 +30,9 @@ pub struct SessionState {
     /// transcript read again after a restart does not record them a second time.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ended_calls: Vec<String>,
+    /// When the session was made (ISO 8601): it is the same session after a restart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<String>,
     /// The CLI's pid from `ide_connected`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ide_pid: Option<u32>,
@@ -236,6 +239,7 @@ mod tests {
                     version: "1".into(),
                 }),
                 ended_calls: vec!["toolu_1".into()],
+                created_at: Some("2026-11-27T10:00:00Z".into()),
                 ide_pid: Some(7),
                 relay_pids: vec![7, 1],
                 disconnected_at: Some(5),

@@ -281,6 +281,13 @@ async fn an_http_client_carries_on_after_a_restart_in_its_session() {
     )
     .await;
     let before = json_text(&call_result(&body)["result"])["yourSessionId"].clone();
+    let created = bridge.status().await["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == before)
+        .map(|s| s["createdAt"].clone())
+        .unwrap();
     let (_, _, body) = mcp_post(
         &bridge,
         Some(&mcp_id),
@@ -326,6 +333,7 @@ async fn an_http_client_carries_on_after_a_restart_in_its_session() {
         .cloned()
         .unwrap_or_default();
     assert_eq!(resumed["client"], "http-agent 0", "{status}");
+    assert_eq!(resumed["createdAt"], created, "the same session: {status}");
     let (_, _, body) = mcp_post(
         &bridge,
         Some(&mcp_id),

@@ -538,6 +538,8 @@ pub struct Kept {
     pub client: Option<crate::protocol::mcp::Implementation>,
     /// The agent's own tool calls that ended lately (their `tool_use_id`s).
     pub ended_calls: Vec<String>,
+    /// When the session was made (ISO 8601).
+    pub created_at: String,
     pub awareness: crate::coordination::awareness::Remembered,
 }
 

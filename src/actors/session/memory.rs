@@ -136,6 +136,7 @@ impl Handler<Keep> for Session {
             opened_files: self.opened_files.clone(),
             client: self.last_client.as_ref().map(|l| l.client.clone()),
             ended_calls: self.native.finished_ids(),
+            created_at: self.created_at.clone(),
             awareness: self.awareness.export(),
         })
     }

@@ -159,7 +159,8 @@ impl Session {
     /// A session restored from a checkpoint: it starts in what is left of its grace
     /// period (`grace_left`), waiting for its agent to reconnect; `client` is how the
     /// agent last introduced itself (an HTTP client resuming its session does not
-    /// introduce itself again).
+    /// introduce itself again), `ended_calls` the native calls already recorded,
+    /// `created_at` when the session was first made.
     #[allow(clippy::too_many_arguments)]
     pub fn restored(
         id: SessionId,
@@ -168,6 +169,7 @@ impl Session {
         client_pid: Option<u32>,
         client: Option<Implementation>,
         ended_calls: Vec<String>,
+        created_at: Option<String>,
         grace_left: Duration,
         services: Arc<Services>,
         links: SessionLinks,
@@ -179,6 +181,9 @@ impl Session {
             version: None,
         });
         session.native.remember_finished(ended_calls);
+        if let Some(created_at) = created_at {
+            session.created_at = created_at;
+        }
         session.opened_files = opened_files;
         session.awareness = awareness;
         session.client_pid = client_pid;
