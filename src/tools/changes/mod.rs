@@ -10,7 +10,7 @@ use crate::actors::changes::{
     KeepChanges as Keep, LineRun, ListChanges as List, UndoChanges as Undo, UndoReport,
     WhoChanged as Who, NAME,
 };
-use crate::actors::registry::{Identify, TellAgent};
+use crate::actors::registry::TellAgent;
 use crate::changes::{Change, ChangeView, Owner, Selection};
 use crate::protocol::mcp::CallToolResult;
 use crate::services::Services;
@@ -233,16 +233,9 @@ impl Tool for UndoChanges {
             session: args.session,
         };
         selects(&ctx.services, &selection).await?;
-        let me = ctx
-            .services
-            .registry
-            .send(Identify::Session(ctx.session_id.clone()))
-            .await
-            .ok()
-            .flatten();
         let by = Owner::Undid {
             session: ctx.session_id.to_string(),
-            agent: me.map_or_else(|| format!("agent {}", ctx.session_id), |a| a.label),
+            agent: crate::tools::claims::my_label(&ctx).await.0,
         };
         let report = undo(
             &ctx.services,

@@ -12,8 +12,8 @@ use crate::actors::registry::Identify;
 use crate::coordination::claims::Holder;
 use crate::tools::{ToolContext, ToolError};
 
-/// The calling agent as a claim holder (its label as other agents see it).
-pub(crate) async fn me(ctx: &ToolContext) -> Holder {
+/// The calling agent's label as other agents see it, and its process when known.
+pub(crate) async fn my_label(ctx: &ToolContext) -> (String, Option<u32>) {
     let agent = ctx
         .services
         .registry
@@ -21,13 +21,19 @@ pub(crate) async fn me(ctx: &ToolContext) -> Holder {
         .await
         .ok()
         .flatten();
+    match agent {
+        Some(a) => (a.label, a.pid),
+        None => (format!("agent {}", ctx.session_id), None),
+    }
+}
+
+/// The calling agent as a claim holder (its label as other agents see it).
+pub(crate) async fn me(ctx: &ToolContext) -> Holder {
+    let (label, pid) = my_label(ctx).await;
     Holder::Agent {
         session: ctx.session_id.to_string(),
-        label: agent
-            .as_ref()
-            .map(|a| a.label.clone())
-            .unwrap_or_else(|| format!("agent {}", ctx.session_id)),
-        pid: agent.and_then(|a| a.pid),
+        label,
+        pid,
     }
 }
 
