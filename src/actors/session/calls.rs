@@ -232,9 +232,9 @@ impl Session {
         // the tool's type) is a tool error from MCP 2025-11-25 on (SEP-1303), so that
         // the model reads why; before it, and for what breaks the request's own shape,
         // a JSON-RPC error.
-        let as_result = stateless || self.refuses_arguments_in_results(generation);
         let refuse = |this: &Self, message: String, summary: String| {
-            if !as_result {
+            // Worked out only on a refusal: the call path of valid arguments pays nothing.
+            if !stateless && !this.refuses_arguments_in_results(generation) {
                 return Err(RpcError::invalid_params(message));
             }
             let meter = tool.meter(&services.metrics);
