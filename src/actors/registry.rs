@@ -761,6 +761,11 @@ impl SessionRegistry {
             }
             SessionChange::Ended => {
                 if let Some(slot) = self.slots.remove(id) {
+                    // Ended while connected (an HTTP agent's DELETE): that is its
+                    // disconnection too; after a grace period it was already counted.
+                    if slot.grace_since.is_none() && slot.initialized {
+                        self.last_disconnect_at = Some(iso_now());
+                    }
                     self.gone(id, &slot);
                 }
                 self.update_gauge();

@@ -96,6 +96,8 @@ async def test_initialize_list_every_tool_call_progress_and_cancel(bridge):
     with anyio.fail_after(5):
         while any(s["id"] == session_id for s in status(bridge)["sessions"]):
             await anyio.sleep(0.05)
+    # An agent that ended its session disconnected: /status says when.
+    assert status(bridge)["lastDisconnectAt"], status(bridge)
 
 
 async def test_a_second_client_gets_list_changed_on_its_get_stream(bridge):

@@ -318,27 +318,72 @@ fn go_vet(root: &Path, stderr: &str) -> Result<Vec<Located>, ShapeError> {
     Ok(out)
 }
 
+/// Biome's spans are byte offsets into files larger than anything worth reading on a
+/// linter run's account; such a file's positions stay at its start.
+const MAX_OFFSET_FILE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// A file's text and where its lines start, to turn byte offsets into positions.
+#[derive(Default)]
+struct Lines {
+    text: String,
+    /// Byte offset of each line's first byte (the first is 0).
+    starts: Vec<usize>,
+}
+
+impl Lines {
+    /// Reads `file` (as the linter named it, relative to `root`) beneath the workspace:
+    /// a regular file only (a FIFO or device named in the output is not waited on),
+    /// never through a link out of it; anything unreadable gives no text.
+    fn read(root: Option<&crate::workspace::Root>, file: &str) -> Lines {
+        let bytes = root.and_then(|root| {
+            crate::workspace::files::read_regular_max(
+                root,
+                &root.path().join(file),
+                MAX_OFFSET_FILE_BYTES,
+            )
+            .ok()
+        });
+        let text = bytes
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
+        let starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        Lines { text, starts }
+    }
+
+    /// The position of byte `offset` (past the end: the end).
+    fn at(&self, offset: u64) -> Position {
+        let offset = self
+            .text
+            .floor_char_boundary((offset as usize).min(self.text.len()));
+        let line = self.starts.partition_point(|&s| s <= offset) - 1;
+        let start = self.starts[line];
+        Position {
+            line: line as u32,
+            character: self.text[start..offset].chars().count() as u32,
+        }
+    }
+}
+
 /// `biome lint --reporter=json`: spans are byte offsets into the file.
 fn biome(root: &Path, stdout: &str) -> Result<Vec<Located>, ShapeError> {
     let doc = json_doc(stdout)?;
     let items = doc["diagnostics"]
         .as_array()
         .ok_or(ShapeError::Missing("diagnostics"))?;
+    let beneath = crate::workspace::Root::open(root).ok();
+    // Each file read once, however many findings it has.
+    let mut files: std::collections::HashMap<&str, Lines> = std::collections::HashMap::new();
     let mut out = Vec::new();
     for m in items {
         let Some(file) = m["location"]["path"]["file"].as_str() else {
             continue;
         };
         let path = root.join(file);
-        let text = std::fs::read_to_string(&path).unwrap_or_default();
-        let at = |off: u64| {
-            let off = (off as usize).min(text.len());
-            let before = &text[..text.floor_char_boundary(off)];
-            Position {
-                line: before.matches('\n').count() as u32,
-                character: before.rsplit('\n').next().map_or(0, |l| l.chars().count()) as u32,
-            }
-        };
+        let lines = files
+            .entry(file)
+            .or_insert_with(|| Lines::read(beneath.as_ref(), file));
         let span = m["location"]["span"].as_array();
         let (s, e) = span.map_or((0, 0), |s| {
             (
@@ -361,8 +406,8 @@ fn biome(root: &Path, stdout: &str) -> Result<Vec<Located>, ShapeError> {
                 message,
                 severity,
                 Range {
-                    start: at(s),
-                    end: at(e),
+                    start: lines.at(s),
+                    end: lines.at(e),
                 },
                 "biome",
                 m["category"].as_str().map(str::to_string),
@@ -456,5 +501,55 @@ mod tests {
         );
         assert!(parse(Linter::Ruff, root, "{not json", "").is_err());
         assert!(parse(Linter::Pyright, root, "[]", "").is_err());
+    }
+
+    /// Biome's byte offsets become line and character (characters, not bytes); a FIFO,
+    /// a link out of the workspace or a path outside it named in the output is not read
+    /// (a FIFO held the diagnostics actor's thread for ever).
+    #[test]
+    fn biome_offsets_are_read_beneath_the_workspace_without_waiting_on_a_fifo() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::write(root.join("a.js"), "let a;\nlet é = 1;\n").unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("s.js"), "x\ny\nz\n").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("s.js"), root.join("link.js")).unwrap();
+        let fifo =
+            std::ffi::CString::new(root.join("fifo.js").into_os_string().into_encoded_bytes())
+                .unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let finding = |file: &str, from: u64, to: u64| {
+            format!(
+                r#"{{"location":{{"path":{{"file":"{file}"}},"span":[{from},{to}]}},"severity":"error","description":"d","category":"lint/x"}}"#
+            )
+        };
+        let outside_file = outside.path().join("s.js");
+        let doc = format!(
+            r#"{{"diagnostics":[{},{},{},{},{}]}}"#,
+            finding("a.js", 11, 14),
+            finding("a.js", 3, 999),
+            finding("fifo.js", 4, 4),
+            finding("link.js", 4, 4),
+            finding(outside_file.to_str().unwrap(), 4, 4),
+        );
+        let (done, finished) = std::sync::mpsc::channel();
+        let root_for_parse = root.clone();
+        std::thread::spawn(move || {
+            let _ = done.send(parse(Linter::Biome, &root_for_parse, &doc, "").unwrap());
+        });
+        let out = finished
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("parsing waited on the FIFO");
+        let at = |i: usize| {
+            let r = out[i].1.range;
+            (r.start.line, r.start.character, r.end.line, r.end.character)
+        };
+        // "let é = 1;": `é` is two bytes; offset 11 is after "let é" on line 1.
+        assert_eq!(at(0), (1, 4, 1, 6));
+        assert_eq!(at(1), (0, 3, 2, 0), "past the end: the end");
+        for i in 2..5 {
+            assert_eq!(at(i), (0, 0, 0, 0), "{:?} was read", out[i].0);
+        }
     }
 }
