@@ -90,8 +90,17 @@ impl AppError {
     pub fn is_configuration(&self) -> bool {
         matches!(
             self,
-            AppError::Policy(_) | AppError::Catalog(CatalogError::UnknownExpose(_))
+            AppError::Policy(_) | AppError::Catalog(CatalogError::UnknownExpose { .. })
         )
+    }
+
+    /// The setting at fault, when one is: its value's origin is said with the error
+    /// ([`crate::config::Overrides::origin_of`]).
+    pub fn setting(&self) -> Option<&'static str> {
+        match self {
+            AppError::Catalog(CatalogError::UnknownExpose { key, .. }) => Some(key),
+            _ => None,
+        }
     }
 }
 

@@ -32,8 +32,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         None => {
-            let settings = match load(&cli.run) {
-                Ok(s) => s,
+            let (settings, overrides) = match load(&cli.run) {
+                Ok(loaded) => loaded,
                 Err(code) => return ExitCode::from(code),
             };
             logging::init(&settings.log);
@@ -41,7 +41,7 @@ fn main() -> ExitCode {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     // Logged once: the log goes to stderr as well.
-                    tracing::error!("{e}");
+                    tracing::error!("{e}{}", origin(&e, &overrides));
                     ExitCode::from(if e.is_configuration() {
                         BAD_CONFIGURATION
                     } else {
@@ -51,8 +51,8 @@ fn main() -> ExitCode {
             }
         }
         Some(Command::Config { run }) => {
-            let mut shown = match load(&run) {
-                Ok(s) => s,
+            let (mut shown, overrides) = match load(&run) {
+                Ok(loaded) => loaded,
                 Err(code) => return ExitCode::from(code),
             };
             // Everything start-up would refuse, refused here too (nothing is written),
@@ -64,7 +64,7 @@ fn main() -> ExitCode {
                     }
                 }
                 Err(e) => {
-                    eprintln!("ide-bridge: {e}");
+                    eprintln!("ide-bridge: {e}{}", origin(&e, &overrides));
                     return ExitCode::from(if e.is_configuration() {
                         BAD_CONFIGURATION
                     } else {
@@ -123,7 +123,7 @@ fn main() -> ExitCode {
                 ..RunArgs::default()
             };
             let settings = match load(&run) {
-                Ok(s) => s,
+                Ok((settings, _)) => settings,
                 Err(code) => return ExitCode::from(code),
             };
             logging::init(&settings.log);
@@ -145,15 +145,26 @@ fn main() -> ExitCode {
     }
 }
 
-/// The layered configuration for these flags; on failure the error (naming where the
-/// bad value came from) is said and the exit code returned.
-fn load(run: &RunArgs) -> Result<Settings, u8> {
+/// The layered configuration for these flags, and the flags' overrides (to say where
+/// a value start-up refuses came from); on failure the error (naming where the bad
+/// value came from) is said and the exit code returned.
+fn load(run: &RunArgs) -> Result<(Settings, Overrides), u8> {
     let overrides: Overrides = run.overrides().map_err(|e| {
         eprintln!("ide-bridge: {e}");
         BAD_CONFIGURATION
     })?;
-    Settings::load(&overrides).map_err(|e| {
-        eprintln!("ide-bridge: {e}");
-        BAD_CONFIGURATION
-    })
+    match Settings::load(&overrides) {
+        Ok(settings) => Ok((settings, overrides)),
+        Err(e) => {
+            eprintln!("ide-bridge: {e}");
+            Err(BAD_CONFIGURATION)
+        }
+    }
+}
+
+/// Where the value of the setting `e` is about came from (`, from …`), if it is about one.
+fn origin(e: &app::AppError, overrides: &Overrides) -> String {
+    e.setting()
+        .map(|key| overrides.origin_of(key))
+        .unwrap_or_default()
 }

@@ -60,6 +60,10 @@ pub enum ConfigError {
         value: String,
         /// What is allowed.
         allowed: String,
+        /// The other key whose value bounds this one's (`claims.max_ttl_minutes` for
+        /// `claims.default_ttl_minutes`): where neither value was given, the error
+        /// says where that one came from.
+        bound_by: Option<&'static str>,
         /// `, from …`: where the value came from (filled in by [`Settings::load`]).
         origin: String,
     },
@@ -74,7 +78,6 @@ impl From<config::ConfigError> for ConfigError {
     }
 }
 
-/// Where the value of `key` came from, as an error says it: `, from <the layer>`.
 /// The environment variable of a dotted key (`IDE_BRIDGE_SESSIONS__MAX_SESSIONS`).
 fn env_name(key: &str) -> String {
     format!(
@@ -83,7 +86,10 @@ fn env_name(key: &str) -> String {
     )
 }
 
+/// Where the value of `key` came from, as an error says it: `, from <the layer>`. An
+/// item of a list (`diagnostics.linters[1]`) came from where its list did.
 fn origin_of(key: &str, overrides: &Overrides) -> String {
+    let key = key.split_once('[').map_or(key, |(list, _)| list);
     if overrides.values.iter().any(|(k, _)| k == key) {
         return ", from the command line (a flag or --set)".into();
     }
@@ -120,6 +126,7 @@ fn check_file_types(file: &std::path::Path) -> Result<(), ConfigError> {
         None => Ok(()),
         Some((key, value)) => Err(ConfigError::Invalid {
             allowed: reference::allowed_for(&key).unwrap_or_default(),
+            bound_by: None,
             origin: format!(
                 ", from {}",
                 std::fs::canonicalize(file)
@@ -172,6 +179,7 @@ fn explain(error: config::ConfigError, overrides: &Overrides) -> ConfigError {
     };
     let invalid_value = |value: String, fallback: &str| ConfigError::Invalid {
         allowed: reference::allowed_for(&key).unwrap_or_else(|| fallback.to_string()),
+        bound_by: None,
         origin: origin_of(&key, overrides),
         key: key.clone(),
         value,
@@ -217,6 +225,15 @@ pub struct Overrides {
     pub config_file: Option<PathBuf>,
     /// `(dotted key, value)` pairs from flags and `--set`.
     pub values: Vec<(String, String)>,
+}
+
+impl Overrides {
+    /// Where the value of the dotted `key` came from, as an error says it: `, from the
+    /// command line …`, `, from the environment variable …`, `, from <file>`; empty for
+    /// a default.
+    pub fn origin_of(&self, key: &str) -> String {
+        origin_of(key, self)
+    }
 }
 
 impl Settings {
@@ -267,13 +284,30 @@ impl Settings {
                 key,
                 value,
                 allowed,
+                bound_by,
                 ..
-            } => ConfigError::Invalid {
-                origin: origin_of(&key, overrides),
-                key,
-                value,
-                allowed,
-            },
+            } => {
+                // The value's own origin; else (a default out of range of another
+                // key's value) the other key's.
+                let origin = match (origin_of(&key, overrides), bound_by) {
+                    (own, Some(other)) if own.is_empty() => {
+                        let theirs = origin_of(other, overrides);
+                        if theirs.is_empty() {
+                            own
+                        } else {
+                            format!("; `{other}` came{}", theirs.trim_start_matches(','))
+                        }
+                    }
+                    (own, _) => own,
+                };
+                ConfigError::Invalid {
+                    origin,
+                    key,
+                    value,
+                    allowed,
+                    bound_by,
+                }
+            }
         };
         if let Some(file) = &overrides.config_file {
             check_file_types(file)?;
@@ -296,12 +330,14 @@ impl Settings {
             millis_of(s.pong_timeout),
             millis_of(s.ping_interval),
             3_600_000,
+            "server.ping_interval_ms",
         )?;
         range(
             "tools.max_argument_bytes",
             self.tools.max_argument_bytes,
             1024,
             s.max_message_bytes / 2,
+            "server.max_message_bytes",
         )?;
         let c = &self.claims;
         range(
@@ -309,6 +345,7 @@ impl Settings {
             c.default_ttl_minutes,
             1,
             c.max_ttl_minutes,
+            "claims.max_ttl_minutes",
         )?;
         for origin in &s.allowed_origins {
             if !is_origin(origin) {
@@ -352,6 +389,7 @@ impl Settings {
                 key: "orchestrator.permissions".into(),
                 value: e.to_string(),
                 allowed: "{ tool, pattern?, decision = allow|deny|ask }".into(),
+                bound_by: None,
                 origin: String::new(),
             }
         })?;
@@ -411,16 +449,25 @@ fn invalid(key: &str, value: impl std::fmt::Display, allowed: &str) -> ConfigErr
         key: key.to_string(),
         value: value.to_string(),
         allowed: allowed.to_string(),
+        bound_by: None,
         origin: String::new(),
     }
 }
 
-fn range<T>(key: &str, value: T, min: T, max: T) -> Result<(), ConfigError>
+/// `key`'s `value` must lie in `min`–`max`, one of which is the value of the key
+/// `bound_by` (named in the error, with where its value came from).
+fn range<T>(key: &str, value: T, min: T, max: T, bound_by: &'static str) -> Result<(), ConfigError>
 where
     T: PartialOrd + std::fmt::Display + Copy,
 {
     if value < min || value > max {
-        return Err(invalid(key, value, &format!("{min}..={max}")));
+        return Err(ConfigError::Invalid {
+            key: key.to_string(),
+            value: value.to_string(),
+            allowed: format!("{min}–{max}, within `{bound_by}`"),
+            bound_by: Some(bound_by),
+            origin: String::new(),
+        });
     }
     Ok(())
 }
@@ -664,12 +711,12 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains("sessions.max_sessions") && err.contains("1..=100"),
+            err.contains("sessions.max_sessions") && err.contains("1–100"),
             "{err}"
         );
         let err = with(&[("tools.timeout_ms", "99")]).unwrap_err().to_string();
         assert!(
-            err.contains("tools.timeout_ms") && err.contains("100..="),
+            err.contains("tools.timeout_ms") && err.contains("100 ms–1 h"),
             "{err}"
         );
         // List keys take comma-separated values, as in the environment.

@@ -108,7 +108,7 @@ fn bound(schema: &Map<String, Value>, name: &str) -> Option<u64> {
 }
 
 /// Checks every range the declarations give (`minimum`/`maximum`, string lengths);
-/// the error names the first key out of range and its range as `min..=max`.
+/// the error names the first key out of range and its range as the docs say it.
 pub(super) fn check_ranges(settings: &Settings) -> Result<(), ConfigError> {
     // Compiled for the check and dropped after it: settings are checked once per load,
     // and a running bridge need not keep the validator.
@@ -128,11 +128,12 @@ pub(super) fn check_ranges(settings: &Settings) -> Result<(), ConfigError> {
         _ => None,
     });
     let allowed = match declared {
-        Some(s) if s.contains_key("minimum") || s.contains_key("maximum") => format!(
-            "{}..={}",
-            bound(s, "minimum").unwrap_or(0),
-            bound(s, "maximum").map_or(String::new(), |m| m.to_string())
-        ),
+        // As the docs say it (`100 ms–10 min`); a range open above by its minimum.
+        Some(s) if s.contains_key("minimum") || s.contains_key("maximum") => allowed_for(&key)
+            .unwrap_or_else(|| match bound(s, "maximum") {
+                Some(max) => format!("{}–{max}", bound(s, "minimum").unwrap_or(0)),
+                None => format!("at least {}", bound(s, "minimum").unwrap_or(0)),
+            }),
         Some(s) if s.contains_key("maxLength") => format!(
             "{} to {} characters",
             bound(s, "minLength").unwrap_or(0),

@@ -206,8 +206,13 @@ pub enum CatalogError {
     #[error("tool {0:?} registered twice")]
     Duplicate(&'static str),
     /// `tools.expose` names neither a tool nor a group.
-    #[error("tools.expose: {0:?} is neither a tool nor a group (groups: {groups})", groups = GROUPS.join(", "))]
-    UnknownExpose(String),
+    #[error("{key}: {name:?} is neither a tool nor a group (groups: {groups})", groups = GROUPS.join(", "))]
+    UnknownExpose {
+        /// The setting that names it: `tools.expose.include` or `tools.expose.exclude`.
+        key: &'static str,
+        /// The name.
+        name: String,
+    },
     /// The derived schema does not compile (a type schemars describes in a way the
     /// validator refuses).
     #[error("tool {name:?} has an invalid schema: {reason}")]
@@ -234,12 +239,17 @@ impl ToolRegistry {
     /// Decides which tools model-facing connections see: those `include` names (or
     /// whose group it names; `*` is all) that `exclude` does not.
     pub fn expose(&mut self, include: &[String], exclude: &[String]) -> Result<(), CatalogError> {
-        for name in include.iter().chain(exclude) {
+        let named = (include.iter().map(|n| ("tools.expose.include", n)))
+            .chain(exclude.iter().map(|n| ("tools.expose.exclude", n)));
+        for (key, name) in named {
             let known = name == "*"
                 || GROUPS.contains(&name.as_str())
                 || self.index.contains_key(name.as_str());
             if !known {
-                return Err(CatalogError::UnknownExpose(name.clone()));
+                return Err(CatalogError::UnknownExpose {
+                    key,
+                    name: name.clone(),
+                });
             }
         }
         let names = |list: &[String], tool: &RegisteredTool| {

@@ -42,12 +42,12 @@ fn unknown_keys_and_bad_values_stop_start_up_naming_the_key() {
         (
             &["--max-sessions", "0"],
             &[],
-            &["sessions.max_sessions", "1..=100"],
+            &["sessions.max_sessions", "1–100", "from the command line"],
         ),
         (
             &["--tool-timeout-ms", "5"],
             &[],
-            &["tools.timeout_ms", "100..="],
+            &["tools.timeout_ms", "100 ms–1 h"],
         ),
         (&["--log-format", "xml"], &[], &["log.format", "text, json"]),
         (&["--bind", "not-an-ip"], &[], &["server.bind"]),
@@ -79,6 +79,41 @@ fn unknown_keys_and_bad_values_stop_start_up_naming_the_key() {
             &[],
             &[("IDE_BRIDGE_WATCH__MODE", "1")],
             &["watch.mode", "auto, poll, off", "IDE_BRIDGE_WATCH__MODE"],
+        ),
+        // An item of a list came from where its list did.
+        (
+            &["--set", "diagnostics.linters=cargo,mypy"],
+            &[],
+            &["diagnostics.linters[1]", "mypy", "from the command line"],
+        ),
+        (
+            &[],
+            &[("IDE_BRIDGE_DIAGNOSTICS__LINTERS", "cargo,mypy")],
+            &[
+                "mypy",
+                "from the environment variable IDE_BRIDGE_DIAGNOSTICS__LINTERS",
+            ],
+        ),
+        // A default out of the range another key's value sets: that key is named, and
+        // where its value came from.
+        (
+            &["--set", "claims.max_ttl_minutes=10"],
+            &[],
+            &[
+                "`claims.default_ttl_minutes` = 30",
+                "1–10, within `claims.max_ttl_minutes`",
+                "`claims.max_ttl_minutes` came from the command line",
+            ],
+        ),
+        // A name the tool catalogue does not know.
+        (
+            &["--set", "tools.expose.exclude=nosuchtool"],
+            &[],
+            &[
+                "tools.expose.exclude",
+                "nosuchtool",
+                "from the command line",
+            ],
         ),
     ];
     for (args, env, needles) in cases {
