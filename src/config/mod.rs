@@ -60,10 +60,11 @@ pub enum ConfigError {
         value: String,
         /// What is allowed.
         allowed: String,
-        /// The other key whose value bounds this one's (`claims.max_ttl_minutes` for
-        /// `claims.default_ttl_minutes`): where neither value was given, the error
-        /// says where that one came from.
-        bound_by: Option<&'static str>,
+        /// The key whose value made this one wrong where this one was not given: the
+        /// key bounding it (`claims.max_ttl_minutes` for `claims.default_ttl_minutes`),
+        /// the table it is missing from (`lsp.servers.zig`); the error says where that
+        /// one came from.
+        related: Option<String>,
         /// `, from …`: where the value came from (filled in by [`Settings::load`]).
         origin: String,
     },
@@ -90,12 +91,25 @@ fn env_name(key: &str) -> String {
 /// item of a list (`diagnostics.linters[1]`) came from where its list did.
 fn origin_of(key: &str, overrides: &Overrides) -> String {
     let key = key.split_once('[').map_or(key, |(list, _)| list);
-    if overrides.values.iter().any(|(k, _)| k == key) {
+    // A table's value is given by giving a key inside it.
+    let inside = format!("{key}.");
+    if overrides
+        .values
+        .iter()
+        .any(|(k, _)| k == key || k.starts_with(&inside))
+    {
         return ", from the command line (a flag or --set)".into();
     }
     let env = env_name(key);
     if std::env::var_os(&env).is_some() {
         return format!(", from the environment variable {env}");
+    }
+    let env_inside = format!("{env}__");
+    if let Some(name) = std::env::vars_os()
+        .filter_map(|(name, _)| name.into_string().ok())
+        .find(|name| name.starts_with(&env_inside))
+    {
+        return format!(", from the environment variable {name}");
     }
     if let Some(file) = &overrides.config_file {
         let in_file = Config::builder()
@@ -126,7 +140,7 @@ fn check_file_types(file: &std::path::Path) -> Result<(), ConfigError> {
         None => Ok(()),
         Some((key, value)) => Err(ConfigError::Invalid {
             allowed: reference::allowed_for(&key).unwrap_or_default(),
-            bound_by: None,
+            related: None,
             origin: format!(
                 ", from {}",
                 std::fs::canonicalize(file)
@@ -179,7 +193,7 @@ fn explain(error: config::ConfigError, overrides: &Overrides) -> ConfigError {
     };
     let invalid_value = |value: String, fallback: &str| ConfigError::Invalid {
         allowed: reference::allowed_for(&key).unwrap_or_else(|| fallback.to_string()),
-        bound_by: None,
+        related: None,
         origin: origin_of(&key, overrides),
         key: key.clone(),
         value,
@@ -284,12 +298,12 @@ impl Settings {
                 key,
                 value,
                 allowed,
-                bound_by,
+                related,
                 ..
             } => {
                 // The value's own origin; else (a default out of range of another
-                // key's value) the other key's.
-                let origin = match (origin_of(&key, overrides), bound_by) {
+                // key's value, a key missing from a table) the related key's.
+                let origin = match (origin_of(&key, overrides), &related) {
                     (own, Some(other)) if own.is_empty() => {
                         let theirs = origin_of(other, overrides);
                         if theirs.is_empty() {
@@ -305,7 +319,7 @@ impl Settings {
                     key,
                     value,
                     allowed,
-                    bound_by,
+                    related,
                 }
             }
         };
@@ -384,12 +398,37 @@ impl Settings {
                 "a program name or path",
             ));
         }
+        // A language of its own serves files by their extensions: without any, its
+        // server would never start.
+        let defaults = crate::lsp::servers::defaults();
+        for (language, server) in &self.lsp.servers {
+            if server.extensions.is_empty() && !defaults.contains_key(language) {
+                return Err(ConfigError::Invalid {
+                    key: format!("lsp.servers.{language}.extensions"),
+                    value: "[]".into(),
+                    allowed: format!(
+                        "the file extensions its server serves (\"{language}\" has no \
+                         default; those with one: {})",
+                        defaults.keys().cloned().collect::<Vec<_>>().join(", ")
+                    ),
+                    related: Some(format!("lsp.servers.{language}")),
+                    origin: String::new(),
+                });
+            }
+            if server.command.trim().is_empty() {
+                return Err(invalid(
+                    &format!("lsp.servers.{language}.command"),
+                    "\"\"",
+                    "a program name or path",
+                ));
+            }
+        }
         crate::orchestrator::permissions::Policy::compile(&o.permissions).map_err(|e| {
             ConfigError::Invalid {
                 key: "orchestrator.permissions".into(),
                 value: e.to_string(),
                 allowed: "{ tool, pattern?, decision = allow|deny|ask }".into(),
-                bound_by: None,
+                related: None,
                 origin: String::new(),
             }
         })?;
@@ -449,7 +488,7 @@ fn invalid(key: &str, value: impl std::fmt::Display, allowed: &str) -> ConfigErr
         key: key.to_string(),
         value: value.to_string(),
         allowed: allowed.to_string(),
-        bound_by: None,
+        related: None,
         origin: String::new(),
     }
 }
@@ -465,7 +504,7 @@ where
             key: key.to_string(),
             value: value.to_string(),
             allowed: format!("{min}–{max}, within `{bound_by}`"),
-            bound_by: Some(bound_by),
+            related: Some(bound_by.to_string()),
             origin: String::new(),
         });
     }

@@ -501,11 +501,13 @@ section! {
         /// the restart counted in `/status`); 0: no bound. Checked every 15 s.
         #[schemars(range(min = 0, max = 1_048_576))]
         pub max_memory_mb: u64 = 4_096,
-        /// Servers by language, each `{command, args?, extensions, initialization_options?}`;
-        /// an entry replaces the default of its language. Defaults: `python` pylsp,
+        /// Servers by language, each `{command, args?, extensions?, initialization_options?}`;
+        /// an entry replaces the default of its language (what it leaves out, its
+        /// arguments or extensions, is the default's); a language without a default
+        /// needs `extensions`. Defaults: `python` pylsp,
         /// `typescript` typescript-language-server, `c` clangd, `rust` rust-analyzer,
         /// `go` gopls, `bash` bash-language-server (whichever is installed).
-        #[schemars(with = "std::collections::BTreeMap<String, serde_json::Value>", extend("x-allowed" = "tables `{command, args?, extensions, initialization_options?}` by language"))]
+        #[schemars(with = "std::collections::BTreeMap<String, serde_json::Value>", extend("x-allowed" = "tables `{command, args?, extensions?, initialization_options?}` by language"))]
         pub servers: std::collections::BTreeMap<String, crate::lsp::servers::ServerConfig> = std::collections::BTreeMap::new(),
     }
 }

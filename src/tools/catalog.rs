@@ -86,6 +86,40 @@ pub fn production() -> Result<ToolRegistry, CatalogError> {
     Ok(r)
 }
 
+/// An object schema's properties as docs/tools.md lists them: `` `name` `` when
+/// required, `` `name`? `` when not, and the fields of an object, or of a list's
+/// objects, after it (`` `edits`: [{`line`, …}] ``).
+fn arguments(schema: &serde_json::Value) -> String {
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(|v| v.as_str()).collect())
+        .unwrap_or_default();
+    let Some(props) = schema["properties"].as_object() else {
+        return String::new();
+    };
+    let fields: Vec<String> = props
+        .iter()
+        .map(|(k, v)| {
+            let optional = if required.contains(&k.as_str()) {
+                ""
+            } else {
+                "?"
+            };
+            let inner = |v: &serde_json::Value| {
+                v["properties"]
+                    .is_object()
+                    .then(|| format!("{{{}}}", arguments(v)))
+            };
+            let shape = match inner(v) {
+                Some(object) => format!(": {object}"),
+                None => inner(&v["items"]).map_or(String::new(), |o| format!(": [{o}]")),
+            };
+            format!("`{k}`{optional}{shape}")
+        })
+        .collect();
+    fields.join(", ")
+}
+
 /// docs/tools.md, generated from the registry.
 pub fn render_markdown(registry: &ToolRegistry) -> String {
     let mut out = String::from(
@@ -113,26 +147,7 @@ pub fn render_markdown(registry: &ToolRegistry) -> String {
                 guide.trim_end()
             ));
         }
-        let schema = &tool.info.input_schema;
-        let required: Vec<&str> = schema["required"]
-            .as_array()
-            .map(|r| r.iter().filter_map(|v| v.as_str()).collect())
-            .unwrap_or_default();
-        let args: Vec<String> = schema["properties"]
-            .as_object()
-            .map(|props| {
-                props
-                    .keys()
-                    .map(|k| {
-                        if required.contains(&k.as_str()) {
-                            format!("`{k}`")
-                        } else {
-                            format!("`{k}`?")
-                        }
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+        let args = arguments(&tool.info.input_schema);
         let answer = match &tool.info.output_schema {
             Some(schema) => schema["properties"]
                 .as_object()
@@ -151,7 +166,7 @@ pub fn render_markdown(registry: &ToolRegistry) -> String {
             if args.is_empty() {
                 "—".to_string()
             } else {
-                args.join(", ")
+                args
             },
             answer,
             summary.replace('|', "\\|"),

@@ -105,6 +105,21 @@ fn unknown_keys_and_bad_values_stop_start_up_naming_the_key() {
                 "`claims.max_ttl_minutes` came from the command line",
             ],
         ),
+        // A language server of a language without a default serves no file without
+        // extensions: refused, naming where its entry came from.
+        (
+            &["--set", "lsp.servers.zig.command=zls"],
+            &[],
+            &[
+                "`lsp.servers.zig.extensions` = []",
+                "`lsp.servers.zig` came from the command line",
+            ],
+        ),
+        (
+            &[],
+            &[("IDE_BRIDGE_LSP__SERVERS__ZIG__COMMAND", "zls")],
+            &["`lsp.servers.zig` came from the environment variable IDE_BRIDGE_LSP__SERVERS__ZIG__COMMAND"],
+        ),
         // A name the tool catalogue does not know.
         (
             &["--set", "tools.expose.exclude=nosuchtool"],

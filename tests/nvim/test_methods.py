@@ -147,8 +147,7 @@ def test_waitForTerminalOutput(w):
 
 
 def test_waitForTerminalOutput_capped(w):
-    # Waits longer than the bridge's 10 s request timeout are cut to max_wait_ms and
-    # answered (matched: false) instead of timing out at the bridge.
+    # Waits longer than max_wait_ms are cut to it and answered (matched: false).
     w.editor.lua("require('ide_bridge').config.max_wait_ms = 1500")
     try:
         start = time.monotonic()
@@ -156,7 +155,7 @@ def test_waitForTerminalOutput_capped(w):
         assert r["matched"] is False and r["timedOut"] is True
         assert time.monotonic() - start < 5
     finally:
-        w.editor.lua("require('ide_bridge').config.max_wait_ms = 9000")
+        w.editor.lua("require('ide_bridge').config.max_wait_ms = require('ide_bridge').defaults.max_wait_ms")
 
 
 def test_getTerminalOutput(w):
@@ -170,6 +169,14 @@ def test_executeInTerminal(w):
     assert r["output"].splitlines() == ["out-1", "out-2"]
     r = ok_json(w, "executeInTerminal", {"name": "build", "command": "true", "timeoutMs": 10000})
     assert r["exitCode"] == 0
+
+
+def test_executeInTerminal_waits_as_long_as_its_timeout_says(w):
+    # Past the plugin's 9 s default and near the bridge's 10 s request timeout: the
+    # agent's timeoutMs holds on both sides (the plugin cut it at 9 s: timedOut).
+    r = ok_json(w, "executeInTerminal", {"name": "build", "command": "sleep 9.5; echo late", "timeoutMs": 20000})
+    assert r.get("timedOut") is not True and r["exitCode"] == 0, r
+    assert r["output"].splitlines() == ["late"], r
 
 
 def test_disposeTerminal(w):

@@ -117,7 +117,26 @@ impl Method {
     pub fn from_name(name: &str) -> Option<Method> {
         Method::ALL.iter().copied().find(|m| m.name() == name)
     }
+
+    /// Requests that themselves wait, as long as their `timeoutMs` says (at most
+    /// [`MAX_WAIT_MS`]; without one [`DEFAULT_WAIT_MS`]): the plugin answers by then
+    /// (`timedOut: true`), and the bridge waits that long plus [`WAIT_MARGIN_MS`] for
+    /// the answer instead of its editor request timeout.
+    pub const fn waits(self) -> bool {
+        matches!(
+            self,
+            Method::ExecuteInTerminal | Method::WaitForTerminalOutput
+        )
+    }
 }
+
+/// The longest `timeoutMs` a waiting request ([`Method::waits`]) may ask for.
+pub const MAX_WAIT_MS: u32 = 600_000;
+/// How long a waiting request without `timeoutMs` waits: below the bridge's default
+/// editor request timeout (`editor.request_timeout_ms`, 10 s).
+pub const DEFAULT_WAIT_MS: u32 = 9_000;
+/// How much longer than its `timeoutMs` the bridge waits for a waiting request's answer.
+pub const WAIT_MARGIN_MS: u32 = 2_000;
 
 #[cfg(test)]
 mod tests {
@@ -175,5 +194,38 @@ mod tests {
         }
         assert_eq!(Method::from_name("openFile"), Some(Method::OpenFile));
         assert_eq!(Method::from_name("debugLink"), None);
+    }
+
+    /// The plugins' bounds of a waiting request are the protocol's (a plugin that cut
+    /// a 30 s wait at 9 s answered `timedOut` while the bridge was still waiting).
+    #[test]
+    fn the_plugins_wait_as_long_as_the_protocol_says() {
+        let nvim = read("editors/nvim/lua/ide_bridge/init.lua");
+        let nvim_terminal = read("editors/nvim/lua/ide_bridge/terminal.lua");
+        let vscode = read("editors/vscode/package.json");
+        let vscode_terminals = read("editors/vscode/src/handlers/terminals.ts");
+        let docs = read("docs/editors.md");
+        assert!(
+            nvim.contains(&format!("max_wait_ms = {MAX_WAIT_MS},")),
+            "init.lua"
+        );
+        assert!(
+            nvim_terminal.contains(&format!("DEFAULT_WAIT_MS = {DEFAULT_WAIT_MS}")),
+            "terminal.lua"
+        );
+        assert!(
+            vscode.contains(&format!("\"default\": {MAX_WAIT_MS},")),
+            "package.json's ideBridge.maxTerminalWaitMs"
+        );
+        assert!(
+            vscode_terminals.contains(&format!("DEFAULT_WAIT_MS = {DEFAULT_WAIT_MS};")),
+            "terminals.ts"
+        );
+        for shown in [MAX_WAIT_MS, DEFAULT_WAIT_MS] {
+            assert!(
+                docs.contains(&format!("`{shown}`")),
+                "docs/editors.md: {shown}"
+            );
+        }
     }
 }

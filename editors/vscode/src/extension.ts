@@ -46,7 +46,7 @@ export function activate(context: vscode.ExtensionContext): Api {
   const diffs = new Diffs(log);
   let push: Push | undefined;
   const debug = new Debug(() => push?.debugChanged());
-  const terminals = new Terminals(() => settings().get<number>('maxTerminalWaitMs', 9000));
+  const terminals = new Terminals(() => settings().get<number>('maxTerminalWaitMs', 600000));
   const misc = new Misc(
     connection,
     {

@@ -155,7 +155,7 @@ pub struct ExecuteInTerminal {
     #[schemars(length(min = 1))]
     command: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 100, max = 600_000))]
+    #[schemars(range(min = 100, max = crate::protocol::editor::MAX_WAIT_MS))]
     timeout_ms: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     show: Option<bool>,
@@ -170,7 +170,7 @@ pub struct WaitForTerminalOutput {
     #[schemars(length(min = 1))]
     pattern: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 100, max = 600_000))]
+    #[schemars(range(min = 100, max = crate::protocol::editor::MAX_WAIT_MS))]
     timeout_ms: Option<u32>,
 }
 

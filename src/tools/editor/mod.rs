@@ -25,12 +25,16 @@ use tokio::sync::oneshot;
 use super::schema::PathMarks;
 use super::{blocking, ToolContext, ToolError, ToolResult};
 use crate::actors::extension::{Call, ExtError};
-use crate::protocol::editor::Method;
+use crate::protocol::editor::{self, Method};
 use crate::protocol::mcp::{CallToolResult, Content};
 use crate::workspace::Workspace;
 
-/// How much longer than its own `timeoutMs` a waiting editor request may take.
-const EDITOR_WAIT_MARGIN: Duration = Duration::from_secs(2);
+/// A forwarded method the bridge answers itself without an editor: `getFileContent`
+/// from disk, the language methods from its own servers ([`pool::answers`]; while
+/// `lsp.enabled`).
+pub(crate) const fn answers_without_editor(method: Method) -> bool {
+    pool::answers(method) || matches!(method, Method::GetFileContent)
+}
 
 /// Sends `extension/<method>` with `params` and waits for the answer. The reply
 /// channel goes with the message, so the answer comes straight back to this tool.
@@ -43,13 +47,14 @@ pub(crate) async fn call_editor(
         return Err(ExtError::NotConnected);
     }
     let (reply, answer) = oneshot::channel();
-    // A request that itself waits (`timeoutMs`: executeInTerminal, waitForTerminalOutput)
-    // gets that long plus a margin from the editor, not the default request timeout, so
-    // a long wait is not taken for a stuck editor (which would open the breaker).
+    // A request that itself waits (`Method::waits`) gets its `timeoutMs` plus a margin
+    // from the editor, not the default request timeout, so a long wait is not taken
+    // for a stuck editor (which would open the breaker).
     let timeout = params
         .get("timeoutMs")
         .and_then(Value::as_u64)
-        .map(|ms| Duration::from_millis(ms) + EDITOR_WAIT_MARGIN)
+        .filter(|_| method.waits())
+        .map(|ms| Duration::from_millis(ms + u64::from(editor::WAIT_MARGIN_MS)))
         .filter(|t| *t > ctx.services.settings.editor.request_timeout);
     ctx.services.extension.do_send(Call {
         method: method.wire(),

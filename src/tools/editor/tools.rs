@@ -3,8 +3,8 @@
 
 use super::args::{self, CallDirection, TypeDirection};
 use super::forward;
-use crate::protocol::editor::Method;
-use crate::tools::registry::{CatalogError, EditorUse, Tool, ToolRegistry};
+use crate::protocol::editor::{self, Method};
+use crate::tools::registry::{CatalogError, EditorUse, Tool, ToolRegistry, ToolTimeout};
 use crate::tools::{ToolContext, ToolResult};
 
 macro_rules! editor_tools {
@@ -17,10 +17,18 @@ macro_rules! editor_tools {
                 type Args = $args;
                 const NAME: &'static str = Method::$ty.name();
                 const DESCRIPTION: &'static str = $desc;
-                const EDITOR: EditorUse = if super::pool::answers(Method::$ty) {
+                const EDITOR: EditorUse = if super::answers_without_editor(Method::$ty) {
                     EditorUse::Optional
                 } else {
                     EditorUse::Required
+                };
+                // A request that waits may take its longest `timeoutMs` and the margin.
+                const TIMEOUT: ToolTimeout = if Method::$ty.waits() {
+                    ToolTimeout::Fixed(std::time::Duration::from_millis(
+                        (editor::MAX_WAIT_MS + editor::WAIT_MARGIN_MS) as u64 + 1_000,
+                    ))
+                } else {
+                    ToolTimeout::Default
                 };
 
                 async fn call(ctx: ToolContext, args: $args) -> ToolResult {

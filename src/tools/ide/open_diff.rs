@@ -34,7 +34,8 @@ pub struct Args {
 impl Tool for OpenDiff {
     type Args = Args;
     const NAME: &'static str = "openDiff";
-    const EDITOR: EditorUse = EditorUse::Required;
+    // Without an editor the person answers on the page, or the diff is declined.
+    const EDITOR: EditorUse = EditorUse::Optional;
     const DESCRIPTION: &'static str =
         "Show a proposed change as a diff in the editor (or, without one, in the bridge's \
          browser page) and block until the user accepts (FILE_SAVED + final text) or \

@@ -123,6 +123,10 @@ test('terminals: create, list, send, wait for output, read, execute with exit co
   assert(/out-1\s*\n\s*out-2/.test(ran.output), JSON.stringify(ran));
   const ok = await a().ok('executeInTerminal', { name: 'build', command: 'true', timeoutMs: 8000 });
   assert(ok.exitCode === 0, JSON.stringify(ok));
+  // Past the extension's 9 s default and near the bridge's 10 s request timeout: the
+  // agent's timeoutMs holds on both sides.
+  const late = await a().ok('executeInTerminal', { name: 'build', command: 'sleep 9.5; echo late', timeoutMs: 20000 }, 30000);
+  assert(late.timedOut !== true && late.exitCode === 0 && /late/.test(late.output), JSON.stringify(late));
   const disposed = await a().ok('disposeTerminal', { name: 'build' });
   assert(disposed.success === true, JSON.stringify(disposed));
   await waitFor(async () => !(await a().ok('listTerminals')).terminals.some((x) => x.name === created.name), 'the terminal gone');

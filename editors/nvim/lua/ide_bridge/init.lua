@@ -39,9 +39,9 @@ M.defaults = {
   -- Split outgoing messages into WebSocket fragments of this size (nil: never).
   fragment_size = nil,
   max_watched_dirs = 500,
-  -- executeInTerminal / waitForTerminalOutput answer after at most this long (keep it
-  -- below the bridge's editor.request_timeout_ms, default 10 s).
-  max_wait_ms = 9000,
+  -- executeInTerminal / waitForTerminalOutput wait as long as the agent's timeoutMs
+  -- says (the bridge waits that long plus 2 s for the answer), at most this long.
+  max_wait_ms = 600000,
 }
 
 M.config = vim.deepcopy(M.defaults)

@@ -12,12 +12,15 @@ local names = {} -- buf -> name given by an agent (or the user)
 local marks = {} -- buf -> line (1-based) where an agent last typed a command
 local seq = 0
 
---- The wait an agent asked for, capped below the bridge's request timeout (the bridge
---- does not extend its 10 s editor timeout for these methods; a longer wait would
---- time out there and open its circuit breaker).
+--- Without timeoutMs the bridge waits its editor request timeout (10 s by default):
+--- answer before it.
+local DEFAULT_WAIT_MS = 9000
+
+--- The wait an agent asked for (the bridge waits timeoutMs plus a margin for the
+--- answer), at most max_wait_ms.
 local function wait_ms(p)
   local cap = require("ide_bridge").config.max_wait_ms
-  return math.min(p.timeoutMs or cap, cap)
+  return math.min(p.timeoutMs or DEFAULT_WAIT_MS, cap)
 end
 
 local function mark(b)

@@ -17,6 +17,9 @@ const MAX_PATTERN = 1000;
 const MAX_LINE = 4096;
 /** How long a new terminal gets to report its shell integration. */
 const INTEGRATION_WAIT_MS = 5000;
+/** The wait without `timeoutMs`: the bridge then waits its editor request timeout (10 s
+ * by default), so answer before it. With one, the bridge waits that long plus 2 s. */
+const DEFAULT_WAIT_MS = 9000;
 
 /** ANSI / OSC escape sequences. */
 // eslint-disable-next-line no-control-regex
@@ -39,6 +42,11 @@ export class Terminals implements vscode.Disposable {
       // fast command may have printed everything by then).
       vscode.window.onDidStartTerminalShellExecution((e) => this.track(e.terminal, e.execution)),
     );
+  }
+
+  /** The wait an agent asked for (its `timeoutMs`), at most `maxTerminalWaitMs`. */
+  private waitMs(p: Params): number {
+    return Math.min(Number(p.timeoutMs ?? DEFAULT_WAIT_MS), this.maxWaitMs());
   }
 
   private lines(t: vscode.Terminal): string[] {
@@ -171,9 +179,8 @@ export class Terminals implements vscode.Disposable {
       const command = String(need(p, 'command'));
       const t = this.pick(p);
       if (p.show) t.show(true);
-      // One budget for waiting on the shell and on the command: the bridge gives the
-      // whole request 10 s.
-      const deadline = Date.now() + Math.min(Number(p.timeoutMs ?? this.maxWaitMs()), this.maxWaitMs());
+      // One budget for waiting on the shell and on the command.
+      const deadline = Date.now() + this.waitMs(p);
       const shell = await this.integration(t, deadline - Date.now());
       const wait = Math.max(0, deadline - Date.now());
       const { execution, output } = this.run(t, shell, command);
@@ -208,7 +215,7 @@ export class Terminals implements vscode.Disposable {
       const started = Date.now();
       const seen = this.lines(t).find((l) => pattern.test(l.slice(0, MAX_LINE)));
       if (seen !== undefined) return { matched: true, matchedLine: seen, elapsed: 0 };
-      const wait = Math.min(Number(p.timeoutMs ?? this.maxWaitMs()), this.maxWaitMs());
+      const wait = this.waitMs(p);
       return new Promise((resolve) => {
         const done = (result: object) => {
           clearTimeout(timer);
