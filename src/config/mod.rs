@@ -166,6 +166,18 @@ fn key_in(error: &config::ConfigError) -> Option<String> {
 /// (with what the key allows), and every error says where the key's value came from.
 fn explain(error: config::ConfigError, overrides: &Overrides) -> ConfigError {
     use config::ConfigError as E;
+    // The file does not parse, or has an extension no parser takes: its absolute path,
+    // then why.
+    if let (Some(reason), Some(file)) = (
+        ide_bridge_automation::config_file::reason(&error),
+        &overrides.config_file,
+    ) {
+        let file = std::fs::canonicalize(file).unwrap_or_else(|_| file.clone());
+        return ConfigError::Load {
+            error: E::Message(format!("{}: {reason}", file.display())),
+            origin: String::new(),
+        };
+    }
     let (inner, key) = match &error {
         E::At {
             error: inner,
@@ -173,17 +185,6 @@ fn explain(error: config::ConfigError, overrides: &Overrides) -> ConfigError {
             ..
         } => (inner.as_ref(), key.clone()),
         E::Type { key: Some(key), .. } => (&error, key.clone()),
-        // Which formats there are, where the file's extension is none of them.
-        E::Foreign(cause)
-            if cause
-                .to_string()
-                .contains("is not of a supported file format") =>
-        {
-            return ConfigError::Load {
-                origin: " (use .toml, .json, .yaml or .yml)".into(),
-                error,
-            };
-        }
         _ => {
             let origin = key_in(&error)
                 .map(|k| origin_of(&k, overrides))

@@ -132,13 +132,18 @@ fn post(
             body: String::from_utf8_lossy(&answer).chars().take(300).collect(),
         });
     }
-    // Taken no notice of: said under the debug switch, whatever the answer (a write
-    // to a claimed file is refused all the same).
+    // Not recorded: said under the debug switch, with whether it was answered all the
+    // same (a write to a claimed file is refused whoever makes it).
     if let Some(why) = http_client::header_of(&head, IGNORED_HEADER) {
         if std::env::var_os(DEBUG_ENV).is_some() {
-            eprintln!(
-                "ide-bridge hook: the bridge on port {port} took no notice of this hook: {why}"
-            );
+            let decided = String::from_utf8_lossy(&answer).contains("permissionDecision");
+            let how = if decided {
+                "did not record this hook, but answered it (the claims' decision applies to \
+                 every writer)"
+            } else {
+                "took no notice of this hook"
+            };
+            eprintln!("ide-bridge hook: the bridge on port {port} {how}: {why}");
         }
     }
     Ok(answer)

@@ -626,18 +626,28 @@ async fn the_hook_command_hands_the_input_over_even_from_outside_and_is_silent_w
     let answer: Value = serde_json::from_slice(&out.stdout).expect("the bridge's answer");
     assert!(deny_reason(&answer).unwrap().contains("mine"), "{answer}");
     assert!(out.stderr.is_empty());
-    // Under the debug switch, the hook says why the bridge took no notice of it (the
-    // claim is enforced all the same).
+    // Under the debug switch, the hook says why the bridge did not record it, and that
+    // it answered all the same (the claim is enforced whoever writes).
     let out = run_debug(ws.clone(), input.clone(), "95002", true).await;
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(
         said.contains(
-            "took no notice of this hook: unknownAgent: the bridge has no session for this CLI"
+            "did not record this hook, but answered it (the claims' decision applies to every \
+             writer): unknownAgent: the bridge has no session for this CLI"
         ),
         "{said}"
     );
     let answer: Value = serde_json::from_slice(&out.stdout).expect("the bridge's answer");
     assert!(deny_reason(&answer).is_some(), "{answer}");
+    // A read by the same unknown CLI: nothing to answer, nothing taken notice of.
+    let mut read = input.clone();
+    read["tool_name"] = json!("Read");
+    let out = run_debug(ws.clone(), read, "95002", true).await;
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("took no notice of this hook: unknownAgent"),
+        "{said}"
+    );
     // The holder's own hook: nothing printed.
     let out = run(ws.clone(), input.clone(), "95001").await;
     assert!(out.status.success() && out.stdout.is_empty(), "{out:?}");

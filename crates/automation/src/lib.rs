@@ -4,4 +4,5 @@
 //! permission rules, the persisted queue). The bridge's actors run what this decides.
 
 pub mod automation;
+pub mod config_file;
 pub mod tasks;

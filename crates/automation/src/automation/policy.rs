@@ -255,21 +255,38 @@ pub(super) struct RawHook {
 }
 
 /// `problems`, each top-level key that looks like an event but is none first, with the
-/// events it may have meant.
+/// events it may have meant (and the schema's complaint about only such keys left out:
+/// it said the same twice).
 fn with_event_names(value: &Value, problems: Vec<String>) -> Vec<String> {
     let events = || super::events::EVENTS.iter().map(|e| e.key);
-    let unknown = value
+    let unknown: Vec<&String> = value
         .as_object()
         .into_iter()
         .flat_map(|o| o.keys())
         .filter(|k| k.starts_with("on") && !events().any(|e| e == k.as_str()))
-        .map(
+        .collect();
+    let said_already = |problem: &String| {
+        let Some(named) =
+            problem.strip_prefix("(top level): Additional properties are not allowed (")
+        else {
+            return false;
+        };
+        // `'a', 'b' were unexpected)`: the quoted names, every one an event misspelt.
+        let names: Vec<&str> = named.split('\'').skip(1).step_by(2).collect();
+        !names.is_empty()
+            && names
+                .iter()
+                .all(|n| unknown.iter().any(|k| k.as_str() == *n))
+    };
+    let named =
+        unknown.iter().map(
             |k| match ide_bridge_compose::likely_meant(k, events()).as_slice() {
                 [] => format!("{k}: no such event (the events are listed in docs/automation.md)"),
                 meant => format!("{k}: no such event; did you mean {}?", meant.join(" or ")),
             },
         );
-    unknown.chain(problems).collect()
+    let rest: Vec<String> = problems.into_iter().filter(|p| !said_already(p)).collect();
+    named.chain(rest).collect()
 }
 
 /// A JSON document read only to refuse an object that names a key twice.
@@ -396,7 +413,9 @@ impl Policy {
             .add_source(config::File::from(path))
             .build()
             .and_then(|c| c.try_deserialize())
-            .map_err(|e| read_err(e.to_string()))?;
+            .map_err(|e| {
+                read_err(crate::config_file::reason(&e).unwrap_or_else(|| e.to_string()))
+            })?;
         Self::from_value(&value).map_err(|problems| PolicyError::Invalid {
             path: shown,
             problems,
@@ -648,6 +667,12 @@ mod tests {
             let p = problems(v.clone());
             assert!(p.starts_with(field), "{v}: {p}");
         }
+        // A misspelt event is said once (the schema's "additional property" left out);
+        // another unknown key beside it still is.
+        let p = problems(json!({"onFileSafe": {}}));
+        assert_eq!(p, "onFileSafe: no such event; did you mean onFileSave?");
+        let p = problems(json!({"onFileSafe": {}, "maxTasks": 1}));
+        assert!(p.contains("'maxTasks'"), "{p}");
     }
 
     #[test]
