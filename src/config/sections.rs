@@ -658,8 +658,9 @@ impl ClaimSettings {
 section! {
     /// `[state]`
     pub struct StateSettings {
-        /// State directories (`<config dir>/ide-bridge/workspaces/<name>-<hash>/`) of
-        /// workspaces no bridge served for this long are removed at start-up.
+        /// State directories (`<config dir>/ide-bridge/workspaces/<name>-<hash>/`, the
+        /// config dir being `$CLAUDE_CONFIG_DIR`, else `~/.claude`) of workspaces no
+        /// bridge served for this long are removed at start-up.
         #[schemars(range(min = 1, max = 36_500))]
         pub prune_after_days: u64 = 30,
     }
