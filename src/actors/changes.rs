@@ -316,7 +316,7 @@ impl ChangesActor {
             })
             .collect();
         self.links.editor.do_send(NotifyEditor {
-            method: "bridge/agentChanges",
+            method: crate::protocol::editor::BridgeNotification::AgentChanges,
             params: json!({
                 "file": path.display().to_string(), "changes": runs, "written": written,
             }),

@@ -142,7 +142,7 @@ impl ClaimsActor {
             file.save(self.table.clone());
         }
         self.links.editor.do_send(NotifyEditor {
-            method: "bridge/claimsChanged",
+            method: crate::protocol::editor::BridgeNotification::ClaimsChanged,
             params: json!({ "claims": views(self.table.list(), now_ms()) }),
         });
         self.arm_expiry(ctx);

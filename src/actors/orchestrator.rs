@@ -377,7 +377,7 @@ impl Orchestrator {
     fn after_change(&mut self, id: &str, ctx: &mut Context<Self>) {
         if let Some(t) = self.tasks.get(id) {
             self.editor.do_send(NotifyEditor {
-                method: "bridge/claudeTaskOutput",
+                method: crate::protocol::editor::BridgeNotification::ClaudeTaskOutput,
                 params: json!({ "taskId": id, "status": t.status, "error": t.error }),
             });
         }
@@ -680,7 +680,7 @@ impl Orchestrator {
                     list.retain(|f| f.send(text.clone()).is_ok());
                 }
                 self.editor.do_send(NotifyEditor {
-                    method: "bridge/claudeTaskOutput",
+                    method: crate::protocol::editor::BridgeNotification::ClaudeTaskOutput,
                     params: json!({ "taskId": id, "chunk": text }),
                 });
             }

@@ -359,7 +359,7 @@ impl SessionRegistry {
             .filter(|s| s.grace_since.is_none())
             .count();
         self.editor.do_send(NotifyEditor {
-            method: "bridge/claudeConnectionChanged",
+            method: crate::protocol::editor::BridgeNotification::ClaudeConnectionChanged,
             params: serde_json::json!({
                 "connected": connected > 0,
                 "agents": connected,

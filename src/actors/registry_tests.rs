@@ -162,7 +162,7 @@ async fn admission_reattaches_by_anchor_refuses_when_full_and_evicts_a_session_i
     let first = first.expect("admitted");
     assert!(!first.reattached);
     let told = next_matching(&mut editor, |n| {
-        n.method == "bridge/claudeConnectionChanged"
+        n.method == crate::protocol::editor::BridgeNotification::ClaudeConnectionChanged
     })
     .await;
     assert_eq!(told.params["agents"], 1);

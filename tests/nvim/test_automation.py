@@ -36,6 +36,43 @@ def auto_world(tmp_path):
         yield w
 
 
+@pytest.fixture
+def notify_world(tmp_path):
+    def args(tmp, workspace):
+        policy = tmp / "notify.json"
+        policy.write_text(
+            json.dumps({"onFileSave": {"patterns": ["*.txt"], "action": "notify", "message": "saved {{file}}"}})
+        )
+        return ["--automation-policy", str(policy)]
+
+    with make_world(tmp_path, args) as w:
+        yield w
+
+
+def test_a_notify_hook_reaches_neovim(notify_world):
+    # Saving in Neovim fires the hook; its notice comes back as bridge/automationNotice:
+    # shown, and handed to User IdeBridgeAutomationNotice autocommands.
+    w = notify_world
+    w.editor.lua(
+        "_G.notices = {} vim.api.nvim_create_autocmd('User', {pattern = 'IdeBridgeAutomationNotice',"
+        " callback = function(a) table.insert(_G.notices, a.data) end}) return true"
+    )
+    f = w.workspace / "notes.txt"
+    f.write_text("one\n")
+    w.editor.edit(f)
+    w.editor.cmd("normal! Gotwo")
+    w.editor.cmd("write")
+    notice = wait_for(
+        lambda: w.editor.lua("return _G.notices[1]"), timeout=15, interval=0.1, what="the notice in Neovim"
+    )
+    assert notice["hook"] == "onFileSave" and notice["message"] == "saved notes.txt", notice
+    wait_for(
+        lambda: "automation (onFileSave)" in w.editor.lua("return vim.fn.execute('messages')"),
+        timeout=5,
+        what="the notice among Neovim's messages",
+    )
+
+
 def test_diagnostics_hook_fires(auto_world):
     w = auto_world
     f = w.workspace / "broken.py"

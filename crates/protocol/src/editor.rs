@@ -130,6 +130,70 @@ impl Method {
     }
 }
 
+/// Declares a notification enum: each variant and its full wire method.
+macro_rules! notifications {
+    ($(#[$meta:meta])* $vis:vis enum $name:ident { $( $variant:ident = $method:literal, )* }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        $vis enum $name {
+            $( #[doc = concat!("`", $method, "`")] $variant, )*
+        }
+
+        impl $name {
+            /// Every one of them.
+            pub const ALL: &'static [$name] = &[ $( $name::$variant, )* ];
+
+            /// The JSON-RPC method.
+            pub const fn method(self) -> &'static str {
+                match self {
+                    $( $name::$variant => $method, )*
+                }
+            }
+
+            /// The notification whose method is `method`.
+            pub fn parse(method: &str) -> Option<$name> {
+                match method {
+                    $( $method => Some($name::$variant), )*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+notifications! {
+    /// What an editor tells the bridge without being asked (docs/protocol.md).
+    pub enum EditorNotification {
+        Hello = "extension/hello",
+        DiagnosticsChanged = "extension/diagnosticsChanged",
+        SelectionChanged = "extension/selectionChanged",
+        ActiveFileChanged = "extension/activeFileChanged",
+        AiCommentsChanged = "extension/aiCommentsChanged",
+        DebugSessionChanged = "extension/debugSessionChanged",
+        FileChanged = "extension/fileChanged",
+        FileSaved = "extension/fileSaved",
+        AtMentioned = "extension/atMentioned",
+    }
+}
+
+notifications! {
+    /// What the bridge tells an editor without being asked (docs/protocol.md); both
+    /// plugins handle each.
+    pub enum BridgeNotification {
+        ClaudeConnectionChanged = "bridge/claudeConnectionChanged",
+        CloseDiff = "bridge/closeDiff",
+        ClaudeTaskOutput = "bridge/claudeTaskOutput",
+        AutomationNotice = "bridge/automationNotice",
+        ClaimsChanged = "bridge/claimsChanged",
+        AgentChanges = "bridge/agentChanges",
+    }
+}
+
+/// The reason the bridge gives when it closes an editor connection because a newer one
+/// took its place: a plugin that reads it stands by instead of reconnecting (two
+/// editors would otherwise take the place from each other for ever).
+pub const REPLACED: &str = "replaced by a newer editor connection";
+
 /// The longest `timeoutMs` a waiting request ([`Method::waits`]) may ask for.
 pub const MAX_WAIT_MS: u32 = 600_000;
 /// How long a waiting request without `timeoutMs` waits: below the bridge's default
@@ -194,6 +258,60 @@ mod tests {
         }
         assert_eq!(Method::from_name("openFile"), Some(Method::OpenFile));
         assert_eq!(Method::from_name("debugLink"), None);
+    }
+
+    /// Each notification is sent and handled where the protocol says: the bridge's go
+    /// to both plugins' handlers, the editor's come from both plugins, all documented;
+    /// both plugins know the close reason that makes them stand by.
+    #[test]
+    fn every_notification_is_handled_sent_and_documented_everywhere() {
+        let nvim = files("editors/nvim/lua/ide_bridge", "lua");
+        let vscode = format!(
+            "{}{}",
+            files("editors/vscode/src", "ts"),
+            files("editors/vscode/src/handlers", "ts")
+        );
+        let docs = read("docs/protocol.md");
+        for n in BridgeNotification::ALL {
+            let method = n.method();
+            assert!(
+                nvim.contains(&format!("on_notification(\"{method}\"")),
+                "the Neovim plugin has no handler for {method}"
+            );
+            assert!(
+                vscode.contains(&format!("onNotification('{method}'"))
+                    || vscode.contains(&format!("msg.method === '{method}'")),
+                "the VS Code extension has no handler for {method}"
+            );
+            assert!(
+                docs.contains(&format!("`{method}`")),
+                "docs/protocol.md lacks {method}"
+            );
+        }
+        for n in EditorNotification::ALL {
+            let method = n.method();
+            assert!(
+                nvim.contains(&format!("\"{method}\"")),
+                "the Neovim plugin never sends {method}"
+            );
+            assert!(
+                vscode.contains(&format!("'{method}'")),
+                "the VS Code extension never sends {method}"
+            );
+            assert!(
+                docs.contains(&format!("`{method}`")),
+                "docs/protocol.md lacks {method}"
+            );
+            assert_eq!(EditorNotification::parse(method), Some(*n));
+        }
+        assert!(
+            nvim.contains(&format!("REPLACED = \"{REPLACED}\"")),
+            "client.lua"
+        );
+        assert!(
+            vscode.contains(&format!("REPLACED = '{REPLACED}'")),
+            "connection.ts"
+        );
     }
 
     /// The plugins' bounds of a waiting request are the protocol's (a plugin that cut

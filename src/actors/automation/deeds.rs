@@ -103,7 +103,7 @@ impl Automation {
                 });
                 self.links.agents.do_send(Announce(data.clone()));
                 self.links.editor.do_send(NotifyEditor {
-                    method: "bridge/automationNotice",
+                    method: crate::protocol::editor::BridgeNotification::AutomationNotice,
                     params: data,
                 });
                 self.record(

@@ -30,7 +30,7 @@ impl ExtensionClient {
         let _ = p.reply.send(Ok(json!({ "decision": "DIFF_REJECTED" })));
         if let Some(c) = &self.conn {
             c.outbound.send_text(jsonrpc::notification(
-                "bridge/closeDiff",
+                crate::protocol::editor::BridgeNotification::CloseDiff.method(),
                 &json!({ "tabName": tab }),
             ));
         }

@@ -13,38 +13,8 @@ use crate::actors::messages::automation::EditorEvent;
 use crate::actors::messages::registry::{Broadcast, Mention};
 use crate::actors::supervise::guard;
 use crate::diagnostics::FileDiagnostics;
+use crate::protocol::editor::EditorNotification;
 use crate::workspace::file_url;
-
-/// The editor notifications the bridge acts on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum EditorNotification {
-    Hello,
-    DiagnosticsChanged,
-    SelectionChanged,
-    ActiveFileChanged,
-    AiCommentsChanged,
-    DebugSessionChanged,
-    FileChanged,
-    FileSaved,
-    AtMentioned,
-}
-
-impl EditorNotification {
-    fn parse(method: &str) -> Option<Self> {
-        Some(match method {
-            "extension/hello" => Self::Hello,
-            "extension/diagnosticsChanged" => Self::DiagnosticsChanged,
-            "extension/selectionChanged" => Self::SelectionChanged,
-            "extension/activeFileChanged" => Self::ActiveFileChanged,
-            "extension/aiCommentsChanged" => Self::AiCommentsChanged,
-            "extension/debugSessionChanged" => Self::DebugSessionChanged,
-            "extension/fileChanged" => Self::FileChanged,
-            "extension/fileSaved" => Self::FileSaved,
-            "extension/atMentioned" => Self::AtMentioned,
-            _ => return None,
-        })
-    }
-}
 
 impl ExtensionClient {
     /// Handles one editor notification (or request, answered by the caller); false

@@ -74,8 +74,8 @@ pub type Reply = oneshot::Sender<Result<Value, ExtError>>;
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct Call {
-    /// Full method name, e.g. `extension/openFile`.
-    pub method: String,
+    /// Which method (sent as `extension/<name>`).
+    pub method: crate::protocol::editor::Method,
     /// Sent as they are.
     pub params: Value,
     /// Overrides `editor.request_timeout_ms`.

@@ -212,7 +212,7 @@ impl ExtensionClient {
     fn attach(&mut self, msg: EditorAttach, ctx: &mut Context<Self>) {
         if let Some(old) = self.conn.take() {
             old.outbound
-                .close(CloseCode::Normal, "replaced by a newer editor connection");
+                .close(CloseCode::Normal, crate::protocol::editor::REPLACED);
             self.reject_all(ctx, |m| ExtError::Disconnected(m.to_string()));
             self.listeners.clear();
         }
@@ -289,7 +289,7 @@ impl Handler<NotifyEditor> for ExtensionClient {
         guard(NAME, self, ctx, |act, _| match &act.conn {
             Some(c) => c
                 .outbound
-                .send_text(jsonrpc::notification(msg.method, &msg.params)),
+                .send_text(jsonrpc::notification(msg.method.method(), &msg.params)),
             None => false,
         })
         .unwrap_or(false)

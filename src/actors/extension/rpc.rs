@@ -14,6 +14,7 @@ use crate::actors::activity_log::LifecycleEvent;
 use crate::actors::extension::breaker::Admission;
 use crate::actors::messages::session::SessionId;
 use crate::actors::supervise::{guard, ActorFault};
+use crate::protocol::editor::Method;
 use crate::protocol::jsonrpc::{self, Incoming, RequestId, RpcError};
 
 /// A request waiting for the editor's answer.
@@ -31,7 +32,7 @@ pub(super) type Refused = (ExtError, Reply);
 /// The request that probes a suspended editor once its backoff is over: cheap, and
 /// one every editor answers. An agent's request is never the probe, so that a still
 /// hung editor costs it at most [`PROBE_HOLD`], not a whole request timeout.
-pub(super) const PROBE_METHOD: &str = "extension/getWorkspaceFolders";
+pub(super) const PROBE_METHOD: Method = Method::GetWorkspaceFolders;
 /// How long the probe may take before it counts as a failure.
 pub(super) const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 /// How long requests wait for the probe's answer before they fail fast (and the tools
@@ -141,7 +142,7 @@ impl ExtensionClient {
     fn send_probe(&mut self, ctx: &mut Context<Self>) -> u64 {
         let (reply, _) = tokio::sync::oneshot::channel();
         self.send_now(
-            PROBE_METHOD,
+            &PROBE_METHOD.wire(),
             &json!({}),
             Some(PROBE_TIMEOUT),
             None,
@@ -334,7 +335,7 @@ impl Handler<Call> for ExtensionClient {
         } = msg;
         let timeout = Some(timeout.unwrap_or(self.timeout));
         answer_refusal(guard(NAME, self, ctx, |act, ctx| {
-            act.send_request(&method, &params, timeout, None, reply, ctx)
+            act.send_request(&method.wire(), &params, timeout, None, reply, ctx)
         }));
     }
 }

@@ -17,6 +17,7 @@ use crate::actors::messages::registry::{Broadcast, Mention};
 use crate::actors::messages::session::SessionId;
 use crate::actors::outbound::{FrameReceiver, Outbound};
 use crate::actors::test_support::{next_json, next_matching, Capture, DEADLINE};
+use crate::protocol::editor::Method;
 use crate::protocol::jsonrpc::classify;
 
 /// A clock that moves only when the test says so.
@@ -103,13 +104,13 @@ fn frame(client: &Addr<ExtensionClient>, generation: Generation, message: Value)
 
 async fn call(
     client: &Addr<ExtensionClient>,
-    method: &str,
+    method: Method,
     timeout: Option<Duration>,
 ) -> tokio::sync::oneshot::Receiver<Result<Value, ExtError>> {
     let (reply, rx) = tokio::sync::oneshot::channel();
     client
         .send(Call {
-            method: method.into(),
+            method,
             params: json!({}),
             timeout,
             reply,
@@ -131,7 +132,7 @@ async fn settled(
 #[actix_rt::test]
 async fn a_request_settles_once_with_the_editors_answer() {
     let mut f = fixture();
-    let refused = settled(call(&f.client, "extension/openFile", None).await).await;
+    let refused = settled(call(&f.client, Method::OpenFile, None).await).await;
     assert!(matches!(refused, Err(ExtError::NotConnected)));
 
     let (generation, mut editor) = connect(&f.client);
@@ -142,7 +143,7 @@ async fn a_request_settles_once_with_the_editors_answer() {
     );
     next_matching(&mut f.editor_connected, |_| true).await;
 
-    let pending = call(&f.client, "extension/openFile", None).await;
+    let pending = call(&f.client, Method::OpenFile, None).await;
     let request = next_json(&mut editor).await;
     assert_eq!(request["method"], "extension/openFile");
     // An answer from an older connection is not taken for this one's.
@@ -168,7 +169,7 @@ async fn a_timeout_opens_the_breaker_until_its_backoff_has_passed() {
     tokio::time::pause();
     let f = fixture();
     let (generation, mut editor) = connect(&f.client);
-    let first = call(&f.client, "extension/slow", Some(Duration::from_millis(50))).await;
+    let first = call(&f.client, Method::IsDirty, Some(Duration::from_millis(50))).await;
     next_json(&mut editor).await;
     assert!(matches!(
         settled(first).await,
@@ -176,7 +177,7 @@ async fn a_timeout_opens_the_breaker_until_its_backoff_has_passed() {
     ));
 
     // Suspended: requests fail at once, the editor sees none.
-    let refused = settled(call(&f.client, "extension/x", None).await).await;
+    let refused = settled(call(&f.client, Method::GetOpenFiles, None).await).await;
     let Err(ExtError::CircuitOpen {
         failures: 1,
         retry_in_ms,
@@ -189,16 +190,16 @@ async fn a_timeout_opens_the_breaker_until_its_backoff_has_passed() {
     // The backoff over, the next request waits while a probe of the bridge's own goes
     // out; its answer closes the breaker and the request follows.
     f.clock.0.store(1000, Ordering::SeqCst);
-    let waiting = call(&f.client, "extension/x", None).await;
+    let waiting = call(&f.client, Method::GetOpenFiles, None).await;
     let probe = next_json(&mut editor).await;
-    assert_eq!(probe["method"], super::rpc::PROBE_METHOD);
+    assert_eq!(probe["method"], super::rpc::PROBE_METHOD.wire());
     frame(
         &f.client,
         generation,
         json!({ "jsonrpc": "2.0", "id": probe["id"], "result": [] }),
     );
     let request = next_json(&mut editor).await;
-    assert_eq!(request["method"], "extension/x");
+    assert_eq!(request["method"], Method::GetOpenFiles.wire());
     frame(
         &f.client,
         generation,
@@ -215,7 +216,7 @@ async fn a_probe_left_unanswered_fails_what_waits_for_it_fast_and_backs_off_agai
     tokio::time::pause();
     let f = fixture();
     let (_generation, mut editor) = connect(&f.client);
-    let first = call(&f.client, "extension/slow", Some(Duration::from_millis(50))).await;
+    let first = call(&f.client, Method::IsDirty, Some(Duration::from_millis(50))).await;
     next_json(&mut editor).await;
     assert!(matches!(
         settled(first).await,
@@ -224,9 +225,9 @@ async fn a_probe_left_unanswered_fails_what_waits_for_it_fast_and_backs_off_agai
     f.clock.0.store(1000, Ordering::SeqCst);
     // The request that finds the backoff over waits at most PROBE_HOLD for the probe,
     // then fails fast; the editor never sees it.
-    let waiting = call(&f.client, "extension/x", None).await;
+    let waiting = call(&f.client, Method::GetOpenFiles, None).await;
     let probe = next_json(&mut editor).await;
-    assert_eq!(probe["method"], super::rpc::PROBE_METHOD);
+    assert_eq!(probe["method"], super::rpc::PROBE_METHOD.wire());
     let refused = settled(waiting).await;
     assert!(
         matches!(

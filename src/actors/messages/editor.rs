@@ -51,8 +51,8 @@ pub struct CloseSessionDiffs {
 #[derive(Debug, Message)]
 #[rtype(result = "bool")]
 pub struct NotifyEditor {
-    /// Method, e.g. `bridge/claudeConnectionChanged`.
-    pub method: &'static str,
+    /// Which one.
+    pub method: crate::protocol::editor::BridgeNotification,
     /// Sent as they are.
     pub params: Value,
 }

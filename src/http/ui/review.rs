@@ -14,6 +14,7 @@ use crate::actors::dashboard::{self, GetReview, ListReviews, PresentedReview};
 use crate::actors::extension::{Call, ExtError};
 use crate::actors::messages::registry::{Delivery, Mention};
 use crate::actors::registry;
+use crate::protocol::editor::Method;
 use crate::review::anchor::{excerpt as lines_of, Fate};
 use crate::review::{resolve, Resolved};
 use crate::services::Services;
@@ -233,14 +234,14 @@ pub async fn open_in_editor(
     let (file, start, _) = locate(&services, &body).await?;
     let (reply, answer) = tokio::sync::oneshot::channel();
     services.extension.do_send(Call {
-        method: "extension/openFile".into(),
+        method: Method::OpenFile,
         params: json!({ "file": file, "line": start }),
         timeout: None,
         reply,
     });
     let outcome = answer
         .await
-        .unwrap_or(Err(ExtError::Restarted("openFile".into())));
+        .unwrap_or(Err(ExtError::Restarted(Method::OpenFile.wire())));
     Ok(match outcome {
         Ok(_) => HttpResponse::Ok().json(json!({ "opened": true, "file": file, "line": start })),
         Err(ExtError::NotConnected) => HttpResponse::Ok().json(json!({

@@ -57,7 +57,7 @@ pub(crate) async fn call_editor(
         .map(|ms| Duration::from_millis(ms + u64::from(editor::WAIT_MARGIN_MS)))
         .filter(|t| *t > ctx.services.settings.editor.request_timeout);
     ctx.services.extension.do_send(Call {
-        method: method.wire(),
+        method,
         params,
         timeout,
         reply,

@@ -94,6 +94,12 @@ function M.setup(opts)
       M.claims_seen = (M.claims_seen or 0) + 1
       M.set_claims(p.claims)
     end)
+    -- An automation hook with action "notify" fired: shown (at log_level INFO) and
+    -- handed to `User IdeBridgeAutomationNotice` autocommands ({hook, subject, message}).
+    c.on_notification("bridge/automationNotice", function(p)
+      c.log(vim.log.levels.INFO, string.format("automation (%s): %s", p.hook or "?", p.message or p.subject or ""))
+      vim.api.nvim_exec_autocmds("User", { pattern = "IdeBridgeAutomationNotice", modeline = false, data = p })
+    end)
     require("ide_bridge.changes").setup(c)
   end
   M.did_setup = true
