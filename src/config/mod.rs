@@ -18,16 +18,6 @@ pub use sections::*;
 /// The shipped defaults, embedded so the binary works from any directory.
 pub const DEFAULT_TOML: &str = include_str!("../../config/default.toml");
 
-/// Keys whose value is a list: comma-separated in the environment and in `--set`.
-const LIST_KEYS: [&str; 6] = [
-    "server.allowed_origins",
-    "commands.allow",
-    "commands.network",
-    "diagnostics.linters",
-    "tools.expose.include",
-    "tools.expose.exclude",
-];
-
 /// Prefix of environment overrides, e.g. `IDE_BRIDGE_SESSIONS__MAX_SESSIONS=3`.
 pub const ENV_PREFIX: &str = "IDE_BRIDGE";
 
@@ -268,20 +258,22 @@ impl Settings {
             .separator("__")
             .try_parsing(true)
             .list_separator(",");
-        for key in LIST_KEYS {
+        // Keys whose value is a list: comma-separated in the environment and in `--set`.
+        let list_keys = reference::list_keys();
+        for key in &list_keys {
             environment = environment.with_list_parse_key(key);
         }
         builder = builder.add_source(environment);
         // An empty list from the environment (`IDE_BRIDGE_COMMANDS__ALLOW=`) is an empty
         // list, as `--set commands.allow=` is (the environment's list parsing makes it
         // `[""]`); a flag given for the key still wins, below.
-        for key in LIST_KEYS {
+        for key in &list_keys {
             if std::env::var(env_name(key)).is_ok_and(|v| v.trim().is_empty()) {
                 builder = builder.set_override(key, Vec::<String>::new())?;
             }
         }
         for (key, value) in &overrides.values {
-            builder = if LIST_KEYS.contains(&key.as_str()) {
+            builder = if list_keys.contains(key) {
                 // `--set commands.allow=git,cargo`, as in the environment.
                 let items: Vec<&str> = value
                     .split(',')
@@ -772,6 +764,25 @@ mod tests {
             .commands
             .allow
             .is_empty());
+    }
+
+    /// The lists found in the declarations: the six of them (a list of tables, the
+    /// task permissions, is not comma-separated text).
+    #[test]
+    fn list_keys_come_from_the_declarations() {
+        let mut keys = reference::list_keys();
+        keys.sort();
+        assert_eq!(
+            keys,
+            [
+                "commands.allow",
+                "commands.network",
+                "diagnostics.linters",
+                "server.allowed_origins",
+                "tools.expose.exclude",
+                "tools.expose.include",
+            ]
+        );
     }
 
     #[test]

@@ -218,6 +218,37 @@ fn allowed(key: &Key) -> String {
     }
 }
 
+/// The keys whose value is a list of names or texts (what the environment and `--set`
+/// give comma-separated), from the declarations: a list setting added to a section is
+/// one without further ado.
+pub(super) fn list_keys() -> Vec<String> {
+    entries()
+        .into_iter()
+        .filter_map(|e| match e {
+            Entry::Key(k) if is_list_of_text(&k.schema) => Some(k.path),
+            _ => None,
+        })
+        .collect()
+}
+
+/// An array whose items are strings (or an enumeration of them).
+fn is_list_of_text(schema: &Map<String, Value>) -> bool {
+    if schema.get("type").and_then(Value::as_str) != Some("array") {
+        return false;
+    }
+    let items = schema.get("items").map(resolved).unwrap_or_default();
+    let strings = |v: &Value| v.as_array().is_some_and(|a| a.iter().all(Value::is_string));
+    items.get("type").and_then(Value::as_str) == Some("string")
+        || items.get("enum").is_some_and(strings)
+        || items
+            .get("oneOf")
+            .and_then(Value::as_array)
+            .is_some_and(|a| {
+                a.iter()
+                    .all(|v| v.get("const").is_some_and(Value::is_string))
+            })
+}
+
 /// What the docs say `path` (a dotted key) allows; `None` for an unknown key or one
 /// whose allowed values the docs leave to its description.
 pub(super) fn allowed_for(path: &str) -> Option<String> {

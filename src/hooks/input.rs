@@ -143,9 +143,6 @@ pub enum NativeAction<'a> {
     Other,
 }
 
-/// The tools whose input names a file they change.
-pub const WRITE_TOOLS: [&str; 3] = ["Edit", "Write", "NotebookEdit"];
-
 impl HookInput {
     /// Parses a hook's input.
     pub fn parse(bytes: &[u8]) -> Result<Self, serde_json::Error> {

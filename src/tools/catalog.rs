@@ -204,6 +204,43 @@ mod tests {
         );
     }
 
+    /// A description that gives an argument's bound in words ("max 55 s") says what
+    /// the schema enforces (the words were typed beside a constant).
+    #[test]
+    fn bounds_in_descriptions_are_the_schemas() {
+        let registry = super::build().expect("catalogue builds");
+        let mut checked = 0;
+        for tool in registry.tools() {
+            let text = tool.info.description;
+            let Some(at) = text.find("max ") else {
+                continue;
+            };
+            let digits: String = text[at + 4..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            let Some(seconds) = text[at + 4 + digits.len()..]
+                .starts_with(" s")
+                .then(|| digits.parse::<u64>().ok())
+                .flatten()
+            else {
+                continue;
+            };
+            let max = &tool.info.input_schema["properties"]["timeoutMs"]["maximum"];
+            assert_eq!(
+                max.as_u64(),
+                Some(seconds * 1000),
+                "{}: the description says max {seconds} s, the schema {max}",
+                tool.info.name
+            );
+            checked += 1;
+        }
+        assert!(
+            checked >= 2,
+            "watchActivityLog and watchDiagnostics say their bound"
+        );
+    }
+
     #[test]
     fn every_schema_compiles_and_names_are_unique() {
         let registry = super::build().expect("catalogue builds");
