@@ -380,9 +380,18 @@ const DEFS: &str = r#"{
   "message": {"description": "Template of the notification (action notify).", "type": "string", "minLength": 1, "maxLength": 4096},
   "command": {"description": "Program to run (action command): a bare name from commands.allow, checked like runCommand and run under its sandbox.", "type": "string", "minLength": 1, "maxLength": 200},
   "args": {"description": "Its arguments; each a template. A replaced value that starts with '-' is refused.", "type": "array", "maxItems": 100, "items": {"type": "string", "maxLength": 4096}},
-  "cooldownMs": {"description": "Least time between two firings of this hook for the same subject (file, branch, session, program).", "type": "integer", "minimum": 5000, "maximum": 86400000},
-  "timeoutMs": {"description": "Timeout of the tasks or commands this hook starts.", "type": "integer", "minimum": 5000, "maximum": 600000}
+  "cooldownMs": {"description": "Least time between two firings of this hook for the same subject (file, branch, session, program).", "type": "integer", "maximum": 86400000},
+  "timeoutMs": {"description": "Timeout of the tasks or commands this hook starts.", "type": "integer"}
 }"#;
+
+/// [`DEFS`] with the bounds the code enforces elsewhere filled in from its constants.
+fn defs() -> Value {
+    let mut defs = parsed(DEFS);
+    defs["cooldownMs"]["minimum"] = json!(super::policy::MIN_COOLDOWN_MS);
+    defs["timeoutMs"]["minimum"] = json!(crate::tasks::MIN_TIMEOUT_MS);
+    defs["timeoutMs"]["maximum"] = json!(crate::tasks::MAX_TIMEOUT_MS);
+    defs
+}
 
 fn parsed(text: &str) -> Value {
     serde_json::from_str(text).expect("a declared schema fragment is JSON")
@@ -438,7 +447,7 @@ pub fn schema() -> Value {
         "type": "object",
         "additionalProperties": false,
         "properties": properties,
-        "$defs": parsed(DEFS),
+        "$defs": defs(),
     })
 }
 

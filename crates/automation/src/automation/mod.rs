@@ -953,6 +953,111 @@ mod tests {
             .collect()
     }
 
+    /// An event of each kind a policy may name, matching the hook [`every_event`] makes
+    /// for it.
+    fn sample(key: &str) -> Event {
+        let s = |v: &str| v.to_string();
+        match key {
+            "onDiagnosticsStateChange" | "onDiagnosticsError" => {
+                diags("a.rs", &[diag("bad", Severity::Error)])
+            }
+            "onFileSave" => Event::FileSaved { file: s("a.rs") },
+            "onFileChange" => Event::FileChanged {
+                file: s("a.rs"),
+                change: "renamed",
+                from: Some(s("b.rs")),
+            },
+            "onTaskFinished" => task_ended(TaskStatus::Done, None),
+            "onTaskFailed" => task_ended(TaskStatus::Error, None),
+            "onGitCommit" => Event::GitCommit {
+                branch: s("main"),
+                commit: s("abc"),
+                subject: s("Fix"),
+            },
+            "onBranchSwitch" => Event::BranchSwitched {
+                branch: s("main"),
+                previous: s("dev"),
+                commit: s("abc"),
+            },
+            "onAgentConnected" | "onAgentDisconnected" => Event::Agent {
+                connected: key == "onAgentConnected",
+                session: s("s1"),
+                client: s("claude-code"),
+            },
+            "onCommandFailed" => Event::CommandFailed {
+                program: s("cargo"),
+                command: s("cargo test"),
+                exit_code: Some(1),
+                timed_out: false,
+                output: s("failed"),
+                session: Some(s("s1")),
+            },
+            "onAgentEdited" => Event::AgentEdited {
+                session: s("s1"),
+                agent: s("claude-code s1"),
+                file: s("a.rs"),
+                tool: s("Edit"),
+            },
+            "onAgentCommandFailed" => Event::AgentCommandFailed {
+                session: s("s1"),
+                agent: s("claude-code s1"),
+                command: s("cargo test"),
+                program: s("cargo"),
+                error: s("Exit code 1"),
+            },
+            "onAgentStop" => Event::AgentStopped {
+                session: s("s1"),
+                agent: s("claude-code s1"),
+                message: s("done"),
+            },
+            "onPromptSubmitted" => Event::PromptSubmitted {
+                session: s("s1"),
+                agent: s("claude-code s1"),
+                prompt: s("go"),
+            },
+            "onClaimRefused" => Event::ClaimRefused {
+                session: s("s1"),
+                agent: s("claude-code s1"),
+                holder: s("the person"),
+                file: s("a.rs"),
+                tool: s("Edit"),
+            },
+            "onEditProposed" => Event::EditProposed {
+                session: s("s1"),
+                agent: s("claude-code s1"),
+                file: s("a.rs"),
+                tool: s("Edit"),
+            },
+            other => panic!("no sample event for {other}: add one here"),
+        }
+    }
+
+    /// The placeholders each event declares (its docs, the unknown-placeholder
+    /// warnings) are the values it supplies when it fires: not one more or fewer.
+    #[test]
+    fn every_event_supplies_the_placeholders_it_declares() {
+        for decl in super::events::EVENTS {
+            let mut hook = json!({"action": "notify", "message": "m"});
+            for field in decl.required {
+                hook[field] = match *field {
+                    "state" => json!("error"),
+                    _ => json!(["**"]),
+                };
+            }
+            let mut e = engine(json!({ decl.key: hook }));
+            let hooks = Arc::clone(&e.hooks);
+            let vars = match e.sees(&hooks[0], &sample(decl.key)) {
+                Seen::Matched { vars, .. } | Seen::Transition { vars, .. } => vars,
+                _ => panic!("{}: the sample event does not fire the hook", decl.key),
+            };
+            let mut supplied: Vec<&str> = vars.iter().map(|(name, _)| *name).collect();
+            let mut declared: Vec<&str> = decl.placeholders.iter().map(|(name, _)| *name).collect();
+            supplied.sort_unstable();
+            declared.sort_unstable();
+            assert_eq!(supplied, declared, "{}", decl.key);
+        }
+    }
+
     #[test]
     fn error_state_fires_on_new_or_changed_errors_only() {
         let mut e = engine(json!({"onDiagnosticsStateChange": {
