@@ -14,7 +14,15 @@ use ide_bridge_compose::{Args, Conversion, Function, Language, Outcome, Param, T
 use serde_json::{json, Map, Value};
 
 use crate::actors::activity_log::{CallStatus, RecordToolCall};
+use crate::protocol::editor::Method;
 use crate::protocol::mcp::Content;
+use crate::tools::changes::WhoChanged;
+use crate::tools::files::read_file::ReadFile;
+use crate::tools::files::search_workspace::SearchWorkspace;
+use crate::tools::git::git_blame::GitBlame;
+use crate::tools::ide::get_current_selection::GetCurrentSelection;
+use crate::tools::ide::get_diagnostics::GetDiagnostics;
+use crate::tools::registry::Tool;
 use crate::tools::summary::summarize;
 use crate::tools::ToolContext;
 
@@ -112,7 +120,7 @@ fn build() -> Result<Language<ToolContext>, ide_bridge_compose::LanguageError> {
         body: |ctx, a| {
             async move {
                 let at = position(a.value(SYMBOL));
-                outcome(locations(ctx, "findReferences", at, "/references").await)
+                outcome(locations(ctx, Method::FindReferences.name(), at, "/references").await)
             }
             .boxed_local()
         },
@@ -125,7 +133,7 @@ fn build() -> Result<Language<ToolContext>, ide_bridge_compose::LanguageError> {
         body: |ctx, a| {
             async move {
                 let at = position(a.value(LOCATION));
-                outcome(locations(ctx, "goToDefinition", at, "").await)
+                outcome(locations(ctx, Method::GoToDefinition.name(), at, "").await)
             }
             .boxed_local()
         },
@@ -137,10 +145,11 @@ fn build() -> Result<Language<ToolContext>, ide_bridge_compose::LanguageError> {
         returns: Ty::STRING,
         body: |ctx, a| {
             async move {
-                let answer = match tool(ctx, "getHover", position(a.value(LOCATION))).await {
-                    Ok(answer) => answer,
-                    Err(e) => return Outcome::Failed(e),
-                };
+                let answer =
+                    match tool(ctx, Method::GetHover.name(), position(a.value(LOCATION))).await {
+                        Ok(answer) => answer,
+                        Err(e) => return Outcome::Failed(e),
+                    };
                 let parts: Vec<&str> = answer["contents"]
                     .as_array()
                     .map(|c| c.iter().filter_map(Value::as_str).collect())
@@ -196,7 +205,7 @@ fn build() -> Result<Language<ToolContext>, ide_bridge_compose::LanguageError> {
                         args[to] = json!(n.max(1));
                     }
                 }
-                match tool(ctx, "readFile", args).await {
+                match tool(ctx, ReadFile::NAME, args).await {
                     Ok(answer) => Outcome::Value(answer.get("content").cloned().unwrap_or(answer)),
                     Err(e) => Outcome::Failed(e),
                 }
@@ -247,7 +256,7 @@ fn build() -> Result<Language<ToolContext>, ide_bridge_compose::LanguageError> {
                 let at = a.value(LOCATION).cloned().unwrap_or_default();
                 let args =
                     json!({"filePath": at["file"], "startLine": at["line"], "endLine": at["line"]});
-                outcome(tool(ctx, "gitBlame", args).await)
+                outcome(tool(ctx, GitBlame::NAME, args).await)
             }
             .boxed_local()
         },
@@ -260,7 +269,7 @@ fn build() -> Result<Language<ToolContext>, ide_bridge_compose::LanguageError> {
         body: |ctx, a| {
             async move {
                 let at = a.value(LOCATION).cloned().unwrap_or_default();
-                outcome(tool(ctx, "whoChanged", json!({"file": at["file"], "line": at["line"]})).await)
+                outcome(tool(ctx, WhoChanged::NAME, json!({"file": at["file"], "line": at["line"]})).await)
             }
             .boxed_local()
         },
@@ -574,7 +583,12 @@ fn word_at(text: &str, word: &str, from: usize) -> Option<usize> {
 }
 
 async fn outline(ctx: &ToolContext, path: &str) -> Result<Value, String> {
-    let answer = tool(ctx, "getDocumentSymbols", json!({"file": path})).await?;
+    let answer = tool(
+        ctx,
+        Method::GetDocumentSymbols.name(),
+        json!({"file": path}),
+    )
+    .await?;
     let rel = relative(ctx, path);
     let listed = answer["symbols"].as_array().cloned().unwrap_or_default();
     Ok(Value::Array(symbols(ctx, &listed, Some(&rel)).await))
@@ -658,7 +672,8 @@ async fn find_symbol(ctx: &ToolContext, a: Args) -> Outcome {
 /// elsewhere (an import, which some servers outline): its definition is itself, or
 /// the server cannot say.
 async fn defined_here(ctx: &ToolContext, s: &Value) -> bool {
-    let Ok(Value::Array(found)) = tool(ctx, "goToDefinition", position(Some(s))).await else {
+    let Ok(Value::Array(found)) = tool(ctx, Method::GoToDefinition.name(), position(Some(s))).await
+    else {
         return true;
     };
     found.is_empty()
@@ -693,7 +708,7 @@ async fn files_naming(ctx: &ToolContext, name: &str) -> Result<Vec<String>, Stri
 }
 
 async fn selection(ctx: &ToolContext) -> Outcome {
-    let answer = match tool(ctx, "getCurrentSelection", json!({})).await {
+    let answer = match tool(ctx, GetCurrentSelection::NAME, json!({})).await {
         Ok(answer) => answer,
         Err(e) => return Outcome::Failed(e),
     };
@@ -756,7 +771,7 @@ async fn diagnostics(ctx: &ToolContext, a: Args) -> Outcome {
         Some(path) => json!({"uri": path}),
         None => json!({}),
     };
-    let answer = match tool(ctx, "getDiagnostics", args).await {
+    let answer = match tool(ctx, GetDiagnostics::NAME, args).await {
         Ok(answer) => answer,
         Err(e) => return Outcome::Failed(e),
     };
@@ -793,7 +808,7 @@ async fn search_text(ctx: &ToolContext, a: Args) -> Outcome {
     if let Some(glob) = a.str("glob") {
         args["glob"] = json!(glob);
     }
-    let answer = match tool(ctx, "searchWorkspace", args).await {
+    let answer = match tool(ctx, SearchWorkspace::NAME, args).await {
         Ok(answer) => answer,
         Err(e) => return Outcome::Failed(e),
     };
@@ -824,7 +839,7 @@ async fn calls(ctx: &ToolContext, a: Args, direction: &str) -> Outcome {
     let mut at = position(a.value(SYMBOL));
     at["direction"] = json!(direction);
     at["maxResults"] = json!((a.limit + 1).min(200));
-    let answer = match tool(ctx, "getCallHierarchy", at).await {
+    let answer = match tool(ctx, Method::GetCallHierarchy.name(), at).await {
         Ok(answer) => answer,
         Err(e) => return Outcome::Failed(e),
     };
