@@ -753,7 +753,7 @@ impl SessionRegistry {
                 for (at, mention) in waiting {
                     if fresh.duration_since(at) < MENTION_TTL {
                         slot.session.send_notification.do_send(SendNotification {
-                            method: "at_mentioned",
+                            method: crate::protocol::ide::AT_MENTIONED,
                             params: mention,
                         });
                     }
@@ -945,7 +945,7 @@ impl SessionRegistry {
                 )),
                 Some(slot) => {
                     slot.session.send_notification.do_send(SendNotification {
-                        method: "at_mentioned",
+                        method: crate::protocol::ide::AT_MENTIONED,
                         params,
                     });
                     Delivery::Sent(1)
@@ -976,7 +976,7 @@ impl SessionRegistry {
         let mut sent = 0;
         for session in ide() {
             session.send_notification.do_send(SendNotification {
-                method: "at_mentioned",
+                method: crate::protocol::ide::AT_MENTIONED,
                 params: params.clone(),
             });
             sent += 1;

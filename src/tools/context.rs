@@ -35,7 +35,7 @@ impl ProgressReporter {
             return;
         }
         self.outbound.send_text(jsonrpc::notification(
-            "notifications/progress",
+            crate::protocol::methods::Notification::Progress.name(),
             &ProgressParams {
                 progress_token: &self.token,
                 progress,

@@ -2,6 +2,13 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The CLI names its process, after `notifications/initialized`.
+pub const IDE_CONNECTED: &str = "ide_connected";
+/// The bridge tells the CLI what the person selected in the editor.
+pub const SELECTION_CHANGED: &str = "selection_changed";
+/// The bridge hands the CLI an @-mention the person made in the editor.
+pub const AT_MENTIONED: &str = "at_mentioned";
+
 /// `ide_connected` params sent by the CLI after `notifications/initialized`.
 #[derive(Debug, Deserialize)]
 pub struct IdeConnectedParams {

@@ -2,87 +2,84 @@
 //! to: the Session dispatches on them, `/mcp` and the relay refuse what a revision does
 //! not have before a session is involved.
 
-/// The MCP requests the bridge answers (both revisions).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Method {
-    Initialize,
-    Ping,
-    ToolsList,
-    ToolsCall,
-    PromptsList,
-    PromptsGet,
-    SetLogLevel,
-    ResourcesList,
-    ResourceTemplatesList,
-    ResourcesRead,
-    ResourcesSubscribe,
-    ResourcesUnsubscribe,
-    Complete,
-    Discover,
-    Listen,
-    TasksGet,
-    TasksUpdate,
-    TasksCancel,
+/// Declares an enum of wire names: each variant and its name, every one in `ALL` (a
+/// variant cannot be left out of it), `name` and `parse`.
+macro_rules! wire_names {
+    ($(#[$meta:meta])* pub enum $ty:ident { $( $variant:ident = $wire:literal, )* }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum $ty {
+            $( #[doc = concat!("`", $wire, "`")] $variant, )*
+        }
+
+        impl $ty {
+            /// Every one, in declaration order.
+            pub const ALL: &'static [$ty] = &[ $( $ty::$variant, )* ];
+
+            /// How many there are: [`Self::index`] is below it.
+            pub const COUNT: usize = Self::ALL.len();
+
+            /// Its place among them (for tables indexed by it).
+            pub fn index(self) -> usize {
+                self as usize
+            }
+
+            /// The wire name (a `'static` label for metrics).
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $( $ty::$variant => $wire, )*
+                }
+            }
+
+            /// The one whose wire name is `name`.
+            pub fn parse(name: &str) -> Option<Self> {
+                match name {
+                    $( $wire => Some($ty::$variant), )*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+wire_names! {
+    /// The MCP requests the bridge answers (both revisions).
+    pub enum Method {
+        Initialize = "initialize",
+        Ping = "ping",
+        ToolsList = "tools/list",
+        ToolsCall = "tools/call",
+        PromptsList = "prompts/list",
+        PromptsGet = "prompts/get",
+        SetLogLevel = "logging/setLevel",
+        ResourcesList = "resources/list",
+        ResourceTemplatesList = "resources/templates/list",
+        ResourcesRead = "resources/read",
+        ResourcesSubscribe = "resources/subscribe",
+        ResourcesUnsubscribe = "resources/unsubscribe",
+        Complete = "completion/complete",
+        Discover = "server/discover",
+        Listen = "subscriptions/listen",
+        TasksGet = "tasks/get",
+        TasksUpdate = "tasks/update",
+        TasksCancel = "tasks/cancel",
+    }
+}
+
+wire_names! {
+    /// The MCP notifications the bridge (or its relay) sends or reads.
+    pub enum Notification {
+        Initialized = "notifications/initialized",
+        Cancelled = "notifications/cancelled",
+        Progress = "notifications/progress",
+        Message = "notifications/message",
+        ToolsListChanged = "notifications/tools/list_changed",
+        ResourcesUpdated = "notifications/resources/updated",
+        SubscriptionsAcknowledged = "notifications/subscriptions/acknowledged",
+    }
 }
 
 impl Method {
-    const ALL: [Method; 18] = [
-        Method::Initialize,
-        Method::Ping,
-        Method::ToolsList,
-        Method::ToolsCall,
-        Method::PromptsList,
-        Method::PromptsGet,
-        Method::SetLogLevel,
-        Method::ResourcesList,
-        Method::ResourceTemplatesList,
-        Method::ResourcesRead,
-        Method::ResourcesSubscribe,
-        Method::ResourcesUnsubscribe,
-        Method::Complete,
-        Method::Discover,
-        Method::Listen,
-        Method::TasksGet,
-        Method::TasksUpdate,
-        Method::TasksCancel,
-    ];
-
-    /// How many there are: [`Method::index`] is below it.
-    pub const COUNT: usize = Self::ALL.len();
-
-    /// Its place among the methods (for tables indexed by method).
-    pub fn index(self) -> usize {
-        self as usize
-    }
-
-    pub fn parse(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|m| m.name() == name)
-    }
-
-    /// The wire name (a `'static` label for metrics).
-    pub fn name(self) -> &'static str {
-        match self {
-            Method::Initialize => "initialize",
-            Method::Ping => "ping",
-            Method::ToolsList => "tools/list",
-            Method::ToolsCall => "tools/call",
-            Method::PromptsList => "prompts/list",
-            Method::PromptsGet => "prompts/get",
-            Method::SetLogLevel => "logging/setLevel",
-            Method::ResourcesList => "resources/list",
-            Method::ResourceTemplatesList => "resources/templates/list",
-            Method::ResourcesRead => "resources/read",
-            Method::ResourcesSubscribe => "resources/subscribe",
-            Method::ResourcesUnsubscribe => "resources/unsubscribe",
-            Method::Complete => "completion/complete",
-            Method::Discover => "server/discover",
-            Method::Listen => "subscriptions/listen",
-            Method::TasksGet => "tasks/get",
-            Method::TasksUpdate => "tasks/update",
-            Method::TasksCancel => "tasks/cancel",
-        }
-    }
-
     /// Methods of the handshake revisions only (MCP 2026-07-28 dropped them).
     pub fn handshake_only(self) -> bool {
         matches!(
@@ -120,14 +117,17 @@ mod tests {
     #[test]
     fn every_method_parses_from_its_own_wire_name() {
         for m in Method::ALL {
-            assert_eq!(Method::parse(m.name()), Some(m));
+            assert_eq!(Method::parse(m.name()), Some(*m));
+        }
+        for n in super::Notification::ALL {
+            assert_eq!(super::Notification::parse(n.name()), Some(*n));
         }
         assert_eq!(Method::parse("resources/watch"), None);
     }
 
     #[test]
     fn every_method_has_its_own_index_below_the_count() {
-        for (i, m) in Method::ALL.into_iter().enumerate() {
+        for (i, m) in Method::ALL.iter().enumerate() {
             assert_eq!(m.index(), i, "{m:?}");
         }
         assert_eq!(Method::COUNT, Method::ALL.len());

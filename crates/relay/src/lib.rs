@@ -20,7 +20,7 @@ use tokio::sync::mpsc;
 
 pub use discover::{find_bridge, project_root};
 pub use ide_bridge_host::ancestry::client_pids;
-use ide_bridge_protocol::methods::Method;
+use ide_bridge_protocol::methods::{Method, Notification};
 use ide_bridge_protocol::{jsonrpc, modern};
 use local::LocalAnswers;
 use upstream::{Event, Upstream};
@@ -353,11 +353,11 @@ impl Relay {
             },
         };
         match kind_of(&msg) {
-            Kind::Request { id, method } if method == "subscriptions/listen" => {
+            Kind::Request { id, method } if method == Method::Listen.name() => {
                 self.listen(id, msg, line).await;
             }
             Kind::Request { id, method } => {
-                if method == "initialize" {
+                if method == Method::Initialize.name() {
                     self.initialize = Some(msg.clone());
                 }
                 if self.upstream.is_connected() {
@@ -378,10 +378,10 @@ impl Relay {
                 }
             }
             Kind::Notification { method } => {
-                if method == "notifications/initialized" {
+                if method == Notification::Initialized.name() {
                     self.initialized = true;
                 }
-                if method == "notifications/cancelled" {
+                if method == Notification::Cancelled.name() {
                     // No answer will come for it: forget it, or a later reconnect would
                     // answer it with an error (or open its listen stream again).
                     if let Some(id) = msg.pointer("/params/requestId") {
@@ -394,7 +394,7 @@ impl Relay {
                 }
                 if self.upstream.is_connected() {
                     self.upstream.send(line);
-                } else if method == "notifications/cancelled" {
+                } else if method == Notification::Cancelled.name() {
                     let cancelled = msg.pointer("/params/requestId").map(id_key);
                     self.queue.retain(|q| {
                         serde_json::from_str::<Value>(&q.line)
@@ -406,7 +406,7 @@ impl Relay {
                     // `initialized` after an `initialize` the relay answered is sent by
                     // the replay after connecting; after one still queued, it waits
                     // behind it (dropped then if the relay answers that one meanwhile).
-                    let initialized = method == "notifications/initialized";
+                    let initialized = method == Notification::Initialized.name();
                     if !initialized || !self.initialize_answered {
                         self.queue.push_back(Queued {
                             line,
@@ -440,12 +440,12 @@ impl Relay {
         }
         let reason = self.upstream.why_absent();
         let mut answer = self.local.answer(id, method, msg, &reason);
-        match method {
-            "initialize" => {
+        match Method::parse(method) {
+            Some(Method::Initialize) => {
                 self.initialize_answered = true;
                 self.answered_locally = true;
             }
-            "server/discover" | "tools/list" if stateless => {
+            Some(Method::Discover | Method::ToolsList) if stateless => {
                 self.answered_locally = true;
                 self.tell_listens_tools_changed = true;
             }
@@ -520,7 +520,7 @@ impl Relay {
                 init["id"] = Value::String(format!("{REPLAY_ID}{}", self.replays));
                 self.upstream.send(init.to_string());
                 if self.initialized {
-                    let note = jsonrpc::notification("notifications/initialized", &json!({}));
+                    let note = jsonrpc::notification(Notification::Initialized.name(), &json!({}));
                     self.upstream.send(note.to_string());
                     replayed_initialized = true;
                 }
@@ -543,7 +543,7 @@ impl Relay {
         // A client of the handshake revisions hears the tools changed now; one of
         // MCP 2026-07-28 on its listen stream, once the bridge acknowledged it.
         if std::mem::take(&mut self.answered_locally) && self.initialize.is_some() {
-            let note = jsonrpc::notification("notifications/tools/list_changed", &json!({}));
+            let note = jsonrpc::notification(Notification::ToolsListChanged.name(), &json!({}));
             self.write(&note).await;
         }
     }
@@ -553,7 +553,7 @@ impl Relay {
             return self.write(&text).await;
         };
         if msg.get("method").and_then(Value::as_str)
-            == Some("notifications/subscriptions/acknowledged")
+            == Some(Notification::SubscriptionsAcknowledged.name())
         {
             return self.acknowledged(&msg, text).await;
         }
@@ -600,7 +600,7 @@ impl Relay {
         // tools may have changed meanwhile), the client fetches the list again.
         if tools && (std::mem::take(&mut self.tell_listens_tools_changed) || again) {
             let note = jsonrpc::notification(
-                "notifications/tools/list_changed",
+                Notification::ToolsListChanged.name(),
                 &json!({ "_meta": { modern::SUBSCRIPTION_KEY: subscription } }),
             );
             self.write(&note).await;
@@ -632,9 +632,9 @@ impl Relay {
                 keep.push_back(q);
                 continue;
             };
-            let limit = match method.as_str() {
-                "initialize" => INITIALIZE_DEADLINE,
-                "server/discover" => DISCOVER_DEADLINE,
+            let limit = match Method::parse(&method) {
+                Some(Method::Initialize) => INITIALIZE_DEADLINE,
+                Some(Method::Discover) => DISCOVER_DEADLINE,
                 _ => WAIT_FOR_BRIDGE,
             };
             if worth_waiting && q.since.elapsed() < limit {

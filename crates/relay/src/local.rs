@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use serde_json::{json, Value};
 
 use ide_bridge_protocol::mcp::{negotiate_version, InitializeResult};
+use ide_bridge_protocol::methods::Method;
 use ide_bridge_protocol::modern;
 
 /// Answers in the relay's own name.
@@ -29,8 +30,19 @@ impl LocalAnswers {
 
     /// The answer to request `method` (`msg` in full) given why no bridge is there.
     pub fn answer(&self, id: &Value, method: &str, msg: &Value, reason: &str) -> Value {
-        match method {
-            "initialize" => {
+        let unknown = || {
+            error(
+                id,
+                METHOD_NOT_FOUND,
+                &format!("Method not found: {method} (no ide-bridge is connected: {reason})"),
+            )
+        };
+        // Every method named: a new one is a decision here, not a silent -32601.
+        let Some(known) = Method::parse(method) else {
+            return unknown();
+        };
+        match known {
+            Method::Initialize => {
                 let asked = msg
                     .pointer("/params/protocolVersion")
                     .and_then(Value::as_str);
@@ -44,7 +56,7 @@ impl LocalAnswers {
                 );
                 result(id, serde_json::to_value(answer).unwrap_or_default())
             }
-            "server/discover" => result(
+            Method::Discover => result(
                 id,
                 modern::discover(format!(
                     "ide-bridge is not serving {} yet: {reason} Its tools appear \
@@ -52,10 +64,10 @@ impl LocalAnswers {
                     self.cwd.display()
                 )),
             ),
-            "ping" | "logging/setLevel" => result(id, json!({})),
+            Method::Ping | Method::SetLogLevel => result(id, json!({})),
             // One tool, so that a model asking for it learns why there is nothing else;
             // the bridge's real list replaces it (tools/list_changed) once it is there.
-            "tools/list" => result(
+            Method::ToolsList => result(
                 id,
                 json!({ "tools": [{
                     "name": "getBridgeStatus",
@@ -63,11 +75,11 @@ impl LocalAnswers {
                     "inputSchema": { "type": "object", "properties": {} }
                 }] }),
             ),
-            "prompts/list" => result(id, json!({ "prompts": [] })),
-            "resources/list" => result(id, json!({ "resources": [] })),
-            "resources/templates/list" => result(id, json!({ "resourceTemplates": [] })),
-            "completion/complete" => result(id, json!({ "completion": { "values": [] } })),
-            "tools/call" => result(
+            Method::PromptsList => result(id, json!({ "prompts": [] })),
+            Method::ResourcesList => result(id, json!({ "resources": [] })),
+            Method::ResourceTemplatesList => result(id, json!({ "resourceTemplates": [] })),
+            Method::Complete => result(id, json!({ "completion": { "values": [] } })),
+            Method::ToolsCall => result(
                 id,
                 json!({
                     "content": [{ "type": "text", "text": format!(
@@ -77,11 +89,15 @@ impl LocalAnswers {
                     "isError": true,
                 }),
             ),
-            other => error(
-                id,
-                METHOD_NOT_FOUND,
-                &format!("Method not found: {other} (no ide-bridge is connected: {reason})"),
-            ),
+            // Nothing to get, read or subscribe to, no task or stream without a bridge.
+            Method::PromptsGet
+            | Method::ResourcesRead
+            | Method::ResourcesSubscribe
+            | Method::ResourcesUnsubscribe
+            | Method::Listen
+            | Method::TasksGet
+            | Method::TasksUpdate
+            | Method::TasksCancel => unknown(),
         }
     }
 }

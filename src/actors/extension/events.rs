@@ -151,7 +151,7 @@ impl ExtensionClient {
             }
             act.last_selection_sent = Some(params.clone());
             act.links.registry.broadcast.do_send(Broadcast {
-                method: "selection_changed",
+                method: crate::protocol::ide::SELECTION_CHANGED,
                 params,
             });
         }));

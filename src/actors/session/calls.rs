@@ -88,7 +88,13 @@ pub(super) struct Caller {
 fn call_response(id: &RequestId, result: &CallToolResult, stateless: bool) -> String {
     if stateless {
         let value = serde_json::to_value(result).unwrap_or_default();
-        jsonrpc::response(id, &crate::protocol::modern::complete("tools/call", value))
+        jsonrpc::response(
+            id,
+            &crate::protocol::modern::complete(
+                crate::protocol::methods::Method::ToolsCall.name(),
+                value,
+            ),
+        )
     } else {
         jsonrpc::tool_call_response(id, result)
     }

@@ -39,10 +39,11 @@ enum Notification {
 
 impl Notification {
     fn parse(name: &str) -> Option<Self> {
-        Some(match name {
-            "notifications/initialized" => Notification::Initialized,
-            "ide_connected" => Notification::IdeConnected,
-            "notifications/cancelled" => Notification::Cancelled,
+        use crate::protocol::methods::Notification as Mcp;
+        Some(match Mcp::parse(name) {
+            Some(Mcp::Initialized) => Notification::Initialized,
+            Some(Mcp::Cancelled) => Notification::Cancelled,
+            _ if name == crate::protocol::ide::IDE_CONNECTED => Notification::IdeConnected,
             _ => return None,
         })
     }
@@ -392,7 +393,7 @@ impl Session {
         let subscription = serde_json::to_value(id).unwrap_or(Value::Null);
         let honoured: Vec<String> = files.values().cloned().collect();
         reply.send_text(jsonrpc::notification(
-            "notifications/subscriptions/acknowledged",
+            crate::protocol::methods::Notification::SubscriptionsAcknowledged.name(),
             &modern::acknowledged(&subscription, &notifications, &honoured),
         ));
         conn.listeners.push(Listener {

@@ -20,7 +20,7 @@ impl Session {
             if conn.mcp.initialized && level >= conn.mcp.log_level {
                 let text = text.get_or_insert_with(|| {
                     jsonrpc::notification(
-                        "notifications/message",
+                        crate::protocol::methods::Notification::Message.name(),
                         &LogMessageParams {
                             level,
                             logger: "ide-bridge",
@@ -84,7 +84,10 @@ impl Handler<Describe> for Session {
 impl Handler<NotifyListChanged> for Session {
     type Result = bool;
     fn handle(&mut self, _: NotifyListChanged, _: &mut Context<Self>) -> bool {
-        let text = jsonrpc::notification("notifications/tools/list_changed", &json!({}));
+        let text = jsonrpc::notification(
+            crate::protocol::methods::Notification::ToolsListChanged.name(),
+            &json!({}),
+        );
         let mut delivered = false;
         for conn in self.conns.iter_mut() {
             if conn.mcp.initialized {
@@ -92,7 +95,10 @@ impl Handler<NotifyListChanged> for Session {
             }
             conn.listeners.retain(|l| !l.outbound.is_closed());
             for listener in conn.listeners.iter().filter(|l| l.tools) {
-                delivered |= listener.send("notifications/tools/list_changed", json!({}));
+                delivered |= listener.send(
+                    crate::protocol::methods::Notification::ToolsListChanged.name(),
+                    json!({}),
+                );
             }
         }
         delivered
@@ -148,13 +154,16 @@ impl Handler<crate::actors::messages::watch::WorkspaceChanged> for Session {
                     let path = root.join(path);
                     if let Some(uri) = conn.subscriptions.get(&path) {
                         conn.outbound.send_text(jsonrpc::notification(
-                            "notifications/resources/updated",
+                            crate::protocol::methods::Notification::ResourcesUpdated.name(),
                             &json!({ "uri": uri }),
                         ));
                     }
                     for listener in &conn.listeners {
                         if let Some(uri) = listener.files.get(&path) {
-                            listener.send("notifications/resources/updated", json!({ "uri": uri }));
+                            listener.send(
+                                crate::protocol::methods::Notification::ResourcesUpdated.name(),
+                                json!({ "uri": uri }),
+                            );
                         }
                     }
                 }

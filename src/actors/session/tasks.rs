@@ -128,8 +128,10 @@ impl Session {
             act.task_ended(&finished, answer);
         }));
         // A `CreateTaskResult`: the task, flat, with the extension's result type.
-        let mut created =
-            modern::complete("tools/call", self.task_view(&task_id).unwrap_or_default());
+        let mut created = modern::complete(
+            crate::protocol::methods::Method::ToolsCall.name(),
+            self.task_view(&task_id).unwrap_or_default(),
+        );
         created["resultType"] = json!("task");
         reply.send_text(jsonrpc::response(id, &created));
         Ok(())
