@@ -241,6 +241,24 @@ mod tests {
         );
     }
 
+    /// The groups `tools.expose` documents are the registry's, and each has tools.
+    #[test]
+    fn the_expose_setting_names_every_group() {
+        let docs = crate::config::docs_table(&[]);
+        let line = docs
+            .lines()
+            .find(|l| l.starts_with("| `tools.expose.include`"))
+            .expect("tools.expose.include is documented");
+        let registry = super::build().expect("catalogue builds");
+        for group in super::super::registry::GROUPS {
+            assert!(line.contains(&format!("`{group}`")), "{group}: {line}");
+            assert!(
+                registry.tools().iter().any(|t| t.group == *group),
+                "no tool in {group}"
+            );
+        }
+    }
+
     #[test]
     fn every_schema_compiles_and_names_are_unique() {
         let registry = super::build().expect("catalogue builds");
