@@ -350,7 +350,7 @@ async fn typescript_answers_hover_and_workspace_symbols() {
     assert!(
         is_error(&none_yet)
             && text(&none_yet).contains("No language server is running yet: ask about a ")
-            && text(&none_yet).contains(".ts"),
+            && text(&none_yet).contains("typescript-language-server (typescript: .ts, .tsx)"),
         "{none_yet}"
     );
     // Where no configured server is installed, that is what it says.

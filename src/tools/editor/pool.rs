@@ -175,18 +175,36 @@ fn none_running(ctx: &ToolContext) -> String {
             missing.join(", ")
         );
     }
-    let files: Vec<String> = installed
+    // Each installed server with the files that start it; the rest named too, so that
+    // a workspace of a language whose server is missing hears why.
+    let installed: Vec<String> = installed
         .iter()
-        .flat_map(|(_, s)| s.extensions.iter().take(2).map(|e| format!(".{e}")))
+        .map(|(language, s)| {
+            let files: Vec<String> = s
+                .extensions
+                .iter()
+                .take(2)
+                .map(|e| format!(".{e}"))
+                .collect();
+            format!("{} ({language}: {})", s.command, files.join(", "))
+        })
         .collect();
-    let which = if files.is_empty() {
-        "a file of an installed server's language".to_string()
-    } else {
-        format!("a {} file", files.join(" or "))
-    };
-    format!(
-        "No language server is running yet: ask about {which} (getHover, getDocumentSymbols) to start its server, then search"
-    )
+    let mut said = format!(
+        "No language server is running yet: ask about a file of an installed server's \
+         language (getHover, getDocumentSymbols) to start it, then search. Installed: {}",
+        installed.join("; ")
+    );
+    if !missing.is_empty() {
+        let missing: Vec<String> = missing
+            .iter()
+            .map(|(language, s)| format!("{} ({language})", s.command))
+            .collect();
+        said.push_str(&format!(
+            ". Not installed (install one, or set lsp.servers): {}",
+            missing.join(", ")
+        ));
+    }
+    said
 }
 
 /// `searchSymbols`: every running server's `workspace/symbol`, merged.
