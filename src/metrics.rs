@@ -438,6 +438,36 @@ impl Metrics {
             "Connections dropped because their peer did not read and the outbound queue passed server.max_outbound_bytes",
             outbound_overflow_drops.clone(),
         );
+        // Series of a fixed few labels start at 0: a dashboard or an alert reads 0,
+        // not "no data", before the first one counts.
+        {
+            use ide_bridge_automation::tasks::TaskStatus;
+            for status in [
+                TaskStatus::Done,
+                TaskStatus::Error,
+                TaskStatus::Cancelled,
+                TaskStatus::Interrupted,
+            ] {
+                drop(claude_tasks_ended.get_or_create(&TaskStateLabel {
+                    state: status.to_string(),
+                }));
+            }
+            for state in ["queued", "running"] {
+                drop(claude_tasks.get_or_create(&TaskStateLabel {
+                    state: state.into(),
+                }));
+            }
+            for reason in HookIgnored::ALL {
+                drop(hooks_ignored.get_or_create(&ReasonLabel {
+                    reason: reason.as_str(),
+                }));
+            }
+            for reason in Refusal::ALL {
+                drop(refused_connections.get_or_create(&ReasonLabel {
+                    reason: reason.as_str(),
+                }));
+            }
+        }
         Self {
             refused_connections,
             registry,

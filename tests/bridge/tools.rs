@@ -271,6 +271,16 @@ fn metrics_count_tool_calls_by_tool_and_status() {
         metrics.contains("ide_bridge_active_sessions 1"),
         "{metrics}"
     );
+    // Series of a fixed few labels are there before anything counted them: 0, not
+    // "no data".
+    for zero in [
+        r#"ide_bridge_claude_tasks_ended_total{state="done"} 0"#,
+        r#"ide_bridge_claude_tasks{state="running"} 0"#,
+        r#"ide_bridge_hooks_ignored_total{reason="unknownAgent"} 0"#,
+        r#"ide_bridge_refused_connections_total{reason="unauthorized"} 0"#,
+    ] {
+        assert!(metrics.contains(zero), "{zero}: {metrics}");
+    }
 }
 
 /// Arguments that break `schema`: a missing required property, an unknown property
