@@ -172,39 +172,56 @@ impl ActivityLog {
 
     /// Merges the entries on disk into memory (by id) and moves `next_id` past them.
     fn reload(&mut self, path: &std::path::Path) {
-        let loaded = match jsonl::load(path) {
-            Ok(l) => l,
-            Err(e) => {
-                tracing::error!(path = %path.display(), %e, "cannot read the previous activity log");
-                return;
-            }
-        };
-        if loaded.skipped > 0 {
-            tracing::warn!(path = %path.display(), skipped = loaded.skipped, "skipped corrupt activity log lines");
-        }
-        self.totals.skipped_on_load += loaded.skipped as u64;
         let known: std::collections::HashSet<u64> = self
             .tool_calls
             .iter()
             .chain(self.lifecycle.iter())
             .map(|e| e.id)
             .collect();
-        let mut added = 0;
-        for value in loaded.entries {
+        let max_entries = self.max_entries;
+        // Only the newest `max_entries` of each kind stay: trimmed as the file is read
+        // (at twice that), so a log of any size costs that much at start-up, not its
+        // whole length parsed (a 10 MiB log held 120 MB for the life of the process).
+        let trim = |q: &mut VecDeque<Entry>, to: usize| {
+            if q.len() > to {
+                q.make_contiguous().sort_by_key(|e| e.id);
+                let excess = q.len() - to;
+                q.drain(..excess);
+            }
+        };
+        let (mut added, mut unreadable) = (0, 0);
+        let (tool_calls, lifecycle, next_id) =
+            (&mut self.tool_calls, &mut self.lifecycle, &mut self.next_id);
+        let read = jsonl::for_each_entry(path, |value| {
             let Ok(entry) = serde_json::from_value::<Entry>(value) else {
-                self.totals.skipped_on_load += 1;
-                continue;
+                unreadable += 1;
+                return;
             };
-            self.next_id = self.next_id.max(entry.id + 1);
+            *next_id = (*next_id).max(entry.id + 1);
             if known.contains(&entry.id) {
-                continue;
+                return;
             }
             added += 1;
-            match entry.kind {
-                EntryKind::ToolCall { .. } => self.tool_calls.push_back(entry),
-                EntryKind::Lifecycle { .. } => self.lifecycle.push_back(entry),
+            let q = match entry.kind {
+                EntryKind::ToolCall { .. } => &mut *tool_calls,
+                EntryKind::Lifecycle { .. } => &mut *lifecycle,
+            };
+            q.push_back(entry);
+            if q.len() >= 2 * max_entries.max(1) {
+                trim(q, max_entries);
             }
+        });
+        let skipped = match read {
+            Ok(skipped) => skipped,
+            Err(e) => {
+                tracing::error!(path = %path.display(), %e, "cannot read the previous activity log");
+                0
+            }
+        };
+        if skipped > 0 {
+            tracing::warn!(path = %path.display(), skipped, "skipped corrupt activity log lines");
         }
+        self.totals.skipped_on_load += (skipped + unreadable) as u64;
         self.totals.loaded_from_disk += added;
         for q in [&mut self.tool_calls, &mut self.lifecycle] {
             q.make_contiguous().sort_by_key(|e| e.id);

@@ -16,7 +16,8 @@ pub const MAX_LINE_BYTES: usize = 1024 * 1024;
 /// Rotated files kept (`.1` is the newest).
 pub const ROTATED_KEPT: usize = 3;
 
-/// What loading found.
+/// What loading found (tests: every entry kept).
+#[cfg(test)]
 #[derive(Debug, Default)]
 pub struct Loaded {
     /// Valid lines, parsed, oldest first.
@@ -45,14 +46,25 @@ pub fn valid_entry(v: &Value) -> bool {
 }
 
 /// Reads `path` (missing file: nothing), keeping valid entries.
+#[cfg(test)]
 pub fn load(path: &Path) -> io::Result<Loaded> {
+    let mut entries = Vec::new();
+    let skipped = for_each_entry(path, |v| entries.push(v))?;
+    Ok(Loaded { entries, skipped })
+}
+
+/// Reads `path` (missing file: nothing) a line at a time, handing each valid entry to
+/// `keep`, oldest first, and answers how many lines were skipped as corrupt (garbage,
+/// wrong types, torn, overlong). Nothing is held beyond one line: what to keep of a
+/// log of any size is the caller's to bound.
+pub fn for_each_entry(path: &Path, mut keep: impl FnMut(Value)) -> io::Result<usize> {
     let file = match File::open(path) {
         Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Loaded::default()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
         Err(e) => return Err(e),
     };
     let mut reader = BufReader::new(file);
-    let mut loaded = Loaded::default();
+    let mut skipped = 0;
     let mut line = Vec::new();
     loop {
         line.clear();
@@ -64,7 +76,7 @@ pub fn load(path: &Path) -> io::Result<Loaded> {
         }
         if line.len() > MAX_LINE_BYTES && line.last() != Some(&b'\n') {
             // Overlong: skip the rest of it without buffering.
-            loaded.skipped += 1;
+            skipped += 1;
             let mut sink = Vec::new();
             loop {
                 sink.clear();
@@ -80,11 +92,11 @@ pub fn load(path: &Path) -> io::Result<Loaded> {
             continue;
         }
         match serde_json::from_slice::<Value>(text) {
-            Ok(v) if valid_entry(&v) => loaded.entries.push(v),
-            _ => loaded.skipped += 1,
+            Ok(v) if valid_entry(&v) => keep(v),
+            _ => skipped += 1,
         }
     }
-    Ok(loaded)
+    Ok(skipped)
 }
 
 /// Commands for the writer thread.

@@ -264,6 +264,51 @@ async fn kill_dash_nine_at_random_moments_never_corrupts_or_loses_old_entries() 
     );
 }
 
+/// A long activity log (8 MiB: near where it rotates by default) is read back keeping
+/// only the newest entries as it goes: the bridge's memory after start-up does not grow
+/// with the file's length (it held every line parsed: 12 MB per MiB, for good).
+#[tokio::test]
+async fn a_long_activity_log_is_read_back_in_bounded_memory() {
+    let place = Place::new();
+    std::fs::create_dir_all(place.state_dir()).unwrap();
+    let padding = "p".repeat(8);
+    let mut log = String::new();
+    let mut id = 0u64;
+    while log.len() < 8 * 1024 * 1024 {
+        id += 1;
+        log.push_str(
+            &json!({"id": id, "timestamp": now_ms(), "kind": "toolCall", "tool": "openFile", "sessionId": "abcd0123", "status": "success", "durationMs": 2, "summary": format!("call-{id} {padding}")})
+                .to_string(),
+        );
+        log.push('\n');
+    }
+    std::fs::write(place.state_dir().join("activity.jsonl"), &log).unwrap();
+    let bridge = Bridge::launch(place.options()).await;
+    let status = bridge.status().await;
+    assert_eq!(status["activity"]["loadedFromDisk"], id, "{status}");
+    let anon_kib = proc_status(bridge.pid(), "RssAnon");
+    assert!(
+        anon_kib < 30 * 1024,
+        "{anon_kib} KiB of anonymous memory after reading {id} entries"
+    );
+    // The newest are the ones kept, the next entry continues after them.
+    let mut agent = bridge.ready_agent().await;
+    let kept = json_text(
+        &agent
+            .call("getActivityLog", json!({"tool": "openFile", "limit": 1}))
+            .await,
+    );
+    let newest = kept["entries"][0]["summary"].as_str().unwrap_or_default();
+    assert!(newest.starts_with(&format!("call-{id} ")), "{kept}");
+    agent.call("close_tab", json!({"tab_name": "after"})).await;
+    let after = json_text(
+        &agent
+            .call("getActivityLog", json!({"tool": "close_tab"}))
+            .await,
+    );
+    assert!(after["entries"][0]["id"].as_u64().unwrap() > id, "{after}");
+}
+
 #[tokio::test]
 async fn corrupt_activity_lines_are_skipped_and_counted() {
     let place = Place::new();
