@@ -11,6 +11,7 @@ use actix::prelude::*;
 use serde::Serialize;
 use tokio::sync::{mpsc, oneshot};
 
+use super::event_stream::{EventSender, Offered};
 pub use super::messages::activity::{LifecycleEvent, RecordLifecycle};
 use super::messages::session::SessionId;
 use super::supervise::{guard, ActorFault};
@@ -128,7 +129,7 @@ pub struct ActivityLog {
     metrics: Arc<Metrics>,
     persistence: Option<Persistence>,
     watchers: Vec<Watcher>,
-    subscribers: Vec<mpsc::Sender<Arc<str>>>,
+    subscribers: Vec<EventSender>,
     max_subscribers: usize,
 }
 
@@ -294,15 +295,16 @@ impl ActivityLog {
             return;
         }
         let line: Arc<str> = Arc::from(line);
-        self.subscribers
-            .retain(|tx| match tx.try_send(Arc::clone(&line)) {
-                Ok(()) => true,
-                Err(mpsc::error::TrySendError::Full(_)) => {
-                    tracing::warn!("dropping an activity stream subscriber that does not keep up");
-                    false
-                }
-                Err(mpsc::error::TrySendError::Closed(_)) => false,
-            });
+        self.subscribers.retain(|s| match s.offer(&line) {
+            Offered::Queued => true,
+            Offered::FellBehind => {
+                tracing::warn!(
+                    "dropping an activity stream subscriber that does not keep up (its connection is closed)"
+                );
+                false
+            }
+            Offered::Gone => false,
+        });
     }
 
     fn wake_watchers(&mut self, entry: &Entry) {
@@ -428,7 +430,11 @@ pub enum WatchStart {
 /// Subscribe to every new entry as a JSON line (for the SSE stream).
 #[derive(Debug, Message)]
 #[rtype(result = "Result<Option<mpsc::Receiver<Arc<str>>>, ActorFault>")]
-pub struct Subscribe;
+pub struct Subscribe {
+    /// The client's connection, shut down if it falls behind (`None`: the stream only
+    /// ends; the page's own stream goes on without the timeline).
+    pub socket: Option<std::sync::Weak<std::net::TcpStream>>,
+}
 
 /// Hand every buffered line to the writer and wait until it is on disk (shutdown).
 #[derive(Debug, Message)]
@@ -560,13 +566,13 @@ impl Handler<Watch> for ActivityLog {
 
 impl Handler<Subscribe> for ActivityLog {
     type Result = Result<Option<mpsc::Receiver<Arc<str>>>, ActorFault>;
-    fn handle(&mut self, _: Subscribe, ctx: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, msg: Subscribe, ctx: &mut Context<Self>) -> Self::Result {
         guard(NAME, self, ctx, |act, _| {
             act.subscribers.retain(|s| !s.is_closed());
             if act.subscribers.len() >= act.max_subscribers {
                 return None;
             }
-            let (tx, rx) = mpsc::channel(SUBSCRIBER_QUEUE);
+            let (tx, rx) = EventSender::channel(SUBSCRIBER_QUEUE, msg.socket);
             act.subscribers.push(tx);
             Some(rx)
         })

@@ -9,6 +9,7 @@ pub mod claims;
 pub mod clock;
 pub mod dashboard;
 pub mod diagnostics;
+pub mod event_stream;
 pub mod extension;
 #[cfg(feature = "fault-injection")]
 pub mod fault;

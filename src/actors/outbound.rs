@@ -27,6 +27,32 @@ use tokio_util::codec::Encoder;
 /// WebSocket close reasons are limited to 123 bytes.
 const MAX_CLOSE_REASON: usize = 123;
 
+/// Ends the connection of a peer that stopped reading: its socket is shut down (the
+/// writer's next write fails and actix-web drops the connection) and set to linger 0, so
+/// that the last close resets it instead of keeping what the peer never read in kernel
+/// buffers until it does. Nothing when the connection is gone already.
+pub fn abort(socket: &Weak<TcpStream>) {
+    use std::os::fd::AsRawFd;
+    let Some(socket) = socket.upgrade() else {
+        return;
+    };
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: a valid socket descriptor and a `linger` of the size given.
+    unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&linger as *const libc::linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        );
+    }
+    let _ = socket.shutdown(Shutdown::Both);
+}
+
 /// A frame queued for the writer task.
 #[derive(Debug)]
 pub enum Frame {
@@ -184,8 +210,8 @@ impl Outbound {
                 shared.drop_now.notify_one();
                 // The peer reads nothing, so a close frame would only queue behind the
                 // rest: the TCP connection ends, and with it the transport's stream.
-                if let Some(socket) = shared.socket.as_ref().and_then(Weak::upgrade) {
-                    let _ = socket.shutdown(Shutdown::Both);
+                if let Some(socket) = &shared.socket {
+                    abort(socket);
                 }
             }
             return false;

@@ -3,9 +3,10 @@
 use std::any::Any;
 use std::net::TcpStream;
 use std::os::fd::AsFd;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use actix_web::dev::Extensions;
+use actix_web::HttpRequest;
 
 /// A duplicate of the connection's socket descriptor, kept for as long as the HTTP
 /// connection lives (actix-web drops connection data with the connection). The
@@ -28,4 +29,10 @@ pub fn on_connect(conn: &dyn Any, data: &mut Extensions) {
         }
         Err(err) => tracing::warn!(%err, "cannot duplicate a connection's socket"),
     }
+}
+
+/// The request's connection socket as [`on_connect`] recorded it, weakly: for whatever
+/// must be able to shut a connection whose peer stopped reading.
+pub fn socket_of(req: &HttpRequest) -> Option<Weak<TcpStream>> {
+    req.conn_data::<ConnSocket>().map(|c| Arc::downgrade(&c.0))
 }

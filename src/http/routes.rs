@@ -58,7 +58,13 @@ pub async fn activity_stream(
 ) -> Result<HttpResponse, Rejection> {
     check_host_and_origin(&req, &services.settings)?;
     check_bearer(&req, &services.auth_token)?;
-    let rx = match services.activity.send(Subscribe).await {
+    let rx = match services
+        .activity
+        .send(Subscribe {
+            socket: crate::http::conn::socket_of(&req),
+        })
+        .await
+    {
         Ok(Ok(Some(rx))) => rx,
         Ok(Ok(None)) => {
             return Ok(HttpResponse::ServiceUnavailable().json(json!({

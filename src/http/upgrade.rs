@@ -2,7 +2,7 @@
 //! Transport.
 
 use std::pin::Pin;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::dev::Payload;
@@ -12,7 +12,7 @@ use actix_web::{web, FromRequest, HttpRequest, HttpResponse};
 use actix_ws::CloseCode;
 use futures_util::Stream;
 
-use super::conn::ConnSocket;
+use super::conn::socket_of;
 use super::guard::{check_host_and_origin, check_token, Rejection};
 use super::{AGENT_AUTH_HEADER, EDITOR_AUTH_HEADER, RELAY_HEADER, SESSION_ANCHOR_HEADER};
 use crate::actors::extension::ExtensionClient;
@@ -201,11 +201,6 @@ pub(crate) async fn pace(services: &Services) -> Result<(), actix_web::Error> {
             .into())
         }
     }
-}
-
-/// The connection's socket as recorded by [`crate::http::conn::on_connect`], weakly.
-fn socket_of(req: &HttpRequest) -> Option<Weak<std::net::TcpStream>> {
-    req.conn_data::<ConnSocket>().map(|c| Arc::downgrade(&c.0))
 }
 
 /// The connection's payload behind a [`FrameGuard`]: a frame or fragmented message

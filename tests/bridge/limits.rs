@@ -843,3 +843,105 @@ fn a_body_trickled_past_the_deadline_is_refused_with_408() {
         assert!(took >= Duration::from_secs(30), "{what}: {took:?}");
     }
 }
+
+/// An `/activity/stream` client that reads nothing is dropped once its queue is full,
+/// and its connection ends: before, the bridge stopped feeding it but kept the
+/// connection (and megabytes of kernel buffer) for as long as the client kept it open.
+#[tokio::test]
+async fn an_event_stream_client_that_reads_nothing_is_disconnected_when_dropped() {
+    let bridge = Bridge::launch(Options::default().set("rate_limit.requests", 100_000)).await;
+    let client = off_runtime({
+        let port = bridge.port;
+        let token = bridge.token.clone();
+        move || never_reading_stream(port, &token)
+    })
+    .await;
+    let mut agent = bridge.ready_agent().await;
+    // Long summaries (4-byte characters) make each timeline line about a kilobyte.
+    let wide = "\u{1F600}".repeat(60);
+    let args = json!({"tab_name": wide, "a": wide, "b": wide, "c": wide});
+    let mut calls = 0;
+    while !bridge
+        .log()
+        .contains("dropping an activity stream subscriber")
+    {
+        assert!(calls < 40_000, "the stream was never dropped");
+        for _ in 0..200 {
+            agent.call("close_tab", args.clone()).await;
+        }
+        calls += 200;
+    }
+    // The connection ends while the client still reads nothing (reading would let the
+    // bridge write again and see the stream's end by itself).
+    let ended = off_runtime(move || {
+        wait_for("the connection to end", DEADLINE, || {
+            (tcp_state(&client) != TCP_ESTABLISHED).then_some(())
+        });
+        tcp_state(&client)
+    })
+    .await;
+    assert_ne!(ended, TCP_ESTABLISHED, "after {calls} calls");
+}
+
+/// `TCP_ESTABLISHED` in the kernel's `tcp_info.tcpi_state`.
+const TCP_ESTABLISHED: u8 = 1;
+
+/// The kernel's state of a TCP socket (`tcp_info.tcpi_state`), read without reading
+/// the socket.
+fn tcp_state(stream: &StdTcpStream) -> u8 {
+    use std::os::fd::AsRawFd;
+    let mut info = [0u8; 256];
+    let mut len = info.len() as libc::socklen_t;
+    // SAFETY: a valid socket and a buffer of `len` bytes; the state is its first byte.
+    let r = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            info.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    assert_eq!(r, 0, "{}", std::io::Error::last_os_error());
+    info[0]
+}
+
+/// A `GET /activity/stream` on a socket whose receive buffer is 4 KiB, read no further.
+fn never_reading_stream(port: u16, token: &str) -> StdTcpStream {
+    use std::os::fd::FromRawFd;
+    // SAFETY: a fresh socket, options of the sizes given, an address of its family.
+    let stream = unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        assert!(fd >= 0);
+        let size: libc::c_int = 4096;
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            (&size as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+        let address = libc::sockaddr_in {
+            sin_family: libc::AF_INET as libc::sa_family_t,
+            sin_port: port.to_be(),
+            sin_addr: libc::in_addr {
+                s_addr: u32::from(std::net::Ipv4Addr::LOCALHOST).to_be(),
+            },
+            sin_zero: [0; 8],
+        };
+        let connected = libc::connect(
+            fd,
+            (&address as *const libc::sockaddr_in).cast(),
+            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        );
+        assert_eq!(connected, 0, "{}", std::io::Error::last_os_error());
+        StdTcpStream::from_raw_fd(fd)
+    };
+    let mut stream = stream;
+    write!(
+        stream,
+        "GET /activity/stream HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n\r\n"
+    )
+    .unwrap();
+    stream
+}

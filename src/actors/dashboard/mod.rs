@@ -24,6 +24,7 @@ use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
 
 use super::activity_log::now_ms;
+use super::event_stream::{EventSender, Offered};
 use super::messages::activity::RecordLifecycle;
 use super::messages::dashboard::{AskApproval, ChangesUpdated};
 use super::messages::editor::CloseSessionDiffs;
@@ -145,12 +146,14 @@ pub struct SignOut(pub String);
 #[rtype(result = "Result<mpsc::Receiver<Arc<str>>, PageRefusal>")]
 pub struct WatchPage {
     pub cookie: String,
+    /// The page's connection, shut down if it falls behind.
+    pub socket: Option<std::sync::Weak<std::net::TcpStream>>,
 }
 
 /// A page's event stream and the sign-in it belongs to.
 struct Stream {
     cookie: String,
-    events: mpsc::Sender<Arc<str>>,
+    events: EventSender,
 }
 
 /// Show a diff in the page; the receiver gets the decision.
@@ -340,18 +343,17 @@ impl Dashboard {
     /// Tells every page that `kind` changed; a page that does not keep up is dropped.
     fn broadcast(&mut self, event: Value) {
         let line: Arc<str> = Arc::from(event.to_string());
-        self.streams
-            .retain(|s| match s.events.try_send(Arc::clone(&line)) {
-                Ok(()) => true,
-                Err(mpsc::error::TrySendError::Full(_)) => {
-                    tracing::warn!(
-                        queued = STREAM_QUEUE,
-                        "dropping a browser page's event stream: it fell behind"
-                    );
-                    false
-                }
-                Err(mpsc::error::TrySendError::Closed(_)) => false,
-            });
+        self.streams.retain(|s| match s.events.offer(&line) {
+            Offered::Queued => true,
+            Offered::FellBehind => {
+                tracing::warn!(
+                    queued = STREAM_QUEUE,
+                    "dropping a browser page's event stream: it fell behind (its connection is closed)"
+                );
+                false
+            }
+            Offered::Gone => false,
+        });
         self.note_watchers();
     }
 
@@ -501,7 +503,7 @@ impl Handler<WatchPage> for Dashboard {
             if act.streams.len() >= act.config.max_streams {
                 return Err(PageRefusal::TooManyPages(act.streams.len()));
             }
-            let (tx, rx) = mpsc::channel(STREAM_QUEUE);
+            let (tx, rx) = EventSender::channel(STREAM_QUEUE, msg.socket);
             act.streams.push(Stream {
                 cookie: msg.cookie,
                 events: tx,
@@ -834,7 +836,14 @@ mod tests {
         assert_eq!(unwatched.unwrap_err(), PageRefusal::NobodyWatching);
         let code = d.send(IssueLoginCode).await.unwrap().unwrap();
         let cookie = d.send(RedeemLoginCode(code)).await.unwrap().unwrap();
-        let _page = d.send(WatchPage { cookie }).await.unwrap().unwrap();
+        let _page = d
+            .send(WatchPage {
+                cookie,
+                socket: None,
+            })
+            .await
+            .unwrap()
+            .unwrap();
 
         let as_proposed = d.send(offer("a", "proposed\n")).await.unwrap().unwrap();
         let edited = d.send(offer("bb", "proposed\n")).await.unwrap().unwrap();

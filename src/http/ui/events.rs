@@ -8,11 +8,11 @@ use std::time::Duration;
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use futures_util::stream::{self, StreamExt};
-use tokio::sync::mpsc;
 
 use super::{ask, PageError};
 use crate::actors::activity_log::{self, Subscribe};
 use crate::actors::dashboard::{self, WatchPage};
+use crate::actors::event_stream::{EventSender, Offered};
 use crate::actors::orchestrator::{self as orchestrator_actor, WatchTask};
 use crate::orchestrator::TaskId;
 use crate::services::Services;
@@ -54,11 +54,25 @@ pub async fn page_events(
 ) -> Result<HttpResponse, PageError> {
     // The gate in front of /ui/api checked the cookie; the stream belongs to it.
     let cookie = super::cookie(&req, &super::cookie_name(services.port)).unwrap_or_default();
-    let page = ask(&services.dashboard, dashboard::NAME, WatchPage { cookie })
-        .await?
-        .map_err(|e| PageError::Unavailable(e.to_string()))?;
+    let page = ask(
+        &services.dashboard,
+        dashboard::NAME,
+        WatchPage {
+            cookie,
+            socket: crate::http::conn::socket_of(&req),
+        },
+    )
+    .await?
+    .map_err(|e| PageError::Unavailable(e.to_string()))?;
     // Without room on the timeline's subscriber list the page still gets its own events.
-    let activity = match ask(&services.activity, activity_log::NAME, Subscribe).await? {
+    let activity = match ask(
+        &services.activity,
+        activity_log::NAME,
+        // The timeline drops a page that falls behind; the page's own stream goes on.
+        Subscribe { socket: None },
+    )
+    .await?
+    {
         Ok(Some(rx)) => Some(rx),
         _ => {
             tracing::warn!(
@@ -101,6 +115,7 @@ pub async fn page_events(
 /// `GET /ui/api/tasks/{id}/output`: `task` (the task as it is, its output so far
 /// included), then an `output` event per new line, then `end` when it finishes.
 pub async fn task_output(
+    req: HttpRequest,
     services: web::Data<Services>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, PageError> {
@@ -117,21 +132,25 @@ pub async fn task_output(
         &serde_json::to_string(&task).unwrap_or_else(|_| "{}".into()),
     );
     // The orchestrator's channel is unbounded: drain it here into a bounded one, so a
-    // page that does not read costs at most TASK_QUEUE lines.
-    let (tx, rx) = mpsc::channel::<String>(TASK_QUEUE);
+    // page that does not read costs at most TASK_QUEUE lines (and is then disconnected).
+    let (tx, rx) = EventSender::channel(TASK_QUEUE, crate::http::conn::socket_of(&req));
     if let Some(mut follower) = follower {
         actix_rt::spawn(async move {
             while let Some(line) = follower.recv().await {
-                if tx.try_send(line).is_err() {
-                    tracing::warn!(task = %id, "a page's task stream fell behind; ending it");
-                    return;
+                match tx.offer(&Arc::from(line)) {
+                    Offered::Queued => {}
+                    Offered::Gone => return,
+                    Offered::FellBehind => {
+                        tracing::warn!(task = %id, "a page's task stream fell behind; ending it");
+                        return;
+                    }
                 }
             }
         });
     }
     let lines = stream::unfold(rx, |mut rx| async move {
         let bytes = match tokio::time::timeout(KEEPALIVE, rx.recv()).await {
-            Ok(Some(line)) => event("output", &serde_json::Value::String(line).to_string()),
+            Ok(Some(line)) => event("output", &serde_json::Value::from(&*line).to_string()),
             Ok(None) => return None,
             Err(_) => web::Bytes::from_static(b": keep-alive\n\n"),
         };
