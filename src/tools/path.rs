@@ -29,6 +29,17 @@ impl WorkspacePath {
     pub fn resolve(&self, ctx: &ToolContext) -> Result<PathBuf, ToolError> {
         Ok(ctx.services.workspace.resolve(&self.0)?)
     }
+
+    /// The confined path, workspace-relative (as the change sets and the claims name
+    /// files), or why it is refused.
+    pub fn relative(&self, ctx: &ToolContext) -> Result<String, ToolError> {
+        let path = self.resolve(ctx)?;
+        Ok(ctx
+            .services
+            .workspace
+            .relative(&path.to_string_lossy())
+            .unwrap_or_default())
+    }
 }
 
 impl From<&str> for WorkspacePath {

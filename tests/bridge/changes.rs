@@ -218,6 +218,14 @@ async fn a_write_after_a_failed_one_is_recorded_as_the_agents_own() {
     assert_eq!(all.len(), 2, "each write its own change: {listed}");
     assert_eq!(all[0]["hunks"][0]["new"], json!(["b = 20\n"]), "{listed}");
     assert_eq!(all[1]["hunks"][0]["new"], json!(["c = 30\n"]), "{listed}");
+    // The file named absolutely selects the same (it selected nothing, silently).
+    let absolute = bridge.workspace.join("a.py").display().to_string();
+    let by_path = json_text(&agent.call("listChanges", json!({"file": absolute})).await);
+    assert_eq!(changes(&by_path), all, "{by_path}");
+    let outside = agent
+        .call("listChanges", json!({"file": "/etc/passwd"}))
+        .await;
+    assert!(is_error(&outside), "{outside}");
     let who = json_text(
         &agent
             .call("whoChanged", json!({"file": "a.py", "line": 3}))

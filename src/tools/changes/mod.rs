@@ -25,20 +25,21 @@ pub struct Which {
     change: Option<u64>,
     /// With `change`: one of its hunks (0-based).
     hunk: Option<usize>,
-    /// Every hunk of this file (workspace-relative).
-    file: Option<String>,
+    /// Every hunk of this file (workspace-relative, or absolute inside the workspace).
+    file: Option<WorkspacePath>,
     /// Every hunk of this agent session.
     session: Option<String>,
 }
 
 impl Which {
-    fn selection(self) -> Selection {
-        Selection {
+    /// What the arguments select; a file is named as the change sets name it.
+    fn selection(self, ctx: &ToolContext) -> Result<Selection, ToolError> {
+        Ok(Selection {
             change: self.change,
             hunk: self.hunk,
-            file: self.file,
+            file: self.file.map(|f| f.relative(ctx)).transpose()?,
             session: self.session,
-        }
+        })
     }
 }
 
@@ -142,7 +143,7 @@ impl Tool for ListChanges {
     const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Listed>);
 
     async fn call(ctx: ToolContext, args: Which) -> ToolResult {
-        let changes = ask(&ctx.services.changes, NAME, List(args.selection())).await?;
+        let changes = ask(&ctx.services.changes, NAME, List(args.selection(&ctx)?)).await?;
         Ok(CallToolResult::structured(&Listed {
             changes: changes.iter().map(Change::view).collect(),
         }))
@@ -211,8 +212,8 @@ pub struct UndoArgs {
     change: Option<u64>,
     /// With `change`: one of its hunks (0-based).
     hunk: Option<usize>,
-    /// Every hunk of this file (workspace-relative).
-    file: Option<String>,
+    /// Every hunk of this file (workspace-relative, or absolute inside the workspace).
+    file: Option<WorkspacePath>,
     /// Every hunk of this agent session.
     session: Option<String>,
     /// Why, for the agent whose change is undone.
@@ -229,7 +230,7 @@ impl Tool for UndoChanges {
         let selection = Selection {
             change: args.change,
             hunk: args.hunk,
-            file: args.file,
+            file: args.file.map(|f| f.relative(&ctx)).transpose()?,
             session: args.session,
         };
         selects(&ctx.services, &selection).await?;
@@ -257,7 +258,7 @@ impl Tool for KeepChanges {
     const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Kept>);
 
     async fn call(ctx: ToolContext, args: Which) -> ToolResult {
-        let selection = args.selection();
+        let selection = args.selection(&ctx)?;
         selects(&ctx.services, &selection).await?;
         let kept = ask(&ctx.services.changes, NAME, Keep(selection)).await?;
         Ok(CallToolResult::structured(&Kept { kept }))
