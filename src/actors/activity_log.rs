@@ -39,6 +39,8 @@ pub struct RecordToolCall {
     pub summary: String,
     /// One of the agent's own tools, seen through a hook (not a bridge tool).
     pub native: bool,
+    /// A native call's id (the CLI's `tool_use_id`).
+    pub call_id: Option<String>,
 }
 
 /// Query the timeline, newest last.
@@ -436,6 +438,34 @@ pub struct Subscribe {
     pub socket: Option<std::sync::Weak<std::net::TcpStream>>,
 }
 
+/// Of these native call ids (the CLI's `tool_use_id`s), those the timeline recorded
+/// (its newest entries, read back from disk after a restart or a crash included).
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Vec<String>, ActorFault>")]
+pub struct Recorded(pub Vec<String>);
+
+impl Handler<Recorded> for ActivityLog {
+    type Result = Result<Vec<String>, ActorFault>;
+    fn handle(&mut self, msg: Recorded, ctx: &mut Context<Self>) -> Self::Result {
+        guard(NAME, self, ctx, |act, _| {
+            let known: std::collections::HashSet<&str> = act
+                .tool_calls
+                .iter()
+                .filter_map(|e| match &e.kind {
+                    EntryKind::ToolCall {
+                        call_id: Some(id), ..
+                    } => Some(id.as_str()),
+                    _ => None,
+                })
+                .collect();
+            msg.0
+                .into_iter()
+                .filter(|id| known.contains(id.as_str()))
+                .collect()
+        })
+    }
+}
+
 /// Hand every buffered line to the writer and wait until it is on disk (shutdown).
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
@@ -495,6 +525,7 @@ impl Handler<RecordToolCall> for ActivityLog {
                 duration_ms: msg.duration_ms,
                 summary: msg.summary,
                 native: msg.native,
+                call_id: msg.call_id,
             });
             act.schedule_flush(ctx);
         });

@@ -27,7 +27,9 @@ use super::body::{read_limited, BodyError};
 use super::guard::{check_bearer, check_host_and_origin, Rejection};
 use super::{CLIENT_HEADER, IGNORED_HEADER, TASK_HEADER};
 use crate::actors::activity_log::now_ms;
-use crate::actors::activity_log::{CallStatus, LifecycleEvent, RecordLifecycle, RecordToolCall};
+use crate::actors::activity_log::{
+    CallStatus, LifecycleEvent, RecordLifecycle, RecordToolCall, Recorded,
+};
 use crate::actors::automation::{AskGate, BridgeEvent, GateCheck, GateChecked};
 use crate::actors::changes::{Baseline, BeforeWrite, WriteAbandoned};
 use crate::actors::claims::{CheckWrite, ClaimsNamedIn};
@@ -567,7 +569,15 @@ async fn settle(services: &Services, agent: &AgentRef, also: Option<PathBuf>) ->
                 "an agent's transcript grew by more than {MAX_TRANSCRIPT_READ} bytes between two hooks; the tool calls in the part skipped are not recorded"
             );
         }
-        let discovered = discovered(services, &path, scan.used);
+        let mut discovered = discovered(services, &path, scan.used);
+        // A call the timeline holds was recorded by this bridge or by the one before a
+        // crash (whose checkpoint may not have known it ended): not a second time.
+        if !discovered.is_empty() {
+            let ids = discovered.iter().map(|s| s.tool_use_id.clone()).collect();
+            if let Ok(Ok(recorded)) = services.activity.send(Recorded(ids)).await {
+                discovered.retain(|s| !recorded.contains(&s.tool_use_id));
+            }
+        }
         let mut outcomes = scan.outcomes;
         // What the files written held before, for writes whose hook never came: kept
         // here, not sent to the session.
@@ -796,6 +806,7 @@ async fn finish(services: &Services, agent: &AgentRef, ended: Ended) {
         duration_ms,
         summary,
         native: true,
+        call_id: Some(call.tool_use_id.clone()),
     });
     match call.effect {
         Effect::Command(command) if failed && !call.denied => tell_automation(

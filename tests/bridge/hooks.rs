@@ -1631,8 +1631,7 @@ fn init_runs_at_once_keep_every_entry_and_links_and_fifos_are_handled() {
 /// The transcript's last minute is read again after a restart (calls that ended while
 /// the bridge was down are found there): the calls recorded before the restart are not
 /// recorded a second time, in the timeline or the change sets.
-#[tokio::test]
-async fn a_restart_does_not_record_the_calls_of_the_last_minute_again() {
+async fn the_calls_of_the_last_minute_are_not_recorded_again_after(crash: bool) {
     let place = Place::new();
     let opts = || {
         place
@@ -1692,7 +1691,20 @@ async fn a_restart_does_not_record_the_calls_of_the_last_minute_again() {
     bridge
         .wait_status("the edit recorded", |s| (edits(s) == 1).then_some(()))
         .await;
-    bridge.stop_async().await;
+    if crash {
+        // Killed once the timeline and the change sets are on disk, before any
+        // checkpoint says the call ended.
+        let on_disk = |file: &str, what: &str| {
+            std::fs::read_to_string(place.state_dir().join(file)).is_ok_and(|t| t.contains(what))
+        };
+        wait_for("the call and its change on disk", DEADLINE, || {
+            (on_disk("activity.jsonl", "toolu_once") && on_disk("changes.json", "b = 3"))
+                .then_some(())
+        });
+        bridge.kill9();
+    } else {
+        bridge.stop_async().await;
+    }
 
     let bridge = Bridge::launch(opts()).await;
     let mut a = relay_agent(&bridge, me, 787).await;
@@ -1706,6 +1718,18 @@ async fn a_restart_does_not_record_the_calls_of_the_last_minute_again() {
     let status = bridge.status().await;
     assert_eq!(edits(&status), 1, "{}", status["recentActivity"]);
     bridge.stop_async().await;
+}
+
+#[tokio::test]
+async fn a_restart_does_not_record_the_calls_of_the_last_minute_again() {
+    the_calls_of_the_last_minute_are_not_recorded_again_after(false).await;
+}
+
+/// After a crash the checkpoint may be older than the calls: the timeline (on disk at
+/// once) says which were recorded. A crash recorded them, and their change, twice.
+#[tokio::test]
+async fn a_crash_does_not_record_the_calls_of_the_last_minute_again() {
+    the_calls_of_the_last_minute_are_not_recorded_again_after(true).await;
 }
 
 /// A starting CLI's SessionStart hook (asynchronous) may reach the bridge before the

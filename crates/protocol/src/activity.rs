@@ -143,6 +143,10 @@ pub enum EntryKind {
         /// seen through its hooks, not a call of a bridge tool.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         native: bool,
+        /// A native call's id (the CLI's `tool_use_id`): after a crash, the calls an
+        /// agent's transcript shows are not recorded a second time.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
     },
     /// A lifecycle event.
     #[serde(rename_all = "camelCase")]
@@ -170,6 +174,7 @@ impl Entry {
             duration_ms,
             summary,
             native,
+            call_id,
         } = &self.kind
         else {
             return crate::escape::to_json(self, 192 + self.kind.text_len());
@@ -196,6 +201,10 @@ impl Entry {
         if *native {
             out.extend_from_slice(br#","native":true"#);
         }
+        if let Some(call_id) = call_id {
+            out.extend_from_slice(br#","callId":"#);
+            write_str(&mut out, call_id);
+        }
         out.push(b'}');
         debug_assert!(std::str::from_utf8(&out).is_ok());
         // SAFETY: every piece above is UTF-8: ASCII literals and digits, a status's
@@ -213,8 +222,14 @@ impl EntryKind {
                 tool,
                 session_id,
                 summary,
+                call_id,
                 ..
-            } => tool.len() + session_id.len() + summary.len(),
+            } => {
+                tool.len()
+                    + session_id.len()
+                    + summary.len()
+                    + call_id.as_ref().map_or(0, String::len)
+            }
             EntryKind::Lifecycle {
                 session_id, detail, ..
             } => session_id.as_ref().map_or(0, String::len) + detail.len(),
@@ -239,6 +254,7 @@ mod tests {
                     duration_ms: 12,
                     summary: "path=\"a b\\c\"\n".repeat(40),
                     native: true,
+                    call_id: Some("toolu_\"01".into()),
                 },
             },
             Entry {
@@ -251,6 +267,7 @@ mod tests {
                     duration_ms: 0,
                     summary: String::new(),
                     native: false,
+                    call_id: None,
                 },
             },
             Entry {
@@ -276,6 +293,7 @@ mod tests {
                 duration_ms: 3,
                 summary: "x".into(),
                 native: false,
+                call_id: None,
             },
         });
         for entry in entries.into_iter().chain(each_status) {

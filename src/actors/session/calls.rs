@@ -117,6 +117,7 @@ impl Session {
             duration_ms: elapsed.as_millis() as u64,
             summary,
             native: false,
+            call_id: None,
         });
     }
 

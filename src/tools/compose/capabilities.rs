@@ -416,6 +416,7 @@ async fn tool(ctx: &ToolContext, name: &str, args: Value) -> Result<Value, Strin
         duration_ms: elapsed.as_millis() as u64,
         summary,
         native: false,
+        call_id: None,
     });
     let text: Vec<&str> = answer
         .content
