@@ -139,6 +139,7 @@ fn absorb_rate() {
                 duration_ms: 1,
                 summary: format!("filePath=src/file{i}.rs"),
                 native: false,
+                call_id: None,
             });
         }
         addr.send(FlushNow).await.unwrap();

@@ -353,6 +353,7 @@ impl Seed {
         .with_list_changed_debounce(s.tools.list_changed_debounce)
         .recording_changes(to.changes.addr().recipient())
         .reporting_to(to.automation())
+        .checkpointing(to.checkpoint.as_ref().map(|c| c.addr().recipient()))
         .keeping_claims(ClaimsLink {
             gone: to.claims.addr().recipient(),
             moved: to.claims.addr().recipient(),

@@ -638,6 +638,7 @@ mod tests {
             duration_ms: 1,
             summary: String::new(),
             native: false,
+            call_id: None,
         });
     }
 

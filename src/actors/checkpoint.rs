@@ -1,4 +1,5 @@
-//! Checkpoint actor: every `checkpoint.interval_ms` and on graceful shutdown, writes the
+//! Checkpoint actor: every `checkpoint.interval_ms`, within [`PROMPTLY`] of a change of
+//! the sessions (one connecting, leaving, ending) and on graceful shutdown, writes the
 //! sessions (id, anchor, client pids, opened files) to `checkpoint.json` in the
 //! workspace's state directory atomically, off the actor's thread. The tool-call path
 //! never waits on it.
@@ -10,6 +11,7 @@ use std::time::Duration;
 use actix::prelude::*;
 
 use super::activity_log::{now_ms, ActivityLog};
+use super::messages::checkpoint::SessionsChanged;
 use super::messages::registry::ExportSessions;
 use super::registry::NAME as REGISTRY;
 use super::supervise::{restarted, ActorFault};
@@ -18,6 +20,12 @@ use crate::persist::checkpoint::{save, CheckpointData};
 
 /// Actor name used in logs, metrics and faults.
 pub const NAME: &str = "checkpoint";
+
+/// How soon after the sessions changed they are written: an agent that connected just
+/// before a crash finds its session again (with the interval alone, one connected less
+/// than `checkpoint.interval_ms` before it came back under a new id). Changes within it
+/// make one write.
+pub const PROMPTLY: Duration = Duration::from_secs(1);
 
 /// Write a checkpoint now and report when it is on disk.
 #[derive(Debug, Message)]
@@ -49,6 +57,8 @@ pub struct CheckpointActor {
     metrics: Arc<Metrics>,
     /// A write is under way: the interval skips its turn.
     saving: bool,
+    /// A write after a change of the sessions is due.
+    due: Option<SpawnHandle>,
 }
 
 impl CheckpointActor {
@@ -71,6 +81,7 @@ impl CheckpointActor {
             activity,
             metrics,
             saving: false,
+            due: None,
         }
     }
 
@@ -133,12 +144,32 @@ impl Actor for CheckpointActor {
 impl Supervised for CheckpointActor {
     fn restarting(&mut self, _: &mut Context<Self>) {
         self.saving = false;
+        self.due = None;
         restarted(
             NAME,
             &self.metrics,
             &self.activity.clone().recipient(),
             "the next checkpoint is written on schedule",
         );
+    }
+}
+
+impl Handler<SessionsChanged> for CheckpointActor {
+    type Result = ();
+    fn handle(&mut self, _: SessionsChanged, ctx: &mut Context<Self>) {
+        if self.due.is_some() {
+            return;
+        }
+        self.due = Some(ctx.run_later(PROMPTLY, |act, ctx| {
+            act.due = None;
+            if act.saving {
+                // The write under way may have read the sessions before the change.
+                ctx.notify(SessionsChanged);
+                return;
+            }
+            let write = act.write().map(|_, _, _| ());
+            ctx.spawn(write);
+        }));
     }
 }
 

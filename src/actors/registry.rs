@@ -243,6 +243,9 @@ pub struct SessionRegistry {
     claims: Option<ClaimsLink>,
     /// Told of every agent write, for the change sets.
     changes: Option<Recipient<AgentWrote>>,
+    /// Told when the sessions change (one connects, leaves, ends), so that a crash
+    /// soon after does not lose them.
+    checkpoint: Option<Recipient<crate::actors::messages::checkpoint::SessionsChanged>>,
 }
 
 impl SessionRegistry {
@@ -264,6 +267,7 @@ impl SessionRegistry {
             automation: None,
             claims: None,
             changes: None,
+            checkpoint: None,
             slots: BTreeMap::new(),
             max_sessions,
             activity,
@@ -285,6 +289,16 @@ impl SessionRegistry {
     /// Agents coming and going for good are reported to `automation`.
     pub fn reporting_to(mut self, automation: Option<Recipient<BridgeEvent>>) -> Self {
         self.automation = automation;
+        self
+    }
+
+    /// Changes of the sessions are written promptly by `checkpoint` (when checkpoints
+    /// are kept).
+    pub fn checkpointing(
+        mut self,
+        checkpoint: Option<Recipient<crate::actors::messages::checkpoint::SessionsChanged>>,
+    ) -> Self {
+        self.checkpoint = checkpoint;
         self
     }
 
@@ -682,6 +696,9 @@ impl Handler<MayConnect> for SessionRegistry {
 
 impl SessionRegistry {
     fn on_session_event(&mut self, id: &SessionId, change: SessionChange) {
+        if let Some(checkpoint) = &self.checkpoint {
+            checkpoint.do_send(crate::actors::messages::checkpoint::SessionsChanged);
+        }
         match change {
             SessionChange::ClientPid(pid) => self.client_pid(id, pid),
             SessionChange::Detached => {

@@ -558,7 +558,8 @@ section! {
     pub struct CheckpointSettings {
         /// Save sessions and restore them at start-up.
         pub enabled: bool = true,
-        /// Save interval (and on graceful shutdown).
+        /// Save interval; the sessions are also saved within a second of changing (one
+        /// connecting, leaving, ending) and on graceful shutdown.
         #[serde(rename = "interval_ms", with = "millis")]
         #[schemars(with = "u64", range(min = 100, max = 3_600_000))]
         pub interval: Duration = ms(30_000),

@@ -10,6 +10,7 @@
 pub mod activity;
 pub mod automation;
 pub mod changes;
+pub mod checkpoint;
 pub mod claims;
 pub mod connection;
 pub mod dashboard;
