@@ -143,6 +143,11 @@ pub enum NativeAction<'a> {
     Other,
 }
 
+/// How Claude Code (2.1.197 and 2.1.332 alike) reports a tool call the person refused
+/// in its permission dialog: the call's error (its hook's, its transcript's result)
+/// starts with this.
+pub const DECLINED_BY_THE_PERSON: &str = "The user doesn't want to proceed with this tool use";
+
 impl HookInput {
     /// Parses a hook's input.
     pub fn parse(bytes: &[u8]) -> Result<Self, serde_json::Error> {

@@ -44,7 +44,7 @@ use crate::automation::policy::Action;
 use crate::automation::template::tail;
 use crate::coordination::native::{Effect, Ended, Started};
 use crate::exec::Confined;
-use crate::hooks::input::clip;
+use crate::hooks::input::{clip, DECLINED_BY_THE_PERSON};
 use crate::hooks::transcript::{self, Before};
 use crate::hooks::{HookAnswer, HookEvent, HookInput, NativeAction};
 use crate::metrics::{
@@ -783,6 +783,8 @@ async fn finish(services: &Services, agent: &AgentRef, ended: Ended) {
     } = ended;
     let status = match (failed, call.denied) {
         (_, true) => CallStatus::Rejected,
+        // The person said no in the CLI's permission dialog: declined, not failed.
+        (true, false) if error.starts_with(DECLINED_BY_THE_PERSON) => CallStatus::Declined,
         (true, false) => CallStatus::Error,
         (false, false) => CallStatus::Success,
     };
@@ -794,7 +796,9 @@ async fn finish(services: &Services, agent: &AgentRef, ended: Ended) {
             status: status.as_str(),
         })
         .inc();
-    let summary = if failed && !error.is_empty() {
+    let summary = if status == CallStatus::Declined {
+        format!("{} → the person declined it", call.summary)
+    } else if failed && !error.is_empty() {
         clip(&format!("{} → {error}", call.summary), 240)
     } else {
         call.summary.clone()
@@ -809,15 +813,17 @@ async fn finish(services: &Services, agent: &AgentRef, ended: Ended) {
         call_id: Some(call.tool_use_id.clone()),
     });
     match call.effect {
-        Effect::Command(command) if failed && !call.denied => tell_automation(
-            services,
-            BridgeEvent::AgentCommandFailed {
-                session: agent.id.clone(),
-                agent: agent.label.clone(),
-                command,
-                error: clip(if error.is_empty() { "failed" } else { &error }, 200),
-            },
-        ),
+        Effect::Command(command) if failed && !call.denied && status != CallStatus::Declined => {
+            tell_automation(
+                services,
+                BridgeEvent::AgentCommandFailed {
+                    session: agent.id.clone(),
+                    agent: agent.label.clone(),
+                    command,
+                    error: clip(if error.is_empty() { "failed" } else { &error }, 200),
+                },
+            )
+        }
         Effect::Write { path, .. } if failed => services.changes.do_send(WriteAbandoned {
             session: agent.id.clone(),
             path,

@@ -340,17 +340,32 @@ async fn native_calls_join_the_agents_session_in_the_timeline_and_metrics() {
     );
     failed["error"] = json!("Exit code 101");
     hook(&bridge, 92001, failed).await;
+    // An edit the person refused in the CLI's permission dialog: declined, not failed.
+    let mut refused = tool_event(
+        &bridge,
+        "PostToolUseFailure",
+        "Edit",
+        json!({"file_path": bridge.workspace.join("notes.md"), "old_string": "hi", "new_string": "ho"}),
+    );
+    refused["error"] = json!("The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed.");
+    hook(&bridge, 92001, refused).await;
     let entries = bridge
-        .wait_status("two native calls in the timeline", |s| {
+        .wait_status("three native calls in the timeline", |s| {
             let native: Vec<Value> = s["recentActivity"]
                 .as_array()?
                 .iter()
                 .filter(|e| e["native"] == true)
                 .cloned()
                 .collect();
-            (native.len() == 2).then_some(native)
+            (native.len() == 3).then_some(native)
         })
         .await;
+    assert_eq!(
+        (entries[2]["tool"].as_str(), entries[2]["status"].as_str()),
+        (Some("Edit"), Some("declined")),
+        "{}",
+        entries[2]
+    );
     assert_eq!(entries[0]["tool"], "Read");
     assert_eq!(entries[0]["sessionId"], a_id);
     assert_eq!(entries[0]["summary"], "notes.md");
@@ -371,7 +386,14 @@ async fn native_calls_join_the_agents_session_in_the_timeline_and_metrics() {
         shown.contains("own    Read notes.md (success, 7 ms)"),
         "{shown}"
     );
-    assert!(shown.contains("(2 the agents' own,"), "{shown}");
+    assert!(
+        shown.contains("(3 the agents' own, 1 failed, 1 declined)"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("Edit notes.md → the person declined it (declined,"),
+        "{shown}"
+    );
     let metrics = bridge.metrics().await;
     assert!(
         metrics.contains(r#"ide_bridge_native_tool_calls_total{tool="Read",status="success"} 1"#),
