@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::messages::activity::RecordLifecycle;
-pub use super::messages::changes::{AgentWrote, Baseline, BeforeWrite, WriteAbandoned};
+pub use super::messages::changes::{AgentWrote, Baseline, BeforeWrite, CommandRan, WriteAbandoned};
 use super::messages::dashboard::ChangesUpdated;
 use super::messages::editor::NotifyEditor;
 use super::messages::session::SessionId;
@@ -480,6 +480,32 @@ impl Handler<AgentWrote> for ChangesActor {
     }
 }
 
+impl Handler<CommandRan> for ChangesActor {
+    type Result = ();
+    fn handle(&mut self, msg: CommandRan, ctx: &mut Context<Self>) {
+        let _ = guard(NAME, self, ctx, |act, ctx| {
+            let by = Owner::Ran {
+                session: msg.session.to_string(),
+                agent: msg.agent,
+            };
+            for file in &msg.files {
+                if !act.ledger.follows(file) {
+                    continue;
+                }
+                let path = act.workspace.dir().path().join(file);
+                let Ok(Some(text)) =
+                    read_text(act.workspace.dir(), &path, act.limits.max_file_bytes)
+                else {
+                    continue;
+                };
+                if act.ledger.ran(file, &text, &by) {
+                    act.changed(None, ctx);
+                }
+            }
+        });
+    }
+}
+
 impl Handler<WriteAbandoned> for ChangesActor {
     type Result = ();
     fn handle(&mut self, msg: WriteAbandoned, ctx: &mut Context<Self>) {
@@ -520,9 +546,9 @@ impl Handler<WhoChanged> for ChangesActor {
                 .map(|(from, to, owner)| {
                     let by = owner.who().map(str::to_string);
                     let session = match owner {
-                        Owner::Agent { session, .. } | Owner::Undid { session, .. } => {
-                            Some(session)
-                        }
+                        Owner::Agent { session, .. }
+                        | Owner::Undid { session, .. }
+                        | Owner::Ran { session, .. } => Some(session),
                         Owner::Base | Owner::Person => None,
                     };
                     LineRun {

@@ -205,29 +205,6 @@ fn load(path: &Path) -> ClaimTable {
     }
 }
 
-/// The words of a shell command that may be paths, workspace-relative.
-fn command_paths(root: &Path, command: &str) -> Vec<String> {
-    command
-        .split(|c: char| {
-            c.is_whitespace() || matches!(c, ';' | '|' | '&' | '<' | '>' | '(' | ')' | '=')
-        })
-        .map(|w| w.trim_matches(|c| c == '\'' || c == '"' || c == '`'))
-        .filter(|w| !w.is_empty() && !w.starts_with('-'))
-        .filter_map(|w| {
-            let p = Path::new(w);
-            if p.is_absolute() {
-                p.strip_prefix(root)
-                    .ok()
-                    .map(|r| r.to_string_lossy().into_owned())
-            } else {
-                Some(crate::coordination::claims::normalize_pattern(w))
-            }
-        })
-        .filter(|w| !w.is_empty())
-        .take(256)
-        .collect()
-}
-
 impl Actor for ClaimsActor {
     type Context = Context<Self>;
 
@@ -382,7 +359,7 @@ impl Handler<ClaimsNamedIn> for ClaimsActor {
             let now = now_ms();
             let asker = asker(&msg.by);
             let mut notes: Vec<String> = Vec::new();
-            for path in command_paths(&act.root, &msg.command) {
+            for path in crate::coordination::claims::command_paths(&act.root, &msg.command) {
                 if let Some(c) = act
                     .table
                     .blocking(&path, asker.as_ref())
@@ -460,23 +437,5 @@ impl Handler<GetClaimsStatus> for ClaimsActor {
                 "refusedWrites": act.refused,
             })
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn command_words_that_are_paths_are_found() {
-        let root = Path::new("/w");
-        let words = command_paths(
-            root,
-            "sed -i 's/a/b/' ./src/a.py && cat /w/lib/x.rs > out.txt",
-        );
-        assert!(words.contains(&"src/a.py".to_string()), "{words:?}");
-        assert!(words.contains(&"lib/x.rs".to_string()), "{words:?}");
-        assert!(words.contains(&"out.txt".to_string()), "{words:?}");
-        assert!(!words.iter().any(|w| w.starts_with('-')));
     }
 }

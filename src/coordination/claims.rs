@@ -427,9 +427,45 @@ impl ClaimTable {
     }
 }
 
+/// The words of a shell command that may be paths, workspace-relative.
+pub fn command_paths(root: &Path, command: &str) -> Vec<String> {
+    command
+        .split(|c: char| {
+            c.is_whitespace() || matches!(c, ';' | '|' | '&' | '<' | '>' | '(' | ')' | '=')
+        })
+        .map(|w| w.trim_matches(|c| c == '\'' || c == '"' || c == '`'))
+        .filter(|w| !w.is_empty() && !w.starts_with('-'))
+        .filter_map(|w| {
+            let p = Path::new(w);
+            if p.is_absolute() {
+                p.strip_prefix(root)
+                    .ok()
+                    .map(|r| r.to_string_lossy().into_owned())
+            } else {
+                Some(normalize_pattern(w))
+            }
+        })
+        .filter(|w| !w.is_empty())
+        .take(256)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn command_words_that_are_paths_are_found() {
+        let root = Path::new("/w");
+        let words = command_paths(
+            root,
+            "sed -i 's/a/b/' ./src/a.py && cat /w/lib/x.rs > out.txt",
+        );
+        assert!(words.contains(&"src/a.py".to_string()), "{words:?}");
+        assert!(words.contains(&"lib/x.rs".to_string()), "{words:?}");
+        assert!(words.contains(&"out.txt".to_string()), "{words:?}");
+        assert!(!words.iter().any(|w| w.starts_with('-')));
+    }
 
     #[test]
     fn claims_name_workspace_paths_whatever_way_they_are_given() {

@@ -31,7 +31,7 @@ use crate::actors::activity_log::{
     CallStatus, LifecycleEvent, RecordLifecycle, RecordToolCall, Recorded,
 };
 use crate::actors::automation::{AskGate, BridgeEvent, GateCheck, GateChecked};
-use crate::actors::changes::{Baseline, BeforeWrite, WriteAbandoned};
+use crate::actors::changes::{Baseline, BeforeWrite, CommandRan, WriteAbandoned};
 use crate::actors::claims::{CheckWrite, ClaimsNamedIn};
 use crate::actors::dashboard::WithdrawApprovals;
 use crate::actors::diagnostics::{GetDiagnostics, Invalidate};
@@ -812,6 +812,23 @@ async fn finish(services: &Services, agent: &AgentRef, ended: Ended) {
         native: true,
         call_id: Some(call.tool_use_id.clone()),
     });
+    // The files an agent's own command names that changed while it ran are its (`sed
+    // -i`, a formatter): not the person's. It ran unless refused or declined.
+    if let Effect::Command(command) = &call.effect {
+        if !call.denied && status != CallStatus::Declined {
+            let files = crate::coordination::claims::command_paths(
+                services.workspace.dir().path(),
+                command,
+            );
+            if !files.is_empty() {
+                services.changes.do_send(CommandRan {
+                    session: agent.id.clone(),
+                    agent: agent.label.clone(),
+                    files,
+                });
+            }
+        }
+    }
     match call.effect {
         Effect::Command(command) if failed && !call.denied && status != CallStatus::Declined => {
             tell_automation(

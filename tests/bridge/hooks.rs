@@ -1451,6 +1451,53 @@ async fn an_edit_no_hook_announced_is_recorded_with_its_change_at_the_stop() {
     bridge.stop_async().await;
 }
 
+/// A file an agent's own shell command names and changes (`sed -i`) is that agent's
+/// in `whoChanged`, not the person's.
+#[tokio::test]
+async fn lines_an_agents_own_command_changed_are_the_agents() {
+    let bridge = Bridge::launch(Options::default().file("a.py", "a = 1\nb = 2\nc = 3\n")).await;
+    let mut a = relay_agent(&bridge, 99161, 786).await;
+    a.call("readFile", json!({"filePath": "a.py"})).await;
+    let wrote = a
+        .call(
+            "replaceBlock",
+            json!({"filePath": "a.py", "oldContent": "b = 2", "newContent": "b = 20"}),
+        )
+        .await;
+    assert!(!is_error(&wrote), "{wrote}");
+    let sed = json!({"command": "sed -i 's/c = 3/c = 30/' a.py"});
+    let mut pre = tool_event(&bridge, "PreToolUse", "Bash", sed.clone());
+    pre["tool_use_id"] = json!("toolu_sed");
+    hook(&bridge, 99161, pre).await;
+    std::fs::write(bridge.workspace.join("a.py"), "a = 1\nb = 20\nc = 30\n").unwrap();
+    let mut post = tool_event(&bridge, "PostToolUse", "Bash", sed);
+    post["tool_use_id"] = json!("toolu_sed");
+    hook(&bridge, 99161, post).await;
+    let me = json_text(&a.call("getBridgeStatus", json!({})).await)["yourSessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut who = Value::Null;
+    for _ in 0..100 {
+        who = json_text(
+            &a.call("whoChanged", json!({"file": "a.py", "line": 3}))
+                .await,
+        );
+        if who["lines"][0]["session"] == me.as_str() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(who["lines"][0]["session"], me.as_str(), "{who}");
+    assert!(
+        who["lines"][0]["by"]
+            .as_str()
+            .is_some_and(|b| b.ends_with(&me)),
+        "{who}"
+    );
+    bridge.stop_async().await;
+}
+
 /// The CLI may have written a call's result before the bridge hears the hook that
 /// announced the call (the first call of a conversation on a busy machine): the first
 /// read of a transcript looks back over its recent past.

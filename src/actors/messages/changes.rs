@@ -49,6 +49,17 @@ pub struct AgentWrote {
     pub call: Option<String>,
 }
 
+/// An agent's own shell command ended: the followed files among `files` (named in
+/// the command, workspace-relative) that changed are credited to it.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct CommandRan {
+    pub session: SessionId,
+    /// How people see the agent.
+    pub agent: String,
+    pub files: Vec<String>,
+}
+
 /// The write announced by a [`BeforeWrite`] did not happen (the call failed).
 #[derive(Debug, Message)]
 #[rtype(result = "()")]

@@ -58,6 +58,10 @@ pub enum Owner {
     Person,
     /// An agent that undid a hunk (`undoChanges`): the lines it put back.
     Undid { session: String, agent: String },
+    /// An agent's own shell command (Claude Code's Bash) that named the file: the lines
+    /// that changed while it ran (and since they were last seen). Not a change to
+    /// review: the command, not the bridge, wrote them.
+    Ran { session: String, agent: String },
 }
 
 impl Owner {
@@ -67,7 +71,9 @@ impl Owner {
         match self {
             Owner::Base => None,
             Owner::Person => Some("the person"),
-            Owner::Agent { agent, .. } | Owner::Undid { agent, .. } => Some(agent),
+            Owner::Agent { agent, .. } | Owner::Undid { agent, .. } | Owner::Ran { agent, .. } => {
+                Some(agent)
+            }
         }
     }
 }
@@ -492,6 +498,22 @@ impl Ledger {
     /// are the person's. A file seen for the first time starts with every line `Base`.
     fn catch_up(&mut self, file: &str, text: &str) {
         self.catch_up_as(file, text, &Owner::Person);
+    }
+
+    /// `file` (workspace-relative) is followed: its lines have owners.
+    pub fn follows(&self, file: &str) -> bool {
+        self.tracks.contains_key(file)
+    }
+
+    /// An agent's command that named `file` (followed already) ended with the file
+    /// holding `text`: the lines changed since they were last seen are `by`'s
+    /// ([`Owner::Ran`]). False when the file is not followed.
+    pub fn ran(&mut self, file: &str, text: &str, by: &Owner) -> bool {
+        if !self.tracks.contains_key(file) {
+            return false;
+        }
+        self.catch_up_as(file, text, by);
+        true
     }
 
     /// [`Ledger::catch_up`], crediting the lines changed meanwhile to `by`.
