@@ -434,7 +434,7 @@ pub enum WatchStart {
 #[rtype(result = "Result<Option<mpsc::Receiver<Arc<str>>>, ActorFault>")]
 pub struct Subscribe {
     /// The client's connection, shut down if it falls behind (`None`: the stream only
-    /// ends; the page's own stream goes on without the timeline).
+    /// ends).
     pub socket: Option<std::sync::Weak<std::net::TcpStream>>,
 }
 

@@ -484,10 +484,10 @@ impl Handler<CommandRan> for ChangesActor {
     type Result = ();
     fn handle(&mut self, msg: CommandRan, ctx: &mut Context<Self>) {
         let _ = guard(NAME, self, ctx, |act, ctx| {
-            let by = Owner::Ran {
+            let by = msg.ended_by.map(|agent| Owner::Ran {
                 session: msg.session.to_string(),
-                agent: msg.agent,
-            };
+                agent,
+            });
             for file in &msg.files {
                 if !act.ledger.follows(file) {
                     continue;
@@ -498,7 +498,11 @@ impl Handler<CommandRan> for ChangesActor {
                 else {
                     continue;
                 };
-                if act.ledger.ran(file, &text, &by) {
+                let moved = match &by {
+                    Some(by) => act.ledger.ran(file, &text, by),
+                    None => act.ledger.command_starts(file, &text),
+                };
+                if moved {
                     act.changed(None, ctx);
                 }
             }

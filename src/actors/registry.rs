@@ -696,7 +696,13 @@ impl Handler<MayConnect> for SessionRegistry {
 
 impl SessionRegistry {
     fn on_session_event(&mut self, id: &SessionId, change: SessionChange) {
-        if let Some(checkpoint) = &self.checkpoint {
+        // What the checkpoint keeps changed (not an HTTP agent going idle and active
+        // around each request).
+        let kept = !matches!(
+            change,
+            SessionChange::Idle | SessionChange::Listening | SessionChange::Active
+        );
+        if let (true, Some(checkpoint)) = (kept, &self.checkpoint) {
             checkpoint.do_send(crate::actors::messages::checkpoint::SessionsChanged);
         }
         match change {
@@ -778,9 +784,10 @@ impl SessionRegistry {
             }
             SessionChange::Ended => {
                 if let Some(slot) = self.slots.remove(id) {
-                    // Ended while connected (an HTTP agent's DELETE): that is its
-                    // disconnection too; after a grace period it was already counted.
-                    if slot.grace_since.is_none() && slot.initialized {
+                    // Ended while connected (an HTTP agent's DELETE, idle or not): that
+                    // is its disconnection too; one that detached first was counted
+                    // then (detaching clears `initialized`).
+                    if slot.initialized {
                         self.last_disconnect_at = Some(iso_now());
                     }
                     self.gone(id, &slot);

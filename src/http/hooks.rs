@@ -421,6 +421,24 @@ async fn before_tool(
             }
         }
         NativeAction::Command(command) => {
+            // What the files it names hold now is not the command's doing.
+            if let Some(session) = &by {
+                let files = crate::coordination::claims::command_paths(
+                    services.workspace.dir().path(),
+                    command,
+                );
+                if !files.is_empty() {
+                    // Awaited: caught up before the command runs (after this answer).
+                    let _ = services
+                        .changes
+                        .send(CommandRan {
+                            session: session.clone(),
+                            ended_by: None,
+                            files,
+                        })
+                        .await;
+                }
+            }
             let ask = ClaimsNamedIn {
                 by,
                 command: command.to_string(),
@@ -541,6 +559,7 @@ async fn settle(services: &Services, agent: &AgentRef, also: Option<PathBuf>) ->
             .filter_map(|(path, from)| {
                 // Not read yet: its last part (a call made in the last minute, a result
                 // written before its hook came); older calls are not discovered.
+                let first = from.is_none();
                 let from = match from {
                     Some(from) => Ok(from),
                     None => transcript::start_of_unread(&path),
@@ -549,7 +568,7 @@ async fn settle(services: &Services, agent: &AgentRef, also: Option<PathBuf>) ->
                     transcript::read_outcomes(&path, from, MAX_TRANSCRIPT_READ)
                 });
                 match scan {
-                    Ok(scan) => Some((path, scan)),
+                    Ok(scan) => Some((path, scan, first)),
                     Err(e) => {
                         tracing::debug!(path = %path.display(), %e, "cannot read an agent's transcript");
                         None
@@ -561,7 +580,7 @@ async fn settle(services: &Services, agent: &AgentRef, also: Option<PathBuf>) ->
     .await
     .unwrap_or_default();
     let mut waiting = 0;
-    for (path, scan) in scans {
+    for (path, scan, first) in scans {
         if scan.skipped > 0 {
             tracing::warn!(
                 agent = %agent.id,
@@ -570,9 +589,10 @@ async fn settle(services: &Services, agent: &AgentRef, also: Option<PathBuf>) ->
             );
         }
         let mut discovered = discovered(services, &path, scan.used);
-        // A call the timeline holds was recorded by this bridge or by the one before a
-        // crash (whose checkpoint may not have known it ended): not a second time.
-        if !discovered.is_empty() {
+        // On a transcript's first read, a call the timeline holds was recorded by the
+        // bridge before a restart or crash (whose checkpoint may not have known it
+        // ended): not a second time. Later reads find only calls this bridge knows.
+        if first && !discovered.is_empty() {
             let ids = discovered.iter().map(|s| s.tool_use_id.clone()).collect();
             if let Ok(Ok(recorded)) = services.activity.send(Recorded(ids)).await {
                 discovered.retain(|s| !recorded.contains(&s.tool_use_id));
@@ -823,7 +843,7 @@ async fn finish(services: &Services, agent: &AgentRef, ended: Ended) {
             if !files.is_empty() {
                 services.changes.do_send(CommandRan {
                     session: agent.id.clone(),
-                    agent: agent.label.clone(),
+                    ended_by: Some(agent.label.clone()),
                     files,
                 });
             }

@@ -34,11 +34,13 @@ impl WorkspacePath {
     /// files), or why it is refused.
     pub fn relative(&self, ctx: &ToolContext) -> Result<String, ToolError> {
         let path = self.resolve(ctx)?;
-        Ok(ctx
-            .services
-            .workspace
-            .relative(&path.to_string_lossy())
-            .unwrap_or_default())
+        match path.strip_prefix(ctx.services.workspace.root()) {
+            Ok(rel) if !rel.as_os_str().is_empty() => Ok(rel.to_string_lossy().into_owned()),
+            _ => Err(ToolError::refused(format!(
+                "{} names the workspace itself, not a file in it",
+                self.0
+            ))),
+        }
     }
 }
 

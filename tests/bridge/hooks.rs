@@ -1465,11 +1465,21 @@ async fn lines_an_agents_own_command_changed_are_the_agents() {
         )
         .await;
     assert!(!is_error(&wrote), "{wrote}");
+    // The write is in the change sets before the person touches the file.
+    for _ in 0..100 {
+        let listed = json_text(&a.call("listChanges", json!({"file": "a.py"})).await);
+        if listed["changes"].as_array().is_some_and(|c| !c.is_empty()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The person changes line 1 before the command runs: that stays the person's.
+    std::fs::write(bridge.workspace.join("a.py"), "a = 100\nb = 20\nc = 3\n").unwrap();
     let sed = json!({"command": "sed -i 's/c = 3/c = 30/' a.py"});
     let mut pre = tool_event(&bridge, "PreToolUse", "Bash", sed.clone());
     pre["tool_use_id"] = json!("toolu_sed");
     hook(&bridge, 99161, pre).await;
-    std::fs::write(bridge.workspace.join("a.py"), "a = 1\nb = 20\nc = 30\n").unwrap();
+    std::fs::write(bridge.workspace.join("a.py"), "a = 100\nb = 20\nc = 30\n").unwrap();
     let mut post = tool_event(&bridge, "PostToolUse", "Bash", sed);
     post["tool_use_id"] = json!("toolu_sed");
     hook(&bridge, 99161, post).await;
@@ -1495,6 +1505,11 @@ async fn lines_an_agents_own_command_changed_are_the_agents() {
             .is_some_and(|b| b.ends_with(&me)),
         "{who}"
     );
+    let first = json_text(
+        &a.call("whoChanged", json!({"file": "a.py", "line": 1}))
+            .await,
+    );
+    assert_eq!(first["lines"][0]["by"], "the person", "{first}");
     bridge.stop_async().await;
 }
 

@@ -6,7 +6,7 @@ use std::net::TcpStream as StdTcpStream;
 #[cfg(feature = "fault-injection")]
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::harness::*;
 
@@ -944,4 +944,53 @@ fn never_reading_stream(port: u16, token: &str) -> StdTcpStream {
     )
     .unwrap();
     stream
+}
+
+/// An HTTP agent without a GET stream (idle between its requests) that ends its
+/// session with DELETE has disconnected: `/status` says when.
+#[tokio::test]
+async fn an_idle_http_agents_delete_is_its_disconnection() {
+    let bridge = Bridge::launch(Options::default()).await;
+    let bearer = format!("Bearer {}", bridge.token);
+    let port = bridge.port;
+    let request = move |method: &'static str, session: Option<String>, body: String| {
+        let bearer = bearer.clone();
+        off_runtime(move || {
+            let mut headers = vec![
+                ("Authorization", bearer.as_str()),
+                ("Content-Type", "application/json"),
+                ("Accept", "application/json, text/event-stream"),
+            ];
+            if let Some(id) = &session {
+                headers.push(("Mcp-Session-Id", id.as_str()));
+                headers.push(("MCP-Protocol-Version", "2025-06-18"));
+            }
+            http_request(port, method, "/mcp", &headers, body.as_bytes())
+        })
+    };
+    let (_, head, _) = request(
+        "POST",
+        None,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "no-stream", "version": "0"}}})
+        .to_string(),
+    )
+    .await;
+    let session = head
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id: "))
+        .expect("a session id")
+        .trim()
+        .to_string();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    request("POST", Some(session.clone()), initialized.to_string()).await;
+    assert_eq!(bridge.status().await["lastDisconnectAt"], Value::Null);
+    let (status, _, _) = request("DELETE", Some(session), String::new()).await;
+    assert!(status < 300, "{status}");
+    bridge
+        .wait_status("the DELETE counted as a disconnection", |s| {
+            s["lastDisconnectAt"].as_str().map(str::to_string)
+        })
+        .await;
 }

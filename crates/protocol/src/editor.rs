@@ -130,38 +130,7 @@ impl Method {
     }
 }
 
-/// Declares a notification enum: each variant and its full wire method.
-macro_rules! notifications {
-    ($(#[$meta:meta])* $vis:vis enum $name:ident { $( $variant:ident = $method:literal, )* }) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        $vis enum $name {
-            $( #[doc = concat!("`", $method, "`")] $variant, )*
-        }
-
-        impl $name {
-            /// Every one of them.
-            pub const ALL: &'static [$name] = &[ $( $name::$variant, )* ];
-
-            /// The JSON-RPC method.
-            pub const fn method(self) -> &'static str {
-                match self {
-                    $( $name::$variant => $method, )*
-                }
-            }
-
-            /// The notification whose method is `method`.
-            pub fn parse(method: &str) -> Option<$name> {
-                match method {
-                    $( $method => Some($name::$variant), )*
-                    _ => None,
-                }
-            }
-        }
-    };
-}
-
-notifications! {
+crate::methods::wire_names! {
     /// What an editor tells the bridge without being asked (docs/protocol.md).
     pub enum EditorNotification {
         Hello = "extension/hello",
@@ -176,7 +145,7 @@ notifications! {
     }
 }
 
-notifications! {
+crate::methods::wire_names! {
     /// What the bridge tells an editor without being asked (docs/protocol.md); both
     /// plugins handle each.
     pub enum BridgeNotification {
@@ -273,7 +242,7 @@ mod tests {
         );
         let docs = read("docs/protocol.md");
         for n in BridgeNotification::ALL {
-            let method = n.method();
+            let method = n.name();
             assert!(
                 nvim.contains(&format!("on_notification(\"{method}\"")),
                 "the Neovim plugin has no handler for {method}"
@@ -289,7 +258,7 @@ mod tests {
             );
         }
         for n in EditorNotification::ALL {
-            let method = n.method();
+            let method = n.name();
             assert!(
                 nvim.contains(&format!("\"{method}\"")),
                 "the Neovim plugin never sends {method}"

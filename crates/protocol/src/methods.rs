@@ -42,6 +42,9 @@ macro_rules! wire_names {
     };
 }
 
+/// The macro, for the editor protocol's notifications too.
+pub(crate) use wire_names;
+
 wire_names! {
     /// The MCP requests the bridge answers (both revisions).
     pub enum Method {

@@ -30,7 +30,7 @@ impl ExtensionClient {
         let _ = p.reply.send(Ok(json!({ "decision": "DIFF_REJECTED" })));
         if let Some(c) = &self.conn {
             c.outbound.send_text(jsonrpc::notification(
-                crate::protocol::editor::BridgeNotification::CloseDiff.method(),
+                crate::protocol::editor::BridgeNotification::CloseDiff.name(),
                 &json!({ "tabName": tab }),
             ));
         }

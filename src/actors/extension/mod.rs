@@ -289,7 +289,7 @@ impl Handler<NotifyEditor> for ExtensionClient {
         guard(NAME, self, ctx, |act, _| match &act.conn {
             Some(c) => c
                 .outbound
-                .send_text(jsonrpc::notification(msg.method.method(), &msg.params)),
+                .send_text(jsonrpc::notification(msg.method.name(), &msg.params)),
             None => false,
         })
         .unwrap_or(false)

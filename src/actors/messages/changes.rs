@@ -49,14 +49,16 @@ pub struct AgentWrote {
     pub call: Option<String>,
 }
 
-/// An agent's own shell command ended: the followed files among `files` (named in
-/// the command, workspace-relative) that changed are credited to it.
+/// An agent's own shell command starts (`ran: None`) or ended (`ran: Some(agent)`):
+/// the followed files among `files` (named in the command, workspace-relative) are
+/// caught up — as the person's when it starts, so that what they hold when it ends is
+/// credited to it only for what changed while it ran.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub struct CommandRan {
     pub session: SessionId,
-    /// How people see the agent.
-    pub agent: String,
+    /// How people see the agent; `None`: the command starts.
+    pub ended_by: Option<String>,
     pub files: Vec<String>,
 }
 

@@ -68,8 +68,11 @@ pub async fn page_events(
     let activity = match ask(
         &services.activity,
         activity_log::NAME,
-        // The timeline drops a page that falls behind; the page's own stream goes on.
-        Subscribe { socket: None },
+        // A page that falls behind on the timeline is disconnected too (it reconnects
+        // and catches up, as after any drop).
+        Subscribe {
+            socket: crate::http::conn::socket_of(&req),
+        },
     )
     .await?
     {

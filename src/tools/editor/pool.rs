@@ -165,14 +165,14 @@ fn none_running(ctx: &ToolContext) -> String {
     let (installed, missing): (Vec<_>, Vec<_>) = servers
         .iter()
         .partition(|(_, s)| crate::lsp::servers::resolve(&s.command).is_some());
+    let missing = missing
+        .iter()
+        .map(|(language, s)| format!("{} ({language})", s.command))
+        .collect::<Vec<_>>()
+        .join(", ");
     if installed.is_empty() {
-        let missing: Vec<String> = missing
-            .iter()
-            .map(|(language, s)| format!("{} ({language})", s.command))
-            .collect();
         return format!(
-            "No language server is installed: none of {} is on PATH (install one, or set lsp.servers)",
-            missing.join(", ")
+            "No language server is installed: none of {missing} is on PATH (install one, or set lsp.servers)"
         );
     }
     // Each installed server with the files that start it; the rest named too, so that
@@ -195,13 +195,8 @@ fn none_running(ctx: &ToolContext) -> String {
         installed.join("; ")
     );
     if !missing.is_empty() {
-        let missing: Vec<String> = missing
-            .iter()
-            .map(|(language, s)| format!("{} ({language})", s.command))
-            .collect();
         said.push_str(&format!(
-            ". Not installed (install one, or set lsp.servers): {}",
-            missing.join(", ")
+            ". Not installed (install one, or set lsp.servers): {missing}"
         ));
     }
     said

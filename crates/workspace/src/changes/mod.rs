@@ -505,19 +505,24 @@ impl Ledger {
         self.tracks.contains_key(file)
     }
 
+    /// `file` (followed already) holds `text` as an agent's command that names it
+    /// starts: the lines changed since they were last seen are the person's, so that
+    /// the command is credited only with what changes while it runs. True when lines
+    /// changed.
+    pub fn command_starts(&mut self, file: &str, text: &str) -> bool {
+        self.tracks.contains_key(file) && self.catch_up_as(file, text, &Owner::Person)
+    }
+
     /// An agent's command that named `file` (followed already) ended with the file
-    /// holding `text`: the lines changed since they were last seen are `by`'s
-    /// ([`Owner::Ran`]). False when the file is not followed.
+    /// holding `text`: the lines changed since it started ([`Ledger::command_starts`])
+    /// are `by`'s ([`Owner::Ran`]). True when lines changed.
     pub fn ran(&mut self, file: &str, text: &str, by: &Owner) -> bool {
-        if !self.tracks.contains_key(file) {
-            return false;
-        }
-        self.catch_up_as(file, text, by);
-        true
+        self.tracks.contains_key(file) && self.catch_up_as(file, text, by)
     }
 
     /// [`Ledger::catch_up`], crediting the lines changed meanwhile to `by`.
-    fn catch_up_as(&mut self, file: &str, text: &str, by: &Owner) {
+    /// True when lines changed.
+    fn catch_up_as(&mut self, file: &str, text: &str, by: &Owner) -> bool {
         let hashes = line_hashes(text);
         let track = self
             .tracks
@@ -526,10 +531,12 @@ impl Ledger {
                 owners: vec![Owner::Base; hashes.len()],
                 hashes: hashes.clone(),
             });
-        if track.hashes != hashes {
-            track.owners = carry(&track.owners, &track.hashes, &hashes, by);
-            track.hashes = hashes;
+        if track.hashes == hashes {
+            return false;
         }
+        track.owners = carry(&track.owners, &track.hashes, &hashes, by);
+        track.hashes = hashes;
+        true
     }
 
     /// Records a write of an agent. Answers the change, when anything changed and the
@@ -790,7 +797,9 @@ impl Ledger {
             }
         }
         match &undo.text {
-            Some(text) => self.catch_up_as(&undo.file, text, by),
+            Some(text) => {
+                self.catch_up_as(&undo.file, text, by);
+            }
             None => {
                 self.tracks.remove(&undo.file);
             }
