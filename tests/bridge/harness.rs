@@ -506,6 +506,46 @@ pub fn http_get(port: u16, path: &str, headers: &[(&str, &str)]) -> (u16, String
     (status, body)
 }
 
+/// One request to `/mcp` (`POST` a JSON-RPC message, `DELETE` the session) with the
+/// bridge's token, the session and protocol version headers when given: status, head,
+/// body.
+pub async fn mcp_request(
+    bridge: &Bridge,
+    method: &'static str,
+    session: Option<&str>,
+    version: Option<&str>,
+    body: Option<Value>,
+) -> (u16, String, String) {
+    let (port, bearer) = (bridge.port, format!("Bearer {}", bridge.token));
+    let (session, version) = (session.map(str::to_string), version.map(str::to_string));
+    off_runtime(move || {
+        let mut headers = vec![
+            ("Authorization", bearer.as_str()),
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ];
+        if let Some(id) = &session {
+            headers.push(("Mcp-Session-Id", id.as_str()));
+        }
+        if let Some(v) = &version {
+            headers.push(("MCP-Protocol-Version", v.as_str()));
+        }
+        let body = body.map(|b| b.to_string()).unwrap_or_default();
+        http_request(port, method, "/mcp", &headers, body.as_bytes())
+    })
+    .await
+}
+
+/// One JSON-RPC message POSTed to `/mcp` ([`mcp_request`]).
+pub async fn mcp_post(
+    bridge: &Bridge,
+    session: Option<&str>,
+    version: Option<&str>,
+    body: Value,
+) -> (u16, String, String) {
+    mcp_request(bridge, "POST", session, version, Some(body)).await
+}
+
 /// A raw HTTP/1.1 request with arbitrary headers (a `Host` header is added unless
 /// given) and body: status, response head, body (de-chunked).
 pub fn http_request(

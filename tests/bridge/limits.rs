@@ -951,30 +951,13 @@ fn never_reading_stream(port: u16, token: &str) -> StdTcpStream {
 #[tokio::test]
 async fn an_idle_http_agents_delete_is_its_disconnection() {
     let bridge = Bridge::launch(Options::default()).await;
-    let bearer = format!("Bearer {}", bridge.token);
-    let port = bridge.port;
-    let request = move |method: &'static str, session: Option<String>, body: String| {
-        let bearer = bearer.clone();
-        off_runtime(move || {
-            let mut headers = vec![
-                ("Authorization", bearer.as_str()),
-                ("Content-Type", "application/json"),
-                ("Accept", "application/json, text/event-stream"),
-            ];
-            if let Some(id) = &session {
-                headers.push(("Mcp-Session-Id", id.as_str()));
-                headers.push(("MCP-Protocol-Version", "2025-06-18"));
-            }
-            http_request(port, method, "/mcp", &headers, body.as_bytes())
-        })
-    };
-    let (_, head, _) = request(
-        "POST",
+    let (_, head, _) = mcp_post(
+        &bridge,
+        None,
         None,
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "no-stream", "version": "0"}}})
-        .to_string(),
+            "clientInfo": {"name": "no-stream", "version": "0"}}}),
     )
     .await;
     let session = head
@@ -983,10 +966,11 @@ async fn an_idle_http_agents_delete_is_its_disconnection() {
         .expect("a session id")
         .trim()
         .to_string();
+    let version = Some("2025-06-18");
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    request("POST", Some(session.clone()), initialized.to_string()).await;
+    mcp_post(&bridge, Some(&session), version, initialized).await;
     assert_eq!(bridge.status().await["lastDisconnectAt"], Value::Null);
-    let (status, _, _) = request("DELETE", Some(session), String::new()).await;
+    let (status, _, _) = mcp_request(&bridge, "DELETE", Some(&session), version, None).await;
     assert!(status < 300, "{status}");
     bridge
         .wait_status("the DELETE counted as a disconnection", |s| {

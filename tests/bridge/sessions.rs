@@ -188,32 +188,6 @@ async fn list_changed_waits_for_a_listener_when_nobody_listens() {
     assert_eq!(bridge.status().await["pendingListChanged"], false);
 }
 
-/// One JSON-RPC message POSTed to `/mcp` (JSON answers only): status, head, body.
-async fn mcp_post(
-    bridge: &Bridge,
-    session: Option<&str>,
-    version: Option<&str>,
-    body: serde_json::Value,
-) -> (u16, String, String) {
-    let (port, bearer) = (bridge.port, format!("Bearer {}", bridge.token));
-    let (session, version) = (session.map(str::to_string), version.map(str::to_string));
-    off_runtime(move || {
-        let mut headers = vec![
-            ("Authorization", bearer.as_str()),
-            ("Content-Type", "application/json"),
-            ("Accept", "application/json, text/event-stream"),
-        ];
-        if let Some(id) = &session {
-            headers.push(("Mcp-Session-Id", id.as_str()));
-        }
-        if let Some(v) = &version {
-            headers.push(("MCP-Protocol-Version", v.as_str()));
-        }
-        http_request(port, "POST", "/mcp", &headers, body.to_string().as_bytes())
-    })
-    .await
-}
-
 /// The protocol version the HTTP tests' client speaks.
 const HTTP_VERSION: &str = "2025-06-18";
 
