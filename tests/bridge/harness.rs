@@ -536,6 +536,16 @@ pub async fn mcp_request(
     .await
 }
 
+/// The `Mcp-Session-Id` a response's head gives (the bridge writes header names in
+/// lower case).
+pub fn session_id_of(head: &str) -> String {
+    head.lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id: "))
+        .expect("a session id")
+        .trim()
+        .to_string()
+}
+
 /// One JSON-RPC message POSTed to `/mcp` ([`mcp_request`]).
 pub async fn mcp_post(
     bridge: &Bridge,

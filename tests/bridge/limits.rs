@@ -309,12 +309,7 @@ async fn a_cancelled_call_over_http_ends_its_post_at_once() {
         "clientInfo": {"name": "canceller", "version": "0"}}}),
     )
     .await;
-    let session = head
-        .lines()
-        .find_map(|l| l.strip_prefix("mcp-session-id: "))
-        .expect("a session id")
-        .trim()
-        .to_string();
+    let session = session_id_of(&head);
     post(
         Some(session.clone()),
         "application/json, text/event-stream",
@@ -690,12 +685,7 @@ async fn abandoned_http_sessions_never_lock_out_a_new_client() {
                 body.as_bytes(),
             );
             let stream = (status == 200 && listen).then(|| {
-                let id = head
-                    .lines()
-                    .find_map(|l| l.strip_prefix("mcp-session-id: "))
-                    .expect("a session id")
-                    .trim()
-                    .to_string();
+                let id = session_id_of(&head);
                 let mut s = StdTcpStream::connect(("127.0.0.1", port)).unwrap();
                 write!(
                     s,
@@ -960,12 +950,7 @@ async fn an_idle_http_agents_delete_is_its_disconnection() {
             "clientInfo": {"name": "no-stream", "version": "0"}}}),
     )
     .await;
-    let session = head
-        .lines()
-        .find_map(|l| l.strip_prefix("mcp-session-id: "))
-        .expect("a session id")
-        .trim()
-        .to_string();
+    let session = session_id_of(&head);
     let version = Some("2025-06-18");
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
     mcp_post(&bridge, Some(&session), version, initialized).await;

@@ -203,12 +203,7 @@ async fn http_handshake(bridge: &Bridge) -> String {
     )
     .await;
     assert_eq!(status, 200, "{body}");
-    let mcp_id = head
-        .lines()
-        .find_map(|l| l.strip_prefix("mcp-session-id: "))
-        .expect("a session id")
-        .trim()
-        .to_string();
+    let mcp_id = session_id_of(&head);
     mcp_post(
         bridge,
         Some(&mcp_id),
