@@ -1,6 +1,6 @@
 //! Every tool the bridge offers. Adding a tool: write its module, add one line here.
 
-use super::registry::{CatalogError, ToolRegistry};
+use super::registry::{CatalogError, Effect, ToolRegistry};
 use super::{
     activity, bridge, changes, claims, commands, compose, editor, files, git, ide, review, tasks,
 };
@@ -120,6 +120,33 @@ fn arguments(schema: &serde_json::Value) -> String {
     fields.join(", ")
 }
 
+/// The effect column's words, each with what it means and the `annotations` a client
+/// reads.
+fn effects() -> String {
+    let mut out = String::from(
+        "Each tool says what calling it does (its \"effect\"), and `tools/list` gives the \
+         same as MCP's tool `annotations` (Claude Code runs the tools marked read-only side by \
+         side when its model asks for several at once):\n\n| effect | means | annotations |\n|---|---|---|\n",
+    );
+    for effect in Effect::ALL {
+        let means = match effect {
+            Effect::Reads => "changes nothing",
+            Effect::Adds => "adds without overwriting (a tab, a claim, a staged change, a commit)",
+            Effect::Changes => "may overwrite or remove (a file's text, a tab, a setting, a task)",
+            Effect::Runs => {
+                "runs what the caller names, which may do anything and reach beyond the workspace"
+            }
+        };
+        let annotations = serde_json::to_string(&effect.annotations()).unwrap_or_default();
+        out.push_str(&format!(
+            "| {} | {means} | `{annotations}` |\n",
+            effect.word()
+        ));
+    }
+    out.push('\n');
+    out
+}
+
 /// docs/tools.md, generated from the registry.
 pub fn render_markdown(registry: &ToolRegistry) -> String {
     let mut out = String::from(
@@ -128,8 +155,12 @@ pub fn render_markdown(registry: &ToolRegistry) -> String {
          Regenerate with `UPDATE_DOCS=1 cargo test --lib docs_tools_md`. Tools whose \
          answer is typed list an `outputSchema` (derived from the answer's Rust type) and \
          answer with `structuredContent` beside the same JSON as text: their answer \
-         column names the fields.\n\n\
-         | tool | group | needs an editor | arguments | answer | what it does |\n|---|---|---|---|---|---|\n",
+         column names the fields.\n\n",
+    );
+    out.push_str(&effects());
+    out.push_str(
+        "| tool | group | effect | needs an editor | arguments | answer | what it does |\n\
+         |---|---|---|---|---|---|---|\n",
     );
     // A description of more than one paragraph (a language's guide) shows its first in
     // the table and the rest after it.
@@ -159,9 +190,10 @@ pub fn render_markdown(registry: &ToolRegistry) -> String {
             None => "text".into(),
         };
         out.push_str(&format!(
-            "| `{}` | {} | {} | {} | {} | {} |\n",
+            "| `{}` | {} | {} | {} | {} | {} | {} |\n",
             tool.info.name,
             tool.group,
+            tool.effect.word(),
             tool.editor.describe(),
             if args.is_empty() {
                 "—".to_string()
@@ -182,6 +214,22 @@ mod tests {
     fn docs_tools_md_is_current() {
         let made = super::render_markdown(&super::production().unwrap());
         crate::generated::file("docs/tools.md", &made, "docs_tools_md");
+    }
+
+    /// A tool named as an editor method (its own module routes to the editor, or
+    /// answers without one) does what the method does: one may not be read-only where
+    /// the other writes.
+    #[test]
+    fn a_tool_named_as_an_editor_method_has_its_effect() {
+        let registry = super::build().expect("catalogue builds");
+        let mut named = 0;
+        for tool in registry.tools() {
+            if let Some(method) = crate::protocol::editor::Method::from_name(tool.info.name) {
+                named += 1;
+                assert_eq!(tool.effect, method.effect(), "{}", tool.info.name);
+            }
+        }
+        assert!(named > 50, "only {named} tools are named as editor methods");
     }
 
     /// A misspelt argument name is refused, not ignored (`createFile` with `contents`

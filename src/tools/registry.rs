@@ -14,6 +14,7 @@ use serde_json::Value;
 use super::error::ToolResult;
 use super::{schema, ToolContext};
 use crate::metrics::{Metrics, ToolMeter};
+pub use crate::protocol::mcp::Effect;
 use crate::protocol::mcp::{paginate, CallToolResult, InvalidCursor, ToolInfo};
 
 pub use crate::protocol::mcp::PAGE_SIZE;
@@ -67,6 +68,10 @@ pub trait Tool: 'static {
     const NAME: &'static str;
     /// Shown to clients, and in docs/tools.md.
     const DESCRIPTION: &'static str;
+    /// What calling it does: its `annotations` in `tools/list`, its column in
+    /// docs/tools.md. Every tool says; a tool forwarding an editor method says what the
+    /// method does ([`Method::effect`](crate::protocol::editor::Method::effect)).
+    const EFFECT: Effect;
     const TIMEOUT: ToolTimeout = ToolTimeout::Default;
     const EDITOR: EditorUse = EditorUse::None;
     /// The schema of the tool's `structuredContent` (its `outputSchema`), for tools
@@ -119,6 +124,7 @@ pub struct RegisteredTool {
     pub exposed: bool,
     pub timeout: ToolTimeout,
     pub editor: EditorUse,
+    pub effect: Effect,
     validator: jsonschema::Validator,
     invoke: Invoker,
     /// Its metrics' series, looked up on its first call.
@@ -300,6 +306,7 @@ impl ToolRegistry {
             },
             input_schema: schema,
             output_schema,
+            annotations: T::EFFECT.annotations(),
         };
         self.index.insert(T::NAME, self.tools.len());
         self.exposed.push(self.tools.len());
@@ -309,6 +316,7 @@ impl ToolRegistry {
             exposed: true,
             timeout: T::TIMEOUT,
             editor: T::EDITOR,
+            effect: T::EFFECT,
             validator,
             invoke: invoke::<T>,
             meter: OnceLock::new(),

@@ -475,6 +475,50 @@ async fn a_forwarded_tool_confines_paths_under_any_key() {
     );
 }
 
+/// Every listed tool says what calling it does (MCP's `annotations`): read-only tools
+/// are marked so (Claude Code runs those side by side), the others say whether they may
+/// overwrite and whether they reach beyond the workspace.
+#[tokio::test]
+async fn every_listed_tool_says_what_calling_it_does() {
+    let bridge = Bridge::launch(Options::default()).await;
+    let mut agent = bridge.ready_agent().await;
+    let mut page = agent.request("tools/list", json!({})).await["result"].clone();
+    let mut annotations = std::collections::BTreeMap::new();
+    loop {
+        for tool in page["tools"].as_array().unwrap() {
+            let said = tool["annotations"].clone();
+            assert!(said["readOnlyHint"].is_boolean(), "{tool}");
+            assert!(said["openWorldHint"].is_boolean(), "{tool}");
+            annotations.insert(tool["name"].as_str().unwrap().to_string(), said);
+        }
+        match page.get("nextCursor").and_then(|c| c.as_str()) {
+            Some(next) => {
+                page =
+                    agent.request("tools/list", json!({ "cursor": next })).await["result"].clone()
+            }
+            None => break,
+        }
+    }
+    let read_only = json!({"readOnlyHint": true, "openWorldHint": false});
+    let adds = json!({"readOnlyHint": false, "destructiveHint": false, "openWorldHint": false});
+    let changes = json!({"readOnlyHint": false, "destructiveHint": true, "openWorldHint": false});
+    let runs = json!({"readOnlyHint": false, "destructiveHint": true, "openWorldHint": true});
+    for (tool, expected) in [
+        ("readFile", &read_only),
+        ("searchWorkspace", &read_only),
+        ("getHover", &read_only),
+        ("ideCapability", &read_only),
+        ("claimFiles", &adds),
+        ("gitCommit", &adds),
+        ("editText", &changes),
+        ("renameSymbol", &changes),
+        ("runCommand", &runs),
+        ("gitPush", &runs),
+    ] {
+        assert_eq!(&annotations[tool], expected, "{tool}");
+    }
+}
+
 /// Typed tool results (issue 26, item 4): every tool that lists an `outputSchema`
 /// answers with `structuredContent` that the schema accepts, and the same JSON as text
 /// for clients that read only content.

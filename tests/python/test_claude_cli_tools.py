@@ -18,7 +18,7 @@ import time
 
 from claude_pty import Claude, environment, manual_mode, submit, trust, wait_until
 from conftest import agent_with, http, running_bridge, settled
-from fake_model import FakeModel, deferred_tools, mcp, offered_tools, text
+from fake_model import FakeModel, deferred_tools, mcp, offered_tools, text, tool_use
 
 BRIDGE = os.environ.get("BRIDGE_BIN", "target/debug/ide-bridge")
 API_KEY = "sk-ant-ide-bridge-tools-test-key-00001"
@@ -164,3 +164,63 @@ def test_every_bridge_tool_reaches_the_model_through_init(tmp_path, cli):
         assert "Removed" in removed.stdout, removed.stdout
         config = json.loads((config_dir / ".claude.json").read_text())
         assert "ide-bridge" not in config.get("mcpServers", {})
+
+
+def calls_at_once(name, calls, server="ide-bridge"):
+    """A reply asking for several calls of the MCP tool ``mcp__<server>__<name>`` in one
+    turn (``calls``: (id, args) pairs), loading it with ToolSearch first when the
+    request defers it (as ``fake_model.mcp``)."""
+    full = f"mcp__{server}__{name}"
+    blocks = [b for call_id, args in calls for b in tool_use(full, args, call_id)]
+
+    def reply(body):
+        if full in offered_tools(body):
+            return blocks
+        return tool_use("ToolSearch", {"query": f"select:{full}"}), [
+            {"on": "tool_result", "tool": "ToolSearch", "reply": blocks}
+        ]
+
+    return reply
+
+
+def test_the_cli_runs_the_bridges_read_only_tools_side_by_side(tmp_path, cli):
+    """The model asks for two calls of a read-only bridge tool in one turn (a
+    fault-injection build's `debug_sleep`, 1.5 s each): the CLI runs them at the same
+    time, because `tools/list` marks the tool read-only (`annotations.readOnlyHint`).
+    Without the annotation it ran them one after the other: the second began when the
+    first ended."""
+    sleep_ms = 1500
+    with running_bridge() as bridge:
+        ws, config_dir = bridge["workspace"], bridge["config_dir"]
+        trust(config_dir, ws, API_KEY)
+        manual_mode(config_dir, allow=["mcp__ide-bridge"])
+        env = bridge_env(bridge, tmp_path)
+        init = subprocess.run([BRIDGE, "init"], env=env, capture_output=True, text=True, check=False)
+        assert init.returncode == 0, init.stderr
+        calls = [("toolu_sleep_a", {"ms": sleep_ms}), ("toolu_sleep_b", {"ms": sleep_ms})]
+        script = [
+            {"on": "prompt", "contains": "sleep twice", "reply": calls_at_once("debug_sleep", calls)},
+            {"on": "tool_result", "tool": PREFIX + "debug_sleep", "reply": text("slept-2")},
+        ]
+        with FakeModel(script) as model:
+            home = tmp_path / "home"
+            home.mkdir()
+            claude = Claude(cli, ws, environment(home=home, config_dir=config_dir, port=bridge["port"], api_key=API_KEY, model_url=model.url))
+            try:
+                wait_until(lambda: agent_with(bridge, {"ide", "relay"}), "the CLI's IDE connection and its relay", 90, claude)
+                wait_until(settled(bridge), "the CLI's MCP requests to settle", 60, claude)
+                submit(claude, "sleep twice")
+                wait_until(lambda: "slept-2" in claude.text(), "the model's answer after both calls", 90, claude)
+                results = [r for r in model.tool_results() if r["tool_use_id"] in ("toolu_sleep_a", "toolu_sleep_b")]
+                assert len(results) == 2, results
+                assert all(not r.get("is_error") for r in results), results
+                status = json.loads(http(bridge, "/status"))
+                sleeps = [e for e in status["recentActivity"] if e.get("tool") == "debug_sleep"]
+                assert len(sleeps) == 2, sleeps
+                # An entry's timestamp is when the call ended; it began durationMs before.
+                first, second = sorted(sleeps, key=lambda e: e["timestamp"])
+                began = second["timestamp"] - second["durationMs"]
+                assert began < first["timestamp"] - sleep_ms // 2, (
+                    f"the second call began {began - first['timestamp']} ms after the first ended", sleeps)
+            finally:
+                claude.kill()

@@ -3,6 +3,8 @@
 //! plugins, their test lists and docs/protocol.md against [`Method::ALL`], so a method
 //! added here and missing there fails a test.
 
+use crate::mcp::Effect;
+
 /// Declares [`Method`]: each variant and its wire name.
 macro_rules! methods {
     ($( $variant:ident = $name:literal, )*) => {
@@ -111,6 +113,46 @@ impl Method {
                 | Method::WaitForTerminalOutput
                 | Method::GetTerminalOutput
         )
+    }
+
+    /// What the method does in the editor and the workspace; the tool forwarding it
+    /// says the same.
+    pub const fn effect(self) -> Effect {
+        use Method::*;
+        match self {
+            GoToDefinition
+            | FindReferences
+            | GetHover
+            | GetCodeActions
+            | SearchSymbols
+            | GetDocumentSymbols
+            | GetCallHierarchy
+            | GetInlayHints
+            | GetTypeHierarchy
+            | ListTerminals
+            | GetTerminalOutput
+            | WaitForTerminalOutput
+            | GetDebugState
+            | GetOpenFiles
+            | IsDirty
+            | GetFileContent
+            | GetWorkspaceFolders
+            | GetDiagnostics
+            | GetSelection
+            | GetAIComments
+            | ReadClipboard
+            | GetWorkspaceSettings
+            | ListVSCodeCommands
+            | CaptureScreenshot => Effect::Reads,
+            OpenFile | CreateTerminal | WatchFiles | UnwatchFiles | SetDecorations
+            | ClearDecorations => Effect::Adds,
+            ApplyCodeAction | RenameSymbol | DisposeTerminal | SetDebugBreakpoints
+            | StopDebugging | SaveFile | CloseTab | CreateFile | DeleteFile | RenameFile
+            | EditText | ReplaceBlock | FormatDocument | FixAllLintErrors | OrganizeImports
+            | OpenDiff | WriteClipboard | SetWorkspaceSetting => Effect::Changes,
+            SendTerminalCommand | ExecuteInTerminal | EvaluateInDebugger | StartDebugging
+            | ExecuteVSCodeCommand | DebugLink => Effect::Runs,
+        }
     }
 
     /// The method named `name` (without `extension/`).

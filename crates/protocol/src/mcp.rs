@@ -109,6 +109,75 @@ pub struct ToolInfo {
     /// with one ([`CallToolResult::structured`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Value>,
+    /// What calling it does, as MCP's hints ([`Effect::annotations`]).
+    pub annotations: ToolAnnotations,
+}
+
+/// What a tool does to the world around it, declared once per tool. `tools/list`
+/// shows it as the tool's `annotations`: Claude Code runs read-only tools side by side
+/// when its model asks for several at once (others one after another).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// Reads the workspace, the editor or the bridge's state and changes none of it.
+    Reads,
+    /// Adds to what is there without overwriting anything: opens a tab, claims a
+    /// file, stages a change, makes a commit.
+    Adds,
+    /// May overwrite or remove what is there: a file's text, a tab, a setting, a
+    /// terminal, a task.
+    Changes,
+    /// Runs what its caller names (a command, a Claude task, an editor command, a
+    /// push), which may do anything and reach beyond the workspace.
+    Runs,
+}
+
+impl Effect {
+    /// Every effect, in the order above.
+    pub const ALL: [Effect; 4] = [Effect::Reads, Effect::Adds, Effect::Changes, Effect::Runs];
+
+    /// The word docs/tools.md uses.
+    pub const fn word(self) -> &'static str {
+        match self {
+            Effect::Reads => "reads",
+            Effect::Adds => "adds",
+            Effect::Changes => "changes",
+            Effect::Runs => "runs",
+        }
+    }
+
+    /// Changes nothing.
+    pub const fn reads_only(self) -> bool {
+        matches!(self, Effect::Reads)
+    }
+
+    /// MCP's tool annotations saying the same. A hint a client would read as its
+    /// default is said anyway: `openWorldHint` defaults to true, `destructiveHint` too.
+    pub const fn annotations(self) -> ToolAnnotations {
+        let changes = !self.reads_only();
+        ToolAnnotations {
+            read_only_hint: !changes,
+            destructive_hint: if changes {
+                Some(matches!(self, Effect::Changes | Effect::Runs))
+            } else {
+                None
+            },
+            open_world_hint: matches!(self, Effect::Runs),
+        }
+    }
+}
+
+/// A tool's `annotations` (MCP 2025-03-26 on; older clients ignore them). Derived from
+/// its [`Effect`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolAnnotations {
+    /// It changes nothing.
+    pub read_only_hint: bool,
+    /// It may overwrite or remove (said only of a tool that changes something).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub destructive_hint: Option<bool>,
+    /// It may reach beyond the workspace.
+    pub open_world_hint: bool,
 }
 
 /// Cursor-paginated list params (`tools/list`, `prompts/list`).

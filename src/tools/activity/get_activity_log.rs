@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::actors::activity_log::{self, CallStatus, Entry, Query};
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::tools::{ask, output, Tool, ToolContext, ToolResult};
 
 pub struct GetActivityLog;
@@ -44,6 +45,7 @@ fn yes() -> bool {
 impl Tool for GetActivityLog {
     type Args = Args;
     const NAME: &'static str = "getActivityLog";
+    const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str =
         "What every agent did: tool calls (tool, session, status, duration, argument summary) and \
          lifecycle events, oldest first, filtered by session, tool, status, time (since, Unix ms) or id: \

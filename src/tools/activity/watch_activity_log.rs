@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::actors::activity_log::{self, Entry, Query, Watch, WatchStart, MAX_WATCHERS};
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::tools::{ask, output, Tool, ToolContext, ToolError, ToolResult, ToolTimeout};
 
 /// Longest wait a caller may ask for (below the default tool timeout).
@@ -44,6 +45,7 @@ pub struct Answer {
 impl Tool for WatchActivityLog {
     type Args = Args;
     const NAME: &'static str = "watchActivityLog";
+    const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str =
         "Wait for new activity entries after afterId (default: now), up to timeoutMs (max 55 s). \
          Returns as soon as one arrives, or an empty list on timeout.";

@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::status::BridgeStatus;
 use crate::tools::{output, Tool, ToolContext, ToolResult};
 
@@ -25,6 +26,7 @@ pub struct Answer {
 impl Tool for GetBridgeStatus {
     type Args = Args;
     const NAME: &'static str = "getBridgeStatus";
+    const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str =
         "Bridge health: sessions, editor connection, counters and recent activity.";
     const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Answer>);

@@ -13,6 +13,7 @@ use crate::actors::changes::{
 use crate::actors::registry::TellAgent;
 use crate::changes::{Change, ChangeView, Owner, Selection};
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::services::Services;
 use crate::tools::path::WorkspacePath;
 use crate::tools::{ask, output, Tool, ToolContext, ToolError, ToolResult};
@@ -139,6 +140,7 @@ pub struct Kept {
 impl Tool for ListChanges {
     type Args = Which;
     const NAME: &'static str = "listChanges";
+    const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str = "What agents changed since their baseline, hunk by hunk (each with its state: open, kept, undone), filtered by change, file or agent session.";
     const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Listed>);
 
@@ -172,6 +174,7 @@ pub struct Owners {
 impl Tool for WhoChanged {
     type Args = WhoArgs;
     const NAME: &'static str = "whoChanged";
+    const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str = "Which agent (or the person) last changed each line of a file since the bridge followed it; null for lines nobody changed.";
     const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Owners>);
 
@@ -223,6 +226,7 @@ pub struct UndoArgs {
 impl Tool for UndoChanges {
     type Args = UndoArgs;
     const NAME: &'static str = "undoChanges";
+    const EFFECT: Effect = Effect::Changes;
     const DESCRIPTION: &'static str = "Undo hunks agents wrote (one hunk, a change, a file, or everything of an agent session): each is reverse-applied only where the file still holds it; hunks a later edit overlaps are declined and named. The agent is told, with the reason.";
     const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<UndoReport>);
 
@@ -254,6 +258,7 @@ pub struct KeepChanges;
 impl Tool for KeepChanges {
     type Args = Which;
     const NAME: &'static str = "keepChanges";
+    const EFFECT: Effect = Effect::Adds;
     const DESCRIPTION: &'static str = "Keep hunks agents wrote (one hunk, a change, a file, or everything of an agent session): they leave the open change sets.";
     const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Kept>);
 

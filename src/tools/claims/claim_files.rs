@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::actors::claims::{ClaimFiles as Claim, NAME};
 use crate::coordination::claims::ClaimView;
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::tools::{ask, output, Tool, ToolContext, ToolError, ToolResult};
 
 pub struct ClaimFiles;
@@ -38,6 +39,7 @@ pub struct Answer {
 impl Tool for ClaimFiles {
     type Args = Args;
     const NAME: &'static str = "claimFiles";
+    const EFFECT: Effect = Effect::Adds;
     const DESCRIPTION: &'static str = "Claim files you are about to change so that other agents sharing this bridge do not edit them meanwhile: their writes (through this bridge and through Claude Code's own Edit/Write) are refused with your reason until you release them (releaseFiles), the claim expires, or you disconnect for good. Claim only what you need, and release when done. Fails, naming the holder, when another agent already claims some of the files.";
     const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Answer>);
 

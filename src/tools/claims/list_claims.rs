@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::actors::claims::{views, ListClaims as List, NAME};
 use crate::coordination::claims::ClaimView;
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::tools::{ask, output, Tool, ToolContext, ToolResult};
 
 pub struct ListClaims;
@@ -24,6 +25,7 @@ pub struct Answer {
 impl Tool for ListClaims {
     type Args = Args;
     const NAME: &'static str = "listClaims";
+    const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str = "Every file claim held now: who holds it (an agent, or the person), its paths, its reason and when it ends. Your own are marked.";
     const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Answer>);
 

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::actors::claims::{views, ReleaseFiles as Release, NAME};
 use crate::coordination::claims::ClaimView;
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::tools::{ask, output, Tool, ToolContext, ToolResult};
 
 pub struct ReleaseFiles;
@@ -29,6 +30,7 @@ pub struct Answer {
 impl Tool for ReleaseFiles {
     type Args = Args;
     const NAME: &'static str = "releaseFiles";
+    const EFFECT: Effect = Effect::Adds;
     const DESCRIPTION: &'static str = "Release your file claims (all of them, or those naming or covering the given paths) so that other agents may edit those files again.";
     const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Answer>);
 

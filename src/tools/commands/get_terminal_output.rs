@@ -7,6 +7,7 @@ use serde_json::json;
 use crate::actors::messages::session::Terminals;
 use crate::protocol::editor::Method;
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::tools::editor::{request, try_editor};
 use crate::tools::{EditorUse, Tool, ToolContext, ToolResult};
 
@@ -34,6 +35,7 @@ fn default_lines() -> usize {
 impl Tool for GetTerminalOutput {
     type Args = Args;
     const NAME: &'static str = "getTerminalOutput";
+    const EFFECT: Effect = Effect::Reads;
     const EDITOR: EditorUse = EditorUse::Optional;
     const DESCRIPTION: &'static str =
         "The last lines of output of one of this session's terminals (default: the most recent).";

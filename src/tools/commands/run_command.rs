@@ -6,6 +6,7 @@ use serde::Serialize;
 use super::CommandArgs;
 use crate::actors::automation::BridgeEvent;
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::tools::{output, Tool, ToolContext, ToolResult};
 
 pub struct RunCommand;
@@ -30,6 +31,7 @@ pub struct Answer {
 impl Tool for RunCommand {
     type Args = CommandArgs;
     const NAME: &'static str = "runCommand";
+    const EFFECT: Effect = Effect::Runs;
     const DESCRIPTION: &'static str =
         "Run an allowlisted program (git, cargo, npm, …) in the workspace without a shell. \
          Returns exit code, stdout and stderr (capped). Shells, interpreters and flags that run code are refused.";

@@ -8,6 +8,7 @@ use super::CommandArgs;
 use crate::actors::messages::session::{RecordTerminal, TerminalRun};
 use crate::actors::registry::iso_now;
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::tools::{output, EditorUse, Tool, ToolContext, ToolResult};
 
 pub struct RunInTerminal;
@@ -43,6 +44,7 @@ pub struct Answer {
 impl Tool for RunInTerminal {
     type Args = Args;
     const NAME: &'static str = "runInTerminal";
+    const EFFECT: Effect = Effect::Runs;
     const EDITOR: EditorUse = EditorUse::Optional;
     const DESCRIPTION: &'static str =
         "Run an allowlisted command in a named terminal of this session (without an editor: \

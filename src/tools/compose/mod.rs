@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::tools::{EditorUse, Tool, ToolContext, ToolError, ToolResult};
 use capabilities::LANGUAGE;
 
@@ -84,6 +85,7 @@ fn render(answer: &Answer) -> CallToolResult {
 impl Tool for IdeCapability {
     type Args = Args;
     const NAME: &'static str = "ideCapability";
+    const EFFECT: Effect = Effect::Reads;
     const EDITOR: EditorUse = EditorUse::Optional;
     const DESCRIPTION: &'static str = "Ask the IDE in one call with a small JSON program over typed functions (the guide is built at start-up).";
     const DESCRIBE: Option<fn() -> String> = Some(description);

@@ -16,6 +16,7 @@ use crate::actors::registry::ToolsChanged;
 use crate::actors::supervise::ActorFault;
 use crate::actors::{activity_log, registry};
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 
 /// Registers every debug tool.
 pub fn register(r: &mut ToolRegistry) -> Result<(), CatalogError> {
@@ -45,6 +46,7 @@ pub struct SleepArgs {
 impl Tool for DebugSleep {
     type Args = SleepArgs;
     const NAME: &'static str = "debug_sleep";
+    const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str = "Test only: sleep for ms, reporting progress in steps.";
 
     async fn call(ctx: ToolContext, args: SleepArgs) -> ToolResult {
@@ -76,6 +78,7 @@ pub struct PanicArgs {
 impl Tool for DebugPanic {
     type Args = PanicArgs;
     const NAME: &'static str = "debug_panic";
+    const EFFECT: Effect = Effect::Changes;
     const DESCRIPTION: &'static str =
         "Test only: panic inside the tool handler, at once or after after_ms.";
 
@@ -170,6 +173,7 @@ pub struct DebugCrashActor;
 impl Tool for DebugCrashActor {
     type Args = ActorArgs;
     const NAME: &'static str = "debug_crash_actor";
+    const EFFECT: Effect = Effect::Changes;
     const DESCRIPTION: &'static str = "Test only: make a singleton actor panic in a handler.";
 
     async fn call(ctx: ToolContext, args: ActorArgs) -> ToolResult {
@@ -196,6 +200,7 @@ pub struct StallArgs {
 impl Tool for DebugStallActor {
     type Args = StallArgs;
     const NAME: &'static str = "debug_stall_actor";
+    const EFFECT: Effect = Effect::Changes;
     const DESCRIPTION: &'static str = "Test only: keep a request in flight inside a singleton \
         actor for ms (block: block the actor's thread that long instead).";
 
@@ -222,6 +227,7 @@ pub struct ListChangedArgs {
 impl Tool for DebugListChanged {
     type Args = ListChangedArgs;
     const NAME: &'static str = "debug_list_changed";
+    const EFFECT: Effect = Effect::Adds;
     const DESCRIPTION: &'static str =
         "Test only: signal a tool-set change (debounced unless immediate).";
 
@@ -245,6 +251,7 @@ pub struct CutArgs {
 impl Tool for DebugCutConnections {
     type Args = CutArgs;
     const NAME: &'static str = "debug_cut_connections";
+    const EFFECT: Effect = Effect::Changes;
     const DESCRIPTION: &'static str =
         "Test only: close every connection of a session from the bridge's side (1001).";
 
@@ -278,6 +285,7 @@ pub struct LinkArgs {
 impl Tool for DebugForwardPaths {
     type Args = LinkArgs;
     const NAME: &'static str = "debug_forward_paths";
+    const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str =
         "Test only: forward paths under new keys (target, via) to the editor's debugLink.";
     const EDITOR: EditorUse = EditorUse::Required;

@@ -39,10 +39,7 @@ pub(crate) const fn answers(method: Method) -> bool {
 /// Of [`answers`], those that change files: left to the editor when it is asked (see
 /// `editor_did_nothing`).
 pub(crate) const fn writes(method: Method) -> bool {
-    matches!(
-        method,
-        Method::ApplyCodeAction | Method::RenameSymbol | Method::FormatDocument
-    )
+    answers(method) && !method.effect().reads_only()
 }
 
 fn number(params: &Value, key: &str) -> u64 {

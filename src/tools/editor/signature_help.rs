@@ -11,6 +11,7 @@ use super::pool::{ask, parse};
 use crate::lsp::shapes;
 use crate::lsp::types::{Documentation, ParameterLabel, SignatureHelp};
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::tools::{output, Tool, ToolContext, ToolError, ToolResult};
 
 pub struct GetSignatureHelp;
@@ -49,6 +50,7 @@ fn text(doc: &Documentation) -> String {
 impl Tool for GetSignatureHelp {
     type Args = At;
     const NAME: &'static str = "getSignatureHelp";
+    const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str =
         "The signature of the call at file:line:column (1-based): its parameters and which one the \
          position is in, from the bridge's language server for the file.";

@@ -4,7 +4,7 @@
 use super::args::{self, CallDirection, TypeDirection};
 use super::forward;
 use crate::protocol::editor::{self, Method};
-use crate::tools::registry::{CatalogError, EditorUse, Tool, ToolRegistry, ToolTimeout};
+use crate::tools::registry::{CatalogError, EditorUse, Effect, Tool, ToolRegistry, ToolTimeout};
 use crate::tools::{ToolContext, ToolResult};
 
 macro_rules! editor_tools {
@@ -17,6 +17,7 @@ macro_rules! editor_tools {
                 type Args = $args;
                 const NAME: &'static str = Method::$ty.name();
                 const DESCRIPTION: &'static str = $desc;
+                const EFFECT: Effect = Method::$ty.effect();
                 const EDITOR: EditorUse = if super::answers_without_editor(Method::$ty) {
                     EditorUse::Optional
                 } else {

@@ -16,6 +16,7 @@ use crate::actors::messages::session::SessionId;
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::lsp::{shapes, LspDiagnostic};
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::services::Services;
 use crate::tools::{output, Tool, ToolContext, ToolError, ToolResult, WorkspacePath};
 
@@ -53,6 +54,7 @@ pub struct Answer {
 impl Tool for CheckEdit {
     type Args = Args;
     const NAME: &'static str = "checkEdit";
+    const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str =
         "Check a proposed whole-file text before writing it: the bridge's language server for the file \
          says which diagnostics (errors, warnings) the text would add and remove. Nothing is written.";

@@ -7,6 +7,7 @@ use super::{by_editor, write};
 use crate::actors::writer::{WriteOp, DIRECTORY_EXISTED, FILE_OVERWRITTEN};
 use crate::protocol::editor::Method;
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::tools::claims::check_write;
 use crate::tools::editor::{request, try_editor_as};
 use crate::tools::{output, EditorUse, Tool, ToolContext, ToolError, ToolResult, WorkspacePath};
@@ -46,6 +47,7 @@ pub struct Answer {
 impl Tool for CreateFile {
     type Args = Args;
     const NAME: &'static str = "createFile";
+    const EFFECT: Effect = Effect::Changes;
     const EDITOR: EditorUse = EditorUse::Optional;
     const DESCRIPTION: &'static str =
         "Create a file (with content) or a directory in the workspace. Fails if it exists unless overwrite is true.";

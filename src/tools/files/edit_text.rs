@@ -10,6 +10,7 @@ use super::{by_editor, write};
 use crate::actors::writer::WriteOp;
 use crate::protocol::editor::Method;
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::tools::claims::check_write;
 use crate::tools::editor::{request, try_editor_as};
 use crate::tools::{output, EditorUse, Tool, ToolContext, ToolResult, WorkspacePath};
@@ -43,6 +44,7 @@ pub struct Answer {
 impl Tool for EditText {
     type Args = Args;
     const NAME: &'static str = "editText";
+    const EFFECT: Effect = Effect::Changes;
     const EDITOR: EditorUse = EditorUse::Optional;
     const DESCRIPTION: &'static str =
         "Apply line/column edits (1-based; insert, delete, replace) to a file, all or none. \

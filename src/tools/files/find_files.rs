@@ -5,6 +5,7 @@ use serde::Deserialize;
 
 use super::Scope;
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::tools::{blocking, output, Tool, ToolContext, ToolError, ToolResult, WorkspacePath};
 use crate::workspace::tree::{find_files, Listing};
 
@@ -27,6 +28,7 @@ pub struct Args {
 impl Tool for FindFiles {
     type Args = Args;
     const NAME: &'static str = "findFiles";
+    const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str =
         "Find files by glob (e.g. \"*.rs\" anywhere, or \"src/**/mod.rs\" from the workspace root \
          or from path), honouring .gitignore and skipping hidden files unless includeHidden.";

@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::tools::{blocking, output, Tool, ToolContext, ToolError, ToolResult, WorkspacePath};
 use crate::workspace::files::FileError;
 use crate::workspace::tree::{file_tree, Listing};
@@ -27,6 +28,7 @@ pub struct Args {
 impl Tool for GetFileTree {
     type Args = Args;
     const NAME: &'static str = "getFileTree";
+    const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str =
         "List files and directories below a workspace path (default: the root), honouring \
          .gitignore and skipping hidden ones unless includeHidden.";

@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::tools::{blocking, Tool, ToolContext, ToolError, ToolResult, WorkspacePath};
 use crate::workspace::files::{excerpt, read_text};
 
@@ -60,6 +61,7 @@ fn beyond(start: Option<usize>, end: Option<usize>, total: usize) -> Option<Stri
 impl Tool for ReadFile {
     type Args = Args;
     const NAME: &'static str = "readFile";
+    const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str =
         "Read a text file in the workspace, optionally lines startLine..endLine (1-based, inclusive). \
          Long output is cut with a marker telling where to continue (or, for a first line longer \

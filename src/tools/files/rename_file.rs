@@ -7,6 +7,7 @@ use super::{by_editor, write};
 use crate::actors::writer::WriteOp;
 use crate::protocol::editor::Method;
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::tools::claims::check_write;
 use crate::tools::editor::{request, try_editor_as};
 use crate::tools::{output, EditorUse, Tool, ToolContext, ToolResult, WorkspacePath};
@@ -39,6 +40,7 @@ pub struct Answer {
 impl Tool for RenameFile {
     type Args = Args;
     const NAME: &'static str = "renameFile";
+    const EFFECT: Effect = Effect::Changes;
     const EDITOR: EditorUse = EditorUse::Optional;
     const DESCRIPTION: &'static str =
         "Rename or move a file or directory inside the workspace (fails if the target exists unless overwrite is true).";

@@ -9,6 +9,7 @@ use super::{by_editor, write};
 use crate::actors::writer::WriteOp;
 use crate::protocol::editor::Method;
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::tools::claims::check_write;
 use crate::tools::editor::{request, try_editor_as};
 use crate::tools::{output, EditorUse, Tool, ToolContext, ToolResult, WorkspacePath};
@@ -37,6 +38,7 @@ pub struct Answer {
 impl Tool for ReplaceBlock {
     type Args = Args;
     const NAME: &'static str = "replaceBlock";
+    const EFFECT: Effect = Effect::Changes;
     const EDITOR: EditorUse = EditorUse::Optional;
     const DESCRIPTION: &'static str =
         "Replace the one exact occurrence of oldContent with newContent in a file. \

@@ -8,6 +8,7 @@ use serde::Deserialize;
 
 use super::Scope;
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::tools::{blocking, output, Tool, ToolContext, ToolResult, WorkspacePath};
 use crate::workspace::search::{search, Hits, Query};
 
@@ -50,6 +51,7 @@ fn yes() -> bool {
 impl Tool for SearchWorkspace {
     type Args = Args;
     const NAME: &'static str = "searchWorkspace";
+    const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str =
         "Search file contents across the workspace (literal text, or a regex with regex: true), \
          honouring .gitignore and skipping binary files (and hidden ones unless includeHidden, \

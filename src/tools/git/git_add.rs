@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{git, pathspec};
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::tools::{output, Tool, ToolContext, ToolResult, WorkspacePath};
 
 pub struct GitAdd;
@@ -28,6 +29,7 @@ pub struct Answer {
 impl Tool for GitAdd {
     type Args = Args;
     const NAME: &'static str = "gitAdd";
+    const EFFECT: Effect = Effect::Adds;
     const DESCRIPTION: &'static str = "Stage files (paths inside the workspace).";
     const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Answer>);
 

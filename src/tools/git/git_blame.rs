@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{git, pathspec, text_result};
+use crate::protocol::mcp::Effect;
 use crate::tools::{Tool, ToolContext, ToolResult, WorkspacePath};
 
 pub struct GitBlame;
@@ -21,6 +22,7 @@ pub struct Args {
 impl Tool for GitBlame {
     type Args = Args;
     const NAME: &'static str = "gitBlame";
+    const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str =
         "Who last changed each line of a file (optionally lines startLine..endLine).";
 

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::git;
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::tools::{output, Tool, ToolContext, ToolResult};
 
 pub struct GitBranches;
@@ -25,6 +26,7 @@ pub struct Answer {
 impl Tool for GitBranches {
     type Args = Args;
     const NAME: &'static str = "gitBranches";
+    const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str = "Local and remote branches, with the current one marked.";
     const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Answer>);
 

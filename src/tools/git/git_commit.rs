@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::git_in;
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::services::Services;
 use crate::tools::{output, Tool, ToolContext, ToolError, ToolResult};
 
@@ -34,6 +35,7 @@ pub struct Answer {
 impl Tool for GitCommit {
     type Args = Args;
     const NAME: &'static str = "gitCommit";
+    const EFFECT: Effect = Effect::Adds;
     const DESCRIPTION: &'static str =
         "Commit staged changes (all: true also stages tracked changes). A message is required.";
     const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Answer>);

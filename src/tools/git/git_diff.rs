@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{check_ref_or_range, git, pathspec, text_result};
+use crate::protocol::mcp::Effect;
 use crate::tools::{Tool, ToolContext, ToolResult, WorkspacePath};
 
 pub struct GitDiff;
@@ -23,6 +24,7 @@ pub struct Args {
 impl Tool for GitDiff {
     type Args = Args;
     const NAME: &'static str = "gitDiff";
+    const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str =
         "Diff of the working tree (default), of staged changes (staged: true), or between refs (from, to).";
 

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{check_ref_or_range, git, pathspec, GitError};
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::tools::{output, Tool, ToolContext, ToolError, ToolResult, WorkspacePath};
 
 pub struct GitLog;
@@ -48,6 +49,7 @@ fn default_count() -> u32 {
 impl Tool for GitLog {
     type Args = Args;
     const NAME: &'static str = "gitLog";
+    const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str =
         "Recent commits (hash, author, date, subject), optionally of a ref or path.";
     const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Answer>);

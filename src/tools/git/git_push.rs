@@ -5,6 +5,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{check_ref, git, text_result};
+use crate::protocol::mcp::Effect;
 use crate::tools::{Tool, ToolContext, ToolError, ToolResult};
 
 /// Branches that need `git.allow_push_to_protected`.
@@ -26,6 +27,7 @@ pub struct Args {
 impl Tool for GitPush {
     type Args = Args;
     const NAME: &'static str = "gitPush";
+    const EFFECT: Effect = Effect::Runs;
     const DESCRIPTION: &'static str =
         "Push a branch (default: the current one) when git.allow_push is enabled. \
          main/master need git.allow_push_to_protected; force means --force-with-lease.";

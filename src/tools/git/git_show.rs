@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{check_ref, git, text_result};
+use crate::protocol::mcp::Effect;
 use crate::tools::{Tool, ToolContext, ToolResult};
 
 pub struct GitShow;
@@ -19,6 +20,7 @@ pub struct Args {
 impl Tool for GitShow {
     type Args = Args;
     const NAME: &'static str = "gitShow";
+    const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str = "A commit's message, stat and patch.";
 
     async fn call(ctx: ToolContext, args: Args) -> ToolResult {

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::git;
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::tools::{output, Tool, ToolContext, ToolResult};
 
 pub struct GitStatus;
@@ -38,6 +39,7 @@ pub struct FileStatus {
 impl Tool for GitStatus {
     type Args = Args;
     const NAME: &'static str = "gitStatus";
+    const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str = "Branch and changed files of the workspace repository.";
     const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Answer>);
 

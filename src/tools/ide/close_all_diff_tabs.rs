@@ -5,6 +5,7 @@ use serde::Deserialize;
 
 use crate::actors::extension::CloseSessionDiffs;
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::tools::{EditorUse, Tool, ToolContext, ToolResult};
 
 pub struct CloseAllDiffTabs;
@@ -15,6 +16,7 @@ pub struct Args {}
 impl Tool for CloseAllDiffTabs {
     type Args = Args;
     const NAME: &'static str = "closeAllDiffTabs";
+    const EFFECT: Effect = Effect::Changes;
     const EDITOR: EditorUse = EditorUse::Optional;
     const DESCRIPTION: &'static str =
         "Close every diff tab this bridge opened (the user's own diffs are left alone).";

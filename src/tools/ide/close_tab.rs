@@ -6,6 +6,7 @@ use serde::Deserialize;
 use crate::actors::dashboard::CloseDiffTab;
 use crate::actors::extension::CloseDiff;
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::tools::{EditorUse, Tool, ToolContext, ToolResult};
 
 pub struct CloseTab;
@@ -18,6 +19,7 @@ pub struct Args {
 impl Tool for CloseTab {
     type Args = Args;
     const NAME: &'static str = "close_tab";
+    const EFFECT: Effect = Effect::Changes;
     const EDITOR: EditorUse = EditorUse::Optional;
     const DESCRIPTION: &'static str =
         "Close an editor tab by name (a pending diff in it is rejected).";

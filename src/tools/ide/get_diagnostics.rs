@@ -13,6 +13,7 @@ use crate::actors::language_servers::{AllPublished, Diagnose};
 use crate::diagnostics::linters::Linter;
 use crate::diagnostics::{Diagnostic, FileDiagnostics};
 use crate::lsp::{shapes, LspDiagnostic};
+use crate::protocol::mcp::Effect;
 use crate::protocol::mcp::{CallToolResult, Content};
 use crate::tools::{ask, EditorUse, Tool, ToolContext, ToolResult, WorkspacePath};
 use crate::workspace::file_url;
@@ -97,6 +98,7 @@ pub struct Args {
 impl Tool for GetDiagnostics {
     type Args = Args;
     const NAME: &'static str = "getDiagnostics";
+    const EFFECT: Effect = Effect::Reads;
     const EDITOR: EditorUse = EditorUse::Optional;
     const DESCRIPTION: &'static str =
         "Language diagnostics (errors, warnings) for one file URI, or for every file known. \

@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 
 use crate::actors::extension::{Cached, Read};
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::tools::{EditorUse, Tool, ToolContext, ToolResult};
 
 pub struct GetLatestSelection;
@@ -16,6 +17,7 @@ pub struct Args {}
 impl Tool for GetLatestSelection {
     type Args = Args;
     const NAME: &'static str = "getLatestSelection";
+    const EFFECT: Effect = Effect::Reads;
     const EDITOR: EditorUse = EditorUse::Optional;
     const DESCRIPTION: &'static str =
         "The most recent selection made in the editor (0-based positions).";

@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 use crate::actors::extension::ExtError;
 use crate::protocol::editor::Method;
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::tools::editor::call_editor;
 use crate::tools::{EditorUse, Tool, ToolContext, ToolError, ToolResult};
 use crate::workspace::{file_url, language_id};
@@ -19,6 +20,7 @@ pub struct Args {}
 impl Tool for GetOpenEditors {
     type Args = Args;
     const NAME: &'static str = "getOpenEditors";
+    const EFFECT: Effect = Effect::Reads;
     const EDITOR: EditorUse = EditorUse::Optional;
     const DESCRIPTION: &'static str =
         "Open editor tabs (without an editor: the files this session opened).";

@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 
 use crate::protocol::editor::Method;
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::tools::editor::call_editor;
 use crate::tools::{EditorUse, Tool, ToolContext, ToolResult};
 
@@ -34,6 +35,7 @@ struct Folder<'a> {
 impl Tool for GetWorkspaceFolders {
     type Args = Args;
     const NAME: &'static str = "getWorkspaceFolders";
+    const EFFECT: Effect = Effect::Reads;
     const EDITOR: EditorUse = EditorUse::Optional;
     const DESCRIPTION: &'static str = "The workspace folders the bridge serves.";
 

@@ -11,6 +11,7 @@ use crate::actors::dashboard::diffs::{DiffAnswer, DiffCheck, DiffOffer};
 use crate::actors::dashboard::{CheckedDiff, OfferDiff, PageRefusal};
 use crate::actors::extension::{DiffOutcome, ExtError, OpenDiff as ExtOpenDiff};
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::tools::files::check_edit::{compare, described, edit_gate};
 use crate::tools::{blocking, EditorUse, Tool, ToolContext, ToolError, ToolResult, ToolTimeout};
 use crate::workspace::files::{read_text, FileError};
@@ -34,6 +35,7 @@ pub struct Args {
 impl Tool for OpenDiff {
     type Args = Args;
     const NAME: &'static str = "openDiff";
+    const EFFECT: Effect = Effect::Changes;
     // Without an editor the person answers on the page, or the diff is declined.
     const EDITOR: EditorUse = EditorUse::Optional;
     const DESCRIPTION: &'static str =

@@ -7,6 +7,7 @@ use serde_json::json;
 use crate::actors::extension::ExtError;
 use crate::protocol::editor::Method;
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::tools::editor::call_editor;
 use crate::tools::{blocking, EditorUse, Tool, ToolContext, ToolError, ToolResult, WorkspacePath};
 use crate::workspace::files::{read_regular, FileError};
@@ -125,6 +126,7 @@ fn select(text: &str, start_line: Option<u64>, sel: &CliSelection) -> Result<Opt
 impl Tool for OpenFile {
     type Args = Args;
     const NAME: &'static str = "openFile";
+    const EFFECT: Effect = Effect::Adds;
     const EDITOR: EditorUse = EditorUse::Optional;
     const DESCRIPTION: &'static str =
         "Open a file in the editor (without an editor: remember it as opened by this session). \

@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use crate::actors::extension::ExtError;
 use crate::protocol::editor::Method;
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::tools::editor::call_editor;
 use crate::tools::{EditorUse, Tool, ToolContext, ToolResult, WorkspacePath};
 
@@ -22,6 +23,7 @@ pub struct Args {
 impl Tool for SaveDocument {
     type Args = Args;
     const NAME: &'static str = "saveDocument";
+    const EFFECT: Effect = Effect::Changes;
     const EDITOR: EditorUse = EditorUse::Optional;
     const DESCRIPTION: &'static str = "Save an open document.";
 

@@ -11,6 +11,7 @@ use crate::actors::diagnostics::{self, WatchWorkspace};
 use crate::actors::extension::{self, GetStatus, WatchDiagnostics as Watch};
 use crate::diagnostics::FileDiagnostics;
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::tools::{ask, EditorUse, Tool, ToolContext, ToolError, ToolResult, ToolTimeout};
 use crate::workspace::file_url;
 
@@ -34,6 +35,7 @@ fn default_wait_ms() -> u64 {
 impl Tool for WatchDiagnostics {
     type Args = Args;
     const NAME: &'static str = "watchDiagnostics";
+    const EFFECT: Effect = Effect::Reads;
     const EDITOR: EditorUse = EditorUse::Optional;
     const TIMEOUT: ToolTimeout = ToolTimeout::Fixed(Duration::from_millis(MAX_WAIT_MS + 5_000));
     const DESCRIPTION: &'static str =

@@ -11,6 +11,7 @@ use serde_json::json;
 
 use crate::actors::dashboard::AddReview;
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::review::{self, Base, MAX_BASES_BYTES, MAX_BASE_BYTES, MAX_REVIEW_BYTES};
 use crate::services::Services;
 use crate::tools::git::{check_ref, git_in};
@@ -66,6 +67,7 @@ async fn base_text(services: &Services, rel: &str, base_ref: Option<&str>) -> Op
 impl Tool for PresentReview {
     type Args = Args;
     const NAME: &'static str = "presentReview";
+    const EFFECT: Effect = Effect::Adds;
     const DESCRIPTION: &'static str =
         "Present a code review (markdown) in the bridge's browser page: every path:line or \
          path:line-line reference becomes a link that shows the code (or opens it in the \

@@ -2,6 +2,7 @@
 
 use super::{ask_orchestrator, TaskIdArgs, TaskView};
 use crate::actors::orchestrator::CancelTask;
+use crate::protocol::mcp::Effect;
 use crate::tools::{output, Tool, ToolContext, ToolResult};
 
 pub struct CancelClaudeTask;
@@ -9,6 +10,7 @@ pub struct CancelClaudeTask;
 impl Tool for CancelClaudeTask {
     type Args = TaskIdArgs;
     const NAME: &'static str = "cancelClaudeTask";
+    const EFFECT: Effect = Effect::Changes;
     const DESCRIPTION: &'static str =
         "Cancel one of this session's pending or running Claude tasks.";
     const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<TaskView>);

@@ -2,6 +2,7 @@
 
 use super::{ask_orchestrator, TaskIdArgs, TaskView};
 use crate::actors::orchestrator::GetTask;
+use crate::protocol::mcp::Effect;
 use crate::tools::{output, Tool, ToolContext, ToolResult};
 
 pub struct GetClaudeTaskStatus;
@@ -9,6 +10,7 @@ pub struct GetClaudeTaskStatus;
 impl Tool for GetClaudeTaskStatus {
     type Args = TaskIdArgs;
     const NAME: &'static str = "getClaudeTaskStatus";
+    const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str =
         "Status, output and error of one of this session's Claude tasks.";
     const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<TaskView>);

@@ -7,6 +7,7 @@ use super::TaskView;
 use crate::actors::orchestrator::ListTasks;
 use crate::orchestrator::TaskStatus;
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::tools::{output, Tool, ToolContext, ToolError, ToolResult};
 
 pub struct ListClaudeTasks;
@@ -26,6 +27,7 @@ pub struct Args {
 impl Tool for ListClaudeTasks {
     type Args = Args;
     const NAME: &'static str = "listClaudeTasks";
+    const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str =
         "This session's Claude tasks, oldest first, optionally by status.";
     const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Answer>);

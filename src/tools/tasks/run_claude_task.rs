@@ -12,6 +12,7 @@ use crate::orchestrator::{
     MIN_TIMEOUT_MS,
 };
 use crate::protocol::mcp::CallToolResult;
+use crate::protocol::mcp::Effect;
 use crate::tools::{output, Tool, ToolContext, ToolError, ToolResult, ToolTimeout, WorkspacePath};
 
 pub struct RunClaudeTask;
@@ -38,6 +39,7 @@ fn default_timeout_ms() -> u64 {
 impl Tool for RunClaudeTask {
     type Args = Args;
     const NAME: &'static str = "runClaudeTask";
+    const EFFECT: Effect = Effect::Runs;
     const DESCRIPTION: &'static str =
         "Run a prompt as a headless Claude task in the workspace (claude -p). Returns the task id at once, \
          or with wait: true streams progress and returns the result. Context files are mentioned to the task.";
