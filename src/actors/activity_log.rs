@@ -48,7 +48,7 @@ pub struct RecordToolCall {
 #[rtype(result = "Result<Vec<Entry>, ActorFault>")]
 pub struct Query {
     /// Only this session's entries.
-    pub session_id: Option<String>,
+    pub session_id: Option<SessionId>,
     /// Only calls of this tool.
     pub tool: Option<String>,
     /// Only calls that ended like this.
@@ -116,7 +116,7 @@ struct Persistence {
 
 struct Watcher {
     after_id: u64,
-    session_id: Option<String>,
+    session_id: Option<SessionId>,
     tool: Option<String>,
     reply: oneshot::Sender<Vec<Entry>>,
 }
@@ -414,7 +414,7 @@ pub struct Watch {
     /// Entries after this id.
     pub after_id: Option<u64>,
     /// Only this session.
-    pub session_id: Option<String>,
+    pub session_id: Option<SessionId>,
     /// Only this tool.
     pub tool: Option<String>,
 }
@@ -541,7 +541,7 @@ impl Handler<RecordLifecycle> for ActivityLog {
             }
             act.push(EntryKind::Lifecycle {
                 event: msg.event,
-                session_id: msg.session_id.map(|id| id.to_string()),
+                session_id: msg.session_id,
                 detail: msg.detail,
             });
             act.schedule_flush(ctx);

@@ -63,7 +63,7 @@ pub struct LineRun {
     pub from: usize,
     pub to: usize,
     pub by: Option<String>,
-    pub session: Option<String>,
+    pub session: Option<SessionId>,
 }
 
 /// The person keeps the selected hunks: answers how many.
@@ -96,7 +96,7 @@ pub struct UndoneHunk {
     pub change: u64,
     pub hunk: usize,
     pub file: String,
-    pub session: String,
+    pub session: SessionId,
     pub agent: String,
     /// 1-based, inclusive, in the file before the undo.
     pub from: usize,
@@ -485,7 +485,7 @@ impl Handler<CommandRan> for ChangesActor {
     fn handle(&mut self, msg: CommandRan, ctx: &mut Context<Self>) {
         let _ = guard(NAME, self, ctx, |act, ctx| {
             let by = msg.ended_by.map(|agent| Owner::Ran {
-                session: msg.session.to_string(),
+                session: msg.session.clone(),
                 agent,
             });
             for file in &msg.files {

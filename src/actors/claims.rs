@@ -308,7 +308,7 @@ impl Handler<ListClaims> for ClaimsActor {
 /// comparisons).
 fn asker(by: &Option<SessionId>) -> Option<Holder> {
     by.as_ref().map(|s| Holder::Agent {
-        session: s.to_string(),
+        session: s.clone(),
         label: String::new(),
         pid: None,
     })
@@ -337,7 +337,7 @@ impl Handler<CheckWrite> for ClaimsActor {
             );
             if let Some(automation) = &act.links.automation {
                 automation.do_send(BridgeEvent::Policy(Event::ClaimRefused {
-                    session: msg.by.map(|s| s.to_string()).unwrap_or_default(),
+                    session: msg.by.unwrap_or_else(|| SessionId::from("")),
                     agent: msg.agent,
                     holder,
                     file: msg.path,
@@ -403,7 +403,7 @@ impl Handler<ClaimsMove> for ClaimsActor {
     fn handle(&mut self, msg: ClaimsMove, ctx: &mut Context<Self>) {
         let _ = guard(NAME, self, ctx, |act, ctx| {
             let to = Holder::Agent {
-                session: msg.to.to_string(),
+                session: msg.to.clone(),
                 label: msg.label,
                 pid: msg.pid,
             };

@@ -29,7 +29,7 @@ pub struct Freeze(pub Duration);
 /// network cut would; the session itself stays and waits for its agent.
 #[derive(Debug, Message)]
 #[rtype(result = "bool")]
-pub struct CutConnections(pub String);
+pub struct CutConnections(pub crate::actors::messages::session::SessionId);
 
 /// Implements [`Crash`], [`Stall`] and [`Freeze`] for a supervised singleton actor:
 /// `Crash` panics inside the actor's panic boundary (so its supervisor restarts it),

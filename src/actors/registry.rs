@@ -884,7 +884,7 @@ impl Handler<ExportSessions> for SessionRegistry {
                         .ok()?
                         .ok()?;
                     Some(SessionState {
-                        session_id: id.to_string(),
+                        session_id: id.clone(),
                         opened_files: kept
                             .opened_files
                             .iter()
@@ -937,7 +937,7 @@ impl Handler<Restore> for SessionRegistry {
                 slot.relay_pids = state.relay_pids;
                 // Named as before the restart (automation heard of it then).
                 slot.announced = state.client.map(|c| c.name);
-                act.slots.insert(SessionId::from(state.session_id), slot);
+                act.slots.insert(state.session_id, slot);
             }
             act.update_gauge();
         });

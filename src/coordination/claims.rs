@@ -10,6 +10,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use crate::protocol::id::SessionId;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 
@@ -30,7 +31,7 @@ pub enum Holder {
     #[serde(rename_all = "camelCase")]
     Agent {
         /// The bridge's session id (8 hex digits).
-        session: String,
+        session: SessionId,
         /// How people and other agents see it (`claude-code 1a2b3c4d`).
         label: String,
         /// Its client process, when known: a claim whose process is gone does not
@@ -90,7 +91,7 @@ pub struct ClaimView {
     /// Who holds it: `agent claude-code 1a2b3c4d`, or `the person`.
     pub holder: String,
     /// The holding agent's session; none for the person.
-    pub session: Option<String>,
+    pub session: Option<SessionId>,
     /// Workspace-relative paths and globs.
     pub patterns: Vec<String>,
     /// Why, in the holder's words.

@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::coordination::awareness::Remembered;
+use crate::protocol::id::SessionId;
 
 /// A `savedAt` further in the future than this is refused.
 pub const FUTURE_TOLERANCE_MS: u64 = 5_000;
@@ -16,7 +17,7 @@ pub const FUTURE_TOLERANCE_MS: u64 = 5_000;
 #[serde(rename_all = "camelCase")]
 pub struct SessionState {
     /// 8-hex id.
-    pub session_id: String,
+    pub session_id: SessionId,
     /// Files the session opened.
     pub opened_files: Vec<String>,
     /// The agent's `X-Claude-Code-Session-Id`, for reattaching.

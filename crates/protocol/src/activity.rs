@@ -155,7 +155,7 @@ pub enum EntryKind {
         event: LifecycleEvent,
         /// Session concerned, if any.
         #[serde(skip_serializing_if = "Option::is_none")]
-        session_id: Option<String>,
+        session_id: Option<SessionId>,
         /// Shown after the event in the timeline.
         #[serde(default)]
         detail: String,
@@ -232,7 +232,7 @@ impl EntryKind {
             }
             EntryKind::Lifecycle {
                 session_id, detail, ..
-            } => session_id.as_ref().map_or(0, String::len) + detail.len(),
+            } => session_id.as_ref().map_or(0, |s| s.len()) + detail.len(),
         }
     }
 }

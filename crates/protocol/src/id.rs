@@ -3,13 +3,20 @@
 //! the bare string.
 
 /// Declares `$name` as a string identity: serialises and deserialises as the plain
-/// string (and its JSON schema is a string's), reads as `&str` (`Deref`, `Borrow<str>` for map lookups by `&str`), prints
-/// as itself.
+/// string (and its JSON schema is a string's), reads as `&str` (`Deref`, `Borrow<str>` for map lookups by `&str`), compares
+/// with a `str`, prints as itself.
 macro_rules! string_id {
     ($(#[$meta:meta])* $name:ident) => {
         $(#[$meta])*
-        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub struct $name(std::sync::Arc<str>);
+
+        /// As the string's: `"1a2b3c4d"`, in messages that quote it as in logs.
+        impl std::fmt::Debug for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                std::fmt::Debug::fmt(&*self.0, f)
+            }
+        }
 
         impl serde::Serialize for $name {
             fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -70,6 +77,30 @@ macro_rules! string_id {
             }
             fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
                 String::json_schema(generator)
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                &*self.0 == other
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                &*self.0 == *other
+            }
+        }
+
+        impl PartialEq<$name> for str {
+            fn eq(&self, other: &$name) -> bool {
+                self == &*other.0
+            }
+        }
+
+        impl PartialEq<$name> for &str {
+            fn eq(&self, other: &$name) -> bool {
+                *self == &*other.0
             }
         }
 

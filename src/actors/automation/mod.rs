@@ -431,7 +431,7 @@ impl Automation {
         let spent =
             gate.is_some_and(|(_, max)| self.holds.get(&session).copied().unwrap_or(0) >= max);
         let event = Event::AgentStopped {
-            session: session.to_string(),
+            session: session.clone(),
             agent,
             message,
         };
@@ -475,7 +475,7 @@ impl Automation {
     /// handed back.
     fn ask_edit_gate(&mut self, msg: AskEditGate, ctx: &mut Context<Self>) -> Option<EditGate> {
         let event = Event::EditProposed {
-            session: msg.session.to_string(),
+            session: msg.session.clone(),
             agent: msg.agent,
             file: msg.file,
             tool: msg.tool,
@@ -692,7 +692,7 @@ impl Handler<BridgeEvent> for Automation {
                 } => {
                     let (hook, session) = match origin {
                         TaskOrigin::Automation { hook, .. } => (Some(hook), None),
-                        TaskOrigin::Session { session_id } => (None, Some(session_id.to_string())),
+                        TaskOrigin::Session { session_id } => (None, Some(session_id.clone())),
                     };
                     Event::TaskEnded {
                         task: task.to_string(),
@@ -704,12 +704,12 @@ impl Handler<BridgeEvent> for Automation {
                 }
                 BridgeEvent::AgentConnected { session, client } => Event::Agent {
                     connected: true,
-                    session: session.to_string(),
+                    session: session.clone(),
                     client,
                 },
                 BridgeEvent::AgentGone { session, client } => Event::Agent {
                     connected: false,
-                    session: session.to_string(),
+                    session: session.clone(),
                     client,
                 },
                 BridgeEvent::CommandFailed {
@@ -724,7 +724,7 @@ impl Handler<BridgeEvent> for Automation {
                     exit_code,
                     timed_out,
                     output: output_tail,
-                    session: session.map(|s| s.to_string()),
+                    session,
                 },
                 BridgeEvent::AgentEdited {
                     session,
@@ -732,7 +732,7 @@ impl Handler<BridgeEvent> for Automation {
                     file,
                     tool,
                 } => Event::AgentEdited {
-                    session: session.to_string(),
+                    session: session.clone(),
                     agent,
                     file: act.relative(&file.to_string_lossy())?,
                     tool,
@@ -743,7 +743,7 @@ impl Handler<BridgeEvent> for Automation {
                     command,
                     error,
                 } => Event::AgentCommandFailed {
-                    session: session.to_string(),
+                    session: session.clone(),
                     agent,
                     program: command
                         .split_whitespace()
@@ -761,7 +761,7 @@ impl Handler<BridgeEvent> for Automation {
                     // A new prompt: the done-gate may hold the agent again.
                     act.holds.remove(&session);
                     Event::PromptSubmitted {
-                        session: session.to_string(),
+                        session: session.clone(),
                         agent,
                         prompt,
                     }

@@ -19,6 +19,7 @@ use crate::automation::template::tail;
 use crate::changes::Selection;
 use crate::coordination::claims::{ClaimError, Holder};
 use crate::orchestrator::{Task, TaskId};
+use crate::protocol::id::SessionId;
 use crate::review::anchor::{line_ops, LineOp};
 use crate::services::Services;
 use crate::tools::changes::Unselected;
@@ -313,7 +314,7 @@ pub struct Decision {
     change: Option<u64>,
     hunk: Option<usize>,
     file: Option<String>,
-    session: Option<String>,
+    session: Option<SessionId>,
     #[serde(default)]
     reason: String,
 }

@@ -15,6 +15,7 @@ use crate::actors::extension::{Call, ExtError};
 use crate::actors::messages::registry::{Delivery, Mention};
 use crate::actors::registry;
 use crate::protocol::editor::Method;
+use crate::protocol::id::SessionId;
 use crate::review::anchor::{excerpt as lines_of, Fate};
 use crate::review::{resolve, Resolved};
 use crate::services::Services;
@@ -185,7 +186,7 @@ pub struct Place {
     /// 1-based, inclusive.
     end: Option<u32>,
     /// The agent a mention goes to (all listening agents when absent).
-    session_id: Option<String>,
+    session_id: Option<SessionId>,
 }
 
 /// The absolute path and 1-based lines `place` names now, confined to the workspace.

@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::actors::activity_log::{self, CallStatus, Entry, Query};
+use crate::protocol::id::SessionId;
 use crate::protocol::mcp::CallToolResult;
 use crate::protocol::mcp::Effect;
 use crate::tools::{ask, output, Tool, ToolContext, ToolResult};
@@ -13,7 +14,7 @@ pub struct GetActivityLog;
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Args {
-    session_id: Option<String>,
+    session_id: Option<SessionId>,
     tool: Option<String>,
     status: Option<CallStatus>,
     /// Unix milliseconds

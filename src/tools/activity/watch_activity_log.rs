@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::actors::activity_log::{self, Entry, Query, Watch, WatchStart, MAX_WATCHERS};
+use crate::protocol::id::SessionId;
 use crate::protocol::mcp::CallToolResult;
 use crate::protocol::mcp::Effect;
 use crate::tools::{ask, output, Tool, ToolContext, ToolError, ToolResult, ToolTimeout};
@@ -19,7 +20,7 @@ pub struct WatchActivityLog;
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Args {
     after_id: Option<u64>,
-    session_id: Option<String>,
+    session_id: Option<SessionId>,
     tool: Option<String>,
     #[serde(default = "default_wait_ms")]
     #[schemars(range(max = MAX_WAIT_MS))]

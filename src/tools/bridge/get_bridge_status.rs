@@ -3,6 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::protocol::id::SessionId;
 use crate::protocol::mcp::CallToolResult;
 use crate::protocol::mcp::Effect;
 use crate::status::BridgeStatus;
@@ -20,7 +21,7 @@ pub struct Args {}
 pub struct Answer {
     #[serde(flatten)]
     status: BridgeStatus,
-    your_session_id: String,
+    your_session_id: SessionId,
 }
 
 impl Tool for GetBridgeStatus {
@@ -35,7 +36,7 @@ impl Tool for GetBridgeStatus {
         let status = crate::status::collect(&ctx.services).await?;
         Ok(CallToolResult::structured(&Answer {
             status,
-            your_session_id: ctx.session_id.to_string(),
+            your_session_id: ctx.session_id.clone(),
         }))
     }
 }

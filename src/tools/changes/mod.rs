@@ -12,6 +12,7 @@ use crate::actors::changes::{
 };
 use crate::actors::registry::TellAgent;
 use crate::changes::{Change, ChangeView, Owner, Selection};
+use crate::protocol::id::SessionId;
 use crate::protocol::mcp::CallToolResult;
 use crate::protocol::mcp::Effect;
 use crate::services::Services;
@@ -29,7 +30,7 @@ pub struct Which {
     /// Every hunk of this file (workspace-relative, or absolute inside the workspace).
     file: Option<WorkspacePath>,
     /// Every hunk of this agent session.
-    session: Option<String>,
+    session: Option<SessionId>,
 }
 
 impl Which {
@@ -218,7 +219,7 @@ pub struct UndoArgs {
     /// Every hunk of this file (workspace-relative, or absolute inside the workspace).
     file: Option<WorkspacePath>,
     /// Every hunk of this agent session.
-    session: Option<String>,
+    session: Option<SessionId>,
     /// Why, for the agent whose change is undone.
     reason: Option<String>,
 }
@@ -239,7 +240,7 @@ impl Tool for UndoChanges {
         };
         selects(&ctx.services, &selection).await?;
         let by = Owner::Undid {
-            session: ctx.session_id.to_string(),
+            session: ctx.session_id.clone(),
             agent: crate::tools::claims::my_label(&ctx).await.0,
         };
         let report = undo(

@@ -31,7 +31,7 @@ pub(crate) async fn my_label(ctx: &ToolContext) -> (String, Option<u32>) {
 pub(crate) async fn me(ctx: &ToolContext) -> Holder {
     let (label, pid) = my_label(ctx).await;
     Holder::Agent {
-        session: ctx.session_id.to_string(),
+        session: ctx.session_id.clone(),
         label,
         pid,
     }

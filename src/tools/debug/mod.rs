@@ -15,6 +15,7 @@ use crate::actors::fault::{Crash, Freeze, Stall};
 use crate::actors::registry::ToolsChanged;
 use crate::actors::supervise::ActorFault;
 use crate::actors::{activity_log, registry};
+use crate::protocol::id::SessionId;
 use crate::protocol::mcp::CallToolResult;
 use crate::protocol::mcp::Effect;
 
@@ -245,7 +246,7 @@ pub struct DebugCutConnections;
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CutArgs {
-    session_id: String,
+    session_id: SessionId,
 }
 
 impl Tool for DebugCutConnections {

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::tasks::TaskStatus;
 use gate::{Gate, Skip};
+use ide_bridge_protocol::id::SessionId;
 use ide_bridge_workspace::diagnostics::{Diagnostic, Severity};
 use policy::{Action, DiagnosticsState, Hook, Policy, Trigger};
 use template::{Value, Vars};
@@ -121,7 +122,7 @@ pub enum Event {
         /// The hook that started it, when automation did.
         hook: Option<String>,
         /// The agent session that started it, when one did.
-        session: Option<String>,
+        session: Option<SessionId>,
         /// Its output (tail) or error.
         output: String,
     },
@@ -148,7 +149,7 @@ pub enum Event {
         /// Connected (true) or gone.
         connected: bool,
         /// Its session id.
-        session: String,
+        session: SessionId,
         /// Its client name.
         client: String,
     },
@@ -165,12 +166,12 @@ pub enum Event {
         /// Output tail.
         output: String,
         /// The agent session that ran it.
-        session: Option<String>,
+        session: Option<SessionId>,
     },
     /// An agent changed a file (its own tools, or the bridge's write tools).
     AgentEdited {
         /// Its session.
-        session: String,
+        session: SessionId,
         /// How people see it (`claude-code 1a2b3c4d`).
         agent: String,
         /// Workspace-relative path.
@@ -180,7 +181,7 @@ pub enum Event {
     },
     /// An agent's own shell command failed.
     AgentCommandFailed {
-        session: String,
+        session: SessionId,
         agent: String,
         /// The whole command line.
         command: String,
@@ -191,14 +192,14 @@ pub enum Event {
     },
     /// An agent is ending its turn.
     AgentStopped {
-        session: String,
+        session: SessionId,
         agent: String,
         /// Its last message (bounded by the sender).
         message: String,
     },
     /// The person submitted a prompt to an agent.
     PromptSubmitted {
-        session: String,
+        session: SessionId,
         agent: String,
         /// The prompt (bounded by the sender).
         prompt: String,
@@ -206,7 +207,7 @@ pub enum Event {
     /// A write to a claimed file was refused.
     ClaimRefused {
         /// The refused agent's session (empty when the bridge could not name it).
-        session: String,
+        session: SessionId,
         agent: String,
         /// Who holds the claim.
         holder: String,
@@ -216,7 +217,7 @@ pub enum Event {
     },
     /// An agent proposed a change to a file (before it is written).
     EditProposed {
-        session: String,
+        session: SessionId,
         agent: String,
         /// Workspace-relative path.
         file: String,
@@ -981,7 +982,7 @@ mod tests {
             },
             "onAgentConnected" | "onAgentDisconnected" => Event::Agent {
                 connected: key == "onAgentConnected",
-                session: s("s1"),
+                session: "s1".into(),
                 client: s("claude-code"),
             },
             "onCommandFailed" => Event::CommandFailed {
@@ -990,40 +991,40 @@ mod tests {
                 exit_code: Some(1),
                 timed_out: false,
                 output: s("failed"),
-                session: Some(s("s1")),
+                session: Some("s1".into()),
             },
             "onAgentEdited" => Event::AgentEdited {
-                session: s("s1"),
+                session: "s1".into(),
                 agent: s("claude-code s1"),
                 file: s("a.rs"),
                 tool: s("Edit"),
             },
             "onAgentCommandFailed" => Event::AgentCommandFailed {
-                session: s("s1"),
+                session: "s1".into(),
                 agent: s("claude-code s1"),
                 command: s("cargo test"),
                 program: s("cargo"),
                 error: s("Exit code 1"),
             },
             "onAgentStop" => Event::AgentStopped {
-                session: s("s1"),
+                session: "s1".into(),
                 agent: s("claude-code s1"),
                 message: s("done"),
             },
             "onPromptSubmitted" => Event::PromptSubmitted {
-                session: s("s1"),
+                session: "s1".into(),
                 agent: s("claude-code s1"),
                 prompt: s("go"),
             },
             "onClaimRefused" => Event::ClaimRefused {
-                session: s("s1"),
+                session: "s1".into(),
                 agent: s("claude-code s1"),
                 holder: s("the person"),
                 file: s("a.rs"),
                 tool: s("Edit"),
             },
             "onEditProposed" => Event::EditProposed {
-                session: s("s1"),
+                session: "s1".into(),
                 agent: s("claude-code s1"),
                 file: s("a.rs"),
                 tool: s("Edit"),
@@ -1355,7 +1356,7 @@ mod tests {
             task: "t1".into(),
             status,
             hook: hook.map(str::to_string),
-            session: hook.is_none().then(|| "s1".to_string()),
+            session: hook.is_none().then(|| "s1".into()),
             output: "all good\n".into(),
         }
     }

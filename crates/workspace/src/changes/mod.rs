@@ -11,6 +11,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
+use ide_bridge_protocol::id::SessionId;
 use serde::{Deserialize, Serialize};
 use similar::{Algorithm, DiffOp, TextDiff};
 
@@ -50,18 +51,18 @@ pub enum Owner {
     /// An agent, in change `change`.
     Agent {
         change: u64,
-        session: String,
+        session: SessionId,
         agent: String,
     },
     /// Anyone but an agent the bridge saw (the person, a formatter, git): lines that
     /// changed between two agent changes, and hunks the person undid.
     Person,
     /// An agent that undid a hunk (`undoChanges`): the lines it put back.
-    Undid { session: String, agent: String },
+    Undid { session: SessionId, agent: String },
     /// An agent's own shell command (Claude Code's Bash) that named the file: the lines
     /// that changed while it ran (and since they were last seen). Not a change to
     /// review: the command, not the bridge, wrote them.
-    Ran { session: String, agent: String },
+    Ran { session: SessionId, agent: String },
 }
 
 impl Owner {
@@ -111,7 +112,7 @@ pub struct Hunk {
 #[serde(rename_all = "camelCase")]
 pub struct Change {
     pub id: u64,
-    pub session: String,
+    pub session: SessionId,
     /// How people see the agent (`claude-code 1a2b3c4d`).
     pub agent: String,
     /// Workspace-relative.
@@ -142,7 +143,7 @@ pub struct ChangeView {
     /// The change's id (for keepChanges / undoChanges).
     pub id: u64,
     /// The agent's session.
-    pub session: String,
+    pub session: SessionId,
     /// The agent, as people see it.
     pub agent: String,
     /// Workspace-relative.
@@ -222,7 +223,7 @@ pub struct Selection {
     /// Every open hunk of this file.
     pub file: Option<String>,
     /// Every open hunk of this agent session.
-    pub session: Option<String>,
+    pub session: Option<SessionId>,
 }
 
 impl Selection {
@@ -295,7 +296,7 @@ pub struct FileUndo {
 pub struct Reverted {
     pub change: u64,
     pub hunk: usize,
-    pub session: String,
+    pub session: SessionId,
     pub agent: String,
     pub lines: (usize, usize),
 }
@@ -304,7 +305,7 @@ pub struct Reverted {
 /// (`None`: it did not exist) into `after` with `tool`, at `at_ms`.
 #[derive(Debug, Clone, Copy)]
 pub struct AgentWrite<'a> {
-    pub session: &'a str,
+    pub session: &'a SessionId,
     pub agent: &'a str,
     pub file: &'a str,
     pub tool: &'a str,
@@ -566,7 +567,7 @@ impl Ledger {
         let id = self.next_id;
         let by = Owner::Agent {
             change: id,
-            session: session.to_string(),
+            session: session.clone(),
             agent: agent.to_string(),
         };
         if let Some(track) = self.tracks.get_mut(file) {
@@ -576,7 +577,7 @@ impl Ledger {
         }
         let change = Change {
             id,
-            session: session.to_string(),
+            session: session.clone(),
             agent: agent.to_string(),
             file: file.to_string(),
             tool: tool.to_string(),
@@ -825,9 +826,9 @@ impl Ledger {
     }
 
     /// Forgets every change of `session` (the person kept all of it: a new baseline).
-    pub fn forget_session(&mut self, session: &str) -> usize {
+    pub fn forget_session(&mut self, session: &SessionId) -> usize {
         let before = self.changes.len();
-        self.changes.retain(|c| c.session != session);
+        self.changes.retain(|c| &c.session != session);
         self.totals = self
             .changes
             .iter()
@@ -837,11 +838,11 @@ impl Ledger {
 }
 
 impl Selection {
-    fn admits_parts(&self, change: u64, index: usize, file: &str, session: &str) -> bool {
+    fn admits_parts(&self, change: u64, index: usize, file: &str, session: &SessionId) -> bool {
         self.change.is_none_or(|c| c == change)
             && self.hunk.is_none_or(|h| h == index)
             && self.file.as_deref().is_none_or(|f| f == file)
-            && self.session.as_deref().is_none_or(|s| s == session)
+            && self.session.as_ref().is_none_or(|s| s == session)
     }
 }
 
@@ -861,7 +862,7 @@ mod tests {
         at_ms: u64,
     ) -> Option<Change> {
         l.record(AgentWrite {
-            session,
+            session: &SessionId::from(session),
             agent,
             file,
             tool,
