@@ -118,7 +118,23 @@ struct Watcher {
     after_id: u64,
     session_id: Option<SessionId>,
     tool: Option<String>,
+    quiet: Option<Quiet>,
     reply: oneshot::Sender<Vec<Entry>>,
+}
+
+/// Calls that are no news to a watcher: its own session's calls of these tools (its
+/// own polls of the timeline, which would otherwise end its next wait at once).
+#[derive(Debug, Clone)]
+pub struct Quiet {
+    pub session: SessionId,
+    pub tools: &'static [&'static str],
+}
+
+impl Quiet {
+    fn hushes(&self, e: &Entry) -> bool {
+        matches!(&e.kind, EntryKind::ToolCall { tool, session_id, native: false, .. }
+            if *session_id == self.session && self.tools.contains(&tool.as_ref()))
+    }
 }
 
 /// The timeline of tool calls and lifecycle events, in memory and (optionally) on disk.
@@ -387,6 +403,9 @@ pub fn iso_now() -> String {
 }
 
 fn watch_matches(w: &Watcher, e: &Entry) -> bool {
+    if w.quiet.as_ref().is_some_and(|q| q.hushes(e)) {
+        return false;
+    }
     match &e.kind {
         EntryKind::ToolCall {
             tool, session_id, ..
@@ -417,6 +436,8 @@ pub struct Watch {
     pub session_id: Option<SessionId>,
     /// Only this tool.
     pub tool: Option<String>,
+    /// Not these.
+    pub quiet: Option<Quiet>,
 }
 
 /// How a watch begins.
@@ -568,7 +589,7 @@ impl Handler<Watch> for ActivityLog {
     fn handle(&mut self, msg: Watch, ctx: &mut Context<Self>) -> Self::Result {
         guard(NAME, self, ctx, |act, _| {
             let after_id = msg.after_id.unwrap_or(act.next_id - 1);
-            let ready = act.query(&Query {
+            let mut ready = act.query(&Query {
                 session_id: msg.session_id.clone(),
                 tool: msg.tool.clone(),
                 after_id: Some(after_id),
@@ -576,6 +597,9 @@ impl Handler<Watch> for ActivityLog {
                 limit: act.max_entries,
                 ..Query::default()
             });
+            if let Some(quiet) = &msg.quiet {
+                ready.retain(|e| !quiet.hushes(e));
+            }
             if !ready.is_empty() {
                 return WatchStart::Ready(ready);
             }
@@ -588,6 +612,7 @@ impl Handler<Watch> for ActivityLog {
                 after_id,
                 session_id: msg.session_id,
                 tool: msg.tool,
+                quiet: msg.quiet,
                 reply,
             });
             WatchStart::Waiting(rx)

@@ -531,6 +531,56 @@ async fn watch_activity_log_long_polls() {
     assert_eq!(errors["entries"].as_array().unwrap().len(), 1);
 }
 
+/// A loop of watches, each from the last one's `lastId`, waits: the watcher's own
+/// previous watch (recorded as it ended) is no news to it; another agent's call is.
+#[tokio::test]
+async fn a_loop_of_watches_waits_for_news_not_for_its_own_polls() {
+    let bridge = Bridge::launch(Options::default()).await;
+    let mut watcher = bridge.ready_agent().await;
+    let mut other = bridge.ready_agent().await;
+    let first = json_text(
+        &watcher
+            .call("watchActivityLog", json!({"timeoutMs": 100}))
+            .await,
+    );
+    assert_eq!(first["timedOut"], true, "{first}");
+    let looked = json_text(&watcher.call("getActivityLog", json!({"limit": 1})).await);
+    assert!(looked["entries"].is_array(), "{looked}");
+    // Its first watch and its read of the log are in the timeline now, after lastId.
+    let started = std::time::Instant::now();
+    let second = json_text(
+        &watcher
+            .call(
+                "watchActivityLog",
+                json!({"afterId": first["lastId"], "timeoutMs": 400}),
+            )
+            .await,
+    );
+    assert_eq!(
+        (second["timedOut"].clone(), second["entries"].clone()),
+        (json!(true), json!([])),
+        "{second}"
+    );
+    assert!(started.elapsed() >= std::time::Duration::from_millis(400));
+    // Another agent's call ends the next one at once, with only that call.
+    other.call("getWorkspaceFolders", json!({})).await;
+    let third = json_text(
+        &watcher
+            .call(
+                "watchActivityLog",
+                json!({"afterId": second["lastId"], "timeoutMs": 20000}),
+            )
+            .await,
+    );
+    let tools: Vec<&str> = third["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["tool"].as_str())
+        .collect();
+    assert_eq!(tools, ["getWorkspaceFolders"], "{third}");
+}
+
 #[test]
 fn the_activity_stream_sends_new_entries_and_is_bounded() {
     use std::io::{Read, Write};

@@ -5,7 +5,8 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::actors::activity_log::{self, Entry, Query, Watch, WatchStart, MAX_WATCHERS};
+use super::get_activity_log::GetActivityLog;
+use crate::actors::activity_log::{self, Entry, Query, Quiet, Watch, WatchStart, MAX_WATCHERS};
 use crate::protocol::id::SessionId;
 use crate::protocol::mcp::CallToolResult;
 use crate::protocol::mcp::Effect;
@@ -49,7 +50,8 @@ impl Tool for WatchActivityLog {
     const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str =
         "Wait for new activity entries after afterId (default: now), up to timeoutMs (max 55 s). \
-         Returns as soon as one arrives, or an empty list on timeout.";
+         Returns as soon as one arrives, or an empty list on timeout. Your own reads of the \
+         log (getActivityLog, watchActivityLog) do not count as activity.";
     const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Answer>);
     const TIMEOUT: ToolTimeout = ToolTimeout::Fixed(Duration::from_millis(MAX_WAIT_MS + 5_000));
 
@@ -71,10 +73,16 @@ impl Tool for WatchActivityLog {
                     .map_or(0, |e| e.id)
             }
         };
+        // Its own session's reads of the timeline (the poll before this one) are no
+        // news: a loop of watches would never wait.
         let watch = Watch {
             after_id: Some(after_id),
             session_id: args.session_id,
             tool: args.tool,
+            quiet: Some(Quiet {
+                session: ctx.session_id.clone(),
+                tools: &[WatchActivityLog::NAME, GetActivityLog::NAME],
+            }),
         };
         let start = ask(&ctx.services.activity, activity_log::NAME, watch).await?;
         let entries = match start {
