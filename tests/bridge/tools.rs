@@ -720,3 +720,28 @@ async fn typed_answers_through_an_editor_keep_their_schema() {
         "{says}"
     );
 }
+
+/// Arguments nested deeper than the bridge reads JSON (128 levels) are refused as the
+/// tool's error the model reads, saying so (a JSON-RPC "recursion limit exceeded at
+/// line 1 column 1462" before).
+#[tokio::test]
+async fn arguments_nested_too_deep_are_refused_saying_so() {
+    let bridge = Bridge::launch(Options::default()).await;
+    let mut agent = bridge.ready_agent().await;
+    let nest = |levels: usize| {
+        let mut program = json!("main");
+        for _ in 0..levels {
+            program = json!({ "findSymbol": program });
+        }
+        json!({ "request": program })
+    };
+    let refused = agent.call_raw("ideCapability", nest(130)).await;
+    let said = arguments_refused(&refused);
+    assert!(said.contains("nest more than 128 levels deep"), "{refused}");
+    // Just inside serde_json's limit the tool's own limit answers (64 levels).
+    let answered = agent.call_raw("ideCapability", nest(100)).await;
+    assert!(
+        text(&answered["result"]).contains("levels deep; at most 64"),
+        "{answered}"
+    );
+}

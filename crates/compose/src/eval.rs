@@ -238,6 +238,23 @@ impl<'l, C> Eval<'l, C> {
             };
             let mut fields = map.iter();
             let (Some((name, args)), None) = (fields.next(), fields.next()) else {
+                // An object of several fields (or none) is a value; but not as the whole
+                // program, nor when a field names a function: that is a call gone wrong.
+                let called = map
+                    .keys()
+                    .find(|k| self.lang.get(k).is_some() || k.as_str() == DESCRIBE);
+                if path.is_empty() || called.is_some() {
+                    let names: Vec<String> = map.keys().map(|k| format!("\"{k}\"")).collect();
+                    let fields = match names.len() {
+                        0 => "no fields".to_string(),
+                        _ => format!("{} fields ({})", names.len(), names.join(", ")),
+                    };
+                    return Err(Stop::Failed(format!(
+                        "A call is an object of one field, the function's name ({{\"searchText\": {{…}}}}); \
+                         this one has {fields}. Ask for one thing, or put one call inside \
+                         another's argument"
+                    )));
+                }
                 return Ok(Typed {
                     value: expr.clone(),
                     ty: Ty::OBJECT,
@@ -422,9 +439,20 @@ impl<'l, C> Eval<'l, C> {
                 // One call however many values it converts (each bounded by max_items).
                 self.step(c.to)?;
                 for item in items {
+                    // The same value twice is one (three matches in a file are one file).
                     match (c.body)(self.ctx, item).await {
-                        Outcome::Value(Value::Array(many)) => converted.extend(many),
-                        Outcome::Value(one) => converted.push(one),
+                        Outcome::Value(Value::Array(many)) => {
+                            for one in many {
+                                if !converted.contains(&one) {
+                                    converted.push(one);
+                                }
+                            }
+                        }
+                        Outcome::Value(one) => {
+                            if !converted.contains(&one) {
+                                converted.push(one);
+                            }
+                        }
                         Outcome::Failed(e) => {
                             return Err(Stop::Failed(format!(
                             "{function}: \"{param}\" wants {}; converting the {} ({}) failed: {e}",

@@ -241,6 +241,36 @@ mod tests {
         );
     }
 
+    /// Values that convert to the same one are one: three matches in one file are one
+    /// file, not three programs to choose from.
+    #[tokio::test]
+    async fn a_conversion_that_finds_the_same_value_twice_finds_it_once() {
+        let a = answer(json!({"distanceFromOrigin": {"point": ["origin", "origin"]}})).await;
+        assert_eq!(value(&a), &json!(0));
+    }
+
+    /// A program of several fields (or none), or a value whose field names a function,
+    /// is refused with what a call looks like, not answered with itself.
+    #[tokio::test]
+    async fn an_object_of_several_calls_is_refused_not_echoed() {
+        for program in [
+            json!({"findPoint": "origin", "grid": 2}),
+            json!({}),
+            json!({"distanceFromOrigin": {"point": {"findPoint": "origin", "x": 0}}}),
+        ] {
+            let e = answer(program.clone()).await;
+            assert!(
+                error(&e).contains("A call is an object of one field"),
+                "{program}: {e:?}"
+            );
+        }
+        let e = answer(json!({"findPoint": "origin", "grid": 2})).await;
+        assert!(
+            error(&e).contains("2 fields (\"findPoint\", \"grid\")"),
+            "{e:?}"
+        );
+    }
+
     #[tokio::test]
     async fn limits_hold_at_and_past_their_edge() {
         let limits = Limits {

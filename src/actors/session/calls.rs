@@ -260,8 +260,19 @@ impl Session {
             );
             return refuse(self, message, String::new());
         }
-        let args: Value = serde_json::from_str(raw)
-            .map_err(|e| RpcError::invalid_params(format!("Invalid arguments: {e}")))?;
+        let args: Value = match serde_json::from_str(raw) {
+            Ok(args) => args,
+            // Well-formed but deeper than serde_json reads (128 levels): the model can
+            // mend that, so it reads why.
+            Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
+                let message = format!(
+                    "Invalid arguments for tool \"{}\": they nest more than 128 levels deep",
+                    tool.info.name
+                );
+                return refuse(self, message, String::new());
+            }
+            Err(e) => return Err(RpcError::invalid_params(format!("Invalid arguments: {e}"))),
+        };
         if !args.is_object() {
             return Err(RpcError::invalid_params(
                 "Tool arguments must be a JSON object",
