@@ -427,6 +427,7 @@ impl Seed {
             editor: to.extension.addr().recipient(),
             activity: to.activity.addr().recipient(),
             automation: to.automation(),
+            holders: to.registry.addr().recipient(),
         };
         let root = self.workspace.root().to_path_buf();
         let path = self.claims_path.clone();

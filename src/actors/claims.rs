@@ -13,7 +13,7 @@ use serde_json::json;
 
 use super::messages::activity::{LifecycleEvent, RecordLifecycle};
 use super::messages::automation::BridgeEvent;
-pub use super::messages::claims::{AgentGone, ClaimsLink, ClaimsMove};
+pub use super::messages::claims::{AgentGone, ClaimHolders, ClaimsLink, ClaimsMove};
 use super::messages::editor::NotifyEditor;
 use super::messages::session::SessionId;
 use super::supervise::{guard, restarted, ActorFault};
@@ -87,6 +87,8 @@ pub struct ClaimsLinks {
     pub activity: Recipient<RecordLifecycle>,
     /// Refused writes (`onClaimRefused`), when a policy is loaded.
     pub automation: Option<Recipient<BridgeEvent>>,
+    /// The sessions holding claims, after every change.
+    pub holders: Recipient<ClaimHolders>,
 }
 
 /// The claims of one bridge.
@@ -136,16 +138,33 @@ impl ClaimsActor {
         self
     }
 
-    /// Saves, tells the editor, re-arms the expiry timer.
+    /// Saves, tells the editor and the registry, re-arms the expiry timer.
     fn changed(&mut self, ctx: &mut Context<Self>) {
         if let Some(file) = &self.file {
             file.save(self.table.clone());
         }
+        self.tell_holders();
         self.links.editor.do_send(NotifyEditor {
             method: crate::protocol::editor::BridgeNotification::ClaimsChanged,
             params: json!({ "claims": views(self.table.list(), now_ms()) }),
         });
         self.arm_expiry(ctx);
+    }
+
+    /// Tells the registry which sessions hold claims.
+    fn tell_holders(&self) {
+        let mut holders: Vec<SessionId> = self
+            .table
+            .list()
+            .iter()
+            .filter_map(|c| match &c.holder {
+                Holder::Agent { session, .. } => Some(session.clone()),
+                _ => None,
+            })
+            .collect();
+        holders.sort();
+        holders.dedup();
+        self.links.holders.do_send(ClaimHolders(holders));
     }
 
     fn arm_expiry(&mut self, ctx: &mut Context<Self>) {
@@ -209,6 +228,7 @@ impl Actor for ClaimsActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
+        self.tell_holders();
         self.arm_expiry(ctx);
     }
 }

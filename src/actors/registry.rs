@@ -12,7 +12,7 @@ pub use super::activity_log::iso_now;
 use super::activity_log::{ActivityLog, LifecycleEvent, RecordLifecycle};
 use super::messages::automation::BridgeEvent;
 use super::messages::changes::AgentWrote;
-use super::messages::claims::{AgentGone, ClaimsLink, ClaimsMove};
+use super::messages::claims::{AgentGone, ClaimHolders, ClaimsLink, ClaimsMove};
 use super::messages::editor::NotifyEditor;
 pub use super::messages::registry::{
     AgentRef, Announce, Broadcast, Delivery, EditorConnected, ExportSessions, FileChanged,
@@ -140,7 +140,7 @@ pub struct Admission {
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum AdmitError {
     /// Every slot holds a connected agent.
-    #[error("Too many sessions: all {max} that sessions.max_sessions allows are connected agents")]
+    #[error("Too many sessions: all {max} that sessions.max_sessions allows are connected agents or agents holding file claims")]
     TooManySessions {
         /// The configured maximum.
         max: usize,
@@ -246,6 +246,9 @@ pub struct SessionRegistry {
     /// Told when the sessions change (one connects, leaves, ends), so that a crash
     /// soon after does not lose them.
     checkpoint: Option<Recipient<crate::actors::messages::checkpoint::SessionsChanged>>,
+    /// The sessions holding file claims (the Claims actor says): never evicted to
+    /// make room, or their claims would end under an agent that is only thinking.
+    claim_holders: Vec<SessionId>,
 }
 
 impl SessionRegistry {
@@ -268,6 +271,7 @@ impl SessionRegistry {
             claims: None,
             changes: None,
             checkpoint: None,
+            claim_holders: Vec::new(),
             slots: BTreeMap::new(),
             max_sessions,
             activity,
@@ -505,11 +509,14 @@ impl SessionRegistry {
 
     /// Makes room for a new agent: the session longest in its grace period (or idle),
     /// else the one that has only listened the longest, else the oldest connection that
-    /// has not completed a handshake within [`HANDSHAKE_GRACE`].
+    /// has not completed a handshake within [`HANDSHAKE_GRACE`]; never one holding file
+    /// claims.
     fn evict_oldest_in_grace(&mut self, last_try: bool) -> Result<(), AdmitError> {
+        let holders = &self.claim_holders;
         let oldest = |since: fn(&Slot) -> Option<Instant>| {
             self.slots
                 .iter()
+                .filter(|(id, _)| !holders.contains(id))
                 .filter_map(|(id, slot)| since(slot).map(|at| (at, id.clone())))
                 .min()
                 .map(|(_, id)| id)
@@ -547,10 +554,19 @@ impl SessionRegistry {
                 });
             }
             self.refused += 1;
+            let kept = self
+                .slots
+                .keys()
+                .filter(|id| self.claim_holders.contains(id))
+                .count();
+            let why = match kept {
+                0 => String::new(),
+                n => format!("; {n} of them hold file claims and keep their place"),
+            };
             self.lifecycle(
                 LifecycleEvent::ConnectionRefused,
                 None,
-                format!("max sessions ({}) reached", self.max_sessions),
+                format!("max sessions ({}) reached{why}", self.max_sessions),
             );
             return Err(AdmitError::TooManySessions {
                 max: self.max_sessions,
@@ -805,6 +821,13 @@ impl Handler<SessionEvent> for SessionRegistry {
         let _ = guard(NAME, self, ctx, |act, _| {
             act.on_session_event(&msg.session_id, msg.change)
         });
+    }
+}
+
+impl Handler<ClaimHolders> for SessionRegistry {
+    type Result = ();
+    fn handle(&mut self, msg: ClaimHolders, _: &mut Context<Self>) {
+        self.claim_holders = msg.0;
     }
 }
 

@@ -252,3 +252,21 @@ async fn mentions_wait_for_a_listener_and_selections_reach_only_listeners() {
     let refused = registry.send(admit(&b, &b_id, None)).await.unwrap();
     assert!(matches!(refused, Err(AdmitError::ShuttingDown)));
 }
+
+/// A session holding file claims keeps its place in its grace period (an HTTP agent
+/// between requests is in grace): a new agent is refused until the claims end, then
+/// takes it.
+#[actix_rt::test]
+async fn a_session_holding_claims_is_not_evicted_to_make_room() {
+    let (registry, _editor) = registry(1);
+    let (_a, a_id, mut a_got) = admitted(&registry, "0000000a").await;
+    registry.do_send(ClaimHolders(vec![a_id.clone()]));
+    report(&registry, &a_id, SessionChange::Idle);
+    let (c, c_id, _c_got) = fake("0000000c");
+    let full = registry.send(admit(&c, &c_id, None)).await.unwrap();
+    assert!(matches!(full, Err(AdmitError::TooManySessions { max: 1 })));
+    registry.do_send(ClaimHolders(Vec::new()));
+    let admitted = registry.send(admit(&c, &c_id, None)).await.unwrap();
+    assert_eq!(admitted.expect("admitted").session_id, c_id);
+    next_matching(&mut a_got, |g| *g == Got::Evict).await;
+}

@@ -24,6 +24,12 @@ pub struct ClaimsMove {
     pub label: String,
 }
 
+/// The sessions that hold file claims now (the Claims actor tells the registry after
+/// every change): the registry makes room for a new agent with another's slot.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct ClaimHolders(pub Vec<SessionId>);
+
 /// What the registry tells the Claims actor.
 #[derive(Clone)]
 pub struct ClaimsLink {
