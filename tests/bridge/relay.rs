@@ -39,14 +39,20 @@ impl Relay {
     }
 
     fn spawn(bridge: &Bridge, cwd: &Path, env: &[(&str, &str)], args: &[&str]) -> Relay {
-        let stderr_path = bridge.config_dir.join(format!(
+        Self::spawn_in(&bridge.config_dir, cwd, env, args)
+    }
+
+    /// A relay with `config_dir` as its `CLAUDE_CONFIG_DIR`, whether a bridge runs or not.
+    fn spawn_in(config_dir: &Path, cwd: &Path, env: &[(&str, &str)], args: &[&str]) -> Relay {
+        std::fs::create_dir_all(config_dir).unwrap();
+        let stderr_path = config_dir.join(format!(
             "relay-{}.log",
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .unwrap()
                 .as_nanos()
         ));
-        let mut child = async_command(&bridge.config_dir)
+        let mut child = async_command(config_dir)
             .args(args)
             .current_dir(cwd)
             .env("IDE_BRIDGE_SERVER__MAX_MESSAGE_BYTES", LIMIT.to_string())
@@ -430,6 +436,54 @@ async fn a_stateless_client_through_the_relay_keeps_its_listen_stream_across_a_b
     relay
         .tools_changed_on("listen:0", "when an editor connects")
         .await;
+    bridge.stop_async().await;
+}
+
+/// The newest Claude Code started in a directory of no project before any bridge: the
+/// relay answers its probe itself and acknowledges its listen stream (it refused it, the
+/// client gave up on it, and never heard of the bridge's tools); a bridge started there
+/// later is found, and the stream is told the tools changed.
+#[tokio::test]
+async fn a_listen_stream_opened_before_any_bridge_hears_of_one_started_later() {
+    let place = Place::new();
+    let mut relay = Relay::spawn_in(&place.config_dir, &place.workspace, &[], &["mcp"]);
+    let probe = json!({"jsonrpc": "2.0", "id": "probe", "method": "server/discover",
+        "params": {"_meta": stateless_meta()}});
+    relay.send_line(&probe.to_string()).await;
+    let discovered = relay.answer(json!("probe")).await;
+    assert_eq!(
+        discovered["result"]["capabilities"]["tools"]["listChanged"], true,
+        "{discovered}"
+    );
+    let listen = json!({"jsonrpc": "2.0", "id": "listen:0", "method": "subscriptions/listen",
+        "params": {"_meta": stateless_meta(), "notifications": {"toolsListChanged": true}}});
+    relay.send_line(&listen.to_string()).await;
+    let ack = relay.next(DEADLINE).await.expect("the acknowledgement");
+    assert_eq!(
+        (
+            ack["method"].clone(),
+            ack["params"]["notifications"].clone()
+        ),
+        (
+            json!("notifications/subscriptions/acknowledged"),
+            json!({"toolsListChanged": true})
+        ),
+        "{ack}; relay: {}",
+        relay.stderr()
+    );
+    let bridge = Bridge::launch(place.options()).await;
+    relay
+        .tools_changed_on("listen:0", "when a bridge started for the directory")
+        .await;
+    let listed = relay
+        .request(2, "tools/list", json!({"_meta": stateless_meta()}))
+        .await;
+    assert!(
+        listed["result"]["tools"]
+            .as_array()
+            .is_some_and(|t| t.len() > 20),
+        "{listed}"
+    );
     bridge.stop_async().await;
 }
 

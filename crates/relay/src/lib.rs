@@ -458,19 +458,11 @@ impl Relay {
     }
 
     /// `subscriptions/listen`: passed on now or once a bridge is there, and again to
-    /// every later bridge connection; it is never answered, so it is not pending.
+    /// every later bridge connection; it is never answered, so it is not pending. While
+    /// no bridge is coming soon the relay acknowledges it itself (the tools list only),
+    /// so that the client keeps it open: a bridge started later for the directory is
+    /// found, and the client hears its tools changed on that stream.
     async fn listen(&mut self, id: Value, msg: Value, line: String) {
-        if !self.upstream.is_connected() && !self.upstream.worth_waiting() {
-            let reason = self.upstream.why_absent();
-            let refused = local::error(
-                &id,
-                jsonrpc::METHOD_NOT_FOUND,
-                &format!(
-                    "subscriptions/listen is served by the bridge, and none is connected: {reason}"
-                ),
-            );
-            return self.answer(refused).await;
-        }
         if self.listens.len() >= MAX_LISTENS {
             let refused = local::error(
                 &id,
@@ -479,9 +471,27 @@ impl Relay {
             );
             return self.answer(refused).await;
         }
-        self.listens.push(msg);
+        let waiting = !self.upstream.is_connected() && !self.upstream.worth_waiting();
+        self.listens.push(msg.clone());
         if self.upstream.is_connected() {
             self.upstream.send(line);
+        } else if waiting {
+            let asked = msg
+                .get("params")
+                .cloned()
+                .and_then(|p| serde_json::from_value::<modern::ListenParams>(p).ok())
+                .map(|p| modern::ListenFilter {
+                    tools_list_changed: p.notifications.tools_list_changed,
+                    ..modern::ListenFilter::default()
+                })
+                .unwrap_or_default();
+            self.acknowledged.insert(id_key(&id));
+            self.tell_listens_tools_changed = true;
+            let ack = jsonrpc::notification(
+                Notification::SubscriptionsAcknowledged.name(),
+                &modern::acknowledged(&id, &asked, &[]),
+            );
+            self.write(&ack).await;
         }
     }
 
