@@ -258,7 +258,7 @@ section! {
         /// Requests per window per connection; more is -32004, whose `data.retryAfterMs` says when there is room again.
         #[schemars(range(min = 1, max = 100_000))]
         pub requests: usize = 200,
-        /// Notifications per window per connection; more are dropped and logged.
+        /// Notifications per window per connection; more are dropped and logged. An editor's selection and active file are not counted: each passes at most every 100 ms, the newest kept meanwhile.
         #[schemars(range(min = 1, max = 100_000))]
         pub notifications: usize = 500,
         /// Sliding window length.

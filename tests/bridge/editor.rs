@@ -871,3 +871,54 @@ async fn a_null_answer_from_the_editor_is_an_answer_not_a_timeout() {
     assert_eq!(editor.requests().len(), 2);
     assert_eq!(bridge.status().await["extension"]["circuit"], "closed");
 }
+
+/// A storm of cursor moves past `rate_limit.notifications` (700 in 43 s dropped the
+/// last one, and the agent kept an old selection for good): selections are paced, the
+/// newest kept, so the last one arrives; and they do not use up the room other
+/// notifications have.
+#[tokio::test]
+async fn the_last_selection_of_a_storm_arrives_and_other_notifications_still_pass() {
+    let bridge = Bridge::launch(Options::default().set("rate_limit.notifications", 10)).await;
+    let mut agent = bridge.ready_agent().await;
+    let editor = EditorSim::connect(&bridge, ok()).await;
+    let file = bridge.workspace.join("src/main.rs").display().to_string();
+    let selection = |line: u64| json!({"file": file, "startLine": line, "startColumn": 1, "endLine": line, "endColumn": 3, "selectedText": format!("l{line}")});
+    for line in 1..=60 {
+        editor
+            .notify("extension/selectionChanged", selection(line))
+            .await;
+    }
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    loop {
+        let latest = json_text(&agent.call("getLatestSelection", json!({})).await);
+        if latest["text"] == "l60" {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the last selection never arrived: {latest}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The window of ten other notifications is still free.
+    let uri = format!("file://{file}");
+    editor
+        .notify(
+            "extension/diagnosticsChanged",
+            json!({"file": file, "diagnostics": [{"message": "after the storm", "severity": "error",
+                "line": 1, "column": 1, "endLine": 1, "endColumn": 2}]}),
+        )
+        .await;
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    loop {
+        let got = agent.call("getDiagnostics", json!({"uri": uri})).await;
+        if got.to_string().contains("after the storm") {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the diagnostics were dropped: {got}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

@@ -187,6 +187,18 @@ crate::methods::wire_names! {
     }
 }
 
+impl EditorNotification {
+    /// Says what is current now (the selection, the active file), so the newest one
+    /// replaces any earlier not yet taken in: over the rate limit it is held, not
+    /// dropped, and passed on when there is room.
+    pub const fn latest_wins(self) -> bool {
+        matches!(
+            self,
+            EditorNotification::SelectionChanged | EditorNotification::ActiveFileChanged
+        )
+    }
+}
+
 crate::methods::wire_names! {
     /// What the bridge tells an editor without being asked (docs/protocol.md); both
     /// plugins handle each.
