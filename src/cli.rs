@@ -196,7 +196,8 @@ pub struct RunArgs {
     /// Address to listen on [default: 127.0.0.1]. Non-loopback addresses are warned about.
     #[arg(long, value_name = "ADDR")]
     pub bind: Option<String>,
-    /// Port to listen on; 0 lets the OS choose [default: 0].
+    /// Port to listen on; 0 reuses the port this workspace's bridge had last when it is
+    /// free, else lets the OS choose [default: 0].
     #[arg(short, long)]
     pub port: Option<u16>,
     /// Name shown in Claude Code's /ide list [default: ide-bridge].

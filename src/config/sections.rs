@@ -132,7 +132,7 @@ section! {
         #[serde(deserialize_with = "ip_address")]
         #[schemars(extend("x-allowed" = "IP address"))]
         pub bind: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST),
-        /// Port; 0 lets the OS choose. The lock file is `<port>.lock`.
+        /// Port; 0 reuses the port this workspace's bridge had last when it is free, else lets the OS choose. The lock file is `<port>.lock`.
         pub port: u16 = 0,
         /// HTTP worker threads. One is plenty for a workstation.
         #[schemars(range(min = 1, max = 64))]

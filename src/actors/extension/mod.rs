@@ -211,6 +211,10 @@ impl ExtensionClient {
 
     fn attach(&mut self, msg: EditorAttach, ctx: &mut Context<Self>) {
         if let Some(old) = self.conn.take() {
+            tracing::info!(
+                connected_at = %old.connected_at,
+                "a newer editor connection replaces the one before (that editor stands by)"
+            );
             old.outbound
                 .close(CloseCode::Normal, crate::protocol::editor::REPLACED);
             self.reject_all(ctx, |m| ExtError::Disconnected(m.to_string()));

@@ -424,7 +424,12 @@ impl LanguageServer {
         for waiting in self.until_ready.drain(..) {
             let _ = waiting.send(Err(LspError::Ended(what.clone())));
         }
-        tracing::warn!(language = %self.launch.language, crashed, "{what}");
+        // A server stopped on purpose (unused, the pool restarting) is news, not trouble.
+        if crashed {
+            tracing::warn!(language = %self.launch.language, "{what}");
+        } else {
+            tracing::info!(language = %self.launch.language, "{what}");
+        }
         self.ended = Some((crashed, what));
         ctx.stop();
     }
@@ -650,7 +655,7 @@ impl Handler<Initialized> for LanguageServer {
                     let _ = ready.send(Ok(()));
                 }
                 self.tell(Happened::Ready);
-                tracing::info!(language = %self.launch.language, pid = ?self.pid(), "language server ready");
+                tracing::info!(language = %self.launch.language, pid = self.pid().unwrap_or_default(), "language server ready");
             }
             Err(reason) => self.end(true, reason, ctx),
         }
