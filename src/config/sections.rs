@@ -230,7 +230,7 @@ section! {
         /// Concurrent tool calls per session; more get a tool error.
         #[schemars(range(min = 1, max = 1_000))]
         pub max_concurrent_per_session: usize = 10,
-        /// Largest `arguments` JSON as sent; more is refused before it is parsed.
+        /// Largest `arguments` JSON as sent; more is refused before it is parsed (and logged). Claude Code's own IDE tools on its IDE connection (openDiff carries the whole proposed file) may use half of server.max_message_bytes.
         #[schemars(range(min = KIB), extend("x-allowed" = "1 KiB–½ max message"))]
         pub max_argument_bytes: usize = MIB,
         /// Which tools model-facing connections (`ide-bridge mcp`, `/mcp`) list and may

@@ -1,6 +1,6 @@
 //! Every tool the bridge offers. Adding a tool: write its module, add one line here.
 
-use super::registry::{CatalogError, Effect, ToolRegistry};
+use super::registry::{CatalogError, Effect, ToolRegistry, IDE_GROUP};
 use super::{
     activity, bridge, changes, claims, commands, compose, editor, files, git, ide, review, tasks,
 };
@@ -21,7 +21,7 @@ pub fn build() -> Result<ToolRegistry, CatalogError> {
 /// The tools a release build offers.
 pub fn production() -> Result<ToolRegistry, CatalogError> {
     let mut r = ToolRegistry::default();
-    r.set_group("ide");
+    r.set_group(IDE_GROUP);
     r.register::<ide::open_file::OpenFile>()?;
     r.register::<ide::open_diff::OpenDiff>()?;
     r.register::<ide::close_tab::CloseTab>()?;
@@ -242,7 +242,7 @@ mod tests {
         let lenient: Vec<&str> = registry
             .tools()
             .iter()
-            .filter(|t| t.group != "ide")
+            .filter(|t| t.group != crate::tools::registry::IDE_GROUP)
             .filter(|t| t.info.input_schema["additionalProperties"] != false)
             .map(|t| t.info.name)
             .collect();

@@ -108,10 +108,14 @@ impl From<InvalidArguments> for String {
     }
 }
 
+/// The group of Claude Code's own IDE tools (`openDiff`, `close_tab`, …): their
+/// arguments are the CLI's contract, and on its IDE connection it sends whole files.
+pub const IDE_GROUP: &str = "ide";
+
 /// Tool groups, as `tools.expose` names them.
 pub const GROUPS: &[&str] = &[
-    "ide", "files", "claims", "commands", "git", "editor", "tasks", "review", "activity", "bridge",
-    "debug",
+    IDE_GROUP, "files", "claims", "commands", "git", "editor", "tasks", "review", "activity",
+    "bridge", "debug",
 ];
 
 /// A registered tool with its compiled validator.

@@ -922,3 +922,53 @@ async fn the_last_selection_of_a_storm_arrives_and_other_notifications_still_pas
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// Claude Code's Write of a file over `tools.max_argument_bytes` (1 MiB) proposes it
+/// with `openDiff` on its IDE connection: the diff reaches the editor (it was refused
+/// for its size, logged nowhere, and no diff showed). A model-facing call of that size
+/// is still refused, and the refusal is logged.
+#[tokio::test]
+async fn a_diff_of_a_file_over_a_mebibyte_reaches_the_editor() {
+    let bridge = Bridge::launch(Options::default()).await;
+    let editor = EditorSim::connect(
+        &bridge,
+        handler(|m, _| (m == "extension/openDiff").then_some(Reply::Manual)),
+    )
+    .await;
+    let mut agent = bridge.ready_agent().await;
+    let big = "x = 1\n".repeat(220_000); // 1.3 MB
+    let id = agent.id();
+    agent.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "openDiff",
+        "arguments": {"old_file_path": "/w/big.py", "new_file_path": "/w/big.py", "new_file_contents": big, "tab_name": "big"}}})).await;
+    let req = editor.wait_request("extension/openDiff", 0).await;
+    assert_eq!(req.params["tabName"], "big");
+    assert_eq!(
+        req.params["newContent"]
+            .as_str()
+            .or(req.params["newFileContents"].as_str())
+            .map(str::len),
+        Some(big.len()),
+        "{}",
+        req.params.to_string().chars().take(300).collect::<String>()
+    );
+    editor
+        .respond(&req.id, json!({"decision": "DIFF_REJECTED"}))
+        .await;
+    let r = agent.response_to(&json!(id)).await;
+    assert_eq!(r["result"]["content"][0]["text"], "DIFF_REJECTED", "{r}");
+
+    let mut relay = crate::hooks::relay_agent(&bridge, 93002, 781).await;
+    let refused = relay
+        .call_raw("createFile", json!({"filePath": "big.py", "content": big}))
+        .await;
+    assert!(
+        arguments_refused(&refused).starts_with("Tool arguments are"),
+        "{refused}"
+    );
+    wait_for("the refusal in the log", DEADLINE, || {
+        bridge
+            .log()
+            .contains("tool call refused: its arguments are too large")
+            .then_some(())
+    });
+}

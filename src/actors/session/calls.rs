@@ -23,6 +23,7 @@ use crate::actors::supervise::panic_message;
 use crate::metrics::ToolMeter;
 use crate::protocol::jsonrpc::{self, parse_params, RequestId, RpcError};
 use crate::protocol::mcp::{CallToolParams, CallToolResult, LogLevel};
+use crate::tools::registry::IDE_GROUP;
 use crate::tools::{summary, ProgressReporter, ToolContext, ToolTimeout};
 
 /// A call in flight: its connection and which of that connection's calls it is.
@@ -234,7 +235,14 @@ impl Session {
             ));
         };
         let raw = call.arguments.map_or("{}", RawValue::get);
-        let limit = services.settings.tools.max_argument_bytes;
+        // The CLI's own calls on its IDE connection carry whole files (openDiff's
+        // proposed text): half a message may be theirs.
+        let limit = if !model_facing && tool.group == IDE_GROUP {
+            (services.settings.server.max_message_bytes / 2)
+                .max(services.settings.tools.max_argument_bytes)
+        } else {
+            services.settings.tools.max_argument_bytes
+        };
         // What the model can mend (arguments too large, refused by the schema, not of
         // the tool's type) is a tool error from MCP 2025-11-25 on (SEP-1303), so that
         // the model reads why; before it, and for what breaks the request's own shape,
@@ -258,6 +266,7 @@ impl Session {
                 "Tool arguments are {} bytes; the limit is {limit} bytes",
                 raw.len()
             );
+            tracing::warn!(session = %self.id, tool = tool.info.name, bytes = raw.len(), limit, "tool call refused: its arguments are too large (tools.max_argument_bytes)");
             return refuse(self, message, String::new());
         }
         let args: Value = match serde_json::from_str(raw) {
