@@ -107,6 +107,32 @@ def test_reject_edited_needs_bang(world):
     assert texts(box["result"])[0] == "DIFF_REJECTED"
 
 
+def test_editing_another_file_in_the_proposal_window_keeps_the_diff_pending(world):
+    """`:e` of another file in the proposal window (to look at a caller) wiped the
+    proposal and rejected the change; the window keeps its buffer, the diff stays
+    pending, and the file opens in a split."""
+    f = world.workspace / "mod.py"
+    f.write_text(ORIGINAL)
+    other = world.workspace / "use.py"
+    other.write_text("import mod\n")
+    agent = world.agent()
+    t, box = start_diff(agent, f)
+    wait_for(lambda: diff_shown(world.editor), what="the diff view")
+    refused = world.editor.lua(
+        "local ok, err = pcall(vim.cmd, 'edit ' .. ...); return ok and '' or tostring(err)", str(other)
+    )
+    assert "E1513" in refused, refused
+    world.editor.lua("vim.cmd('split ' .. ...)", str(other))
+    t.join(1)
+    assert "result" not in box, box
+    assert diff_shown(world.editor) is False  # the split shows use.py
+    world.editor.input(":q<CR>")  # the split, not the proposal
+    wait_for(lambda: diff_shown(world.editor), what="back in the proposal")
+    world.editor.input(":w<CR>")
+    t.join(15)
+    assert texts(box["result"]) == ["FILE_SAVED", PROPOSED]
+
+
 def test_reject_with_mapping(world):
     f = world.workspace / "mod.py"
     f.write_text(ORIGINAL)

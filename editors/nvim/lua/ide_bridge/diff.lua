@@ -243,6 +243,14 @@ client.register("openDiff", function(p, done)
       end, { buffer = b, desc = "ide-bridge: reject the proposed change" })
     end
   end
+  -- `:e other` in either window would wipe its buffer (and so reject the change, or
+  -- break the view): the windows keep their buffers ('winfixbuf', Neovim 0.10+), and
+  -- another file opens in a split or tab of its own.
+  for _, w in ipairs({ left_win, vim.fn.bufwinid(right) }) do
+    pcall(function()
+      vim.wo[w].winfixbuf = true
+    end)
+  end
   vim.api.nvim_set_current_win(vim.fn.bufwinid(right))
   client.log(vim.log.levels.INFO, string.format("proposed change to %s: :w (or %s) accepts, :q (or %s) rejects", vim.fn.fnamemodify(new_path, ":~:."), keys.diff_accept or "-", keys.diff_reject or "-"))
   return client.ASYNC
