@@ -122,18 +122,18 @@ struct Watcher {
     reply: oneshot::Sender<Vec<Entry>>,
 }
 
-/// Calls that are no news to a watcher: its own session's calls of these tools (its
-/// own polls of the timeline, which would otherwise end its next wait at once).
+/// Calls that are no news to a watcher: any session's calls of these tools (reads of
+/// the timeline itself; a watch's own end would otherwise end the next one at once,
+/// and two agents watching would wake each other for ever).
 #[derive(Debug, Clone)]
 pub struct Quiet {
-    pub session: SessionId,
     pub tools: &'static [&'static str],
 }
 
 impl Quiet {
     fn hushes(&self, e: &Entry) -> bool {
-        matches!(&e.kind, EntryKind::ToolCall { tool, session_id, native: false, .. }
-            if *session_id == self.session && self.tools.contains(&tool.as_ref()))
+        matches!(&e.kind, EntryKind::ToolCall { tool, native: false, .. }
+            if self.tools.contains(&tool.as_ref()))
     }
 }
 

@@ -153,10 +153,13 @@ impl ClaimsActor {
 
     /// Tells the registry which sessions hold claims.
     fn tell_holders(&self) {
+        let now = now_ms();
         let mut holders: Vec<SessionId> = self
             .table
             .list()
             .iter()
+            // One past its end (the expiry timer late after a suspend) holds nothing.
+            .filter(|c| c.expires_ms > now)
             .filter_map(|c| match &c.holder {
                 Holder::Agent { session, .. } => Some(session.clone()),
                 _ => None,

@@ -178,9 +178,7 @@ impl Handler<Post> for HttpTransport {
         match self.limits.check(&msg.message, self.last_seen) {
             Verdict::Pass => {}
             Verdict::Refuse(err) => return Err(PostRefused::Limited(err)),
-            // No agent says what is current in a notification (an editor does, over its
-            // WebSocket): held ones are dropped here.
-            Verdict::Drop | Verdict::Defer(_) => return Ok(()),
+            Verdict::Drop => return Ok(()),
         }
         let listen =
             matches!(&msg.message, Incoming::Request(r) if r.method == "subscriptions/listen");

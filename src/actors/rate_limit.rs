@@ -83,12 +83,7 @@ pub struct ConnectionLimits {
     dropped_notifications: u64,
     last_drop_log: Option<Instant>,
     metrics: std::sync::Arc<crate::metrics::Metrics>,
-    /// When each latest-wins notification last passed (two methods at most).
-    latest: Vec<(String, Instant)>,
 }
-
-/// How often a notification saying what is current now passes, per method.
-pub const LATEST_WINS_INTERVAL: Duration = Duration::from_millis(100);
 
 /// What to do with a message from the client.
 pub enum Verdict {
@@ -98,12 +93,6 @@ pub enum Verdict {
     Refuse(crate::protocol::jsonrpc::RpcError),
     /// Drop the notification (counted and logged).
     Drop,
-    /// Hold the notification (one saying what is current now, which a newer one
-    /// replaces: [`EditorNotification::latest_wins`]), paced to one per
-    /// [`LATEST_WINS_INTERVAL`], and pass it on after this wait.
-    ///
-    /// [`EditorNotification::latest_wins`]: crate::protocol::editor::EditorNotification::latest_wins
-    Defer(Duration),
 }
 
 impl ConnectionLimits {
@@ -121,7 +110,6 @@ impl ConnectionLimits {
             dropped_notifications: 0,
             last_drop_log: None,
             metrics,
-            latest: Vec::new(),
         }
     }
 
@@ -147,59 +135,36 @@ impl ConnectionLimits {
                     Verdict::Refuse(err)
                 }
             },
-            Incoming::Notification { method, .. } if latest_wins(method) => {
-                self.pace_latest(method, now)
-            }
-            Incoming::Notification { method, .. } => match self.notifications.try_acquire(now) {
-                Ok(()) => Verdict::Pass,
-                Err(_) => self.drop_notification(method, now),
-            },
-            _ => Verdict::Pass,
-        }
-    }
-
-    /// A notification saying what is current now passes at most once per
-    /// [`LATEST_WINS_INTERVAL`] for its method, outside the notifications' window (a
-    /// storm of cursor moves neither starves the others nor loses the last one).
-    fn pace_latest(&mut self, method: &str, now: Instant) -> Verdict {
-        let last = match self.latest.iter_mut().find(|(m, _)| m == method) {
-            Some((_, last)) => last,
-            None => {
-                self.latest.push((method.to_string(), now));
-                return Verdict::Pass;
-            }
-        };
-        let since = now.saturating_duration_since(*last);
-        if since < LATEST_WINS_INTERVAL {
-            return Verdict::Defer(LATEST_WINS_INTERVAL - since);
-        }
-        *last = now;
-        Verdict::Pass
-    }
-
-    /// Counts and (now and then) logs a dropped notification.
-    fn drop_notification(&mut self, method: &str, now: Instant) -> Verdict {
-        {
-            self.metrics.dropped_notifications.inc();
-            self.dropped_notifications += 1;
-            if self
-                .last_drop_log
-                .is_none_or(|at| now.duration_since(at) >= DROP_LOG_INTERVAL)
+            // What is current in the editor (its selection, its active file) is not
+            // counted: dropping one could leave the newest unsaid for good, and the
+            // editor client keeps only the newest anyway (debounced).
+            Incoming::Notification { method, .. } if latest_wins(method) => Verdict::Pass,
+            Incoming::Notification { method, .. }
+                if self.notifications.try_acquire(now).is_err() =>
             {
-                tracing::warn!(
-                    method,
-                    dropped = self.dropped_notifications,
-                    "client notifications over the rate limit are being dropped"
-                );
-                self.last_drop_log = Some(now);
+                self.metrics.dropped_notifications.inc();
+                self.dropped_notifications += 1;
+                if self
+                    .last_drop_log
+                    .is_none_or(|at| now.duration_since(at) >= DROP_LOG_INTERVAL)
+                {
+                    tracing::warn!(
+                        method,
+                        dropped = self.dropped_notifications,
+                        "client notifications over the rate limit are being dropped"
+                    );
+                    self.last_drop_log = Some(now);
+                }
+                Verdict::Drop
             }
-            Verdict::Drop
+            _ => Verdict::Pass,
         }
     }
 }
 
-/// A notification whose newest copy is all that matters.
-pub fn latest_wins(method: &str) -> bool {
+/// A notification saying what is current now, whose newest copy is all that matters
+/// ([`EditorNotification::latest_wins`](crate::protocol::editor::EditorNotification::latest_wins)).
+fn latest_wins(method: &str) -> bool {
     crate::protocol::editor::EditorNotification::parse(method).is_some_and(|n| n.latest_wins())
 }
 

@@ -27,10 +27,6 @@ pub struct Transport {
     limits: ConnectionLimits,
     max_message_bytes: usize,
     heartbeat: Heartbeat,
-    /// Notifications held over the rate limit, the newest per method
-    /// ([`Verdict::Defer`]), and whether a timer will pass them on.
-    held: Vec<(String, Incoming)>,
-    held_timer: bool,
 }
 
 impl Transport {
@@ -70,8 +66,6 @@ impl Transport {
                 settings.server.pong_timeout,
                 Instant::now(),
             ),
-            held: Vec::new(),
-            held_timer: false,
         };
         Transport::create(move |ctx| {
             ctx.add_stream(stream);
@@ -85,11 +79,8 @@ impl Transport {
         ctx.stop();
     }
 
-    fn on_text(&mut self, text: &str, ctx: &mut Context<Self>) {
-        self.take_in(classify(text), ctx);
-    }
-
-    fn take_in(&mut self, message: Incoming, ctx: &mut Context<Self>) {
+    fn on_text(&mut self, text: &str) {
+        let message = classify(text);
         match self.limits.check(&message, Instant::now()) {
             Verdict::Pass => {}
             Verdict::Refuse(err) => {
@@ -100,11 +91,6 @@ impl Transport {
                 return;
             }
             Verdict::Drop => return,
-            Verdict::Defer(wait) => return self.hold(message, wait, ctx),
-        }
-        if let Incoming::Notification { method, .. } = &message {
-            // A newer one is passing: what was held of it is stale.
-            self.held.retain(|(held, _)| held != method);
         }
         match message {
             Incoming::Invalid { id, error } => {
@@ -112,24 +98,6 @@ impl Transport {
                     .send_text(jsonrpc::error_response(id.as_ref(), &error));
             }
             message => self.peer.frame(self.generation, message),
-        }
-    }
-
-    /// Holds `message` (replacing an older one of its method) until `wait` has passed.
-    fn hold(&mut self, message: Incoming, wait: std::time::Duration, ctx: &mut Context<Self>) {
-        let Incoming::Notification { method, .. } = &message else {
-            return;
-        };
-        let method = method.clone();
-        self.held.retain(|(held, _)| *held != method);
-        self.held.push((method, message));
-        if !std::mem::replace(&mut self.held_timer, true) {
-            ctx.run_later(wait, |act, ctx| {
-                act.held_timer = false;
-                for (_, message) in std::mem::take(&mut act.held) {
-                    act.take_in(message, ctx);
-                }
-            });
         }
     }
 
@@ -180,7 +148,7 @@ impl StreamHandler<Result<AggregatedMessage, ProtocolError>> for Transport {
     fn handle(&mut self, item: Result<AggregatedMessage, ProtocolError>, ctx: &mut Context<Self>) {
         self.heartbeat.seen(Instant::now());
         match item {
-            Ok(AggregatedMessage::Text(text)) => self.on_text(&text, ctx),
+            Ok(AggregatedMessage::Text(text)) => self.on_text(&text),
             Ok(AggregatedMessage::Binary(_)) => {
                 let err = RpcError::invalid_request(
                     "Binary frames are not supported: send one JSON-RPC message per text frame",

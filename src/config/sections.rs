@@ -230,7 +230,7 @@ section! {
         /// Concurrent tool calls per session; more get a tool error.
         #[schemars(range(min = 1, max = 1_000))]
         pub max_concurrent_per_session: usize = 10,
-        /// Largest `arguments` JSON as sent; more is refused before it is parsed (and logged). Claude Code's own IDE tools on its IDE connection (openDiff carries the whole proposed file) may use half of server.max_message_bytes.
+        /// Largest `arguments` JSON as sent; more is refused before it is parsed (and logged). Claude Code's own IDE tools on its IDE connection (openDiff carries the whole proposed file) may use half of server.max_message_bytes or of server.max_outbound_bytes, whichever is less (4 MiB by default).
         #[schemars(range(min = KIB), extend("x-allowed" = "1 KiB–½ max message"))]
         pub max_argument_bytes: usize = MIB,
         /// Which tools model-facing connections (`ide-bridge mcp`, `/mcp`) list and may
@@ -258,7 +258,7 @@ section! {
         /// Requests per window per connection; more is -32004, whose `data.retryAfterMs` says when there is room again.
         #[schemars(range(min = 1, max = 100_000))]
         pub requests: usize = 200,
-        /// Notifications per window per connection; more are dropped and logged. An editor's selection and active file are not counted: each passes at most every 100 ms, the newest kept meanwhile.
+        /// Notifications per window per connection; more are dropped and logged. An editor's selection and active file are not counted (the newest is kept, debounced 100 ms).
         #[schemars(range(min = 1, max = 100_000))]
         pub notifications: usize = 500,
         /// Sliding window length.

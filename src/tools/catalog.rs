@@ -129,18 +129,11 @@ fn effects() -> String {
          side when its model asks for several at once):\n\n| effect | means | annotations |\n|---|---|---|\n",
     );
     for effect in Effect::ALL {
-        let means = match effect {
-            Effect::Reads => "changes nothing",
-            Effect::Adds => "adds without overwriting (a tab, a claim, a staged change, a commit)",
-            Effect::Changes => "may overwrite or remove (a file's text, a tab, a setting, a task)",
-            Effect::Runs => {
-                "runs what the caller names, which may do anything and reach beyond the workspace"
-            }
-        };
         let annotations = serde_json::to_string(&effect.annotations()).unwrap_or_default();
         out.push_str(&format!(
-            "| {} | {means} | `{annotations}` |\n",
-            effect.word()
+            "| {} | {} | `{annotations}` |\n",
+            effect.word(),
+            effect.means()
         ));
     }
     out.push('\n');

@@ -101,17 +101,25 @@ async fn tools_call_errors() {
 #[tokio::test]
 async fn arguments_of_exactly_one_mebibyte_pass_and_one_byte_more_fail() {
     let bridge = Bridge::launch(Options::default()).await;
-    let mut agent = bridge.ready_agent().await;
+    // A model-facing connection: tools.max_argument_bytes.
+    let mut agent = crate::hooks::relay_agent(&bridge, 93003, 782).await;
     const LIMIT: usize = 1024 * 1024;
     let overhead = r#"{"tab_name":""}"#.len();
-    let at_limit = json!({"tab_name": "x".repeat(LIMIT - overhead)});
-    assert_eq!(at_limit.to_string().len(), LIMIT);
-    let result = agent.call("close_tab", at_limit).await;
+    let sized = |n: usize| json!({"tab_name": "x".repeat(n - overhead)});
+    assert_eq!(sized(LIMIT).to_string().len(), LIMIT);
+    let result = agent.call("close_tab", sized(LIMIT)).await;
     assert_eq!(text(&result), "TAB_CLOSED");
-
-    let over = json!({"tab_name": "x".repeat(LIMIT - overhead + 1)});
-    let resp = agent.call_raw("close_tab", over).await;
+    let resp = agent.call_raw("close_tab", sized(LIMIT + 1)).await;
     assert!(arguments_refused(&resp).contains("1048576"), "{resp}");
+
+    // Claude Code's own IDE tools on its IDE connection carry whole files: half of
+    // server.max_outbound_bytes (8 MiB, less than max_message_bytes' 16) is theirs.
+    let mut ide = bridge.ready_agent().await;
+    const IDE_LIMIT: usize = 4 * 1024 * 1024;
+    let result = ide.call("close_tab", sized(IDE_LIMIT)).await;
+    assert_eq!(text(&result), "TAB_CLOSED");
+    let resp = ide.call_raw("close_tab", sized(IDE_LIMIT + 1)).await;
+    assert!(arguments_refused(&resp).contains("4194304"), "{resp}");
 }
 
 #[tokio::test]

@@ -531,8 +531,9 @@ async fn watch_activity_log_long_polls() {
     assert_eq!(errors["entries"].as_array().unwrap().len(), 1);
 }
 
-/// A loop of watches, each from the last one's `lastId`, waits: the watcher's own
-/// previous watch (recorded as it ended) is no news to it; another agent's call is.
+/// A loop of watches, each from the last one's `lastId`, waits: reads of the timeline
+/// (the watcher's own previous watch, recorded as it ended, another agent's watch) are
+/// no news to it; another agent's other call is.
 #[tokio::test]
 async fn a_loop_of_watches_waits_for_news_not_for_its_own_polls() {
     let bridge = Bridge::launch(Options::default()).await;
@@ -546,7 +547,11 @@ async fn a_loop_of_watches_waits_for_news_not_for_its_own_polls() {
     assert_eq!(first["timedOut"], true, "{first}");
     let looked = json_text(&watcher.call("getActivityLog", json!({"limit": 1})).await);
     assert!(looked["entries"].is_array(), "{looked}");
-    // Its first watch and its read of the log are in the timeline now, after lastId.
+    other
+        .call("watchActivityLog", json!({"timeoutMs": 50}))
+        .await;
+    // Its first watch, its read of the log and the other agent's watch are in the
+    // timeline now, after lastId.
     let started = std::time::Instant::now();
     let second = json_text(
         &watcher

@@ -133,6 +133,31 @@ def test_editing_another_file_in_the_proposal_window_keeps_the_diff_pending(worl
     assert texts(box["result"]) == ["FILE_SAVED", PROPOSED]
 
 
+def test_a_diff_in_the_only_tab_page_closes_cleanly(world):
+    """With the diff's tab page the only one left (`:tabonly`), settling it puts the
+    file back in the window its proposal had: the window that kept its buffer
+    ('winfixbuf') lets it go, and the proposal's buffers are deleted."""
+    f = world.workspace / "mod.py"
+    f.write_text(ORIGINAL)
+    agent = world.agent()
+    world.editor.edit(f)
+    t, box = start_diff(agent, f)
+    wait_for(lambda: diff_shown(world.editor), what="the diff view")
+    world.editor.input(":tabonly<CR>")
+    wait_for(lambda: world.editor.lua("return #vim.api.nvim_list_tabpages()") == 1, what="one tab page")
+    world.editor.input(":q<CR>")
+    t.join(15)
+    assert texts(box["result"])[0] == "DIFF_REJECTED"
+    wait_for(
+        lambda: world.editor.lua(
+            "for _, b in ipairs(vim.api.nvim_list_bufs()) do"
+            "  if vim.api.nvim_buf_get_name(b):find('ide%-bridge://') then return false end "
+            "end return #vim.api.nvim_list_wins() == 1 and not vim.wo.winfixbuf"
+        ),
+        what="the proposal's buffers deleted and the window free again",
+    )
+
+
 def test_reject_with_mapping(world):
     f = world.workspace / "mod.py"
     f.write_text(ORIGINAL)

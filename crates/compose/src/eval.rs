@@ -244,10 +244,18 @@ impl<'l, C> Eval<'l, C> {
                     .keys()
                     .find(|k| self.lang.get(k).is_some() || k.as_str() == DESCRIBE);
                 if path.is_empty() || called.is_some() {
-                    let names: Vec<String> = map.keys().map(|k| format!("\"{k}\"")).collect();
-                    let fields = match names.len() {
+                    // A few of them named, each cut short: the message goes back to a model.
+                    let mut names: Vec<String> = map
+                        .keys()
+                        .take(5)
+                        .map(|k| format!("\"{}\"", k.chars().take(40).collect::<String>()))
+                        .collect();
+                    if map.len() > names.len() {
+                        names.push("…".into());
+                    }
+                    let fields = match map.len() {
                         0 => "no fields".to_string(),
-                        _ => format!("{} fields ({})", names.len(), names.join(", ")),
+                        n => format!("{n} fields ({})", names.join(", ")),
                     };
                     return Err(Stop::Failed(format!(
                         "A call is an object of one field, the function's name ({{\"searchText\": {{…}}}}); \

@@ -188,9 +188,9 @@ crate::methods::wire_names! {
 }
 
 impl EditorNotification {
-    /// Says what is current now (the selection, the active file), so the newest one
-    /// replaces any earlier not yet taken in: over the rate limit it is held, not
-    /// dropped, and passed on when there is room.
+    /// Says what is current now (the selection, the active file): the newest one
+    /// replaces any earlier, so none is dropped over the rate limit (the bridge keeps
+    /// only the newest, debounced, and tells agents that).
     pub const fn latest_wins(self) -> bool {
         matches!(
             self,

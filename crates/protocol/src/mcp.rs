@@ -120,8 +120,9 @@ pub struct ToolInfo {
 pub enum Effect {
     /// Reads the workspace, the editor or the bridge's state and changes none of it.
     Reads,
-    /// Adds to what is there without overwriting anything: opens a tab, claims a
-    /// file, stages a change, makes a commit.
+    /// Adds to what is there without overwriting anything (opens a tab, claims a
+    /// file, stages a change, makes a commit), or takes back what it added (releases a
+    /// claim, clears a decoration).
     Adds,
     /// May overwrite or remove what is there: a file's text, a tab, a setting, a
     /// terminal, a task.
@@ -134,6 +135,16 @@ pub enum Effect {
 impl Effect {
     /// Every effect, in the order above.
     pub const ALL: [Effect; 4] = [Effect::Reads, Effect::Adds, Effect::Changes, Effect::Runs];
+
+    /// What the word means, for docs/tools.md.
+    pub const fn means(self) -> &'static str {
+        match self {
+            Effect::Reads => "changes nothing",
+            Effect::Adds => "adds without overwriting (a tab, a claim, a staged change, a commit), or takes back what it added",
+            Effect::Changes => "may overwrite or remove (a file's text, a tab, a setting, a task)",
+            Effect::Runs => "runs what the caller names, which may do anything and reach beyond the workspace",
+        }
+    }
 
     /// The word docs/tools.md uses.
     pub const fn word(self) -> &'static str {

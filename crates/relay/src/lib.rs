@@ -471,26 +471,47 @@ impl Relay {
             );
             return self.answer(refused).await;
         }
-        let waiting = !self.upstream.is_connected() && !self.upstream.worth_waiting();
-        self.listens.push(msg.clone());
+        if let Err(e) = listen_filter(&msg) {
+            let refused = local::error(
+                &id,
+                jsonrpc::INVALID_PARAMS,
+                &format!("Invalid params: {e}"),
+            );
+            return self.answer(refused).await;
+        }
+        self.listens.push(msg);
         if self.upstream.is_connected() {
             self.upstream.send(line);
-        } else if waiting {
-            let asked = msg
-                .get("params")
-                .cloned()
-                .and_then(|p| serde_json::from_value::<modern::ListenParams>(p).ok())
-                .map(|p| modern::ListenFilter {
-                    tools_list_changed: p.notifications.tools_list_changed,
-                    ..modern::ListenFilter::default()
-                })
-                .unwrap_or_default();
-            self.acknowledged.insert(id_key(&id));
-            self.tell_listens_tools_changed = true;
-            let ack = jsonrpc::notification(
+        } else if !self.upstream.worth_waiting() {
+            self.acknowledge_listens().await;
+        }
+    }
+
+    /// Acknowledges, as the relay, the listen streams no bridge acknowledged yet (the
+    /// tools list only: that is what the relay can tell of); a bridge acknowledging
+    /// them later tells them the tools changed.
+    async fn acknowledge_listens(&mut self) {
+        let mut acks = Vec::new();
+        for listen in &self.listens {
+            let Some(id) = listen.get("id") else {
+                continue;
+            };
+            if !self.acknowledged.insert(id_key(id)) {
+                continue;
+            }
+            let asked = modern::ListenFilter {
+                tools_list_changed: listen_filter(listen).is_ok_and(|f| f.tools_list_changed),
+                ..modern::ListenFilter::default()
+            };
+            acks.push(jsonrpc::notification(
                 Notification::SubscriptionsAcknowledged.name(),
-                &modern::acknowledged(&id, &asked, &[]),
-            );
+                &modern::acknowledged(id, &asked, &[]),
+            ));
+        }
+        if !acks.is_empty() {
+            self.tell_listens_tools_changed = true;
+        }
+        for ack in acks {
             self.write(&ack).await;
         }
     }
@@ -654,6 +675,11 @@ impl Relay {
             }
         }
         self.queue = keep;
+        // The bridge that was coming did not: the client's listen streams are opened
+        // by the relay, to be told of one that comes later.
+        if !worth_waiting {
+            self.acknowledge_listens().await;
+        }
     }
 }
 
@@ -871,6 +897,12 @@ fn closed_message(why: &str) -> String {
              the relay keeps trying to reconnect: retry it"
         )
     }
+}
+
+/// What a `subscriptions/listen` request asks for.
+fn listen_filter(msg: &Value) -> Result<modern::ListenFilter, serde_json::Error> {
+    let params = msg.get("params").cloned().unwrap_or_else(|| json!({}));
+    serde_json::from_value::<modern::ListenParams>(params).map(|p| p.notifications)
 }
 
 #[cfg(test)]

@@ -655,7 +655,14 @@ impl Handler<Initialized> for LanguageServer {
                     let _ = ready.send(Ok(()));
                 }
                 self.tell(Happened::Ready);
-                tracing::info!(language = %self.launch.language, pid = self.pid().unwrap_or_default(), "language server ready");
+                match self.pid() {
+                    Some(pid) => {
+                        tracing::info!(language = %self.launch.language, pid, "language server ready")
+                    }
+                    None => {
+                        tracing::info!(language = %self.launch.language, "language server ready")
+                    }
+                }
             }
             Err(reason) => self.end(true, reason, ctx),
         }

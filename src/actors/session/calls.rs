@@ -236,12 +236,20 @@ impl Session {
         };
         let raw = call.arguments.map_or("{}", RawValue::get);
         // The CLI's own calls on its IDE connection carry whole files (openDiff's
-        // proposed text): half a message may be theirs.
-        let limit = if !model_facing && tool.group == IDE_GROUP {
-            (services.settings.server.max_message_bytes / 2)
-                .max(services.settings.tools.max_argument_bytes)
+        // proposed text): half a message may be theirs, or half what the editor's
+        // outbound queue holds, which the call goes on to.
+        let (limit, setting) = if !model_facing && tool.group == IDE_GROUP {
+            let server = &services.settings.server;
+            let ide = server.max_message_bytes.min(server.max_outbound_bytes) / 2;
+            (
+                ide.max(services.settings.tools.max_argument_bytes),
+                "half of server.max_message_bytes or server.max_outbound_bytes",
+            )
         } else {
-            services.settings.tools.max_argument_bytes
+            (
+                services.settings.tools.max_argument_bytes,
+                "tools.max_argument_bytes",
+            )
         };
         // What the model can mend (arguments too large, refused by the schema, not of
         // the tool's type) is a tool error from MCP 2025-11-25 on (SEP-1303), so that
@@ -266,7 +274,7 @@ impl Session {
                 "Tool arguments are {} bytes; the limit is {limit} bytes",
                 raw.len()
             );
-            tracing::warn!(session = %self.id, tool = tool.info.name, bytes = raw.len(), limit, "tool call refused: its arguments are too large (tools.max_argument_bytes)");
+            tracing::warn!(session = %self.id, tool = tool.info.name, bytes = raw.len(), limit, "tool call refused: its arguments are too large ({setting})");
             return refuse(self, message, String::new());
         }
         let args: Value = match serde_json::from_str(raw) {

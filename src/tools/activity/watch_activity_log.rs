@@ -50,8 +50,8 @@ impl Tool for WatchActivityLog {
     const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str =
         "Wait for new activity entries after afterId (default: now), up to timeoutMs (max 55 s). \
-         Returns as soon as one arrives, or an empty list on timeout. Your own reads of the \
-         log (getActivityLog, watchActivityLog) do not count as activity.";
+         Returns as soon as one arrives, or an empty list on timeout. Reads of the log \
+         (getActivityLog, watchActivityLog) do not count as activity unless tool names one.";
     const OUTPUT: Option<fn() -> serde_json::Value> = Some(output::<Answer>);
     const TIMEOUT: ToolTimeout = ToolTimeout::Fixed(Duration::from_millis(MAX_WAIT_MS + 5_000));
 
@@ -73,16 +73,17 @@ impl Tool for WatchActivityLog {
                     .map_or(0, |e| e.id)
             }
         };
-        // Its own session's reads of the timeline (the poll before this one) are no
-        // news: a loop of watches would never wait.
+        // Reads of the timeline (the poll before this one, another agent's watch) are
+        // no news, unless they are what the caller watches for: a loop of watches
+        // would never wait.
+        const READS: &[&str] = &[WatchActivityLog::NAME, GetActivityLog::NAME];
+        let quiet = (!args.tool.as_deref().is_some_and(|t| READS.contains(&t)))
+            .then_some(Quiet { tools: READS });
         let watch = Watch {
             after_id: Some(after_id),
             session_id: args.session_id,
             tool: args.tool,
-            quiet: Some(Quiet {
-                session: ctx.session_id.clone(),
-                tools: &[WatchActivityLog::NAME, GetActivityLog::NAME],
-            }),
+            quiet,
         };
         let start = ask(&ctx.services.activity, activity_log::NAME, watch).await?;
         let entries = match start {

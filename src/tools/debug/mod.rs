@@ -286,7 +286,7 @@ pub struct LinkArgs {
 impl Tool for DebugForwardPaths {
     type Args = LinkArgs;
     const NAME: &'static str = "debug_forward_paths";
-    const EFFECT: Effect = Effect::Reads;
+    const EFFECT: Effect = Effect::Runs;
     const DESCRIPTION: &'static str =
         "Test only: forward paths under new keys (target, via) to the editor's debugLink.";
     const EDITOR: EditorUse = EditorUse::Required;

@@ -37,6 +37,10 @@ local function close_view(d)
     else
       for _, w in ipairs(vim.api.nvim_tabpage_list_wins(tab)) do
         pcall(function()
+          -- The diff's windows kept their buffers; this one takes another now.
+          vim.wo[w].winfixbuf = false
+        end)
+        pcall(function()
           vim.api.nvim_win_call(w, function()
             vim.cmd("diffoff")
           end)
