@@ -69,7 +69,7 @@ import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-__all__ = ["FakeModel", "deferred_tools", "is_conversation", "mcp", "offered_tools", "text", "tool_use"]
+__all__ = ["FakeModel", "deferred_tools", "is_conversation", "mcp", "mcp_calls", "offered_tools", "text", "tool_use"]
 
 DEFAULT_MODEL = "claude-sonnet-4-5-20250929"
 
@@ -120,8 +120,14 @@ def mcp(name, args=None, id=None, server="ide-bridge"):
     """A reply that calls the MCP tool ``mcp__<server>__<name>``: directly when the
     request offers it, else (the newest CLI defers MCP tools) ``ToolSearch`` with
     ``select:<that name>`` first, and the call as the reply to its result."""
+    return mcp_calls(name, [(id, args)], server)
+
+
+def mcp_calls(name, calls, server="ide-bridge"):
+    """``mcp`` asking for several calls of the tool in one turn (``calls``: (id, args)
+    pairs, an id None for a generated one)."""
     full = f"mcp__{server}__{name}"
-    call = tool_use(full, args, id)
+    call = [b for call_id, args in calls for b in tool_use(full, args, call_id)]
 
     def reply(body):
         if full in offered_tools(body):

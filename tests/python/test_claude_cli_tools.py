@@ -18,7 +18,7 @@ import time
 
 from claude_pty import Claude, environment, manual_mode, submit, trust, wait_until
 from conftest import agent_with, http, running_bridge, settled
-from fake_model import FakeModel, deferred_tools, mcp, offered_tools, text, tool_use
+from fake_model import FakeModel, deferred_tools, mcp, mcp_calls, offered_tools, text
 
 BRIDGE = os.environ.get("BRIDGE_BIN", "target/debug/ide-bridge")
 API_KEY = "sk-ant-ide-bridge-tools-test-key-00001"
@@ -166,23 +166,6 @@ def test_every_bridge_tool_reaches_the_model_through_init(tmp_path, cli):
         assert "ide-bridge" not in config.get("mcpServers", {})
 
 
-def calls_at_once(name, calls, server="ide-bridge"):
-    """A reply asking for several calls of the MCP tool ``mcp__<server>__<name>`` in one
-    turn (``calls``: (id, args) pairs), loading it with ToolSearch first when the
-    request defers it (as ``fake_model.mcp``)."""
-    full = f"mcp__{server}__{name}"
-    blocks = [b for call_id, args in calls for b in tool_use(full, args, call_id)]
-
-    def reply(body):
-        if full in offered_tools(body):
-            return blocks
-        return tool_use("ToolSearch", {"query": f"select:{full}"}), [
-            {"on": "tool_result", "tool": "ToolSearch", "reply": blocks}
-        ]
-
-    return reply
-
-
 def test_the_cli_runs_the_bridges_read_only_tools_side_by_side(tmp_path, cli):
     """The model asks for two calls of a read-only bridge tool in one turn (a
     fault-injection build's `debug_sleep`, 1.5 s each): the CLI runs them at the same
@@ -199,7 +182,7 @@ def test_the_cli_runs_the_bridges_read_only_tools_side_by_side(tmp_path, cli):
         assert init.returncode == 0, init.stderr
         calls = [("toolu_sleep_a", {"ms": sleep_ms}), ("toolu_sleep_b", {"ms": sleep_ms})]
         script = [
-            {"on": "prompt", "contains": "sleep twice", "reply": calls_at_once("debug_sleep", calls)},
+            {"on": "prompt", "contains": "sleep twice", "reply": mcp_calls("debug_sleep", calls)},
             {"on": "tool_result", "tool": PREFIX + "debug_sleep", "reply": text("slept-2")},
         ]
         with FakeModel(script) as model:
