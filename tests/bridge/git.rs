@@ -40,6 +40,14 @@ async fn a_repository_without_commits_has_an_empty_log() {
     // A revision that does not exist is still git's error.
     let bad = agent.call("gitLog", json!({"ref": "main"})).await;
     assert!(is_error(&bad), "{bad}");
+    // Blame says what is missing, not git's "fatal: no such ref: HEAD".
+    std::fs::write(bridge.workspace.join("new.txt"), "new\n").unwrap();
+    let blame = agent.call("gitBlame", json!({"filePath": "new.txt"})).await;
+    assert!(is_error(&blame), "{blame}");
+    assert!(
+        text(&blame).starts_with("The repository has no commits yet: git blame"),
+        "{blame}"
+    );
 }
 
 #[tokio::test]

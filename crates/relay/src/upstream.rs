@@ -146,10 +146,9 @@ impl Upstream {
             return "a bridge for this project is starting; retry in a moment.".into();
         }
         if !self.options.start {
-            return format!(
-                "no ide-bridge serves {cwd} (--no-start: waiting for one). Start it with \
+            return "the relay waits for one (--no-start). Start it with \
                  `ide-bridge --workspace <project dir>`."
-            );
+                .into();
         }
         "the bridge is not reachable; the relay keeps trying.".into()
     }

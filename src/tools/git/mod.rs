@@ -24,6 +24,10 @@ pub enum GitError {
     /// The workspace has no repository of its own.
     #[error("Not a git repository: {} (git tools do not look above the workspace; run `git init` there first)", .0.display())]
     NotARepository(PathBuf),
+    /// The repository has no commit for the command to read (`git blame` of a new
+    /// repository).
+    #[error("The repository has no commits yet: git {0} reads the last commit; commit first (gitCommit)")]
+    NoCommits(String),
     /// The command timeout fired.
     #[error("git timed out: {0}")]
     TimedOut(String),
@@ -58,7 +62,8 @@ pub(crate) async fn git_in(
     let root = services.workspace.root();
     // A push may write outside (a remote on a local path: git runs receive-pack for
     // it); it is off unless `git.allow_push`, and hooks are off either way.
-    let pushing = args.first().is_some_and(|a| a == "push");
+    let command = args.first().cloned().unwrap_or_default();
+    let pushing = command == "push";
     let (args, env) = hardened(root, args);
     let spec = RunSpec {
         program: "git".into(),
@@ -85,6 +90,8 @@ pub(crate) async fn git_in(
     }
     Err(if out.stderr.contains("not a git repository") {
         GitError::NotARepository(root.to_path_buf())
+    } else if out.stderr.contains("no such ref: HEAD") {
+        GitError::NoCommits(command)
     } else if out.timed_out {
         GitError::TimedOut(out.stderr.trim().to_string())
     } else {
