@@ -435,32 +435,21 @@ impl<'l, C> Eval<'l, C> {
         param: &str,
         at: Vec<String>,
     ) -> Result<Typed, Stop> {
-        let arg =
-            if want.name == "any" || arg.ty.name == want.name || arg.ty.name == "any" {
-                arg
-            } else if let Some(c) = self.lang.convert(arg.ty.name, want.name) {
-                let items = match (&arg.value, arg.ty.many) {
-                    (Value::Array(items), true) => items.clone(),
-                    (one, _) => vec![one.clone()],
-                };
-                let mut converted = Vec::new();
-                // One call however many values it converts (each bounded by max_items).
-                self.step(c.to)?;
-                for item in items {
-                    // The same value twice is one (three matches in a file are one file).
+        let arg = if want.name == "any" || arg.ty.name == want.name || arg.ty.name == "any" {
+            arg
+        } else if let Some(c) = self.lang.convert(arg.ty.name, want.name) {
+            let items = match (&arg.value, arg.ty.many) {
+                (Value::Array(items), true) => items.clone(),
+                (one, _) => vec![one.clone()],
+            };
+            let mut converted = Vec::new();
+            // One call however many values it converts (each bounded by max_items).
+            self.step(c.to)?;
+            for item in items {
+                let found =
                     match (c.body)(self.ctx, item).await {
-                        Outcome::Value(Value::Array(many)) => {
-                            for one in many {
-                                if !converted.contains(&one) {
-                                    converted.push(one);
-                                }
-                            }
-                        }
-                        Outcome::Value(one) => {
-                            if !converted.contains(&one) {
-                                converted.push(one);
-                            }
-                        }
+                        Outcome::Value(Value::Array(many)) => many,
+                        Outcome::Value(one) => vec![one],
                         Outcome::Failed(e) => {
                             return Err(Stop::Failed(format!(
                             "{function}: \"{param}\" wants {}; converting the {} ({}) failed: {e}",
@@ -474,44 +463,50 @@ impl<'l, C> Eval<'l, C> {
                                 choices,
                             ))
                         }
-                    }
-                    if converted.len() > self.limits.max_items {
-                        return Err(too_many(c.to, self.limits.max_items));
+                    };
+                // The same value twice is one (three matches in a file are one file).
+                for one in found {
+                    if !converted.contains(&one) {
+                        converted.push(one);
                     }
                 }
-                let many = arg.ty.many || converted.len() != 1;
-                Typed {
-                    value: if many {
-                        Value::Array(converted)
-                    } else {
-                        converted.remove(0)
-                    },
-                    ty: Ty {
-                        name: want.name,
-                        many,
-                    },
+                if converted.len() > self.limits.max_items {
+                    return Err(too_many(c.to, self.limits.max_items));
                 }
-            } else {
-                let from: Vec<&str> = self
-                    .lang
-                    .conversions_to(want.name)
-                    .map(|c| c.from)
-                    .collect();
-                let how = if from.is_empty() {
-                    String::new()
+            }
+            let many = arg.ty.many || converted.len() != 1;
+            Typed {
+                value: if many {
+                    Value::Array(converted)
                 } else {
-                    format!(
-                        "; a {} can also be given as: {}",
-                        want.name,
-                        from.join(", ")
-                    )
-                };
-                return Err(Stop::Failed(format!(
-                    "{function}: \"{param}\" wants {}, got {}{how}",
-                    a(&want.to_string()),
-                    a(&arg.ty.to_string())
-                )));
+                    converted.remove(0)
+                },
+                ty: Ty {
+                    name: want.name,
+                    many,
+                },
+            }
+        } else {
+            let from: Vec<&str> = self
+                .lang
+                .conversions_to(want.name)
+                .map(|c| c.from)
+                .collect();
+            let how = if from.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; a {} can also be given as: {}",
+                    want.name,
+                    from.join(", ")
+                )
             };
+            return Err(Stop::Failed(format!(
+                "{function}: \"{param}\" wants {}, got {}{how}",
+                a(&want.to_string()),
+                a(&arg.ty.to_string())
+            )));
+        };
         match (arg.ty.many, want.many) {
             (true, false) => {
                 let Value::Array(mut items) = arg.value else {
